@@ -1,0 +1,5 @@
+import 'reflect-metadata';
+import { runStandalone } from '@dcr/service-kit';
+import { decisionsService } from './decisions.service';
+
+void runStandalone(decisionsService);

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  CreateSubjectReply,
+  CreateSubjectRequest,
+  FindSubjectRequest,
+  GetSubjectRequest,
+  RegisterReply,
+  RegisterRequest,
+  RESIDENCY_REGISTER,
+  SubjectMessage,
+} from '@dcr/contracts';
+import { DomainError, newSubjectId, notFound, subjectReference, validationFailed, wrongCountry } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { firstValueFrom } from 'rxjs';
+import { Subject } from './subject.entity';
+import { SubjectsRepository } from './subjects.repository';
+
+const normaliseEmail = (email?: string) => email?.trim().toLowerCase() || undefined;
+
+@Injectable()
+export class SubjectsService {
+  constructor(
+    private readonly subjects: SubjectsRepository,
+    private readonly clients: ServiceClients,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  /**
+   * Records a person in this country. Their references go to the directory first: when another
+   * country recorded the same person earlier, nothing is written here and the caller learns only
+   * the home country.
+   */
+  async create(request: CreateSubjectRequest): Promise<CreateSubjectReply> {
+    const email = normaliseEmail(request.email);
+    const externalId = request.external_id?.trim() || undefined;
+    if (!email && !externalId) {
+      throw validationFailed([{ field: 'subject', reason: 'email or external_id is required' }]);
+    }
+    const existing = await this.subjects.findByReference(request.application_id, { email, externalId });
+    if (existing) return { subject: this.toMessage(existing), created: false };
+
+    const id = newSubjectId();
+    const references = this.references(request.application_id, { email, externalId, id });
+    const registered = await firstValueFrom(
+      this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, { references }),
+    );
+    if (registered.home_country !== this.context.env.COUNTRY) throw wrongCountry(registered.home_country);
+
+    const { subject, created } = await this.subjects.insertOrFind(
+      Object.assign(new Subject(), {
+        id,
+        applicationId: request.application_id,
+        email: email ?? null,
+        externalId: externalId ?? null,
+        createdAt: new Date(),
+      }),
+    );
+    return { subject: this.toMessage(subject), created };
+  }
+
+  async get(request: GetSubjectRequest): Promise<SubjectMessage> {
+    const subject = await this.subjects.findById(request.application_id, request.subject_id);
+    if (!subject) throw notFound('Subject');
+    return this.toMessage(subject);
+  }
+
+  async find(request: FindSubjectRequest): Promise<SubjectMessage> {
+    const email = normaliseEmail(request.email);
+    const externalId = request.external_id?.trim() || undefined;
+    if (!email && !externalId) {
+      throw new DomainError('invalid_request', 'Give email or external_id', [
+        { field: 'external_id', reason: 'email or external_id is required' },
+      ]);
+    }
+    const subject = await this.subjects.findByReference(request.application_id, { email, externalId });
+    if (!subject) throw notFound('Subject');
+    return this.toMessage(subject);
+  }
+
+  private references(applicationId: string, by: { email?: string; externalId?: string; id: string }): string[] {
+    const key = this.context.env.SUBJECT_REF_KEY;
+    const references = [subjectReference(key, applicationId, 'subject_id', by.id)];
+    if (by.externalId) references.push(subjectReference(key, applicationId, 'external_id', by.externalId));
+    if (by.email) references.push(subjectReference(key, applicationId, 'email', by.email));
+    return references;
+  }
+
+  private toMessage(subject: Subject): SubjectMessage {
+    return {
+      id: subject.id,
+      application_id: subject.applicationId,
+      home_country: this.context.env.COUNTRY,
+      email: subject.email,
+      external_id: subject.externalId,
+      created_at: subject.createdAt.toISOString(),
+    };
+  }
+}

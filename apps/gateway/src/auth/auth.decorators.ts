@@ -1,0 +1,30 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { CredentialKind, Principal } from './principal';
+
+export const PUBLIC_ROUTE = 'dcr:public';
+export const ACCEPTED_CREDENTIALS = 'dcr:accepted-credentials';
+export const REQUIRED_SCOPES = 'dcr:required-scopes';
+
+/** No credential needed (health, discovery documents). */
+export const PublicRoute = () => SetMetadata(PUBLIC_ROUTE, true);
+
+/**
+ * Which credential kinds a route accepts. Without this decorator a route takes API tokens only;
+ * the admin token is accepted only where a route names it, and a publishable key only where a
+ * route names it (session and capture creation).
+ */
+export const AcceptCredentials = (...kinds: CredentialKind[]) => SetMetadata(ACCEPTED_CREDENTIALS, kinds);
+
+/** API-token scopes a route needs. */
+export const RequireScopes = (...scopes: string[]) => SetMetadata(REQUIRED_SCOPES, scopes);
+
+export interface AuthenticatedRequest extends FastifyRequest {
+  principal?: Principal;
+}
+
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!request.principal) throw new Error('CurrentPrincipal used on a route without authentication');
+  return request.principal;
+});

@@ -1,0 +1,104 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { GatewayEnvironment } from '@dcr/config';
+import { classifyBearer, constantTimeEqualHex, DomainError, hashCredential, originMatches } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply } from 'fastify';
+import { CredentialIndex } from '../connect/credential-index';
+import { TokenUseRecorder } from '../connect/token-use-recorder';
+import { RateLimitService } from '../http/rate-limit.service';
+import { ACCEPTED_CREDENTIALS, AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
+import { CredentialKind, Principal } from './principal';
+
+const notAcceptedYet = (what: string) =>
+  new DomainError('credential_not_accepted', `${what} are not accepted yet; use an API token or a publishable key`);
+
+/**
+ * Establishes who is calling, for every route that is not public: API token (bearer), admin token
+ * (bearer, operator bootstrap), or publishable key (`X-Publishable-Key`, only where a route allows
+ * it, and only from the application's allowed origins). Then applies the application's rate limit.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly adminTokenHash?: string;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly index: CredentialIndex,
+    private readonly uses: TokenUseRecorder,
+    private readonly rateLimits: RateLimitService,
+    @Inject(SERVICE_CONTEXT) context: ServiceContext,
+  ) {
+    const env = context.env as GatewayEnvironment;
+    this.adminTokenHash = env.ADMIN_TOKEN ? hashCredential(env.ADMIN_TOKEN) : undefined;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    // NATS handlers of the gateway (configuration sync, health) are reached only from inside the country.
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const accepted = this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'];
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+
+    const principal = this.authenticate(request);
+    if (!accepted.includes(principal.kind)) {
+      throw new DomainError(
+        'forbidden',
+        principal.kind === 'publishable_key'
+          ? 'A publishable key may only create sessions and captures'
+          : `This route does not accept a credential of kind ${principal.kind}`,
+      );
+    }
+    const scopes = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
+    if (principal.kind === 'api_token') {
+      const missing = scopes.filter((scope) => !principal.scopes.includes(scope));
+      if (missing.length > 0) throw new DomainError('forbidden', `This API token lacks the scope ${missing.join(', ')}`);
+    }
+    if (principal.kind !== 'admin') this.rateLimits.enforce(principal.application.id, reply);
+    request.principal = principal;
+    return true;
+  }
+
+  private authenticate(request: AuthenticatedRequest): Principal {
+    if (request.headers['x-delegation-grant-id'] !== undefined) {
+      throw notAcceptedYet('Delegation grants (X-Delegation-Grant-Id)');
+    }
+    const authorization = request.headers.authorization;
+    if (authorization !== undefined) return this.fromBearer(authorization);
+    const publishableKey = request.headers['x-publishable-key'];
+    if (typeof publishableKey === 'string' && publishableKey.length > 0) {
+      return this.fromPublishableKey(publishableKey, request.headers.origin);
+    }
+    throw new DomainError(
+      'unauthenticated',
+      'Missing credentials: send Authorization: Bearer <API token>, or X-Publishable-Key from a browser',
+    );
+  }
+
+  private fromBearer(header: string): Principal {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new DomainError('unauthenticated', 'The Authorization header must be "Bearer <token>"');
+    const token = match[1];
+    const kind = classifyBearer(token);
+    if (kind === 'agent_token') throw notAcceptedYet('AI agent tokens (ra_agent_…)');
+    if (kind === 'oauth_access_token') throw notAcceptedYet('OAuth access tokens');
+    const hash = hashCredential(token);
+    if (this.adminTokenHash && constantTimeEqualHex(hash, this.adminTokenHash)) return { kind: 'admin' };
+    const found = this.index.tokenByHash(hash);
+    if (!found) throw new DomainError('unauthenticated', 'The API token is not valid or was revoked');
+    this.uses.record(found.id);
+    return { kind: 'api_token', tokenId: found.id, application: found.application, scopes: found.scopes };
+  }
+
+  private fromPublishableKey(key: string, origin: string | undefined): Principal {
+    const application = this.index.applicationByKeyHash(hashCredential(key));
+    if (!application) throw new DomainError('unauthenticated', 'The publishable key is not valid or was revoked');
+    // Browser calls must come from a registered origin; server-side calls send no Origin at all.
+    if (origin !== undefined && !originMatches(origin, application.origins, application.environment)) {
+      throw new DomainError('origin_not_allowed', `The origin ${origin} is not among this application's allowed origins`);
+    }
+    return { kind: 'publishable_key', application };
+  }
+}

@@ -1,0 +1,32 @@
+import { DomainError, notFound } from '@dcr/domain';
+import { IndexedApplication } from '../connect/credential-index';
+
+/** Who is calling, as established by the authentication guard. */
+export type Principal =
+  | { kind: 'admin' }
+  | { kind: 'api_token'; tokenId: string; application: IndexedApplication; scopes: string[] }
+  | { kind: 'publishable_key'; application: IndexedApplication };
+
+export type CredentialKind = Principal['kind'];
+
+/** The accounts a principal may act in: an API token reaches every application of its account. */
+export function canAccessApplication(principal: Principal, application: IndexedApplication): boolean {
+  if (principal.kind === 'admin') return true;
+  if (principal.kind === 'api_token') return principal.application.accountId === application.accountId;
+  return principal.application.id === application.id;
+}
+
+/** An application the caller may not see is answered exactly like one that does not exist. */
+export function requireApplicationAccess(
+  principal: Principal,
+  application: IndexedApplication | undefined,
+): IndexedApplication {
+  if (!application || !canAccessApplication(principal, application)) throw notFound('Application');
+  return application;
+}
+
+export function requireScope(principal: Principal, scope: string): void {
+  if (principal.kind === 'api_token' && !principal.scopes.includes(scope)) {
+    throw new DomainError('forbidden', `This API token lacks the scope ${scope}`);
+  }
+}

@@ -1,0 +1,100 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
+import { newRequestId } from '@dcr/domain';
+import { createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
+import { createRpcValidationPipe, createTransportServer, DomainRpcExceptionFilter } from '@dcr/transport';
+import { FastifyReply, FastifyRequest, LogController } from 'fastify';
+import { ConfigReplicator } from '../connect/config-replicator';
+import { AllExceptionsFilter } from '../http/all-exceptions.filter';
+import { CorsPolicy } from '../http/cors.policy';
+import { EdgeValidationPipe } from '../http/validation.pipe';
+import { GatewayMetrics } from '../observability/gateway-metrics';
+import { OpenApiDocument } from '../openapi/openapi-document';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/** A caller's own X-Request-Id is kept when it is sane; otherwise the gateway makes one. */
+function requestIdOf(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
+}
+
+export interface RunningGateway {
+  app: INestApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The public HTTP edge of one country, on Fastify (chosen for throughput: the `/api/v1/me` target
+ * is measured against a bare Fastify server). It is also a NATS (or in-process) microservice, for
+ * configuration replicated from peer countries and for its own health round trip.
+ */
+export async function startGateway(context: ServiceContext): Promise<RunningGateway> {
+  const env = context.env as GatewayEnvironment;
+  const dataSource = await openServiceDatabase(context);
+  const adapter = new FastifyAdapter({
+    loggerInstance: context.logger,
+    // One access line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: requestIdOf,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(createRootModule(context, dataSource), adapter, {
+    logger: new PinoNestLogger(context.logger),
+  });
+
+  const fastify = app.getHttpAdapter().getInstance();
+  const cors = app.get(CorsPolicy);
+  const metrics = app.get(GatewayMetrics);
+  metrics.setCountry(env.COUNTRY);
+  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id);
+    if (cors.apply(request, reply)) return reply;
+  });
+  fastify.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.duration.observe({ method: request.method, route }, seconds);
+    request.log.info(
+      { method: request.method, url: request.url, route, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request completed',
+    );
+  });
+
+  app.useGlobalPipes(new EdgeValidationPipe());
+  app.useGlobalFilters(new AllExceptionsFilter());
+
+  const microservice = app.connectMicroservice(
+    {
+      strategy: createTransportServer(env.TRANSPORT, {
+        bus: context.bus,
+        servers: env.NATS_URL,
+        prefix: subjectPrefix(env.COUNTRY, env.SUBJECT_NAMESPACE),
+        service: context.definition.name,
+      }),
+    },
+    { inheritAppConfig: false },
+  );
+  microservice.useGlobalPipes(createRpcValidationPipe());
+  microservice.useGlobalFilters(new DomainRpcExceptionFilter());
+
+  await app.init();
+  app.get(OpenApiDocument).build(app);
+  const replicator = app.get(ConfigReplicator);
+  await replicator.loadLocal();
+  await app.startAllMicroservices();
+  await replicator.pullFromPeers(env.COUNTRY);
+  await app.listen({ port: env.PORT, host: env.HOST });
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
+  context.logger.info({ url }, 'gateway listening');
+  return { app, url, close: () => app.close() };
+}

@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError, newApplicationId, newOpaqueId, Page } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { Principal, requireApplicationAccess } from '../auth/principal';
+import { pageOf } from '../http/paging';
+import { ConfigReplicator } from './config-replicator';
+import { ApplicationDto, CreateApplicationDto, ListQueryDto } from './connect.dto';
+import { ApplicationRecord } from './connect.entities';
+import { ConnectRepository } from './connect.repository';
+import { CredentialIndex } from './credential-index';
+
+export const toApplicationDto = (a: ApplicationRecord): ApplicationDto => ({
+  id: a.id,
+  name: a.name,
+  environment: a.environment,
+  region: a.region,
+  account_id: a.accountId,
+  created_at: a.createdAt.toISOString(),
+});
+
+@Injectable()
+export class ApplicationsService {
+  constructor(
+    private readonly repository: ConnectRepository,
+    private readonly index: CredentialIndex,
+    private readonly replicator: ConfigReplicator,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  /** The admin token opens a new account; an API token creates the application in its own account. */
+  async create(principal: Principal, input: CreateApplicationDto): Promise<ApplicationDto> {
+    const region = this.context.env.REGION;
+    if (input.region !== undefined && input.region !== region) {
+      throw new DomainError('validation_failed', 'The region must be this deployment’s region', [
+        { field: 'region', reason: `must be ${region}` },
+      ]);
+    }
+    if (principal.kind === 'publishable_key') throw new DomainError('forbidden', 'Publishable keys cannot create applications');
+    const now = new Date();
+    const record = Object.assign(new ApplicationRecord(), {
+      id: newApplicationId(region),
+      accountId: principal.kind === 'admin' ? newOpaqueId('acc_') : principal.application.accountId,
+      name: input.name.trim(),
+      environment: input.environment,
+      region,
+      authoredIn: this.context.env.COUNTRY,
+      revision: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.repository.createApplication(record);
+    await this.replicator.changed(record.id);
+    return toApplicationDto(record);
+  }
+
+  async list(principal: Principal, query: ListQueryDto): Promise<Page<ApplicationDto>> {
+    if (principal.kind === 'admin') throw new DomainError('forbidden', 'The admin token lists no account; use an API token');
+    const applications = await this.repository.listApplications(principal.application.accountId);
+    return pageOf(applications.map(toApplicationDto), (a) => a.id, query);
+  }
+
+  async get(principal: Principal, id: string): Promise<ApplicationDto> {
+    requireApplicationAccess(principal, this.index.application(id));
+    const record = await this.repository.findApplication(id);
+    if (!record) throw new DomainError('not_found', 'Application was not found');
+    return toApplicationDto(record);
+  }
+}

@@ -1,0 +1,56 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { AcceptCredentials, CurrentPrincipal } from '../auth/auth.decorators';
+import { Principal } from '../auth/principal';
+import { ApiErrorResponses } from '../openapi/openapi.decorators';
+
+class MeCredentialDto {
+  @ApiProperty({ enum: ['api_token', 'admin'] }) kind: string;
+  @ApiPropertyOptional({ example: 'api_token_0123456789abcdef' }) id?: string;
+  @ApiProperty({ type: [String] }) scopes: string[];
+}
+
+class MeApplicationDto {
+  @ApiProperty() id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['sandbox', 'production'] }) environment: string;
+}
+
+export class MeDto {
+  @ApiProperty({ nullable: true, type: String }) application_id: string | null;
+  @ApiProperty({ type: MeApplicationDto, nullable: true }) application: MeApplicationDto | null;
+  @ApiProperty({ nullable: true, type: String }) account_id: string | null;
+  @ApiProperty({ type: MeCredentialDto }) credential: MeCredentialDto;
+  @ApiProperty({ example: 'US', description: 'The country whose endpoint answered' }) country: string;
+}
+
+@ApiTags('Connect: identity')
+@ApiBearerAuth()
+@ApiErrorResponses()
+@Controller('api/v1/me')
+export class MeController {
+  private readonly country: string;
+
+  constructor(@Inject(SERVICE_CONTEXT) context: ServiceContext) {
+    this.country = context.env.COUNTRY;
+  }
+
+  @Get()
+  @AcceptCredentials('api_token', 'admin')
+  @ApiOkResponse({ type: MeDto })
+  me(@CurrentPrincipal() principal: Principal): MeDto {
+    if (principal.kind === 'admin') {
+      return { application_id: null, application: null, account_id: null, credential: { kind: 'admin', scopes: [] }, country: this.country };
+    }
+    if (principal.kind === 'publishable_key') throw new Error('unreachable: /me does not accept publishable keys');
+    const { application } = principal;
+    return {
+      application_id: application.id,
+      application: { id: application.id, name: application.name, environment: application.environment },
+      account_id: application.accountId,
+      credential: { kind: 'api_token', id: principal.tokenId, scopes: principal.scopes },
+      country: this.country,
+    };
+  }
+}

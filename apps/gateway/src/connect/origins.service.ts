@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, Page, validateAllowedOrigin } from '@dcr/domain';
+import { Principal, requireApplicationAccess } from '../auth/principal';
+import { pageOf } from '../http/paging';
+import { ConfigReplicator } from './config-replicator';
+import { AllowedOriginDto, ListQueryDto } from './connect.dto';
+import { AllowedOriginRecord } from './connect.entities';
+import { ConnectRepository } from './connect.repository';
+import { CredentialIndex } from './credential-index';
+
+const toOriginDto = (o: AllowedOriginRecord): AllowedOriginDto => ({
+  origin: o.origin,
+  created_at: o.createdAt.toISOString(),
+});
+
+/** Allowed origins: where browser calls and embedded flows of an application may come from. */
+@Injectable()
+export class OriginsService {
+  constructor(
+    private readonly repository: ConnectRepository,
+    private readonly index: CredentialIndex,
+    private readonly replicator: ConfigReplicator,
+  ) {}
+
+  /** Adding an origin that is already registered answers the existing registration. */
+  async add(principal: Principal, applicationId: string, input: string): Promise<{ origin: AllowedOriginDto; created: boolean }> {
+    const application = requireApplicationAccess(principal, this.index.application(applicationId));
+    const origin = validateAllowedOrigin(input, application.environment);
+    const existing = (await this.repository.listOrigins(applicationId)).find((o) => o.origin === origin);
+    if (existing) return { origin: toOriginDto(existing), created: false };
+    const record = Object.assign(new AllowedOriginRecord(), { applicationId, origin, createdAt: new Date() });
+    await this.repository.change(applicationId, (manager) =>
+      manager.getRepository(AllowedOriginRecord).createQueryBuilder().insert().values(record).orIgnore().execute(),
+    );
+    await this.replicator.changed(applicationId);
+    return { origin: toOriginDto(record), created: true };
+  }
+
+  async list(principal: Principal, applicationId: string, query: ListQueryDto): Promise<Page<AllowedOriginDto>> {
+    requireApplicationAccess(principal, this.index.application(applicationId));
+    const origins = await this.repository.listOrigins(applicationId);
+    return pageOf(origins.map(toOriginDto), (o) => o.origin, query);
+  }
+
+  async remove(principal: Principal, applicationId: string, input: string): Promise<void> {
+    const application = requireApplicationAccess(principal, this.index.application(applicationId));
+    let origin: string;
+    try {
+      origin = validateAllowedOrigin(input, application.environment);
+    } catch {
+      throw notFound('Allowed origin');
+    }
+    await this.repository.change(applicationId, async (manager) => {
+      const result = await manager.getRepository(AllowedOriginRecord).delete({ applicationId, origin });
+      if (!result.affected) throw notFound('Allowed origin');
+    });
+    await this.replicator.changed(applicationId);
+  }
+}

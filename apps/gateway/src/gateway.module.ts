@@ -1,0 +1,69 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ActivityEventRecord } from './activity/activity-event.entity';
+import { ActivityController } from './activity/activity.controller';
+import { ActivityRecorder } from './activity/activity.recorder';
+import { AuthGuard } from './auth/auth.guard';
+import { ApplicationsController } from './connect/applications.controller';
+import { ApplicationsService } from './connect/applications.service';
+import { ConfigReplicator } from './connect/config-replicator';
+import { ConfigSyncController } from './connect/config-sync.controller';
+import { AllowedOriginRecord, ApiTokenRecord, ApplicationRecord, PublishableKeyRecord } from './connect/connect.entities';
+import { ConnectRepository } from './connect/connect.repository';
+import { CredentialIndex } from './connect/credential-index';
+import { CredentialsController } from './connect/credentials.controller';
+import { CredentialsService } from './connect/credentials.service';
+import { MeController } from './connect/me.controller';
+import { OriginsController } from './connect/origins.controller';
+import { OriginsService } from './connect/origins.service';
+import { TokenUseRecorder } from './connect/token-use-recorder';
+import { CorsPolicy } from './http/cors.policy';
+import { RateLimitService } from './http/rate-limit.service';
+import { GatewayMetrics } from './observability/gateway-metrics';
+import { HealthController } from './observability/health.controller';
+import { OpenApiDocument } from './openapi/openapi-document';
+import { WellKnownController } from './openapi/well-known.controller';
+import { ResidencyLookup } from './residency/residency-lookup';
+import { SubjectsController } from './residency/subjects.controller';
+
+export const GATEWAY_ENTITIES = [
+  ApplicationRecord,
+  ApiTokenRecord,
+  PublishableKeyRecord,
+  AllowedOriginRecord,
+  ActivityEventRecord,
+];
+
+@Module({
+  imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(GATEWAY_ENTITIES)],
+  controllers: [
+    HealthController,
+    WellKnownController,
+    MeController,
+    ApplicationsController,
+    CredentialsController,
+    OriginsController,
+    SubjectsController,
+    ActivityController,
+    ConfigSyncController,
+  ],
+  providers: [
+    { provide: APP_GUARD, useClass: AuthGuard },
+    GatewayMetrics,
+    CredentialIndex,
+    ConnectRepository,
+    ConfigReplicator,
+    TokenUseRecorder,
+    RateLimitService,
+    ApplicationsService,
+    CredentialsService,
+    OriginsService,
+    ResidencyLookup,
+    ActivityRecorder,
+    CorsPolicy,
+    OpenApiDocument,
+  ],
+})
+export class GatewayModule {}

@@ -1,0 +1,11 @@
+import { ServiceDefinition } from '@dcr/service-kit';
+import { GATEWAY_ENTITIES, GatewayModule } from './gateway.module';
+import { CreateConnect1763800000000 } from './migrations/1763800000000-create-connect';
+
+export const gatewayService: ServiceDefinition = {
+  name: 'gateway',
+  schema: 'gateway',
+  entities: GATEWAY_ENTITIES,
+  migrations: [CreateConnect1763800000000],
+  module: GatewayModule,
+};

@@ -1,0 +1,90 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError, ErrorCode, FieldIssue, httpStatusOf } from '@dcr/domain';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export interface ErrorBody {
+  message: string;
+  code: string;
+  details?: FieldIssue[];
+  request_id: string;
+  [extra: string]: unknown;
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+};
+
+const HTTP_STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'route_not_found',
+  405: 'route_not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'validation_failed',
+  429: 'rate_limited',
+};
+
+function isFastifyError(value: unknown): boolean {
+  const code = (value as { code?: unknown })?.code;
+  return typeof code === 'string' && code in FASTIFY_CODES;
+}
+
+const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  malformed_json: 'The request body is not valid JSON',
+  payload_too_large: 'The request body is larger than 1 MiB',
+  unsupported_media_type: 'Send the request body as application/json',
+};
+
+/** Turns anything thrown while answering a request into the contract's error body, in one place. */
+export function toDomainError(error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  // Nest wraps Fastify's own errors (body parsing, size limit) in an HttpException whose cause they are.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (error instanceof HttpException && isFastifyError(cause)) return toDomainError(cause);
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const code = HTTP_STATUS_CODES[status] ?? (status >= 500 ? 'internal_error' : 'invalid_request');
+    if (code === 'route_not_found') return new DomainError(code, 'No such route');
+    return new DomainError(code, status >= 500 ? 'Internal server error' : error.message);
+  }
+  const fastifyCode = (error as { code?: string })?.code;
+  if (typeof fastifyCode === 'string' && FASTIFY_CODES[fastifyCode]) {
+    const code = FASTIFY_CODES[fastifyCode];
+    return new DomainError(code, GENERIC_MESSAGES[code] ?? (error as Error).message);
+  }
+  const statusCode = (error as { statusCode?: number })?.statusCode;
+  if (error instanceof SyntaxError && statusCode === 400) {
+    return new DomainError('malformed_json', GENERIC_MESSAGES.malformed_json!);
+  }
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new DomainError(HTTP_STATUS_CODES[statusCode] ?? 'invalid_request', (error as Error).message);
+  }
+  return new DomainError('internal_error', 'Internal server error');
+}
+
+export function errorBody(error: DomainError, requestId: string): ErrorBody {
+  const body: ErrorBody = { message: error.message, code: error.code, request_id: requestId };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  for (const [key, value] of Object.entries(error.extra ?? {})) {
+    if (!(key in body)) body[key] = value;
+  }
+  return body;
+}
+
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const domainError = toDomainError(error);
+  const status = httpStatusOf(domainError.code);
+  if (status >= 500) {
+    // The full error stays in the log, tied to the request id; the caller sees only the id.
+    request.log.error({ err: error }, 'request failed');
+  }
+  if (domainError.code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
+  void reply.status(status).type('application/json; charset=utf-8').send(errorBody(domainError, request.id));
+}

@@ -1,0 +1,32 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GatewayEnvironment } from '@dcr/config';
+import { DomainError, rateLimitHeaders, TokenBucketLimiter } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply } from 'fastify';
+import { GatewayMetrics } from '../observability/gateway-metrics';
+
+/** Per-application token bucket (RATE_LIMIT_RPS, RATE_LIMIT_BURST; RATE_LIMIT_RPS=0 turns it off). */
+@Injectable()
+export class RateLimitService {
+  private readonly limiter: TokenBucketLimiter;
+  private readonly policy: { ratePerSecond: number; burst: number };
+
+  constructor(@Inject(SERVICE_CONTEXT) context: ServiceContext, private readonly metrics: GatewayMetrics) {
+    const env = context.env as GatewayEnvironment;
+    this.policy = { ratePerSecond: env.RATE_LIMIT_RPS, burst: env.RATE_LIMIT_BURST };
+    this.limiter = new TokenBucketLimiter(this.policy);
+  }
+
+  enforce(applicationId: string, reply: FastifyReply): void {
+    if (this.policy.ratePerSecond === 0) return;
+    const decision = this.limiter.take(applicationId);
+    reply.headers(rateLimitHeaders(decision, this.policy));
+    if (!decision.allowed) {
+      this.metrics.rateLimited.inc();
+      throw new DomainError(
+        'rate_limited',
+        `Rate limit of ${this.policy.ratePerSecond} requests/s (burst ${this.policy.burst}) exceeded; retry after ${decision.retryAfterSeconds}s`,
+      );
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export * from './gateway.service';
+export * from './bootstrap/start-gateway';

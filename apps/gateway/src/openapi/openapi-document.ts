@@ -1,0 +1,47 @@
+import { Inject, Injectable, INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { GatewayEnvironment } from '@dcr/config';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import type { FastifyRequest } from 'fastify';
+
+const DESCRIPTION = `The Decision, Consent and Receipt Service: one gateway per home country.
+
+Conventions shared by every endpoint:
+- Errors: \`{message, code, details?, request_id}\`; 422 \`details\` name the fields; a resource homed in another
+  country answers 421 with \`code: wrong_country\` and \`home_country\`, nothing else.
+- Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
+- Rate limits per application (token bucket, default 100/s, burst 200): \`RateLimit-Policy\` and \`RateLimit\`
+  headers, and \`Retry-After\` on 429.
+- Bodies over 1 MiB: 413. Credentials: API token as bearer (server to server), publishable key as
+  \`X-Publishable-Key\` (browser; only session and capture creation). OAuth access tokens, agent tokens and
+  delegation grants are not accepted yet (401 saying so).`;
+
+/** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
+@Injectable()
+export class OpenApiDocument {
+  private document?: OpenAPIObject;
+
+  constructor(@Inject(SERVICE_CONTEXT) private readonly context: ServiceContext) {}
+
+  build(app: INestApplication): void {
+    const config = new DocumentBuilder()
+      .setOpenAPIVersion('3.1.0')
+      .setTitle('Decision, Consent and Receipt Service')
+      .setDescription(DESCRIPTION)
+      .setVersion('v1')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API token' })
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Publishable-Key' }, 'publishable_key')
+      .build();
+    this.document = SwaggerModule.createDocument(app, config);
+  }
+
+  forBaseUrl(baseUrl: string): OpenAPIObject {
+    if (!this.document) throw new Error('OpenAPI document requested before the gateway finished starting');
+    return { ...this.document, servers: [{ url: baseUrl, description: `${this.context.env.COUNTRY} gateway` }] };
+  }
+
+  baseUrl(request: FastifyRequest): string {
+    const configured = (this.context.env as GatewayEnvironment).PUBLIC_BASE_URL;
+    return configured ?? `${request.protocol}://${request.host}`;
+  }
+}

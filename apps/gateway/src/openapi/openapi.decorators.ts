@@ -1,0 +1,51 @@
+import { applyDecorators, Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+export class ErrorDetailDto {
+  @ApiProperty({ example: 'allowed_origin.origin' }) field: string;
+  @ApiProperty({ example: 'must not have a path' }) reason: string;
+}
+
+/** The one error shape every endpoint answers with. */
+export class ErrorBodyDto {
+  @ApiProperty({ example: 'The request did not pass validation' }) message: string;
+  @ApiProperty({ example: 'validation_failed' }) code: string;
+  @ApiPropertyOptional({ type: [ErrorDetailDto] }) details?: ErrorDetailDto[];
+  @ApiProperty({ example: 'req_0123456789abcdef' }) request_id: string;
+  @ApiPropertyOptional({ example: 'DE', description: 'Only on 421 wrong_country' }) home_country?: string;
+}
+
+/** Documents the error statuses shared by authenticated JSON endpoints. */
+export const ApiErrorResponses = () =>
+  applyDecorators(
+    ApiExtraModels(ErrorBodyDto),
+    ...[
+      [400, 'Malformed JSON or invalid parameters'],
+      [401, 'Missing or invalid credentials'],
+      [403, 'Credential lacks the permission, or the origin is not allowed'],
+      [404, 'Not found, or not visible to this credential'],
+      [413, 'Body larger than 1 MiB'],
+      [422, 'Validation failed; details name the fields'],
+      [429, 'Rate limited; see Retry-After, RateLimit and RateLimit-Policy'],
+      [500, 'Server error; carries request_id only'],
+    ].map(([status, description]) =>
+      ApiResponse({ status: status as number, description: description as string, schema: { $ref: getSchemaPath(ErrorBodyDto) } }),
+    ),
+  );
+
+/** A `{data, next_cursor}` page of `model`. */
+export const ApiPage = (model: Type<unknown>) =>
+  applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({
+      status: 200,
+      schema: {
+        type: 'object',
+        required: ['data', 'next_cursor'],
+        properties: {
+          data: { type: 'array', items: { $ref: getSchemaPath(model) } },
+          next_cursor: { type: ['string', 'null'] as unknown as 'string' },
+        },
+      },
+    }),
+  );

@@ -1,0 +1,116 @@
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CreateSubjectReply,
+  CreateSubjectRequest,
+  FindSubjectRequest,
+  GetSubjectRequest,
+  SubjectMessage,
+  SUBJECTS_CREATE,
+  SUBJECTS_FIND,
+  SUBJECTS_GET,
+} from '@dcr/contracts';
+import { DomainError, isSubjectId, notFound } from '@dcr/domain';
+import { ServiceClients } from '@dcr/service-kit';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import { Principal, requireApplicationAccess } from '../auth/principal';
+import { CredentialIndex } from '../connect/credential-index';
+import { ApiErrorResponses, ErrorBodyDto } from '../openapi/openapi.decorators';
+import { ResidencyLookup } from './residency-lookup';
+import { CreateSubjectDto, FindSubjectQueryDto, SubjectDto } from './subjects.dto';
+
+const WRONG_COUNTRY = {
+  status: 421,
+  description: 'The person is homed in another country: `code: wrong_country` and `home_country`, nothing else',
+  type: ErrorBodyDto,
+};
+
+/**
+ * The people an application asks for decisions. Their data stays in their home country (the
+ * country whose endpoint first recorded them); every other country answers 421 with the home.
+ */
+@ApiTags('Subjects (residency)')
+@ApiBearerAuth()
+@ApiErrorResponses()
+@Controller('api/v1/applications/:application_id/subjects')
+export class SubjectsController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    private readonly residency: ResidencyLookup,
+  ) {}
+
+  @Post()
+  @RequireScopes('decisions:write')
+  @ApiOperation({ summary: 'Record a person in this country (201), or return the one already recorded here (200)' })
+  @ApiCreatedResponse({ type: SubjectDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('application_id') applicationId: string,
+    @Body() body: CreateSubjectDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<SubjectMessage> {
+    requireApplicationAccess(principal, this.index.application(applicationId));
+    if (!body.email && !body.external_id) {
+      throw new DomainError('validation_failed', 'Give email or external_id', [
+        { field: 'external_id', reason: 'email or external_id is required' },
+      ]);
+    }
+    if (body.external_id) await this.residency.requireHomedHere(applicationId, { external_id: body.external_id });
+    if (body.email) await this.residency.requireHomedHere(applicationId, { email: body.email });
+    const { subject, created } = await firstValueFrom(
+      this.clients.own.send<CreateSubjectReply, CreateSubjectRequest>(SUBJECTS_CREATE, {
+        application_id: applicationId,
+        email: body.email,
+        external_id: body.external_id,
+      }),
+    );
+    reply.status(created ? 201 : 200);
+    return subject;
+  }
+
+  @Get()
+  @RequireScopes('decisions:read')
+  @ApiOperation({ summary: 'Find a person by external_id or email' })
+  @ApiOkResponse({ type: SubjectDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async find(
+    @CurrentPrincipal() principal: Principal,
+    @Param('application_id') applicationId: string,
+    @Query() query: FindSubjectQueryDto,
+  ): Promise<SubjectMessage> {
+    requireApplicationAccess(principal, this.index.application(applicationId));
+    const address = query.external_id ? { external_id: query.external_id } : query.email ? { email: query.email } : undefined;
+    if (!address) {
+      throw new DomainError('invalid_request', 'Give external_id or email', [
+        { field: 'external_id', reason: 'external_id or email is required' },
+      ]);
+    }
+    if ((await this.residency.requireHomedHere(applicationId, address)) === 'unknown') throw notFound('Subject');
+    return firstValueFrom(
+      this.clients.own.send<SubjectMessage, FindSubjectRequest>(SUBJECTS_FIND, { application_id: applicationId, ...address }),
+    );
+  }
+
+  @Get(':subject_id')
+  @RequireScopes('decisions:read')
+  @ApiOkResponse({ type: SubjectDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('application_id') applicationId: string,
+    @Param('subject_id') subjectId: string,
+  ): Promise<SubjectMessage> {
+    requireApplicationAccess(principal, this.index.application(applicationId));
+    if (!isSubjectId(subjectId)) throw notFound('Subject');
+    if ((await this.residency.requireHomedHere(applicationId, { subject_id: subjectId })) === 'unknown') {
+      throw notFound('Subject');
+    }
+    return firstValueFrom(
+      this.clients.own.send<SubjectMessage, GetSubjectRequest>(SUBJECTS_GET, { application_id: applicationId, subject_id: subjectId }),
+    );
+  }
+}

@@ -1,0 +1,20 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** One opaque reference and where it lives. Never an e-mail, a name or an organisation's own id. */
+@Entity({ name: 'directory_entries' })
+export class DirectoryEntry {
+  @PrimaryColumn({ type: 'char', length: 64 })
+  reference: string;
+
+  @Column({ name: 'home_country', type: 'char', length: 2 })
+  homeCountry: string;
+
+  @Column({ type: 'text' })
+  status: string;
+
+  @Column({ name: 'recorded_at', type: 'timestamptz' })
+  recordedAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+}

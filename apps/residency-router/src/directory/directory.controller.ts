@@ -1,0 +1,33 @@
+import { Controller } from '@nestjs/common';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  DirectorySyncEvent,
+  LocateReply,
+  LocateRequest,
+  RegisterReply,
+  RegisterRequest,
+  RESIDENCY_DIRECTORY_SYNC,
+  RESIDENCY_LOCATE,
+  RESIDENCY_REGISTER,
+} from '@dcr/contracts';
+import { DirectoryService } from './directory.service';
+
+@Controller()
+export class DirectoryController {
+  constructor(private readonly directory: DirectoryService) {}
+
+  @MessagePattern(RESIDENCY_LOCATE)
+  async locate(@Payload() request: LocateRequest): Promise<LocateReply> {
+    return { entry: await this.directory.locate(request.references) };
+  }
+
+  @MessagePattern(RESIDENCY_REGISTER)
+  async register(@Payload() request: RegisterRequest): Promise<RegisterReply> {
+    return { home_country: await this.directory.register(request.references) };
+  }
+
+  @EventPattern(RESIDENCY_DIRECTORY_SYNC)
+  async sync(@Payload() event: DirectorySyncEvent): Promise<void> {
+    await this.directory.applyFromPeer(event);
+  }
+}

@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DirectoryEntryMessage, DirectorySyncEvent, RESIDENCY_DIRECTORY_SYNC } from '@dcr/contracts';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { DirectoryEntry } from './directory-entry.entity';
+import { DirectoryRepository } from './directory.repository';
+
+const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
+  reference: entry.reference.trim(),
+  home_country: entry.homeCountry,
+  status: entry.status as DirectoryEntryMessage['status'],
+  recorded_at: entry.recordedAt.toISOString(),
+});
+
+@Injectable()
+export class DirectoryService {
+  private readonly logger = new Logger(DirectoryService.name);
+
+  constructor(
+    private readonly directory: DirectoryRepository,
+    private readonly clients: ServiceClients,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async locate(references: string[]): Promise<DirectoryEntryMessage | null> {
+    const found = await this.directory.findMany(references);
+    const byReference = new Map(found.map((entry) => [entry.reference.trim(), entry]));
+    for (const reference of references) {
+      const entry = byReference.get(reference);
+      if (entry) return toMessage(entry);
+    }
+    return null;
+  }
+
+  /**
+   * Homes the references in this country unless one of them already lives elsewhere, and tells the
+   * peers. Only the references, the country and a status travel.
+   */
+  async register(references: string[]): Promise<string> {
+    const existing = await this.locate(references);
+    const country = this.context.env.COUNTRY;
+    if (existing && existing.home_country !== country) return existing.home_country;
+    const recordedAt = new Date();
+    const inserted = await this.directory.insertMissing(
+      references.map((reference) => ({ reference, homeCountry: country, status: 'active', recordedAt })),
+    );
+    if (inserted.length > 0) this.broadcast(inserted.map((reference) => ({
+      reference,
+      home_country: country,
+      status: 'active',
+      recorded_at: recordedAt.toISOString(),
+    })));
+    return country;
+  }
+
+  async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
+    for (const entry of event.entries) {
+      await this.directory.mergeFromPeer({
+        reference: entry.reference,
+        homeCountry: entry.home_country,
+        status: entry.status,
+        recordedAt: new Date(entry.recorded_at),
+      });
+    }
+  }
+
+  private broadcast(entries: DirectoryEntryMessage[]): void {
+    const event: DirectorySyncEvent = { entries };
+    for (const country of this.clients.peerCountries()) {
+      this.clients
+        .peer(country)
+        .emit(RESIDENCY_DIRECTORY_SYNC, event)
+        .subscribe({ error: (error) => this.logger.warn(`directory sync to ${country} failed: ${String(error)}`) });
+    }
+  }
+}

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Starts one service of the image: SERVICE names it (default gateway). Arguments are passed on,
+# so `migrate` runs only that service's migrations and exits.
+set -eu
+SERVICE="${SERVICE:-gateway}"
+case "$SERVICE" in
+  gateway|decisions|receipts|audit-chain|residency-router|webhooks|oidc|mcp-gateway) ;;
+  *)
+    echo "SERVICE must be one of gateway, decisions, receipts, audit-chain, residency-router, webhooks, oidc, mcp-gateway (got '$SERVICE')" >&2
+    exit 64
+    ;;
+esac
+exec node "/app/apps/$SERVICE/dist/main.js" "$@"

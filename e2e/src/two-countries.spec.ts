@@ -1,0 +1,390 @@
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * US and DE on the embedded default (in-process transport), each on its own database: the
+ * Connect basics, the error contract, CORS, and residency across the border.
+ */
+describe('two countries on the in-process transport', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let publishableKey: string;
+
+  beforeAll(async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+
+    const app = await http(us.url, 'POST', '/api/v1/applications', {
+      token: adminToken,
+      body: { name: 'Acme', environment: 'sandbox' },
+    });
+    expect(app.status).toBe(201);
+    applicationId = app.body.id;
+    const token = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, {
+      token: adminToken,
+      body: { name: 'server' },
+    });
+    expect(token.status).toBe(201);
+    apiToken = token.body.token;
+    const key = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken });
+    expect(key.status).toBe(201);
+    publishableKey = key.body.key;
+    const origin = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
+      token: adminToken,
+      body: { allowed_origin: { origin: 'http://localhost' } },
+    });
+    expect(origin.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await de?.close();
+    await us?.close();
+  });
+
+  describe('operations endpoints', () => {
+    it('answers healthz and readyz', async () => {
+      expect((await http(us.url, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+      const ready = await http(us.url, 'GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', transport: 'ok' } });
+    });
+
+    it('exposes Prometheus metrics labelled with the country', async () => {
+      await http(us.url, 'GET', '/api/v1/me', { token: apiToken });
+      const metrics = await http(us.url, 'GET', '/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.headers.get('content-type')).toContain('text/plain');
+      expect(metrics.body).toMatch(/http_requests_total\{[^}]*route="\/api\/v1\/me"[^}]*status="200"[^}]*country="US"[^}]*\} \d+/);
+    });
+
+    it('logs one JSON line per request carrying the request id', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me', { token: apiToken, headers: { 'x-request-id': 'trace-me-12345' } });
+      expect(response.headers.get('x-request-id')).toBe('trace-me-12345');
+      await eventually(async () => us.logs.lines.some((l) => l.request_id === 'trace-me-12345'));
+      const line = us.logs.lines.find((l) => l.request_id === 'trace-me-12345')!;
+      expect(line).toMatchObject({ service: 'gateway', country: 'US', status: 200, route: '/api/v1/me', msg: 'request completed' });
+    });
+  });
+
+  describe('errors', () => {
+    it('answers an unknown route with 404 in the error shape', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/nothing-here', { token: apiToken });
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ message: 'No such route', code: 'route_not_found', request_id: expect.stringMatching(/^req_/) });
+    });
+
+    it('answers malformed JSON with 400', async () => {
+      const response = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '{"name": ' });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'malformed_json', request_id: expect.any(String) });
+    });
+
+    it('answers a body over 1 MiB with 413', async () => {
+      const response = await http(us.url, 'POST', '/api/v1/applications', {
+        token: apiToken,
+        rawBody: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), environment: 'sandbox' }),
+      });
+      expect(response.status).toBe(413);
+      expect(response.body.code).toBe('payload_too_large');
+    });
+
+    it('answers a body that breaks its DTO with 422 naming the fields', async () => {
+      const response = await http(us.url, 'POST', '/api/v1/applications', {
+        token: apiToken,
+        body: { name: '', environment: 'staging', colour: 'red' },
+      });
+      expect(response.status).toBe(422);
+      expect(response.body.code).toBe('validation_failed');
+      const fields = response.body.details.map((d: { field: string }) => d.field).sort();
+      expect(fields).toEqual(['colour', 'environment', 'name']);
+    });
+
+    it('answers a JSON body that is not an object with 400', async () => {
+      const response = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '[1,2]' });
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('invalid_request');
+    });
+
+    it('answers bad paging parameters with 400 naming the parameter', async () => {
+      const response = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=500`, { token: apiToken });
+      expect(response.status).toBe(400);
+      expect(response.body.details).toEqual([expect.objectContaining({ field: 'limit' })]);
+    });
+  });
+
+  describe('authentication', () => {
+    it('refuses a request without credentials', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me');
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('unauthenticated');
+    });
+
+    it('refuses an unknown API token', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me', { token: 'not-a-real-token-value-at-all' });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('unauthenticated');
+    });
+
+    it.each([
+      ['an AI agent token', { authorization: 'Bearer ra_agent_abcdef0123456789' }],
+      ['an OAuth access token', { authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' }],
+      ['a delegation grant', { 'x-delegation-grant-id': 'dlg_dev_0123456789abcdef' }],
+    ])('says %s is not accepted yet', async (_what, headers) => {
+      const response = await http(us.url, 'GET', '/api/v1/me', { headers });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('credential_not_accepted');
+      expect(response.body.message).toMatch(/not accepted yet/);
+    });
+
+    it('answers /me with the identity of an API token, in both countries', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me', { token: apiToken });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        application_id: applicationId,
+        application: { id: applicationId, name: 'Acme', environment: 'sandbox' },
+        credential: { kind: 'api_token', id: expect.stringMatching(/^api_token_/), scopes: expect.arrayContaining(['audit:verify', 'disclosures:write']) },
+        country: 'US',
+      });
+      await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: apiToken })).status === 200);
+      expect((await http(de.url, 'GET', '/api/v1/me', { token: apiToken })).body.country).toBe('DE');
+    });
+
+    it('lets a publishable key do nothing but sessions and captures', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me', { headers: { 'x-publishable-key': publishableKey } });
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe('forbidden');
+    });
+
+    it('refuses a token lacking the scope a route needs', async () => {
+      const narrow = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, {
+        token: apiToken,
+        body: { scopes: ['audit:verify'] },
+      });
+      expect(narrow.status).toBe(201);
+      const response = await http(us.url, 'POST', '/api/v1/applications', {
+        token: narrow.body.token,
+        body: { name: 'Other', environment: 'sandbox' },
+      });
+      expect(response.status).toBe(403);
+      expect(response.body.message).toContain('applications:write');
+    });
+  });
+
+  describe('applications and credentials', () => {
+    it('lets an API token create an application in its own account', async () => {
+      const response = await http(us.url, 'POST', '/api/v1/applications', {
+        token: apiToken,
+        body: { name: 'Acme live', environment: 'production' },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({ id: expect.stringMatching(/^tp_dev_[0-9a-z]{16}$/), environment: 'production' });
+      const key = await http(us.url, 'POST', `/api/v1/applications/${response.body.id}/publishable_keys`, { token: apiToken });
+      expect(key.body.key).toMatch(/^pk_live_/);
+      const listed = await http(us.url, 'GET', '/api/v1/applications', { token: apiToken });
+      expect(listed.body.data.map((a: { id: string }) => a.id)).toEqual(expect.arrayContaining([applicationId, response.body.id]));
+    });
+
+    it('hides applications of other accounts', async () => {
+      const other = await http(us.url, 'POST', '/api/v1/applications', {
+        token: adminToken,
+        body: { name: 'Someone else', environment: 'sandbox' },
+      });
+      const response = await http(us.url, 'GET', `/api/v1/applications/${other.body.id}`, { token: apiToken });
+      expect(response.status).toBe(404);
+      const tokens = await http(us.url, 'GET', `/api/v1/applications/${other.body.id}/api_tokens`, { token: apiToken });
+      expect(tokens.status).toBe(404);
+    });
+
+    it('stores API tokens and publishable keys only as hashes', async () => {
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        const tokens = await client.query('SELECT * FROM gateway.api_tokens');
+        const keys = await client.query('SELECT * FROM gateway.publishable_keys');
+        const everything = JSON.stringify([tokens.rows, keys.rows]);
+        expect(everything).not.toContain(apiToken);
+        expect(everything).not.toContain(publishableKey);
+        const sha = (v: string) => createHash('sha256').update(v).digest('hex');
+        expect(tokens.rows.map((r) => r.token_hash)).toContain(sha(apiToken));
+        expect(keys.rows.map((r) => r.key_hash)).toContain(sha(publishableKey));
+      } finally {
+        await client.end();
+      }
+    });
+
+    it('lists token records without values, with their last use', async () => {
+      await http(us.url, 'GET', '/api/v1/me', { token: apiToken });
+      await eventually(async () => {
+        const list = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken });
+        return list.body.data.some((t: { last_used_at: string | null }) => t.last_used_at !== null);
+      });
+      const list = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken });
+      expect(list.body.next_cursor).toBeNull();
+      for (const record of list.body.data) {
+        expect(Object.keys(record).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'scopes']);
+      }
+    });
+
+    it('pages lists with limit and cursor', async () => {
+      const first = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=1`, { token: apiToken });
+      expect(first.body.data).toHaveLength(1);
+      expect(first.body.next_cursor).toEqual(expect.any(String));
+      const second = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=1&cursor=${first.body.next_cursor}`, { token: apiToken });
+      expect(second.body.data).toHaveLength(1);
+      expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
+    });
+
+    it('revokes a token everywhere', async () => {
+      const created = await http(de.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: {} });
+      expect(created.status).toBe(201);
+      await eventually(async () => (await http(us.url, 'GET', '/api/v1/me', { token: created.body.token })).status === 200);
+      const revoked = await http(de.url, 'DELETE', `/api/v1/applications/${applicationId}/api_tokens/${created.body.id}`, { token: apiToken });
+      expect(revoked.status).toBe(204);
+      expect((await http(de.url, 'GET', '/api/v1/me', { token: created.body.token })).status).toBe(401);
+      await eventually(async () => (await http(us.url, 'GET', '/api/v1/me', { token: created.body.token })).status === 401);
+    });
+  });
+
+  describe('allowed origins', () => {
+    it.each([
+      ['a path', 'https://shop.example/path'],
+      ['a trailing slash', 'https://shop.example/'],
+      ['a query', 'https://shop.example?x=1'],
+      ['http on another host', 'http://shop.example'],
+    ])('refuses an origin with %s, naming the field', async (_what, origin) => {
+      const response = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
+        token: apiToken,
+        body: { allowed_origin: { origin } },
+      });
+      expect(response.status).toBe(422);
+      expect(response.body.details[0].field).toBe('allowed_origin.origin');
+    });
+
+    it('adds, lists and removes an origin (URL-encoded in the path)', async () => {
+      const base = `/api/v1/applications/${applicationId}/allowed_origins`;
+      const added = await http(us.url, 'POST', base, { token: apiToken, body: { allowed_origin: { origin: 'https://Shop.Example:443' } } });
+      expect(added.status).toBe(201);
+      expect(added.body.allowed_origin.origin).toBe('https://shop.example');
+      const again = await http(us.url, 'POST', base, { token: apiToken, body: { allowed_origin: { origin: 'https://shop.example' } } });
+      expect(again.status).toBe(200);
+      const listed = await http(us.url, 'GET', base, { token: apiToken });
+      expect(listed.body.data.map((o: { origin: string }) => o.origin)).toEqual(['http://localhost', 'https://shop.example']);
+      const removed = await http(us.url, 'DELETE', `${base}/${encodeURIComponent('https://shop.example')}`, { token: apiToken });
+      expect(removed.status).toBe(204);
+      const missing = await http(us.url, 'DELETE', `${base}/${encodeURIComponent('https://shop.example')}`, { token: apiToken });
+      expect(missing.status).toBe(404);
+    });
+  });
+
+  describe('CORS', () => {
+    const preflight = (origin: string) =>
+      http(us.url, 'OPTIONS', '/api/v1/decisions', {
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-publishable-key, content-type' },
+      });
+
+    it('answers a preflight from a registered origin, on any port for a sandbox localhost', async () => {
+      const response = await preflight('http://localhost:5173');
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+      expect(response.headers.get('access-control-allow-headers')).toContain('X-Publishable-Key');
+      expect(response.headers.get('access-control-allow-headers')).not.toContain('Authorization');
+    });
+
+    it('denies a preflight from an unregistered origin and records cors.preflight_denied', async () => {
+      const response = await preflight('https://evil.example');
+      expect(response.status).toBe(403);
+      expect(response.headers.get('access-control-allow-origin')).toBeNull();
+      await eventually(async () => {
+        const activity = await http(us.url, 'GET', '/api/v1/activity?type=cors.preflight_denied', { token: adminToken });
+        return activity.body.data.some((e: { detail: { origin: string } }) => e.detail.origin === 'https://evil.example');
+      });
+      const metrics = await http(us.url, 'GET', '/metrics');
+      expect(metrics.body).toMatch(/cors_preflight_denied_total\{country="US"\} [1-9]/);
+    });
+
+    it('refuses a publishable-key call from an origin the application did not register', async () => {
+      const response = await http(us.url, 'GET', '/api/v1/me', {
+        headers: { 'x-publishable-key': publishableKey, origin: 'https://elsewhere.example' },
+      });
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe('origin_not_allowed');
+    });
+  });
+
+  describe('residency', () => {
+    it('homes a person where first recorded and answers 421 with only the home country elsewhere', async () => {
+      const created = await http(de.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, {
+        token: apiToken,
+        body: { external_id: 'crm-4711', email: 'ada@example.com' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ id: expect.stringMatching(/^sub_/), home_country: 'DE', external_id: 'crm-4711' });
+      const subjectId = created.body.id;
+
+      expect((await http(de.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${subjectId}`, { token: apiToken })).status).toBe(200);
+
+      await eventually(async () => (await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${subjectId}`, { token: apiToken })).status === 421);
+      const wrong = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${subjectId}`, { token: apiToken });
+      expect(Object.keys(wrong.body).sort()).toEqual(['code', 'home_country', 'message', 'request_id']);
+      expect(wrong.body).toMatchObject({ code: 'wrong_country', home_country: 'DE' });
+      expect(JSON.stringify(wrong.body)).not.toMatch(/ada@example|crm-4711/);
+
+      const byExternalId = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects?external_id=crm-4711`, { token: apiToken });
+      expect(byExternalId.status).toBe(421);
+      const recreate = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, {
+        token: apiToken,
+        body: { email: 'ADA@example.com' },
+      });
+      expect(recreate.status).toBe(421);
+      expect(recreate.body.home_country).toBe('DE');
+    });
+
+    it('keeps personal data in the home country database only', async () => {
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        const subjects = await client.query('SELECT * FROM decisions.subjects');
+        expect(JSON.stringify(subjects.rows)).not.toContain('ada@example.com');
+        const directory = await client.query('SELECT * FROM residency_router.directory_entries');
+        expect(directory.rows.length).toBeGreaterThan(0);
+        expect(JSON.stringify(directory.rows)).not.toMatch(/ada@example|crm-4711/);
+        expect(Object.keys(directory.rows[0]).sort()).toEqual(['home_country', 'recorded_at', 'reference', 'status', 'updated_at']);
+      } finally {
+        await client.end();
+      }
+    });
+
+    it('answers 404 for a person no country knows', async () => {
+      const response = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/sub_00000000000000000000`, { token: apiToken });
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('not_found');
+    });
+  });
+
+  describe('discovery', () => {
+    it('serves an OpenAPI 3.1 document generated from the code', async () => {
+      const response = await http(us.url, 'GET', '/.well-known/openapi');
+      expect(response.status).toBe(200);
+      expect(response.body.openapi).toBe('3.1.0');
+      expect(Object.keys(response.body.paths)).toEqual(
+        expect.arrayContaining(['/api/v1/me', '/api/v1/applications', '/api/v1/applications/{application_id}/allowed_origins']),
+      );
+      expect(response.body.servers[0].url).toBe(us.url);
+    });
+
+    it('serves an RFC 9727 API catalog pointing at it', async () => {
+      const response = await http(us.url, 'GET', '/.well-known/api-catalog');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('application/linkset+json');
+      const entry = response.body.linkset.find((l: { anchor: string }) => l.anchor === `${us.url}/api/v1/`);
+      expect(entry['service-desc'][0].href).toBe(`${us.url}/.well-known/openapi`);
+    });
+  });
+});

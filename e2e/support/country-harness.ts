@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { auditChainService } from '@dcr/app-audit-chain';
+import { decisionsService } from '@dcr/app-decisions';
+import { gatewayService, RunningGateway, startGateway } from '@dcr/app-gateway';
+import { mcpGatewayService } from '@dcr/app-mcp-gateway';
+import { oidcService } from '@dcr/app-oidc';
+import { receiptsService } from '@dcr/app-receipts';
+import { residencyRouterService } from '@dcr/app-residency-router';
+import { webhooksService } from '@dcr/app-webhooks';
+import { GatewayEnvironment, loadConfig, ServiceEnvironment } from '@dcr/config';
+import { countryContext, startService } from '@dcr/service-kit';
+import { createTestDatabase, testNatsUrl, TestDatabase } from '@dcr/testing';
+import { InProcessBus } from '@dcr/transport';
+
+export const SERVICES = [
+  residencyRouterService,
+  decisionsService,
+  receiptsService,
+  auditChainService,
+  webhooksService,
+  oidcService,
+  mcpGatewayService,
+];
+
+/** Captures a country's JSON log lines so tests can read what was logged. */
+export class LogCapture extends Writable {
+  readonly lines: Record<string, unknown>[] = [];
+  override _write(chunk: Buffer, _encoding: string, done: () => void) {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.lines.push(JSON.parse(line));
+    done();
+  }
+}
+
+export interface CountryOptions {
+  country: string;
+  peers: string[];
+  transport: 'inprocess' | 'nats';
+  bus?: InProcessBus;
+  namespace?: string;
+  subjectRefKey: string;
+  adminToken: string;
+  env?: Record<string, string>;
+}
+
+export interface RunningCountry {
+  country: string;
+  url: string;
+  database: TestDatabase;
+  logs: LogCapture;
+  gateway: RunningGateway;
+  close(): Promise<void>;
+}
+
+/** Every service of one country, in this process, on its own fresh database. */
+export async function startCountry(options: CountryOptions): Promise<RunningCountry> {
+  const database = await createTestDatabase(`e2e_${options.country}`);
+  const raw = {
+    COUNTRY: options.country,
+    REGION: 'dev',
+    DATABASE_URL: database.url,
+    TRANSPORT: options.transport,
+    NATS_URL: testNatsUrl(),
+    SUBJECT_NAMESPACE: options.namespace,
+    PEER_COUNTRIES: options.peers.join(','),
+    SUBJECT_REF_KEY: options.subjectRefKey,
+    ADMIN_TOKEN: options.adminToken,
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DB_POOL_SIZE: '3',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  const logs = new LogCapture();
+  const running: { close(): Promise<void> }[] = [];
+  const env = loadConfig(ServiceEnvironment, raw);
+  for (const definition of SERVICES) {
+    running.push(await startService(countryContext(definition, env, { bus: options.bus, logDestination: logs })));
+  }
+  const gateway = await startGateway(
+    countryContext(gatewayService, loadConfig(GatewayEnvironment, raw), { bus: options.bus, logDestination: logs }),
+  );
+  return {
+    country: options.country,
+    url: gateway.url,
+    database,
+    logs,
+    gateway,
+    async close() {
+      await gateway.close();
+      for (const service of running.reverse()) await service.close();
+      await database.drop();
+    },
+  };
+}
+
+export const randomSecret = () => randomBytes(32).toString('hex');
+
+/** A small JSON HTTP client for the tests. */
+export async function http(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+/** Polls until `check` holds; replication between countries is asynchronous. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

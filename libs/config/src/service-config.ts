@@ -1,0 +1,165 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateIf,
+  validateSync,
+  ValidationError,
+} from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toUpper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+const toList = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.split(',').map((v) => v.trim().toUpperCase()).filter(Boolean) : value;
+
+export const TRANSPORTS = ['nats', 'inprocess'] as const;
+export type TransportKind = (typeof TRANSPORTS)[number];
+
+/**
+ * What every service of one country needs, read from the environment at boot. A bad value stops the
+ * process before anything listens, with a message naming the variable.
+ */
+export class ServiceEnvironment {
+  @Transform(toUpper)
+  @Matches(/^[A-Z]{2}$/, { message: 'COUNTRY must be an ISO 3166-1 alpha-2 code such as US or DE' })
+  COUNTRY: string;
+
+  @Transform(({ value }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @Matches(/^[a-z]{2,8}$/, { message: 'REGION must be 2 to 8 lower-case letters, such as dev, us or eu' })
+  REGION: string;
+
+  @IsString({ message: 'DATABASE_URL must be set' })
+  @Matches(/^postgres(ql)?:\/\/[^\s]+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL: string;
+
+  @IsOptional()
+  @IsIn(TRANSPORTS as unknown as string[], { message: `TRANSPORT must be one of ${TRANSPORTS.join(', ')}` })
+  TRANSPORT: TransportKind = 'nats';
+
+  @ValidateIf((env: ServiceEnvironment) => env.TRANSPORT === 'nats')
+  @IsString({ message: 'NATS_URL must be set when TRANSPORT is nats' })
+  @Matches(/^(nats|tls):\/\/[^\s]+$/, { message: 'NATS_URL must be a nats:// or tls:// URL' })
+  NATS_URL?: string;
+
+  /**
+   * Optional first subject token before the country code, so that several deployments (or parallel
+   * test runs) can share one NATS server: `<namespace>.<cc>.<service>.<name>`.
+   */
+  @IsOptional()
+  @Matches(/^[a-z0-9_-]{1,32}$/, { message: 'SUBJECT_NAMESPACE must be 1 to 32 of a-z, 0-9, _ or -' })
+  SUBJECT_NAMESPACE?: string;
+
+  /** Other countries this one exchanges cross-border directory and configuration messages with. */
+  @IsOptional()
+  @Transform(toList)
+  @Matches(/^[A-Z]{2}$/, { each: true, message: 'PEER_COUNTRIES must be a comma-separated list of ISO country codes' })
+  PEER_COUNTRIES: string[] = [];
+
+  /** Key of the keyed hash that turns a person reference into an opaque cross-border reference. */
+  @IsString({ message: 'SUBJECT_REF_KEY must be set' })
+  @MinLength(32, { message: 'SUBJECT_REF_KEY must be at least 32 characters of secret' })
+  SUBJECT_REF_KEY: string;
+
+  @IsOptional()
+  @IsIn(['development', 'production', 'test'], { message: 'NODE_ENV must be development, production or test' })
+  NODE_ENV: 'development' | 'production' | 'test' = 'production';
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'LOG_LEVEL must be a pino level' })
+  LOG_LEVEL = 'info';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'DB_POOL_SIZE must be an integer' })
+  @Min(1, { message: 'DB_POOL_SIZE must be at least 1' })
+  @Max(100, { message: 'DB_POOL_SIZE must be at most 100' })
+  DB_POOL_SIZE = 10;
+}
+
+/** The gateway is the only service with a public port and per-application rate limits. */
+export class GatewayEnvironment extends ServiceEnvironment {
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'PORT must be an integer' })
+  @Min(0, { message: 'PORT must be between 0 and 65535' })
+  @Max(65535, { message: 'PORT must be between 0 and 65535' })
+  PORT = 8080;
+
+  @IsOptional()
+  @IsString()
+  HOST = '0.0.0.0';
+
+  /** The public base URL of this country's gateway, as clients reach it. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'RATE_LIMIT_RPS must be an integer' })
+  @Min(0, { message: 'RATE_LIMIT_RPS must be 0 (off) or more' })
+  RATE_LIMIT_RPS = 100;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'RATE_LIMIT_BURST must be an integer' })
+  @Min(1, { message: 'RATE_LIMIT_BURST must be at least 1' })
+  RATE_LIMIT_BURST = 200;
+
+  /** Bootstrap credential for `POST /api/v1/applications`: an operator's admin token (stored hashed). */
+  @IsOptional()
+  @MinLength(32, { message: 'ADMIN_TOKEN must be at least 32 characters' })
+  ADMIN_TOKEN?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variables: string[], message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function describe(errors: ValidationError[]): { variables: string[]; lines: string[] } {
+  const variables: string[] = [];
+  const lines: string[] = [];
+  for (const error of errors) {
+    variables.push(error.property);
+    const reasons = Object.values(error.constraints ?? {});
+    lines.push(`  ${error.property}: ${reasons.join('; ') || 'invalid value'}`);
+  }
+  return { variables, lines };
+}
+
+/**
+ * Reads and validates the environment into a typed configuration, or throws a ConfigError whose
+ * message names every bad variable. Services call it first thing in `main`.
+ */
+export function loadConfig<T extends object>(
+  shape: new () => T,
+  env: Record<string, string | undefined> = process.env,
+  serviceName = 'service',
+): T {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const config = plainToInstance(shape, present, { exposeDefaultValues: true });
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const { variables, lines } = describe(errors);
+    throw new ConfigError(variables, `Invalid configuration for ${serviceName}:\n${lines.join('\n')}`);
+  }
+  return config;
+}
+
+/**
+ * The subject prefix of a country: its lower-case code, after the optional deployment namespace.
+ * Every NATS subject of that country starts with it, so countries never see each other's messages.
+ */
+export function subjectPrefix(country: string, namespace?: string): string {
+  return namespace ? `${namespace}.${country.toLowerCase()}` : country.toLowerCase();
+}

@@ -1,0 +1,5 @@
+export * from './residency';
+export * from './subjects';
+export * from './config-sync';
+/** `<service>.health`: every service answers it when it and its database are up. */
+export const healthPattern = (service: string) => `${service}.health`;

@@ -1,0 +1,63 @@
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, Matches, ValidateNested } from 'class-validator';
+
+/**
+ * residency-router: the cross-border directory. It holds only opaque keyed references (HMAC of a
+ * person or resource reference), the home country and a status; nothing else crosses a border.
+ */
+export const RESIDENCY_LOCATE = 'residency-router.locate';
+export const RESIDENCY_REGISTER = 'residency-router.register';
+/** Event sent to each peer country's residency-router when this country records a new entry. */
+export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
+
+const REFERENCE = /^[0-9a-f]{64}$/;
+export const DIRECTORY_STATUSES = ['active', 'erased'] as const;
+export type DirectoryStatus = (typeof DIRECTORY_STATUSES)[number];
+
+export class LocateRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(16)
+  @Matches(REFERENCE, { each: true, message: 'references must be 64 lower-case hex characters' })
+  references: string[];
+}
+
+export class LocateReply {
+  /** The first reference found, with where it lives; null when no reference is known anywhere. */
+  entry: DirectoryEntryMessage | null;
+}
+
+export class RegisterRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(16)
+  @Matches(REFERENCE, { each: true, message: 'references must be 64 lower-case hex characters' })
+  references: string[];
+}
+
+export class RegisterReply {
+  /** Where the references are homed after the call: this country, unless one was homed elsewhere first. */
+  home_country: string;
+}
+
+export class DirectoryEntryMessage {
+  @Matches(REFERENCE)
+  reference: string;
+
+  @Matches(/^[A-Z]{2}$/)
+  home_country: string;
+
+  @IsIn(DIRECTORY_STATUSES as unknown as string[])
+  status: DirectoryStatus;
+
+  @IsISO8601({ strict: true })
+  recorded_at: string;
+}
+
+export class DirectorySyncEvent {
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => DirectoryEntryMessage)
+  entries: DirectoryEntryMessage[];
+}

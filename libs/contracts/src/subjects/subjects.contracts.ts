@@ -1,0 +1,50 @@
+import { IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator';
+
+/**
+ * decisions: the people (subjects) an application asks for decisions. A subject's e-mail and
+ * external id stay in its home country; only keyed references reach the directory.
+ */
+export const SUBJECTS_CREATE = 'decisions.subjects.create';
+export const SUBJECTS_GET = 'decisions.subjects.get';
+export const SUBJECTS_FIND = 'decisions.subjects.find';
+
+const APPLICATION_ID = /^tp_[a-z]{2,8}_[0-9a-z]{16}$/;
+
+export class CreateSubjectRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @IsOptional()
+  @IsEmail()
+  email?: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_id?: string;
+}
+
+export class GetSubjectRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(/^sub_[0-9a-z]{20}$/)
+  subject_id: string;
+}
+
+/** Looks a person up by e-mail or external id (at least one), within one application. */
+export class FindSubjectRequest extends CreateSubjectRequest {}
+
+export interface SubjectMessage {
+  id: string;
+  application_id: string;
+  home_country: string;
+  email: string | null;
+  external_id: string | null;
+  created_at: string;
+}
+
+export interface CreateSubjectReply {
+  subject: SubjectMessage;
+  created: boolean;
+}

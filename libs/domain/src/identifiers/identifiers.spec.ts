@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { DomainError } from '../errors';
+import {
+  isApiTokenRecordId,
+  isApplicationId,
+  isFlowId,
+  isRegion,
+  isSubjectId,
+  newApiTokenRecordId,
+  newApplicationId,
+  newFlowId,
+  newOpaqueId,
+  newRequestId,
+  newSubjectId,
+  regionOf,
+} from './identifiers';
+
+const region = fc.stringMatching(/^[a-z]{2,8}$/);
+
+describe('generated identifiers', () => {
+  it('have the documented shapes', () => {
+    expect(newApplicationId('dev')).toMatch(/^tp_dev_[0-9a-z]{16}$/);
+    expect(newFlowId('eu')).toMatch(/^flw_eu_[0-9a-z]{16}$/);
+    expect(newApiTokenRecordId()).toMatch(/^api_token_[0-9a-z]{16}$/);
+    expect(newRequestId()).toMatch(/^req_[0-9a-z]{16}$/);
+    expect(newSubjectId()).toMatch(/^sub_[0-9a-z]{20}$/);
+    expect(newOpaqueId('dts', 24)).toMatch(/^dts_[0-9a-z]{24}$/);
+    expect(newOpaqueId('anc')).toMatch(/^anc_[0-9a-z]{16}$/);
+  });
+
+  it('tolerate a prefix written with its trailing underscore', () => {
+    expect(newOpaqueId('tpl_')).toMatch(/^tpl_[0-9a-z]{16}$/);
+  });
+
+  it.each(['', 'Tp', 'a-b', 'a__b', '_a', 'a b'])('refuse the prefix %j', (prefix) => {
+    expect(() => newOpaqueId(prefix)).toThrow(RangeError);
+  });
+
+  it('are recognised by their own predicates and carry their region', () => {
+    fc.assert(
+      fc.property(region, (r) => {
+        const app = newApplicationId(r);
+        const flow = newFlowId(r);
+        expect(isApplicationId(app)).toBe(true);
+        expect(isFlowId(flow)).toBe(true);
+        expect(isFlowId(app)).toBe(false);
+        expect(isApplicationId(flow)).toBe(false);
+        expect(regionOf(app)).toBe(r);
+        expect(regionOf(flow)).toBe(r);
+      }),
+    );
+    expect(isApiTokenRecordId(newApiTokenRecordId())).toBe(true);
+    expect(isSubjectId(newSubjectId())).toBe(true);
+  });
+
+  it('do not repeat', () => {
+    const ids = new Set(Array.from({ length: 5000 }, () => newApplicationId('dev')));
+    expect(ids.size).toBe(5000);
+  });
+
+  it.each(['', 'd', 'DEV', 'dev1', 'de_v', 'toolongre'])('refuse the region %j with a validation error', (bad) => {
+    expect(isRegion(bad)).toBe(false);
+    for (const make of [newApplicationId, newFlowId]) {
+      let thrown: unknown;
+      try {
+        make(bad);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(DomainError);
+      expect((thrown as DomainError).code).toBe('validation_failed');
+      expect((thrown as DomainError).details?.[0].field).toBe('region');
+    }
+  });
+});
+
+describe('identifier predicates', () => {
+  it.each([
+    'tp_dev_0123456789abcdef',
+    'tp_us_zzzzzzzzzzzzzzzz',
+    'tp_abcdefgh_0123456789abcdef',
+  ])('accept the application id %s', (id) => expect(isApplicationId(id)).toBe(true));
+
+  it.each([
+    'tp_dev_0123456789abcde', // 15
+    'tp_dev_0123456789abcdefg', // 17
+    'tp_dev_0123456789ABCDEF',
+    'tp_DEV_0123456789abcdef',
+    'tp__0123456789abcdef',
+    'tp_d_0123456789abcdef',
+    ' tp_dev_0123456789abcdef',
+    'tp_dev_0123456789abcdef\n',
+    'flw_dev_0123456789abcdef',
+    'tp_dev_0123456789abcde-',
+  ])('refuse the application id %j', (id) => expect(isApplicationId(id)).toBe(false));
+
+  it('refuse non-strings', () => {
+    for (const value of [undefined, null, 42, {}, ['tp_dev_0123456789abcdef']]) {
+      expect(isApplicationId(value)).toBe(false);
+      expect(isFlowId(value)).toBe(false);
+      expect(isApiTokenRecordId(value)).toBe(false);
+      expect(isSubjectId(value)).toBe(false);
+    }
+  });
+
+  it('check lengths and prefixes of the other ids', () => {
+    expect(isApiTokenRecordId('api_token_0123456789abcdef')).toBe(true);
+    expect(isApiTokenRecordId('api_token_0123456789abcde')).toBe(false);
+    expect(isApiTokenRecordId('api_0123456789abcdef')).toBe(false);
+    expect(isSubjectId('sub_0123456789abcdefghij')).toBe(true);
+    expect(isSubjectId('sub_0123456789abcdef')).toBe(false);
+    expect(isSubjectId('sub_0123456789abcdefghiJ')).toBe(false);
+    expect(isFlowId('flw_us_0123456789abcdef')).toBe(true);
+    expect(isFlowId('flw_us_0123456789abcde')).toBe(false);
+  });
+
+  it('regionOf answers only for well-formed tp_/flw_ ids', () => {
+    expect(regionOf('tp_eu_0123456789abcdef')).toBe('eu');
+    expect(regionOf('flw_dev_0123456789abcdef')).toBe('dev');
+    expect(regionOf('dlg_dev_0123456789abcdef')).toBeUndefined();
+    expect(regionOf('tp_eu_short')).toBeUndefined();
+    expect(regionOf('api_token_0123456789abcdef')).toBeUndefined();
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const r = regionOf(s);
+        if (r !== undefined) expect(isApplicationId(s) || isFlowId(s)).toBe(true);
+      }),
+    );
+  });
+});

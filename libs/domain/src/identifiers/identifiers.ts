@@ -1,0 +1,84 @@
+import { DomainError } from '../errors';
+import { randomString } from './random';
+
+/** Length of the `<hashid>` part of application and flow ids, and the default opaque-id length. */
+export const HASHID_LENGTH = 16;
+/** Length of the random part of `sub_` person ids. */
+export const SUBJECT_ID_LENGTH = 20;
+
+const REGION = '[a-z]{2,8}';
+const HASHID = `[0-9a-z]{${HASHID_LENGTH}}`;
+const REGION_PATTERN = new RegExp(`^${REGION}$`);
+const APPLICATION_ID_PATTERN = new RegExp(`^tp_(${REGION})_${HASHID}$`);
+const FLOW_ID_PATTERN = new RegExp(`^flw_(${REGION})_${HASHID}$`);
+const API_TOKEN_RECORD_ID_PATTERN = new RegExp(`^api_token_${HASHID}$`);
+const SUBJECT_ID_PATTERN = new RegExp(`^sub_[0-9a-z]{${SUBJECT_ID_LENGTH}}$`);
+const PREFIX_PATTERN = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+
+/** A region is 2 to 8 lower-case letters (`dev`, `us`, `eu`), the same rule as the `REGION` setting. */
+export function isRegion(value: unknown): value is string {
+  return typeof value === 'string' && REGION_PATTERN.test(value);
+}
+
+function assertRegion(region: string): void {
+  if (!isRegion(region)) {
+    throw new DomainError('validation_failed', 'The region is not valid', [
+      { field: 'region', reason: 'region must be 2 to 8 lower-case letters, such as dev, us or eu' },
+    ]);
+  }
+}
+
+/**
+ * `<prefix>_<random>` with `length` characters from [0-9a-z]. The prefix is written without its
+ * separator (`newOpaqueId('dts', 24)`); a single trailing `_` is tolerated and not doubled.
+ */
+export function newOpaqueId(prefix: string, length = HASHID_LENGTH): string {
+  const bare = prefix.endsWith('_') ? prefix.slice(0, -1) : prefix;
+  if (!PREFIX_PATTERN.test(bare)) {
+    throw new RangeError(`id prefix must be lower-case letters and digits separated by single underscores, got "${prefix}"`);
+  }
+  return `${bare}_${randomString(length)}`;
+}
+
+/** `tp_<region>_<hashid>`. */
+export function newApplicationId(region: string): string {
+  assertRegion(region);
+  return `tp_${region}_${randomString(HASHID_LENGTH)}`;
+}
+
+/** `flw_<region>_<hashid>`. */
+export function newFlowId(region: string): string {
+  assertRegion(region);
+  return `flw_${region}_${randomString(HASHID_LENGTH)}`;
+}
+
+/** `api_token_<16>`: the id of an API token's record (never the token itself). */
+export const newApiTokenRecordId = (): string => newOpaqueId('api_token');
+
+/** `req_<16>`: the `request_id` of every answer. */
+export const newRequestId = (): string => newOpaqueId('req');
+
+/** `sub_<20>`: the opaque person id returned as `subject.id`. */
+export const newSubjectId = (): string => newOpaqueId('sub', SUBJECT_ID_LENGTH);
+
+export function isApplicationId(value: unknown): value is string {
+  return typeof value === 'string' && APPLICATION_ID_PATTERN.test(value);
+}
+
+export function isFlowId(value: unknown): value is string {
+  return typeof value === 'string' && FLOW_ID_PATTERN.test(value);
+}
+
+export function isApiTokenRecordId(value: unknown): value is string {
+  return typeof value === 'string' && API_TOKEN_RECORD_ID_PATTERN.test(value);
+}
+
+export function isSubjectId(value: unknown): value is string {
+  return typeof value === 'string' && SUBJECT_ID_PATTERN.test(value);
+}
+
+/** The region of a well-formed `tp_` or `flw_` id; undefined for anything else. */
+export function regionOf(id: string): string | undefined {
+  if (typeof id !== 'string') return undefined;
+  return (APPLICATION_ID_PATTERN.exec(id) ?? FLOW_ID_PATTERN.exec(id))?.[1];
+}

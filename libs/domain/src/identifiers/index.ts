@@ -1,0 +1,2 @@
+export * from './identifiers';
+export { randomString, ID_ALPHABET } from './random';

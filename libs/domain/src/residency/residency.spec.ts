@@ -1,0 +1,101 @@
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import { DomainError } from '../errors';
+import { isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
+
+const KEY = 'k'.repeat(32);
+const APP = 'tp_dev_0123456789abcdef';
+const kind = fc.constantFrom<SubjectReferenceKind>('external_id', 'email', 'subject_id');
+
+describe('subjectReference', () => {
+  it('is the hex HMAC-SHA256 of the documented encoding', () => {
+    const expected = createHmac('sha256', KEY)
+      .update(JSON.stringify(['dcr.subject-reference.v1', APP, 'email', 'ada@example.com']))
+      .digest('hex');
+    expect(subjectReference(KEY, APP, 'email', 'ada@example.com')).toBe(expected);
+    expect(expected).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('never contains the value it refers to', () => {
+    expect(subjectReference(KEY, APP, 'email', 'ada@example.com')).not.toContain('ada');
+  });
+
+  it('treats e-mail addresses case- and padding-insensitively', () => {
+    const ref = subjectReference(KEY, APP, 'email', 'ada@example.com');
+    expect(subjectReference(KEY, APP, 'email', '  Ada@EXAMPLE.com\n')).toBe(ref);
+  });
+
+  it('keeps external ids and subject ids exact', () => {
+    expect(subjectReference(KEY, APP, 'external_id', 'User-1')).not.toBe(subjectReference(KEY, APP, 'external_id', 'user-1'));
+    expect(subjectReference(KEY, APP, 'external_id', 'u1 ')).not.toBe(subjectReference(KEY, APP, 'external_id', 'u1'));
+  });
+
+  it('separates applications, kinds and keys', () => {
+    const ref = subjectReference(KEY, APP, 'external_id', 'u1');
+    expect(subjectReference(KEY, 'tp_dev_fedcba9876543210', 'external_id', 'u1')).not.toBe(ref);
+    expect(subjectReference(KEY, APP, 'subject_id', 'u1')).not.toBe(ref);
+    expect(subjectReference('j'.repeat(32), APP, 'external_id', 'u1')).not.toBe(ref);
+  });
+
+  it('is unambiguous: shifting characters between fields changes the reference', () => {
+    // A naive `${app}:${kind}:${value}` encoding would make these two collide.
+    expect(subjectReference(KEY, 'a:external_id', 'external_id', 'b')).not.toBe(subjectReference(KEY, 'a', 'external_id', 'external_id:b'));
+  });
+
+  it('is injective in (application, kind, normalised value)', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), kind, kind, fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (appA, appB, kindA, kindB, a, b) => {
+        fc.pre(a.trim() !== '' && b.trim() !== '');
+        const norm = (k: SubjectReferenceKind, v: string) => (k === 'email' ? v.trim().toLowerCase() : v);
+        const same = appA === appB && kindA === kindB && norm(kindA, a) === norm(kindB, b);
+        expect(subjectReference(KEY, appA, kindA, a) === subjectReference(KEY, appB, kindB, b)).toBe(same);
+      }),
+    );
+  });
+
+  it('refuses an empty value with a validation error naming the field', () => {
+    for (const [k, field] of [
+      ['email', 'subject.email'],
+      ['external_id', 'subject.external_id'],
+      ['subject_id', 'subject.id'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        subjectReference(KEY, APP, k, k === 'email' ? '   ' : '');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(DomainError);
+      expect((thrown as DomainError).code).toBe('validation_failed');
+      expect((thrown as DomainError).details).toEqual([{ field, reason: 'must be a non-empty string' }]);
+    }
+  });
+
+  it('refuses a short key, a missing application id and an unknown kind', () => {
+    expect(() => subjectReference('short', APP, 'email', 'a@b.c')).toThrow(RangeError);
+    expect(() => subjectReference(KEY, '', 'email', 'a@b.c')).toThrow(RangeError);
+    expect(() => subjectReference(KEY, APP, 'phone' as never, '123')).toThrow(RangeError);
+  });
+});
+
+describe('country codes', () => {
+  it.each(['US', 'DE', 'ZZ'])('accepts %s', (code) => expect(isCountryCode(code)).toBe(true));
+  it.each(['us', 'USA', 'U', '', 'U1', ' US', 'Ü S', undefined, 42])('refuses %j', (code) => expect(isCountryCode(code)).toBe(false));
+
+  it('normalises case and padding, and refuses what is not two letters', () => {
+    expect(normaliseCountry('us')).toBe('US');
+    expect(normaliseCountry(' De ')).toBe('DE');
+    expect(normaliseCountry('deu')).toBeUndefined();
+    expect(normaliseCountry('')).toBeUndefined();
+    expect(normaliseCountry(null)).toBeUndefined();
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        const n = normaliseCountry(s);
+        if (n !== undefined) {
+          expect(isCountryCode(n)).toBe(true);
+          expect(normaliseCountry(n)).toBe(n);
+        }
+      }),
+    );
+  });
+});

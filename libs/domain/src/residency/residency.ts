@@ -1,0 +1,64 @@
+import { createHmac } from 'node:crypto';
+import { DomainError } from '../errors';
+
+export type SubjectReferenceKind = 'external_id' | 'email' | 'subject_id';
+
+/** Shortest key accepted for subject references (the `SUBJECT_REF_KEY` setting has the same floor). */
+export const MIN_SUBJECT_REFERENCE_KEY_LENGTH = 32;
+/** Bumped if the encoding ever changes, so old and new references can never collide. */
+const SUBJECT_REFERENCE_DOMAIN = 'dcr.subject-reference.v1';
+
+const FIELD_OF_KIND: Record<SubjectReferenceKind, string> = {
+  external_id: 'subject.external_id',
+  email: 'subject.email',
+  subject_id: 'subject.id',
+};
+
+/** The value as it is hashed: e-mail addresses trimmed and lower-cased, other kinds exactly as given. */
+export function normaliseSubjectValue(kind: SubjectReferenceKind, value: string): string {
+  return kind === 'email' ? value.trim().toLowerCase() : value;
+}
+
+/**
+ * The opaque reference to a person: lower-case hex HMAC-SHA256, keyed with `key` (its UTF-8 bytes),
+ * over the JSON array `["dcr.subject-reference.v1", applicationId, kind, normalisedValue]`. JSON
+ * string escaping makes the encoding injective, so no two distinct triples share an input.
+ *
+ * This is the only form in which a person reference may cross a border: the cross-border directory
+ * stores it with the home country and a status, never the e-mail or external id. The same person
+ * under two applications gets unrelated references.
+ */
+export function subjectReference(key: string, applicationId: string, kind: SubjectReferenceKind, value: string): string {
+  if (typeof key !== 'string' || key.length < MIN_SUBJECT_REFERENCE_KEY_LENGTH) {
+    throw new RangeError(`the subject reference key must be at least ${MIN_SUBJECT_REFERENCE_KEY_LENGTH} characters`);
+  }
+  if (typeof applicationId !== 'string' || applicationId.length === 0) {
+    throw new RangeError('subjectReference needs an application id');
+  }
+  if (!Object.prototype.hasOwnProperty.call(FIELD_OF_KIND, kind)) {
+    throw new RangeError(`unknown subject reference kind ${String(kind)}`);
+  }
+  const normalised = typeof value === 'string' ? normaliseSubjectValue(kind, value) : '';
+  if (normalised.length === 0) {
+    throw new DomainError('validation_failed', 'The subject is not valid', [
+      { field: FIELD_OF_KIND[kind], reason: 'must be a non-empty string' },
+    ]);
+  }
+  const message = JSON.stringify([SUBJECT_REFERENCE_DOMAIN, applicationId, kind, normalised]);
+  return createHmac('sha256', Buffer.from(key, 'utf8')).update(message, 'utf8').digest('hex');
+}
+
+/** An ISO 3166-1 alpha-2 shaped code: exactly two upper-case ASCII letters (`US`, `DE`). */
+export function isCountryCode(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Z]{2}$/.test(value);
+}
+
+/**
+ * `us`, ` De ` → `US`, `DE`: trimmed and upper-cased; undefined when the result is not two letters.
+ * The NATS subject prefix is the lower-case form of the same code.
+ */
+export function normaliseCountry(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const code = value.trim().toUpperCase();
+  return isCountryCode(code) ? code : undefined;
+}

@@ -1,0 +1,4 @@
+export * from './database-url';
+export * from './ensure-database';
+export * from './service-data-source';
+export * from './migrate';

@@ -1,0 +1,33 @@
+import { DataSource, MixedList, EntitySchema } from 'typeorm';
+
+export interface ServiceDatabaseOptions {
+  /** The country's database. */
+  url: string;
+  /** The schema this service owns; no other service reads or writes it. */
+  schema: string;
+  entities: MixedList<Function | string | EntitySchema>;
+  migrations: MixedList<Function | string>;
+  poolSize?: number;
+  /** Shown in pg_stat_activity, e.g. `us/gateway`. */
+  applicationName?: string;
+}
+
+/**
+ * The TypeORM data source of one service in one country. Never `synchronize`: the schema changes
+ * only through the service's migrations, recorded in `<schema>.migrations`.
+ */
+export function createServiceDataSource(options: ServiceDatabaseOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    entities: options.entities,
+    migrations: options.migrations,
+    migrationsTableName: 'migrations',
+    migrationsRun: false,
+    synchronize: false,
+    poolSize: options.poolSize ?? 10,
+    applicationName: options.applicationName,
+    logging: ['error'],
+  });
+}

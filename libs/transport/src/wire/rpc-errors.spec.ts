@@ -1,0 +1,48 @@
+import { Logger } from '@nestjs/common';
+import { RpcException } from '@nestjs/microservices';
+import { DomainError, wrongCountry } from '@dcr/domain';
+import { decodeReply, encodeReply } from './envelopes';
+import { fromSerializedError, toSerializedError } from './rpc-errors';
+
+describe('RPC error codec', () => {
+  let logger: Logger;
+  beforeEach(() => {
+    logger = new Logger('test');
+    jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+  });
+
+  it('round-trips a DomainError through the JSON reply', () => {
+    const reply = decodeReply(encodeReply({ err: toSerializedError(wrongCountry('DE'), logger) }));
+    expect('error' in reply && reply.error).toEqual(wrongCountry('DE'));
+    expect('error' in reply && reply.error).toBeInstanceOf(DomainError);
+  });
+
+  it('sends only the known fields of an error', () => {
+    const error = Object.assign(new DomainError('conflict', 'Already exists'), { secret: 'x' });
+    expect(toSerializedError(error, logger)).toEqual({ code: 'conflict', message: 'Already exists' });
+    expect(fromSerializedError({ code: 'conflict', message: 'Already exists', secret: 'x' })).not.toHaveProperty('secret');
+  });
+
+  it('accepts an RpcException only when it wraps a serialised DomainError', () => {
+    expect(toSerializedError(new RpcException({ code: 'gone', message: 'Gone' }), logger)).toEqual({ code: 'gone', message: 'Gone' });
+    expect(toSerializedError(new RpcException('raw text'), logger).code).toBe('internal_error');
+  });
+
+  it('hides and logs everything else, including errors that merely look like ours', () => {
+    const lookalike = Object.assign(new Error('db detail'), { code: 'conflict' });
+    for (const thrown of [lookalike, 'a string', { code: 'not_a_code', message: 'm' }, undefined]) {
+      const serialised = toSerializedError(thrown, logger);
+      expect(serialised.code).toBe('internal_error');
+      expect(serialised.message).not.toContain('db detail');
+    }
+    expect(logger.error).toHaveBeenCalledTimes(4);
+  });
+
+  it('treats an unreadable reply as internal_error', () => {
+    for (const body of ['not json', '[]', '{"other":1}', '{"err":{"code":"bogus","message":"x"}}']) {
+      const reply = decodeReply(body);
+      expect('error' in reply && reply.error.code).toBe('internal_error');
+    }
+    expect(decodeReply('{"data":null}')).toEqual({ data: null });
+  });
+});

@@ -1,0 +1,65 @@
+import type { LoggerService } from '@nestjs/common';
+import { DomainError, isErrorCode, SerializedDomainError } from '@dcr/domain';
+
+/**
+ * The error half of the wire format. Only DomainErrors cross a hop with their code, message, details
+ * and extra; anything else becomes a generic internal_error so no message or stack of an unexpected
+ * failure ever leaves the process that had it (it is logged there instead).
+ */
+const INTERNAL_MESSAGE = 'The service failed to process the message';
+
+export const internalError = () => new DomainError('internal_error', INTERNAL_MESSAGE);
+
+export const noResponder = (subject: string) =>
+  new DomainError('service_unavailable', `No service is listening on ${subject}`);
+
+export const timedOut = (subject: string, timeoutMs: number) =>
+  new DomainError('upstream_timeout', `No reply on ${subject} within ${timeoutMs} ms`);
+
+export const clientClosed = (subject: string) =>
+  new DomainError('service_unavailable', `The client was closed before a reply on ${subject} arrived`);
+
+/** A plain object already in the serialised shape (e.g. what the RPC exception filter emits). */
+export function isSerializedDomainError(value: unknown): value is SerializedDomainError {
+  if (typeof value !== 'object' || value === null || value instanceof Error) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    isErrorCode(candidate.code) &&
+    typeof candidate.message === 'string' &&
+    (candidate.details === undefined || Array.isArray(candidate.details)) &&
+    (candidate.extra === undefined || (typeof candidate.extra === 'object' && candidate.extra !== null))
+  );
+}
+
+/** Copies only the known fields, so nothing else a handler attached can ride along. */
+function pick(error: SerializedDomainError): SerializedDomainError {
+  const { code, message, details, extra } = error;
+  return { code, message, ...(details !== undefined && { details }), ...(extra !== undefined && { extra }) };
+}
+
+/** What goes on the wire for whatever a handler threw. Unexpected errors are logged, never sent. */
+export function toSerializedError(error: unknown, logger?: LoggerService): SerializedDomainError {
+  if (error instanceof DomainError) return pick(error.toJSON());
+  if (isSerializedDomainError(error)) return pick(error);
+  // Nest's RpcException wraps a payload; accept it only when that payload is already one of ours.
+  const wrapped = (error as { getError?: () => unknown } | null)?.getError?.();
+  if (isSerializedDomainError(wrapped)) return pick(wrapped);
+  logger?.error(
+    `Unexpected error while handling a message: ${error instanceof Error ? error.message : safeStringify(error)}`,
+    error instanceof Error ? error.stack : undefined,
+  );
+  return internalError().toJSON();
+}
+
+/** The typed error a caller sees for a reply `{ err }`. */
+export function fromSerializedError(value: unknown): DomainError {
+  return isSerializedDomainError(value) ? DomainError.fromJSON(pick(value)) : internalError();
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

