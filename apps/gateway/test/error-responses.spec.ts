@@ -1,0 +1,93 @@
+import { Controller, Get, Module, Post, Body } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DomainError } from '@dcr/domain';
+import { IsEmail } from 'class-validator';
+import request from 'supertest';
+import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
+import { EdgeValidationPipe } from '../src/http/validation.pipe';
+
+class SignInDto {
+  @IsEmail()
+  email: string;
+}
+
+@Controller('probe')
+class ProbeController {
+  @Get('crash')
+  crash(): never {
+    throw new Error('database password is hunter2 at /srv/secret.ts:12');
+  }
+
+  @Get('unavailable')
+  unavailable(): never {
+    throw new DomainError('service_unavailable', 'No decisions service answered');
+  }
+
+  @Get('wrong-country')
+  wrongCountry(): never {
+    throw new DomainError('wrong_country', 'Served from DE', undefined, { home_country: 'DE' });
+  }
+
+  @Post('sign-in')
+  signIn(@Body() body: SignInDto) {
+    return body;
+  }
+}
+
+@Module({ controllers: [ProbeController] })
+class ProbeModule {}
+
+/** The error contract at the HTTP edge: exact statuses and bodies, and never a stack. */
+describe('gateway error responses', () => {
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    app = await NestFactory.create<NestFastifyApplication>(ProbeModule, new FastifyAdapter({ bodyLimit: 1024 }), { logger: false });
+    app.useGlobalPipes(new EdgeValidationPipe());
+    app.useGlobalFilters(new AllExceptionsFilter());
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers an unexpected error with 500, a request id and nothing of the error', async () => {
+    const response = await request(app.getHttpServer()).get('/probe/crash');
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ message: 'Internal server error', code: 'internal_error', request_id: expect.any(String) });
+    expect(response.text).not.toMatch(/hunter2|secret\.ts|at /);
+  });
+
+  it('maps domain codes to their statuses', async () => {
+    expect((await request(app.getHttpServer()).get('/probe/unavailable')).status).toBe(503);
+    const wrong = await request(app.getHttpServer()).get('/probe/wrong-country');
+    expect(wrong.status).toBe(421);
+    expect(wrong.body).toEqual({ message: 'Served from DE', code: 'wrong_country', home_country: 'DE', request_id: expect.any(String) });
+  });
+
+  it('answers validation failures with 422 naming the field', async () => {
+    const response = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'not-an-email' });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      message: 'The request did not pass validation',
+      code: 'validation_failed',
+      details: [{ field: 'email', reason: 'email must be an email' }],
+      request_id: expect.any(String),
+    });
+  });
+
+  it('answers unknown routes, bad JSON and oversized bodies in the same shape', async () => {
+    const missing = await request(app.getHttpServer()).get('/nowhere');
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('route_not_found');
+    const malformed = await request(app.getHttpServer()).post('/probe/sign-in').set('content-type', 'application/json').send('{"email":');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toBe('malformed_json');
+    const large = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'x'.repeat(2000) });
+    expect(large.status).toBe(413);
+    expect(large.body.code).toBe('payload_too_large');
+  });
+});

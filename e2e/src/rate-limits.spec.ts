@@ -1,0 +1,49 @@
+import { InProcessBus } from '@dcr/transport';
+import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+describe('per-application rate limits', () => {
+  let us: RunningCountry;
+  const adminToken = randomSecret();
+
+  beforeAll(async () => {
+    us = await startCountry({
+      country: 'US',
+      peers: [],
+      transport: 'inprocess',
+      bus: new InProcessBus(),
+      subjectRefKey: randomSecret(),
+      adminToken,
+      env: { RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3' },
+    });
+  });
+
+  afterAll(async () => {
+    await us?.close();
+  });
+
+  async function applicationWithToken(name: string): Promise<string> {
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name, environment: 'sandbox' } });
+    const token = await http(us.url, 'POST', `/api/v1/applications/${app.body.id}/api_tokens`, { token: adminToken, body: {} });
+    return token.body.token;
+  }
+
+  it('refuses the request past the burst with 429, Retry-After and RateLimit headers, per application', async () => {
+    const first = await applicationWithToken('first');
+    const second = await applicationWithToken('second');
+
+    const allowed = [];
+    for (let i = 0; i < 3; i++) allowed.push(await http(us.url, 'GET', '/api/v1/me', { token: first }));
+    expect(allowed.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(allowed[0].headers.get('ratelimit-policy')).toMatch(/^"default";q=3;w=\d+$/);
+    expect(allowed[0].headers.get('ratelimit')).toMatch(/^"default";r=2;t=\d+$/);
+
+    const refused = await http(us.url, 'GET', '/api/v1/me', { token: first });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', request_id: expect.any(String) });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+
+    // Another application of the same gateway has its own bucket.
+    expect((await http(us.url, 'GET', '/api/v1/me', { token: second })).status).toBe(200);
+  });
+});

@@ -1,0 +1,119 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { dropDatabase } from '@dcr/persistence';
+import { testNatsUrl, testServerUrl, uniquePrefix } from '@dcr/testing';
+import { http } from '../support/country-harness';
+import { freePort, launch, REPO_ROOT } from '../support/processes';
+
+/**
+ * The two commands of the README, run as a newcomer would (after the build that `npm test` does):
+ * each must seed, print both endpoints, write the credentials file, serve both countries, and stop
+ * cleanly on SIGTERM.
+ */
+describe('start commands', () => {
+  beforeAll(() => {
+    for (const service of ['gateway', 'decisions', 'residency-router']) {
+      if (!existsSync(path.join(REPO_ROOT, 'apps', service, 'dist', 'main.js'))) {
+        throw new Error('Build first: these tests run the built services (npm test does: npm run build)');
+      }
+    }
+  });
+
+  function credentialsIn(dataDir: string) {
+    return JSON.parse(readFileSync(path.join(dataDir, 'dev-credentials.json'), 'utf8')) as {
+      application_id: string;
+      api_token: string;
+      publishable_key: string;
+      endpoints: Record<string, string>;
+    };
+  }
+
+  it('npm start: the embedded default serves US and DE and keeps its data across restarts', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-embedded-'));
+    // PostgreSQL runs as an unprivileged user when the tests run as root: it must reach the folder.
+    chmodSync(dataDir, 0o755);
+    const env = {
+      DCR_DATA_DIR: dataDir,
+      US_PORT: String(await freePort()),
+      DE_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+    };
+    try {
+      const first = launch('tools/dev/start-embedded.js', env);
+      await first.waitForOutput('stop with Ctrl-C', 90000);
+      const credentials = credentialsIn(dataDir);
+      expect(credentials).toMatchObject({
+        application_id: expect.stringMatching(/^tp_dev_/),
+        publishable_key: expect.stringMatching(/^pk_test_/),
+        endpoints: { US: `http://127.0.0.1:${env.US_PORT}`, DE: `http://127.0.0.1:${env.DE_PORT}` },
+      });
+      expect(first.output()).toContain(credentials.endpoints.US);
+      expect(first.output()).toContain(credentials.endpoints.DE);
+      for (const [country, url] of Object.entries(credentials.endpoints)) {
+        const me = await http(url, 'GET', '/api/v1/me', { token: credentials.api_token });
+        expect(me.status).toBe(200);
+        expect(me.body.country).toBe(country);
+      }
+      expect(await first.stop()).toBe(0);
+
+      const second = launch('tools/dev/start-embedded.js', env);
+      await second.waitForOutput('stop with Ctrl-C', 90000);
+      expect(credentialsIn(dataDir).application_id).toBe(credentials.application_id);
+      const me = await http(credentials.endpoints.DE, 'GET', '/api/v1/me', { token: credentials.api_token });
+      expect(me.status).toBe(200);
+      expect(await second.stop()).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240000);
+
+  it('npm run start:distributed: sixteen processes over real NATS, a request crossing services and back', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-distributed-'));
+    const serverUrl = new URL(testServerUrl());
+    serverUrl.pathname = `/${uniquePrefix('dist')}`;
+    const env = {
+      DCR_DATA_DIR: dataDir,
+      DATABASE_URL: serverUrl.toString(),
+      NATS_URL: testNatsUrl(),
+      SUBJECT_NAMESPACE: uniquePrefix('e2e'),
+      US_PORT: String(await freePort()),
+      DE_PORT: String(await freePort()),
+    };
+    const started = launch('tools/dev/start-distributed.js', env);
+    try {
+      await started.waitForOutput('stop with Ctrl-C', 120000);
+      expect(started.output()).toContain('16 processes');
+      const { api_token: token, application_id: app, endpoints } = credentialsIn(dataDir);
+
+      // gateway (DE) → decisions (DE) → residency-router (DE) over NATS, then the directory entry
+      // crosses to US, whose gateway → residency-router answers where the person lives.
+      const created = await http(endpoints.DE, 'POST', `/api/v1/applications/${app}/subjects`, {
+        token,
+        body: { external_id: 'ext-1' },
+      });
+      expect(created.status).toBe(201);
+      let answer = await http(endpoints.US, 'GET', `/api/v1/applications/${app}/subjects/${created.body.id}`, { token });
+      for (let i = 0; answer.status !== 421 && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = await http(endpoints.US, 'GET', `/api/v1/applications/${app}/subjects/${created.body.id}`, { token });
+      }
+      expect(answer.status).toBe(421);
+      expect(answer.body.home_country).toBe('DE');
+
+      const client = new Client({ connectionString: `${serverUrl.toString()}_de` });
+      await client.connect();
+      const schemas = await client.query(`SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg_%' AND nspname <> 'information_schema' ORDER BY 1`);
+      await client.end();
+      expect(schemas.rows.map((r) => r.nspname)).toEqual(
+        expect.arrayContaining(['audit_chain', 'decisions', 'gateway', 'mcp_gateway', 'oidc', 'receipts', 'residency_router', 'webhooks']),
+      );
+    } finally {
+      expect(await started.stop()).toBe(0);
+      await dropDatabase(`${serverUrl.toString()}_us`);
+      await dropDatabase(`${serverUrl.toString()}_de`);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240000);
+});

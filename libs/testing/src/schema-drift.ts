@@ -1,0 +1,48 @@
+import { createServiceDataSource, migrateServiceSchema, pendingSchemaChanges } from '@dcr/persistence';
+import { createTestDatabase } from './test-database';
+
+export interface SchemaOwner {
+  name: string;
+  schema: string;
+  entities: Function[];
+  migrations: Function[];
+}
+
+export interface SchemaCheck {
+  /** Migrations applied to an empty database. */
+  applied: string[];
+  /** SQL TypeORM would still run to match the entities after every migration ran; must be empty. */
+  pendingAfterMigrations: string[];
+  /** Tables left in the schema after every migration was reverted; must be empty. */
+  tablesAfterRevert: string[];
+}
+
+/**
+ * Runs a service's migrations on an empty database of its own, asks TypeORM what would still be
+ * needed to match the entities, then reverts every migration. A service test asserts that nothing
+ * is pending and nothing is left, so entities and migrations cannot drift apart.
+ */
+export async function checkServiceSchema(owner: SchemaOwner): Promise<SchemaCheck> {
+  const database = await createTestDatabase(`schema_${owner.schema}`);
+  const dataSource = createServiceDataSource({
+    url: database.url,
+    schema: owner.schema,
+    entities: owner.entities,
+    migrations: owner.migrations,
+    poolSize: 2,
+  });
+  try {
+    await dataSource.initialize();
+    const applied = await migrateServiceSchema(dataSource);
+    const pendingAfterMigrations = await pendingSchemaChanges(dataSource);
+    for (let i = 0; i < applied.length; i++) await dataSource.undoLastMigration({ transaction: 'each' });
+    const tables = await dataSource.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'migrations'`,
+      [owner.schema],
+    );
+    return { applied, pendingAfterMigrations, tablesAfterRevert: tables.map((t: { table_name: string }) => t.table_name) };
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.drop();
+  }
+}
