@@ -46,3 +46,15 @@ export async function checkServiceSchema(owner: SchemaOwner): Promise<SchemaChec
     await database.drop();
   }
 }
+
+/** The schema test every service runs (in its own `test/schema.spec.ts`). */
+export function describeServiceSchema(owner: SchemaOwner): void {
+  describe(`${owner.name} schema`, () => {
+    it('matches its entities after its migrations, and reverts cleanly', async () => {
+      const check = await checkServiceSchema(owner);
+      expect(check.applied).toHaveLength(owner.migrations.length);
+      expect(check.pendingAfterMigrations).toEqual([]);
+      expect(check.tablesAfterRevert).toEqual([]);
+    });
+  });
+}
