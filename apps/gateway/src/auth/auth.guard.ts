@@ -10,6 +10,12 @@ import { RateLimitService } from '../http/rate-limit.service';
 import { ACCEPTED_CREDENTIALS, AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
 import { CredentialKind, Principal } from './principal';
 
+interface RoutePolicy {
+  public: boolean;
+  accepted: CredentialKind[];
+  scopes: string[];
+}
+
 const notAcceptedYet = (what: string) =>
   new DomainError('credential_not_accepted', `${what} are not accepted yet; use an API token or a publishable key`);
 
@@ -21,6 +27,7 @@ const notAcceptedYet = (what: string) =>
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly adminTokenHash?: string;
+  private readonly policies = new WeakMap<Function, RoutePolicy>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -36,9 +43,9 @@ export class AuthGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     // NATS handlers of the gateway (configuration sync, health) are reached only from inside the country.
     if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    const accepted = this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'];
+    const policy = this.policyOf(context);
+    if (policy.public) return true;
+    const { accepted, scopes } = policy;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const reply = context.switchToHttp().getResponse<FastifyReply>();
 
@@ -51,7 +58,6 @@ export class AuthGuard implements CanActivate {
           : `This route does not accept a credential of kind ${principal.kind}`,
       );
     }
-    const scopes = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
     if (principal.kind === 'api_token') {
       const missing = scopes.filter((scope) => !principal.scopes.includes(scope));
       if (missing.length > 0) throw new DomainError('forbidden', `This API token lacks the scope ${missing.join(', ')}`);
@@ -59,6 +65,22 @@ export class AuthGuard implements CanActivate {
     if (principal.kind !== 'admin') this.rateLimits.enforce(principal.application.id, reply);
     request.principal = principal;
     return true;
+  }
+
+  /** A route's metadata never changes, so it is read once per handler rather than per request. */
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    let policy = this.policies.get(handler);
+    if (!policy) {
+      const targets = [handler, context.getClass()];
+      policy = {
+        public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
+        accepted: this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'],
+        scopes: this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [],
+      };
+      this.policies.set(handler, policy);
+    }
+    return policy;
   }
 
   private authenticate(request: AuthenticatedRequest): Principal {

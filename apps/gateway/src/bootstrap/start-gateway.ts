@@ -53,19 +53,19 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const cors = app.get(CorsPolicy);
   const metrics = app.get(GatewayMetrics);
   metrics.setCountry(env.COUNTRY);
-  fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style hooks: on the hot path they avoid a promise per hook per request.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
-    if (cors.apply(request, reply)) return reply;
+    if (!cors.apply(request, reply)) done();
   });
-  fastify.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
-    const seconds = reply.elapsedTime / 1000;
-    metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    metrics.duration.observe({ method: request.method, route }, seconds);
+    metrics.observe(request.method, route, reply.statusCode, reply.elapsedTime);
     request.log.info(
       { method: request.method, url: request.url, route, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',
     );
+    done();
   });
 
   app.useGlobalPipes(new EdgeValidationPipe());

@@ -27,7 +27,13 @@ export class EdgeValidationPipe extends ValidationPipe {
     });
   }
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // Values from custom parameter decorators (the authenticated principal) are ours, not input.
+    if (metadata.type === 'custom') return Promise.resolve(value);
+    return this.validateInput(value, metadata);
+  }
+
+  private async validateInput(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const validatesClass = typeof metadata.metatype === 'function' && this.toValidate(metadata);
     if (metadata.type === 'body' && validatesClass && !isPlainObject(value)) {
       throw new DomainError('invalid_request', 'The request body must be a JSON object');

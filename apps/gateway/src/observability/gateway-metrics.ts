@@ -36,6 +36,23 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  /** Records one answered request; label children are cached so the hot path does no label hashing. */
+  observe(method: string, route: string, status: number, elapsedMs: number): void {
+    const key = `${method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = {
+        count: this.requests.labels(method, route, String(status)),
+        time: this.duration.labels(method, route),
+      };
+      this.children.set(key, child);
+    }
+    child.count.inc();
+    child.time.observe(elapsedMs / 1000);
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -1,30 +1,26 @@
-import { randomString, ID_ALPHABET } from './random';
+import { nextRandomByte, randomString, ID_ALPHABET } from './random';
 
-const queue: number[][] = [];
-jest.mock('node:crypto', () => {
-  const actual = jest.requireActual('node:crypto');
-  return {
-    ...actual,
-    randomBytes: (n: number) => {
-      const next = queue.shift();
-      return next ? Buffer.from(next) : actual.randomBytes(n);
-    },
-  };
-});
+/** A byte source that plays back a fixed sequence. */
+const bytes = (...values: number[]) => () => {
+  const next = values.shift();
+  if (next === undefined) throw new Error('byte sequence exhausted');
+  return next;
+};
 
 describe('randomString', () => {
-  afterEach(() => (queue.length = 0));
-
   it('discards bytes that would bias the modulo and maps the rest uniformly', () => {
     // 36 symbols: bytes 252..255 must be rejected (they would make 0-3 more likely).
-    queue.push([252, 253, 254, 255, 0, 35, 251, 36]);
-    expect(randomString(4)).toBe('0zz0'); // 0→'0', 35→'z', 251 % 36 = 35→'z', 36 % 36 = 0→'0'
+    expect(randomString(4, ID_ALPHABET, bytes(252, 253, 254, 255, 0, 35, 251, 36))).toBe('0zz0'); // 0→'0', 35→'z', 251 % 36 = 35→'z', 36 % 36 = 0→'0'
   });
 
-  it('asks for more bytes when too many were rejected', () => {
-    queue.push([255, 255, 255, 255, 255, 255, 255, 1]);
-    queue.push([2, 3]);
-    expect(randomString(3)).toBe('123');
+  it('keeps drawing bytes while too many are rejected', () => {
+    expect(randomString(3, ID_ALPHABET, bytes(255, 255, 255, 255, 255, 255, 255, 1, 2, 3))).toBe('123');
+  });
+
+  it('serves crypto bytes from a pool that refills itself', () => {
+    const drawn = Array.from({ length: 10000 }, () => nextRandomByte());
+    expect(new Set(drawn).size).toBeGreaterThan(250);
+    expect(drawn.every((b) => Number.isInteger(b) && b >= 0 && b < 256)).toBe(true);
   });
 
   it('refuses a non-positive length', () => {

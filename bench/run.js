@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+/**
+ * Gateway benchmark: `GET /api/v1/me` with an API token against a bare Fastify JSON hello-world,
+ * measured in the same run on the same machine (the machine is shared and noisy, so the figure that
+ * counts is the ratio), plus the idle memory of one country's services.
+ *
+ *   node bench/run.js [--mode embedded|distributed] [--duration 10] [--connections 32] [--rounds 2]
+ *
+ * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The service is
+ * started by this script with the per-application limit raised to 10,000,000/s (at its default of
+ * 100/s it would cap the load; raised rather than off, so its cost is measured) and its normal logging (one JSON access line per request, to a file).
+ * Results are printed and written to bench/results/<timestamp>-<mode>.json.
+ */
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const autocannon = require('autocannon');
+
+const ROOT = path.resolve(__dirname, '..');
+
+function option(name, fallback) {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? process.argv[index + 1] : fallback;
+}
+
+const mode = option('mode', 'embedded');
+const duration = Number(option('duration', '10'));
+const connections = Number(option('connections', '32'));
+const rounds = Number(option('rounds', '2'));
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+function start(script, env, readyText, flags = []) {
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk.toString();
+      if (output.includes(readyText)) resolve({ child, output: () => output });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+async function load(url, headers) {
+  const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  return {
+    requests_per_second: result.requests.average,
+    latency_p50_ms: result.latency.p50,
+    latency_p99_ms: result.latency.p99,
+    non_2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Resident memory of processes, from /proc, in MiB. */
+function rssMiB(pids) {
+  let kib = 0;
+  for (const pid of pids) {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    kib += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+  return Math.round(kib / 1024);
+}
+
+function childrenOf(pid) {
+  return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .split('\n')
+    .map((s) => Number(s.trim()))
+    .filter(Boolean);
+}
+
+function countryOf(pid) {
+  const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  return environ.find((e) => e.startsWith('COUNTRY='))?.slice(8);
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-'));
+  fs.chmodSync(dataDir, 0o755);
+  const env = {
+    DCR_DATA_DIR: dataDir,
+    US_PORT: String(await freePort()),
+    DE_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    // The limiter stays on, raised out of the way, so its cost is part of what is measured.
+    RATE_LIMIT_RPS: '10000000',
+    RATE_LIMIT_BURST: '10000000',
+  };
+  const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
+  const baseline = await start('bench/hello-fastify.js', { PORT: String(await freePort()) }, 'listening');
+  const baselineUrl = /listening (\S+)/.exec(baseline.output())[1];
+  // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
+  const service = await start(script, env, 'stop with Ctrl-C', mode === 'embedded' ? ['--max-semi-space-size=64'] : []);
+  try {
+    const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'dev-credentials.json'), 'utf8'));
+    const meUrl = `${credentials.endpoints.US}/api/v1/me`;
+    const headers = { authorization: `Bearer ${credentials.api_token}` };
+
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const usPids = mode === 'distributed' ? childrenOf(service.child.pid).filter((pid) => countryOf(pid) === 'US') : [service.child.pid];
+    const idleMemory = {
+      processes: usPids.length,
+      rss_mib: rssMiB(usPids),
+      note: mode === 'distributed' ? 'the eight US service processes' : 'one process holding both countries (US and DE)',
+    };
+
+    // Warm both up, then alternate so drift on a shared machine hits both alike.
+    const warm = { ...{ duration: 3 } };
+    await autocannon({ url: baselineUrl, connections, ...warm });
+    await autocannon({ url: meUrl, headers, connections, ...warm });
+    const baselineRuns = [];
+    const meRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      baselineRuns.push(await load(baselineUrl));
+      meRuns.push(await load(meUrl, headers));
+    }
+    const result = {
+      date: new Date().toISOString(),
+      mode,
+      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      load: { tool: 'autocannon', connections, duration_s: duration, rounds },
+      baseline_fastify_hello: baselineRuns,
+      gateway_me: meRuns,
+      ratio: median(meRuns.map((r) => r.requests_per_second)) / median(baselineRuns.map((r) => r.requests_per_second)),
+      gateway_me_p99_ms: median(meRuns.map((r) => r.latency_p99_ms)),
+      idle_memory: idleMemory,
+    };
+    fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+    const file = path.join(__dirname, 'results', `${result.date.replace(/[:.]/g, '-')}-${mode}.json`);
+    fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(
+      `\n${mode}: /api/v1/me ${median(meRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s = ${(result.ratio * 100).toFixed(0)} % of bare Fastify ` +
+        `(${median(baselineRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s), p99 ${result.gateway_me_p99_ms} ms; idle ${idleMemory.rss_mib} MiB (${idleMemory.note})\n` +
+        `written to ${path.relative(ROOT, file)}\n`,
+    );
+  } finally {
+    await stop(service.child);
+    await stop(baseline.child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
