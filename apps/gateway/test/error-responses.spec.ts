@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DomainError } from '@dcr/domain';
 import { IsEmail } from 'class-validator';
+import pino from 'pino';
 import request from 'supertest';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
 import { EdgeValidationPipe } from '../src/http/validation.pipe';
@@ -45,7 +46,7 @@ describe('gateway error responses', () => {
   beforeAll(async () => {
     app = await NestFactory.create<NestFastifyApplication>(ProbeModule, new FastifyAdapter({ bodyLimit: 1024 }), { logger: false });
     app.useGlobalPipes(new EdgeValidationPipe());
-    app.useGlobalFilters(new AllExceptionsFilter());
+    app.useGlobalFilters(new AllExceptionsFilter(pino({ level: 'silent' })));
     await app.init();
     await app.getHttpAdapter().getInstance().ready();
   });

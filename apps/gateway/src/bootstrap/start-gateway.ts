@@ -5,7 +5,7 @@ import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
 import { newRequestId } from '@dcr/domain';
 import { createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
 import { createRpcValidationPipe, createTransportServer, DomainRpcExceptionFilter } from '@dcr/transport';
-import { FastifyReply, FastifyRequest, LogController } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { CorsPolicy } from '../http/cors.policy';
@@ -38,9 +38,9 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const env = context.env as GatewayEnvironment;
   const dataSource = await openServiceDatabase(context);
   const adapter = new FastifyAdapter({
-    loggerInstance: context.logger,
-    // One access line per request, written by the onResponse hook below.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    // Fastify's own per-request child loggers are off: the gateway writes one access line per
+    // request itself (onResponse below), with the request id, from the service logger.
+    logger: false,
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: true,
@@ -52,6 +52,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const fastify = app.getHttpAdapter().getInstance();
   const cors = app.get(CorsPolicy);
   const metrics = app.get(GatewayMetrics);
+  const { logger } = context;
   metrics.setCountry(env.COUNTRY);
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -61,15 +62,22 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.observe(request.method, route, reply.statusCode, reply.elapsedTime);
-    request.log.info(
-      { method: request.method, url: request.url, route, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 100) / 100 },
+    logger.info(
+      {
+        request_id: request.id,
+        method: request.method,
+        url: request.url,
+        route,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
       'request completed',
     );
     done();
   });
 
   app.useGlobalPipes(new EdgeValidationPipe());
-  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalFilters(new AllExceptionsFilter(context.logger));
 
   const microservice = app.connectMicroservice(
     {

@@ -9,12 +9,12 @@ import { ConnectRepository } from './connect.repository';
 @Injectable()
 export class TokenUseRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger(TokenUseRecorder.name);
-  private pending = new Map<string, Date>();
+  private pending = new Map<string, number>();
 
   constructor(private readonly repository: ConnectRepository) {}
 
   record(tokenId: string): void {
-    this.pending.set(tokenId, new Date());
+    this.pending.set(tokenId, Date.now());
   }
 
   @Interval(2000)
@@ -23,7 +23,7 @@ export class TokenUseRecorder implements OnApplicationShutdown {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      await this.repository.recordTokenUses(batch);
+      await this.repository.recordTokenUses(new Map([...batch].map(([id, at]) => [id, new Date(at)])));
     } catch (error) {
       this.logger.warn(`could not record token use: ${String(error)}`);
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);

@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { DomainError, ErrorCode, FieldIssue, httpStatusOf } from '@dcr/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 
 export interface ErrorBody {
   message: string;
@@ -78,12 +79,12 @@ export function errorBody(error: DomainError, requestId: string): ErrorBody {
   return body;
 }
 
-export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
   const domainError = toDomainError(error);
   const status = httpStatusOf(domainError.code);
   if (status >= 500) {
     // The full error stays in the log, tied to the request id; the caller sees only the id.
-    request.log.error({ err: error }, 'request failed');
+    logger.error({ err: error, request_id: request.id }, 'request failed');
   }
   if (domainError.code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
   void reply.status(status).type('application/json; charset=utf-8').send(errorBody(domainError, request.id));
