@@ -10,4 +10,8 @@ case "$SERVICE" in
     exit 64
     ;;
 esac
+# The gateway takes every request: a larger young generation means fewer scavenges under load.
+if [ "$SERVICE" = gateway ]; then
+  exec node --max-semi-space-size=64 "/app/apps/$SERVICE/dist/main.js" "$@"
+fi
 exec node "/app/apps/$SERVICE/dist/main.js" "$@"
