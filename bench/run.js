@@ -5,6 +5,7 @@
  * counts is the ratio), plus the idle memory of one country's services.
  *
  *   node bench/run.js [--mode embedded|distributed] [--duration 10] [--connections 32] [--rounds 2]
+ *   node bench/run.js --target http://127.0.0.1:3001 --token <API token>   # a country already running
  *
  * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The service is
  * started by this script with the per-application limit raised to 10,000,000/s (at its default of
@@ -63,6 +64,7 @@ function stop(child) {
 
 async function load(url, headers) {
   const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  if (result.non2xx > 0) process.stderr.write(`warning: ${result.non2xx} answers from ${url} were not 2xx\n`);
   return {
     requests_per_second: result.requests.average,
     latency_p50_ms: result.latency.p50,
@@ -96,7 +98,32 @@ function countryOf(pid) {
   return environ.find((e) => e.startsWith('COUNTRY='))?.slice(8);
 }
 
+/** Against a country someone else started: only the throughput comparison, no memory figure. */
+async function againstRunningCountry(target, token) {
+  const baseline = await start('bench/hello-fastify.js', { PORT: String(await freePort()) }, 'listening');
+  try {
+    const baselineUrl = /listening (\S+)/.exec(baseline.output())[1];
+    const meUrl = `${target.replace(/\/$/, '')}/api/v1/me`;
+    const headers = { authorization: `Bearer ${token}` };
+    await autocannon({ url: baselineUrl, connections, duration: 3 });
+    await autocannon({ url: meUrl, headers, connections, duration: 3 });
+    const baselineRuns = [];
+    const meRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      baselineRuns.push(await load(baselineUrl));
+      meRuns.push(await load(meUrl, headers));
+    }
+    const ratio = median(meRuns.map((r) => r.requests_per_second)) / median(baselineRuns.map((r) => r.requests_per_second));
+    process.stdout.write(`${JSON.stringify({ target, baseline_fastify_hello: baselineRuns, gateway_me: meRuns, ratio }, null, 2)}\n`);
+    process.stdout.write(`\n/api/v1/me at ${target}: ${(ratio * 100).toFixed(0)} % of bare Fastify (its rate limit applies: raise RATE_LIMIT_RPS there)\n`);
+  } finally {
+    await stop(baseline.child);
+  }
+}
+
 async function main() {
+  const target = option('target');
+  if (target) return againstRunningCountry(target, option('token') ?? process.env.DCR_API_TOKEN);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-'));
   fs.chmodSync(dataDir, 0o755);
   const env = {
