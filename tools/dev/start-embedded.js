@@ -77,13 +77,18 @@ async function main() {
   const running = [];
   const endpoints = {};
 
+  let stopping = false;
   const stop = async (code = 0) => {
+    // A second signal, or a shutdown that takes too long, ends the process at once.
+    if (stopping) process.exit(code);
+    stopping = true;
+    setTimeout(() => process.exit(code), 15000).unref();
     for (const app of running.reverse()) await app.close().catch(() => {});
     await postgres.stop().catch(() => {});
     process.exit(code);
   };
-  process.once('SIGINT', () => void stop(0));
-  process.once('SIGTERM', () => void stop(0));
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
 
   try {
     for (const country of COUNTRIES) {

@@ -113,6 +113,14 @@ export class GatewayEnvironment extends ServiceEnvironment {
   @Min(1, { message: 'RATE_LIMIT_BURST must be at least 1' })
   RATE_LIMIT_BURST = 200;
 
+  /**
+   * Which requests get an access log line: `all`, or `errors` (4xx, 5xx and requests slower than one
+   * second). Errors are always logged with their request id either way.
+   */
+  @IsOptional()
+  @IsIn(['all', 'errors'], { message: 'ACCESS_LOG must be all or errors' })
+  ACCESS_LOG: 'all' | 'errors' = 'all';
+
   /** Bootstrap credential for `POST /api/v1/applications`: an operator's admin token (stored hashed). */
   @IsOptional()
   @MinLength(32, { message: 'ADMIN_TOKEN must be at least 32 characters' })

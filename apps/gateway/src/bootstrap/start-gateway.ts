@@ -14,6 +14,8 @@ import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** With ACCESS_LOG=errors, a successful request is still logged when it took this long. */
+const SLOW_REQUEST_MS = 1000;
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -53,6 +55,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const cors = app.get(CorsPolicy);
   const metrics = app.get(GatewayMetrics);
   const { logger } = context;
+  const logAll = env.ACCESS_LOG === 'all';
   metrics.setCountry(env.COUNTRY);
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -62,17 +65,19 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.observe(request.method, route, reply.statusCode, reply.elapsedTime);
-    logger.info(
-      {
-        request_id: request.id,
-        method: request.method,
-        url: request.url,
-        route,
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
+    if (logAll || reply.statusCode >= 400 || reply.elapsedTime >= SLOW_REQUEST_MS) {
+      logger.info(
+        {
+          request_id: request.id,
+          method: request.method,
+          url: request.url,
+          route,
+          status: reply.statusCode,
+          duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        },
+        'request completed',
+      );
+    }
     done();
   });
 
