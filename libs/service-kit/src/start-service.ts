@@ -2,7 +2,7 @@ import { INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, ServiceEnvironment, subjectPrefix, ConfigError } from '@dcr/config';
 import { createServiceDataSource, migrateServiceSchema } from '@dcr/persistence';
-import { createRpcValidationPipe, createTransportServer, DomainRpcExceptionFilter, InProcessBus } from '@dcr/transport';
+import { createTransportServer, InProcessBus, useDomainRpcConventions } from '@dcr/transport';
 import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { createLogger, PinoNestLogger } from './logger';
@@ -46,8 +46,7 @@ export async function startService(context: ServiceContext): Promise<INestMicros
     }),
     logger: new PinoNestLogger(context.logger),
   });
-  app.useGlobalPipes(createRpcValidationPipe());
-  app.useGlobalFilters(new DomainRpcExceptionFilter());
+  useDomainRpcConventions(app);
   await app.listen();
   context.logger.info({ transport: env.TRANSPORT }, `${definition.name} listening`);
   return app;

@@ -4,7 +4,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
 import { newRequestId } from '@dcr/domain';
 import { createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
-import { createRpcValidationPipe, createTransportServer, DomainRpcExceptionFilter } from '@dcr/transport';
+import { createTransportServer, useDomainRpcConventions } from '@dcr/transport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
@@ -95,8 +95,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     },
     { inheritAppConfig: false },
   );
-  microservice.useGlobalPipes(createRpcValidationPipe());
-  microservice.useGlobalFilters(new DomainRpcExceptionFilter());
+  useDomainRpcConventions(microservice);
 
   await app.init();
   app.get(OpenApiDocument).build(app);
