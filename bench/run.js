@@ -76,7 +76,7 @@ async function load(url, headers) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** Resident memory of processes, from /proc, in MiB. */
+/** Resident memory of processes, from /proc, in MiB: every process's own VmRSS, added up. */
 function rssMiB(pids) {
   let kib = 0;
   for (const pid of pids) {
@@ -84,6 +84,39 @@ function rssMiB(pids) {
     kib += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   }
   return Math.round(kib / 1024);
+}
+
+/**
+ * Memory the processes take from the machine together, in MiB: each one's private pages, plus the
+ * pages they share (the Node.js binary, its libraries, the page cache of the same files) counted
+ * once rather than once per process, as a plain sum of VmRSS does. The shared part is bounded by
+ * the largest shared set of any one process, since every service maps the same binary and files.
+ */
+function togetherMiB(pids) {
+  let privateKib = 0;
+  let sharedKib = 0;
+  for (const pid of pids) {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? 0);
+    privateKib += field('Private_Clean') + field('Private_Dirty');
+    sharedKib = Math.max(sharedKib, field('Shared_Clean') + field('Shared_Dirty'));
+  }
+  return Math.round((privateKib + sharedKib) / 1024);
+}
+
+/**
+ * Idle memory once it has settled: V8 gives memory back some time after start-up work ends, so
+ * sample every 5 s (up to two minutes) until two samples in a row differ by less than 2 %.
+ */
+async function settledMemory(pids) {
+  let last = togetherMiB(pids);
+  for (let waited = 0; waited < 120; waited += 5) {
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    const now = togetherMiB(pids);
+    if (Math.abs(now - last) / last < 0.02) break;
+    last = now;
+  }
+  return { together_mib: togetherMiB(pids), rss_sum_mib: rssMiB(pids) };
 }
 
 function childrenOf(pid) {
@@ -145,11 +178,10 @@ async function main() {
     const meUrl = `${credentials.endpoints.US}/api/v1/me`;
     const headers = { authorization: `Bearer ${credentials.api_token}` };
 
-    await new Promise((resolve) => setTimeout(resolve, 3000));
     const usPids = mode === 'distributed' ? childrenOf(service.child.pid).filter((pid) => countryOf(pid) === 'US') : [service.child.pid];
     const idleMemory = {
       processes: usPids.length,
-      rss_mib: rssMiB(usPids),
+      ...(await settledMemory(usPids)),
       note: mode === 'distributed' ? 'the eight US service processes' : 'one process holding both countries (US and DE)',
     };
 
@@ -180,7 +212,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(
       `\n${mode}: /api/v1/me ${median(meRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s = ${(result.ratio * 100).toFixed(0)} % of bare Fastify ` +
-        `(${median(baselineRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s), p99 ${result.gateway_me_p99_ms} ms; idle ${idleMemory.rss_mib} MiB (${idleMemory.note})\n` +
+        `(${median(baselineRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s), p99 ${result.gateway_me_p99_ms} ms; idle ${idleMemory.together_mib} MiB together, ${idleMemory.rss_sum_mib} MiB as a sum of RSS (${idleMemory.note})\n` +
         `written to ${path.relative(ROOT, file)}\n`,
     );
   } finally {
