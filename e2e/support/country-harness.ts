@@ -74,8 +74,8 @@ export async function startCountry(options: CountryOptions): Promise<RunningCoun
   };
   const logs = new LogCapture();
   const running: { close(): Promise<void> }[] = [];
-  const env = loadConfig(ServiceEnvironment, raw);
   for (const definition of SERVICES) {
+    const env = loadConfig(definition.environment ?? ServiceEnvironment, raw);
     running.push(await startService(countryContext(definition, env, { bus: options.bus, logDestination: logs })));
   }
   const gateway = await startGateway(

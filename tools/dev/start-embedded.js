@@ -96,8 +96,8 @@ async function main() {
       const raw = environmentFor(country, { serverUrl, secrets, adminToken, port });
       const logDestination = pino.destination({ dest: path.join(DATA_DIR, 'logs', `${country.toLowerCase()}.log`), sync: false, mkdir: true });
       await ensureDatabase(raw.DATABASE_URL);
-      const serviceEnv = loadConfig(ServiceEnvironment, raw, `embedded ${country}`);
       for (const definition of serviceDefinitions) {
+        const serviceEnv = loadConfig(definition.environment ?? ServiceEnvironment, raw, `embedded ${country} ${definition.name}`);
         running.push(await startService(countryContext(definition, serviceEnv, { bus, logDestination })));
       }
       const gatewayEnv = loadConfig(GatewayEnvironment, raw, `embedded ${country} gateway`);

@@ -1,12 +1,14 @@
+import { DecisionsEnvironment } from '@dcr/config';
 import { ServiceDefinition } from '@dcr/service-kit';
+import { DECISIONS_ENTITIES, DecisionsModule } from './decisions.module';
 import { CreateSubjects1763800000000 } from './migrations/1763800000000-create-subjects';
-import { Subject } from './subjects/subject.entity';
-import { SubjectsModule } from './subjects/subjects.module';
+import { CreateFlowsAndSessions1763900000000 } from './migrations/1763900000000-create-flows-and-sessions';
 
 export const decisionsService: ServiceDefinition = {
   name: 'decisions',
   schema: 'decisions',
-  entities: [Subject],
-  migrations: [CreateSubjects1763800000000],
-  module: SubjectsModule,
+  entities: DECISIONS_ENTITIES,
+  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000],
+  module: DecisionsModule,
+  environment: DecisionsEnvironment,
 };

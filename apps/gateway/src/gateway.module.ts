@@ -19,6 +19,12 @@ import { MeController } from './connect/me.controller';
 import { OriginsController } from './connect/origins.controller';
 import { OriginsService } from './connect/origins.service';
 import { TokenUseRecorder } from './connect/token-use-recorder';
+import { DecisionAccess } from './decisions/decision-access';
+import { DecisionsController } from './decisions/decisions.controller';
+import { DevMailboxController } from './decisions/dev-mailbox.controller';
+import { ParticipantController } from './decisions/participant.controller';
+import { FlowsController } from './flows/flows.controller';
+import { HostedPagesController } from './hosted/hosted-pages.controller';
 import { CorsPolicy } from './http/cors.policy';
 import { RateLimitService } from './http/rate-limit.service';
 import { GatewayMetrics } from './observability/gateway-metrics';
@@ -48,6 +54,11 @@ export const GATEWAY_ENTITIES = [
     SubjectsController,
     ActivityController,
     ConfigSyncController,
+    FlowsController,
+    DecisionsController,
+    ParticipantController,
+    DevMailboxController,
+    HostedPagesController,
   ],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -64,6 +75,7 @@ export const GATEWAY_ENTITIES = [
     ActivityRecorder,
     CorsPolicy,
     OpenApiDocument,
+    DecisionAccess,
   ],
 })
 export class GatewayModule {}

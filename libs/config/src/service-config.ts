@@ -83,6 +83,38 @@ export class ServiceEnvironment {
   DB_POOL_SIZE = 10;
 }
 
+/**
+ * The decisions service also mails (sign-in codes). Production sends through SMTP; development and
+ * tests keep mail in a mailbox table readable at `GET /_dev/mailbox`.
+ */
+export class DecisionsEnvironment extends ServiceEnvironment {
+  @IsOptional()
+  @IsIn(['smtp', 'mailbox'], { message: 'MAIL_TRANSPORT must be smtp or mailbox' })
+  MAIL_TRANSPORT?: 'smtp' | 'mailbox';
+
+  @ValidateIf((env: DecisionsEnvironment) => mailTransportOf(env) === 'smtp')
+  @IsString({ message: 'SMTP_URL must be set when mail goes through SMTP (MAIL_TRANSPORT=smtp, the production default)' })
+  @Matches(/^smtps?:\/\/[^\s]+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  MAIL_FROM = 'Decision Service <no-reply@decision-service.invalid>';
+
+  /** How long an unfinished session stays open when the organisation gives no deadline, in seconds. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'SESSION_TTL_SECONDS must be an integer' })
+  @Min(60, { message: 'SESSION_TTL_SECONDS must be at least 60' })
+  @Max(30 * 24 * 3600, { message: 'SESSION_TTL_SECONDS must be at most 30 days' })
+  SESSION_TTL_SECONDS = 24 * 3600;
+}
+
+/** The mail transport in effect: the explicit setting, else SMTP in production and the mailbox otherwise. */
+export function mailTransportOf(env: Pick<DecisionsEnvironment, 'MAIL_TRANSPORT' | 'NODE_ENV'>): 'smtp' | 'mailbox' {
+  return env.MAIL_TRANSPORT ?? (env.NODE_ENV === 'production' ? 'smtp' : 'mailbox');
+}
+
 /** The gateway is the only service with a public port and per-application rate limits. */
 export class GatewayEnvironment extends ServiceEnvironment {
   @IsOptional()

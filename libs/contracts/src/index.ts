@@ -3,3 +3,5 @@ export * from './subjects';
 export * from './config-sync';
 /** `<service>.health`: every service answers it when it and its database are up. */
 export const healthPattern = (service: string) => `${service}.health`;
+export * from './flows';
+export * from './decisions';

@@ -5,3 +5,5 @@ export * from './origins';
 export * from './rate-limit';
 export * from './residency';
 export * from './paging';
+export * from './decisions';
+export * from './flows';

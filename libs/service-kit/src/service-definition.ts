@@ -13,6 +13,8 @@ export interface ServiceDefinition {
   migrations: Function[];
   /** The Nest module holding the service's controllers and providers. */
   module: Type<unknown>;
+  /** The configuration shape validated at boot, when the service needs more than the common one. */
+  environment?: new () => ServiceEnvironment;
 }
 
 /** Everything a running service instance gets from its host process. */

@@ -78,7 +78,7 @@ export function countryContext(
 export async function runStandalone<E extends ServiceEnvironment>(
   definition: ServiceDefinition,
   start: (context: ServiceContext) => Promise<{ close(): Promise<void> }> = startService,
-  shape: new () => E = ServiceEnvironment as new () => E,
+  shape: new () => E = (definition.environment ?? ServiceEnvironment) as new () => E,
 ): Promise<void> {
   let env: E;
   try {

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { CorsPolicy } from '../http/cors.policy';
+import { deprecationHeaders } from '../http/deprecation';
 import { EdgeValidationPipe } from '../http/validation.pipe';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
@@ -60,6 +61,8 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
+    const deprecated = deprecationHeaders(request.url);
+    if (deprecated) reply.headers(deprecated);
     if (!cors.apply(request, reply)) done();
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {

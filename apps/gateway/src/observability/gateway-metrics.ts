@@ -36,6 +36,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** The embedded frame's postMessage protocol: messages dropped because no target origin was set. */
+  readonly postMessageDropped = new Counter({
+    name: 'trust_surface_postmessage_dropped_total',
+    help: 'postMessage messages the decision frame dropped instead of posting (never to a wildcard origin)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
 
   /** Records one answered request; label children are cached so the hot path does no label hashing. */

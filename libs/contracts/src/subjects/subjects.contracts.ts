@@ -1,4 +1,5 @@
 import { IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { APPLICATION_ID } from '../patterns';
 
 /**
  * decisions: the people (subjects) an application asks for decisions. A subject's e-mail and
@@ -7,8 +8,6 @@ import { IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator'
 export const SUBJECTS_CREATE = 'decisions.subjects.create';
 export const SUBJECTS_GET = 'decisions.subjects.get';
 export const SUBJECTS_FIND = 'decisions.subjects.find';
-
-const APPLICATION_ID = /^tp_[a-z]{2,8}_[0-9a-z]{16}$/;
 
 export class CreateSubjectRequest {
   @Matches(APPLICATION_ID)

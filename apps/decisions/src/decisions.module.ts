@@ -1,0 +1,47 @@
+import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { FlowReplicator } from './flows/flow-replicator';
+import { FlowVersion } from './flows/flow-version.entity';
+import { FlowsController } from './flows/flows.controller';
+import { FlowsRepository } from './flows/flows.repository';
+import { FlowsService } from './flows/flows.service';
+import { DevMail } from './mail/dev-mail.entity';
+import { MailTransport } from './mail/mail-transport';
+import { OutboxRelay } from './outbox/outbox';
+import { OutboxEvent } from './outbox/outbox-event.entity';
+import { Completion } from './sessions/completion';
+import { CreateDecision } from './sessions/create-decision';
+import { DecisionSession } from './sessions/decision-session.entity';
+import { ParticipantSteps } from './sessions/participant-steps';
+import { SessionExpiry } from './sessions/session-expiry';
+import { SessionsController } from './sessions/sessions.controller';
+import { SessionsRepository } from './sessions/sessions.repository';
+import { SignInCode } from './sessions/sign-in-code.entity';
+import { Subject } from './subjects/subject.entity';
+import { SubjectsController } from './subjects/subjects.controller';
+import { SubjectsRepository } from './subjects/subjects.repository';
+import { SubjectsService } from './subjects/subjects.service';
+
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail];
+
+/** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
+@Module({
+  imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
+  controllers: [SubjectsController, FlowsController, SessionsController],
+  providers: [
+    SubjectsRepository,
+    SubjectsService,
+    FlowsRepository,
+    FlowsService,
+    FlowReplicator,
+    OutboxRelay,
+    MailTransport,
+    SessionsRepository,
+    CreateDecision,
+    ParticipantSteps,
+    Completion,
+    SessionExpiry,
+  ],
+})
+export class DecisionsModule {}

@@ -1,0 +1,66 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { FLOWS_CHANGED, FLOWS_SNAPSHOT, FlowChangedEvent, FlowsSnapshotReply, FlowsSnapshotRequest, FlowVersionSnapshot } from '@dcr/contracts';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { firstValueFrom, timeout } from 'rxjs';
+import { FlowVersion } from './flow-version.entity';
+import { fromSnapshot, toSnapshot } from './flow-message';
+import { FlowsRepository } from './flows.repository';
+
+/**
+ * Flows are configuration, the same in every country: the authoring country pushes every version of
+ * a changed flow to its peers, and each country pulls what its peers authored at start and every
+ * minute, which heals anything missed while a peer was down. A replica keeps the highest revision.
+ */
+@Injectable()
+export class FlowReplicator implements OnApplicationBootstrap {
+  private readonly logger = new Logger(FlowReplicator.name);
+
+  constructor(
+    private readonly flows: FlowsRepository,
+    private readonly clients: ServiceClients,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    // Peers may still be starting; the periodic pull catches up with them.
+    void this.pullFromPeers();
+  }
+
+  push(rows: FlowVersion[]): void {
+    const event: FlowChangedEvent = { versions: rows.map(toSnapshot) };
+    for (const peer of this.clients.peerCountries()) {
+      this.clients
+        .peer(peer)
+        .emit(FLOWS_CHANGED, event)
+        .subscribe({ error: (error) => this.logger.warn(`flow push to ${peer} failed: ${String(error)}`) });
+    }
+  }
+
+  async receive(versions: FlowVersionSnapshot[]): Promise<void> {
+    for (const snapshot of versions) await this.flows.applyReplica(fromSnapshot(snapshot));
+  }
+
+  async authoredHere(): Promise<FlowsSnapshotReply> {
+    return { versions: (await this.flows.authoredIn(this.context.env.COUNTRY)).map(toSnapshot) };
+  }
+
+  @Interval(60_000)
+  async pullFromPeers(): Promise<void> {
+    await Promise.all(
+      this.clients.peerCountries().map(async (peer) => {
+        try {
+          const reply = await firstValueFrom(
+            this.clients
+              .peer(peer)
+              .send<FlowsSnapshotReply, FlowsSnapshotRequest>(FLOWS_SNAPSHOT, { from_country: this.context.env.COUNTRY })
+              .pipe(timeout(10_000)),
+          );
+          await this.receive(reply.versions);
+        } catch (error) {
+          this.logger.debug(`flow pull from ${peer} skipped: ${(error as Error).message}`);
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { FlowVersion } from './flow-version.entity';
+
+/** Flow versions in this country's database; no rules here, only queries. */
+@Injectable()
+export class FlowsRepository {
+  constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {}
+
+  latest(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {
+    return manager.findOne(FlowVersion, { where: { id: flowId }, order: { version: 'DESC' } });
+  }
+
+  version(flowId: string, version: number): Promise<FlowVersion | null> {
+    return this.versions.findOne({ where: { id: flowId, version } });
+  }
+
+  active(flowId: string): Promise<FlowVersion | null> {
+    return this.versions.findOne({ where: { id: flowId, status: 'active' }, order: { version: 'DESC' } });
+  }
+
+  allVersions(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion[]> {
+    return manager.find(FlowVersion, { where: { id: flowId }, order: { version: 'ASC' } });
+  }
+
+  /** Every version of one flow, locked for the rest of the transaction (activation, new version). */
+  lockVersions(manager: EntityManager, flowId: string): Promise<FlowVersion[]> {
+    return manager
+      .createQueryBuilder(FlowVersion, 'f')
+      .where('f.id = :flowId', { flowId })
+      .orderBy('f.version', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
+  /** The newest version of each flow of an application, newest flow first, after a cursor position. */
+  async page(applicationId: string, limit: number, after?: { created_at: string; id: string }): Promise<FlowVersion[]> {
+    const query = this.versions
+      .createQueryBuilder('f')
+      .distinctOn(['f.created_at', 'f.id'])
+      .where('f.application_id = :applicationId', { applicationId })
+      .andWhere('f.version = (SELECT max(v.version) FROM "decisions"."flow_versions" v WHERE v.id = f.id)')
+      .orderBy('f.created_at', 'DESC')
+      .addOrderBy('f.id', 'DESC')
+      .limit(limit);
+    if (after) {
+      query.andWhere('(f.created_at, f.id) < (:createdAt, :id)', { createdAt: after.created_at, id: after.id });
+    }
+    return query.getMany();
+  }
+
+  /** Versions authored in this country, for a peer that asks for everything. */
+  authoredIn(country: string): Promise<FlowVersion[]> {
+    return this.versions.find({ where: { authoredIn: country }, order: { id: 'ASC', version: 'ASC' } });
+  }
+
+  /** Stores a replicated version unless the copy here is as new or newer. True when it changed. */
+  async applyReplica(row: FlowVersion): Promise<boolean> {
+    const rows: unknown[] = await this.versions.query(
+      `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint",
+         "authored_in", "revision", "created_at", "updated_at", "activated_at", "superseded_at")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       ON CONFLICT ("id", "version") DO UPDATE SET
+         "status" = EXCLUDED."status", "terms" = EXCLUDED."terms", "terms_fingerprint" = EXCLUDED."terms_fingerprint",
+         "revision" = EXCLUDED."revision", "updated_at" = EXCLUDED."updated_at",
+         "activated_at" = EXCLUDED."activated_at", "superseded_at" = EXCLUDED."superseded_at"
+       WHERE "flow_versions"."revision" < EXCLUDED."revision"
+       RETURNING "id"`,
+      [
+        row.id,
+        row.version,
+        row.applicationId,
+        row.status,
+        JSON.stringify(row.terms),
+        row.termsFingerprint,
+        row.authoredIn,
+        row.revision,
+        row.createdAt,
+        row.updatedAt,
+        row.activatedAt,
+        row.supersededAt,
+      ],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,32 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * A fact the decisions service owes the rest of the system (webhooks, the audit trail). Written in
+ * the same transaction as the change it describes, so a committed decision never loses its event;
+ * the relay publishes unpublished rows and marks them, so delivery is at least once.
+ */
+@Entity({ name: 'outbox' })
+@Index('IX_outbox_unpublished', ['occurredAt'], { where: '"published_at" IS NULL' })
+export class OutboxEvent {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ type: 'text' })
+  type: string;
+
+  @Column({ name: 'application_id', type: 'text' })
+  applicationId: string;
+
+  /** Internal facts (state changes with their actor) go to the audit trail, not to webhooks. */
+  @Column({ type: 'boolean', default: false })
+  internal: boolean;
+
+  @Column({ type: 'jsonb' })
+  data: Record<string, unknown>;
+
+  @Column({ name: 'occurred_at', type: 'timestamptz' })
+  occurredAt: Date;
+
+  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
+  publishedAt: Date | null;
+}

@@ -1,0 +1,203 @@
+import { Injectable } from '@nestjs/common';
+import { CompleteReply, CompleteRequest, ExchangeReply, ExchangeRequest, VerifyReply, VerifyRequest } from '@dcr/contracts';
+import {
+  assertCompletable,
+  completionStatus,
+  DecisionOutcome,
+  DecisionStatus,
+  DomainError,
+  eventTypeFor,
+  FlowTerms,
+  hashCredential,
+  newOpaqueId,
+  normaliseOutcome,
+  notFound,
+} from '@dcr/domain';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { FlowsRepository } from '../flows/flows.repository';
+import { OutboxRelay, recordEvent } from '../outbox/outbox';
+import { DecisionSession } from './decision-session.entity';
+import { recordTransition } from './session-events';
+import { SessionsRepository } from './sessions.repository';
+
+/** The consent (exchange) token lives five minutes and is used once. */
+export const CONSENT_TOKEN_TTL_MS = 5 * 60 * 1000;
+
+type PurposeStatus = 'granted' | 'declined' | 'objected' | 'noticed';
+
+/**
+ * The person's decision per purpose. Absent choices follow the outcome: a grant without a list
+ * grants every consent purpose as presented, a decline declines them all; a legitimate-interest
+ * purpose stands unless the person objects (false); notice-only purposes take no decision.
+ */
+export function decidePurposes(terms: FlowTerms, outcome: DecisionOutcome, given?: Record<string, boolean>): Record<string, PurposeStatus> {
+  const known = new Map(terms.purposes.map((purpose) => [purpose.key, purpose]));
+  const issues: { field: string; reason: string }[] = [];
+  for (const [key, value] of Object.entries(given ?? {})) {
+    const purpose = known.get(key);
+    if (!purpose) issues.push({ field: `purposes.${key}`, reason: 'not a purpose of this flow' });
+    else if (!purpose.takes_decision) issues.push({ field: `purposes.${key}`, reason: `${purpose.basis} purpose is notice-only and takes no decision` });
+    else if (typeof value !== 'boolean') issues.push({ field: `purposes.${key}`, reason: 'must be true or false' });
+  }
+  if (issues.length > 0) throw new DomainError('validation_failed', 'The purposes are not valid', issues);
+
+  const result: Record<string, PurposeStatus> = {};
+  for (const purpose of terms.purposes) {
+    const choice = given?.[purpose.key];
+    if (!purpose.takes_decision) result[purpose.key] = 'noticed';
+    else if (purpose.basis === 'legitimate_interest') result[purpose.key] = choice === false ? 'objected' : 'noticed';
+    else if (outcome === 'declined') result[purpose.key] = 'declined';
+    else result[purpose.key] = choice === undefined ? 'granted' : choice ? 'granted' : 'declined';
+  }
+  const consentKeys = terms.purposes.filter((p) => p.takes_decision && p.basis !== 'legitimate_interest').map((p) => p.key);
+  if (outcome === 'granted' && consentKeys.length > 0 && !consentKeys.some((key) => result[key] === 'granted')) {
+    throw new DomainError('validation_failed', 'Nothing is granted: complete with outcome declined instead', [
+      { field: 'purposes', reason: 'a grant needs at least one consent purpose set to true' },
+    ]);
+  }
+  return result;
+}
+
+function withQuery(uri: string, query: string): string {
+  return `${uri}${uri.includes('?') ? '&' : '?'}${query}`;
+}
+
+/** Deciding, and the consent token that lets the organisation learn the outcome server-side. */
+@Injectable()
+export class Completion {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sessions: SessionsRepository,
+    private readonly flows: FlowsRepository,
+    private readonly relay: OutboxRelay,
+  ) {}
+
+  async complete(request: CompleteRequest): Promise<CompleteReply> {
+    const consentToken = randomBytes(32).toString('base64url');
+    const session = await this.dataSource.transaction(async (manager) => {
+      const session = await this.sessions.lock(manager, request.session_token);
+      if (!session) throw notFound('Decision');
+      const now = new Date();
+      if (session.expiresAt.getTime() <= now.getTime()) {
+        throw new DomainError('illegal_transition', 'This request has expired', [], { status: 'expired', allowed: [] });
+      }
+      const outcome = normaliseOutcome(session.kind, request.outcome);
+      assertCompletable(session.status as DecisionStatus, session.path);
+
+      let purposes: Record<string, PurposeStatus> | null = null;
+      if (session.kind === 'consent') {
+        const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion) : null;
+        if (!flow) throw new DomainError('internal_error', 'The flow version of this session is missing');
+        purposes = decidePurposes(flow.terms as unknown as FlowTerms, outcome, request.purposes);
+      } else if (request.purposes) {
+        throw new DomainError('validation_failed', 'An approval has no purposes', [{ field: 'purposes', reason: 'not allowed for approvals' }]);
+      }
+      if (outcome === 'countered' && !request.counter) {
+        throw new DomainError('validation_failed', 'A counter needs the counter-proposal', [{ field: 'counter', reason: 'required when the outcome is countered' }]);
+      }
+      if (outcome !== 'countered' && request.counter) {
+        throw new DomainError('validation_failed', 'Only a counter carries a counter-proposal', [{ field: 'counter', reason: 'only with outcome countered' }]);
+      }
+      const from = session.status;
+      Object.assign(session, {
+        status: completionStatus(outcome),
+        outcome,
+        purposeDecisions: purposes ? Object.fromEntries(Object.entries(purposes).map(([k, v]) => [k, v === 'granted'])) : null,
+        counter: request.counter ?? null,
+        completedAt: now,
+        recordId: newOpaqueId('rec', 20),
+        consentTokenHash: hashCredential(consentToken),
+        consentTokenExpiresAt: new Date(now.getTime() + CONSENT_TOKEN_TTL_MS),
+        consentTokenConsumedAt: null,
+        updatedAt: now,
+      });
+      await this.sessions.save(manager, session);
+      await recordTransition(manager, session, from, session.status, { type: 'participant', id: session.subjectId ?? undefined }, now);
+      await this.recordOutcome(manager, session, purposes, now);
+      return session;
+    });
+    this.relay.kick();
+    const reply: CompleteReply = { outcome: session.outcome as string, exchange_token: consentToken, completed_at: session.completedAt!.toISOString() };
+    if (session.deliveryMode === 'redirect' && session.redirectUri) {
+      reply.redirect_to = session.status === 'fulfilled' ? session.redirectUri : withQuery(session.redirectUri, 'error=access_denied');
+    }
+    return reply;
+  }
+
+  /** Consumes the consent token: the first check answers the session's status, later ones `expired`. */
+  async verify(request: VerifyRequest, applicationId: string): Promise<VerifyReply> {
+    const session = await this.consume(request.session_token, request.consent_token, applicationId);
+    if (!session) return { valid: false, status: 'expired' };
+    return { valid: session.status === 'fulfilled', status: session.status, outcome: session.outcome ?? undefined };
+  }
+
+  async exchange(request: ExchangeRequest): Promise<ExchangeReply> {
+    const session = await this.consume(request.session_token, request.exchange_token, request.application_id);
+    if (!session) throw new DomainError('gone', 'The exchange token has expired or was already used');
+    const purposes = session.purposeDecisions ?? undefined;
+    return {
+      status: session.status,
+      outcome: session.outcome as string,
+      record_id: session.recordId as string,
+      claims: {
+        session_id: session.id,
+        kind: session.kind,
+        outcome: session.outcome,
+        flow_id: session.flowId,
+        flow_version: session.flowVersion,
+        ...(purposes ? { purposes } : {}),
+        ...(session.approval ? { approval: session.approval } : {}),
+        ...(session.counter ? { counter: session.counter } : {}),
+        subject: session.subjectId ? { id: session.subjectId, ...(session.signedInAt ? { email: session.subjectEmail } : {}) } : null,
+        completed_at: session.completedAt?.toISOString() ?? null,
+      },
+      attestations: session.signedInAt
+        ? [{ type: 'email_verified', method: 'one_time_code', verified_at: session.signedInAt.toISOString() }]
+        : [],
+      // Verifiable credentials belong to the Verify surface, which presents none yet.
+      credentials: [],
+    };
+  }
+
+  /**
+   * The session whose unexpired, unused consent token this is, now marked used; null for anything
+   * else (unknown, replayed, too old), so that no answer tells a guess apart from a replay.
+   */
+  private async consume(token: string, consentToken: string, applicationId: string): Promise<DecisionSession | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const session = await this.sessions.lock(manager, token);
+      if (!session || session.applicationId !== applicationId) throw notFound('Decision');
+      if (!session.consentTokenHash || session.consentTokenConsumedAt || !session.consentTokenExpiresAt) return null;
+      const given = Buffer.from(hashCredential(consentToken), 'hex');
+      if (!timingSafeEqual(given, Buffer.from(session.consentTokenHash, 'hex'))) return null;
+      const now = new Date();
+      if (session.consentTokenExpiresAt.getTime() <= now.getTime()) return null;
+      session.consentTokenConsumedAt = now;
+      await this.sessions.save(manager, session);
+      return session;
+    });
+  }
+
+  private recordOutcome(manager: EntityManager, session: DecisionSession, purposes: Record<string, PurposeStatus> | null, at: Date) {
+    const type = eventTypeFor(session.kind, session.outcome as DecisionOutcome);
+    return recordEvent(manager, {
+      type,
+      applicationId: session.applicationId,
+      occurredAt: at,
+      data: {
+        session_id: session.id,
+        record_id: session.recordId,
+        kind: session.kind,
+        outcome: session.outcome,
+        flow_id: session.flowId,
+        flow_version: session.flowVersion,
+        subject: session.subjectId ? { id: session.subjectId } : null,
+        ...(purposes ? { purposes } : {}),
+        ...(session.approval ? { approval: session.approval } : {}),
+        ...(session.counter ? { counter: session.counter } : {}),
+        completed_at: at.toISOString(),
+      },
+    });
+  }
+}

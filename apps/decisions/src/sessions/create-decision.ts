@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DecisionsEnvironment } from '@dcr/config';
+import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
+import { decisionPathFor, DomainError, FlowTerms, newOpaqueId, newSessionToken } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { DataSource } from 'typeorm';
+import { FlowsRepository } from '../flows/flows.repository';
+import { OutboxRelay } from '../outbox/outbox';
+import { SubjectsService } from '../subjects/subjects.service';
+import { DecisionSession } from './decision-session.entity';
+import { recordTransition } from './session-events';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+
+/** A deadline may be at most this far ahead. */
+const MAX_DEADLINE_MS = 30 * 24 * 3600 * 1000;
+
+/** Opens a session: checks the flow (active, the application's own) and the person's home. */
+@Injectable()
+export class CreateDecision {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly flows: FlowsRepository,
+    private readonly subjects: SubjectsService,
+    private readonly relay: OutboxRelay,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async execute(request: CreateDecisionRequest): Promise<DecisionCreated> {
+    const env = this.context.env as DecisionsEnvironment;
+    const now = new Date();
+    if (request.kind === 'consent' && !request.flow_id) {
+      throw new DomainError('validation_failed', 'A consent decision needs a flow', [{ field: 'flow_id', reason: 'required for kind consent' }]);
+    }
+    if (request.kind === 'approval' && !request.approval) {
+      throw new DomainError('validation_failed', 'An approval needs what is to be approved', [
+        { field: 'approval', reason: 'required for kind approval: {title, action, trigger, description?, value?, agent_id?}' },
+      ]);
+    }
+    if (request.kind === 'consent' && request.approval) {
+      throw new DomainError('validation_failed', 'Only approvals carry an approval object', [{ field: 'approval', reason: 'not allowed for kind consent' }]);
+    }
+
+    let flowVersion: number | null = null;
+    let terms: FlowTerms | undefined;
+    if (request.flow_id) {
+      const flow = await this.flows.latest(request.flow_id);
+      if (!flow || flow.applicationId !== request.application_id) {
+        throw new DomainError('validation_failed', 'The flow does not exist', [{ field: 'flow_id', reason: 'no such flow in this application' }]);
+      }
+      const active = flow.status === 'active' ? flow : await this.flows.active(request.flow_id);
+      if (!active) {
+        throw new DomainError('validation_failed', 'The flow is a draft: activate it before asking anyone', [
+          { field: 'flow_id', reason: 'flow is not active' },
+        ]);
+      }
+      flowVersion = active.version;
+      terms = active.terms as unknown as FlowTerms;
+    }
+
+    let deadline: Date | null = null;
+    if (request.deadline_at) {
+      deadline = new Date(request.deadline_at);
+      if (deadline.getTime() <= now.getTime()) {
+        throw new DomainError('validation_failed', 'The deadline has passed', [{ field: 'deadline_at', reason: 'must be in the future' }]);
+      }
+      if (deadline.getTime() - now.getTime() > MAX_DEADLINE_MS) {
+        throw new DomainError('validation_failed', 'The deadline is too far ahead', [{ field: 'deadline_at', reason: 'at most 30 days ahead' }]);
+      }
+    }
+    const expiresAt = deadline ?? new Date(now.getTime() + env.SESSION_TTL_SECONDS * 1000);
+
+    // A named person must be homed here; a person homed elsewhere gets `wrong_country`.
+    let subjectId: string | null = null;
+    const email = request.subject?.email?.trim().toLowerCase() || null;
+    const externalId = request.subject?.external_id?.trim() || null;
+    if (email || externalId) {
+      const { subject } = await this.subjects.create({
+        application_id: request.application_id,
+        email: email ?? undefined,
+        external_id: externalId ?? undefined,
+      });
+      subjectId = subject.id;
+    }
+
+    const path = decisionPathFor(request.kind, terms?.pattern ?? null);
+    const session = Object.assign(new DecisionSession(), {
+      token: newSessionToken(env.COUNTRY),
+      id: newOpaqueId('dcs', 20),
+      applicationId: request.application_id,
+      kind: request.kind,
+      path,
+      status: 'pending',
+      createdVia: request.via,
+      flowId: request.flow_id ?? null,
+      flowVersion,
+      deliveryMode: request.delivery_mode,
+      embedOrigin: request.embed_origin ?? null,
+      redirectUri: request.redirect_uri ?? null,
+      locale: request.locale ?? terms?.locale ?? 'en',
+      subjectId,
+      subjectEmail: email,
+      subjectExternalId: externalId,
+      signedInAt: null,
+      approval: request.approval
+        ? {
+            title: request.approval.title,
+            description: request.approval.description ?? null,
+            action: request.approval.action,
+            value: request.approval.value ? { amount: request.approval.value.amount, currency: request.approval.value.currency } : null,
+            trigger: request.approval.trigger,
+            agent_id: request.approval.agent_id ?? null,
+          }
+        : null,
+      deadlineAt: deadline,
+      expiresAt,
+      outcome: null,
+      purposeDecisions: null,
+      counter: null,
+      completedAt: null,
+      recordId: null,
+      consentTokenHash: null,
+      consentTokenExpiresAt: null,
+      consentTokenConsumedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.dataSource.transaction(async (manager) => {
+      await manager.insert(DecisionSession, session as QueryDeepPartialEntity<DecisionSession>);
+      await recordTransition(manager, session, null, 'pending', { type: 'application', id: request.application_id }, now);
+    });
+    this.relay.kick();
+    return {
+      session_token: session.token,
+      kind: session.kind,
+      status: session.status,
+      delivery_mode: session.deliveryMode,
+      flow_id: session.flowId,
+      flow_version: session.flowVersion,
+      expires_at: expiresAt.toISOString(),
+      deadline_at: deadline?.toISOString() ?? null,
+      created_at: now.toISOString(),
+    };
+  }
+}

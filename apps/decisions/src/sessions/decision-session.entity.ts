@@ -1,0 +1,108 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * A bounded ask (`dts_…`) and its progress. Personal data (the person's e-mail, their decisions)
+ * lives only in this country's database. The session token is the participant's capability URL;
+ * the consent token issued at completion is a credential and is kept only as a hash.
+ */
+@Entity({ name: 'decision_sessions' })
+@Index('IX_decision_sessions_in_flight', ['expiresAt'], {
+  where: `"status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
+})
+@Index('IX_decision_sessions_email', ['subjectEmail', 'status'])
+@Index('UQ_decision_sessions_id', ['id'], { unique: true })
+@Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
+export class DecisionSession {
+  @PrimaryColumn({ type: 'text' })
+  token: string;
+
+  /** The session's public id (`dcs_…`), used in events and the audit trail instead of the token. */
+  @Column({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'application_id', type: 'text' })
+  applicationId: string;
+
+  @Column({ type: 'text' })
+  kind: 'consent' | 'approval';
+
+  @Column({ type: 'text' })
+  path: 'standard' | 'informed';
+
+  @Column({ type: 'text' })
+  status: string;
+
+  @Column({ name: 'created_via', type: 'text' })
+  createdVia: 'decisions' | 'consent_sessions';
+
+  @Column({ name: 'flow_id', type: 'text', nullable: true })
+  flowId: string | null;
+
+  @Column({ name: 'flow_version', type: 'integer', nullable: true })
+  flowVersion: number | null;
+
+  @Column({ name: 'delivery_mode', type: 'text' })
+  deliveryMode: 'embed' | 'popup' | 'redirect' | 'direct';
+
+  @Column({ name: 'embed_origin', type: 'text', nullable: true })
+  embedOrigin: string | null;
+
+  @Column({ name: 'redirect_uri', type: 'text', nullable: true })
+  redirectUri: string | null;
+
+  @Column({ type: 'text' })
+  locale: string;
+
+  @Column({ name: 'subject_id', type: 'text', nullable: true })
+  subjectId: string | null;
+
+  /** The e-mail the organisation named, or the one the person proved by signing in. */
+  @Column({ name: 'subject_email', type: 'text', nullable: true })
+  subjectEmail: string | null;
+
+  @Column({ name: 'subject_external_id', type: 'text', nullable: true })
+  subjectExternalId: string | null;
+
+  @Column({ name: 'signed_in_at', type: 'timestamptz', nullable: true })
+  signedInAt: Date | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  approval: Record<string, unknown> | null;
+
+  @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
+  deadlineAt: Date | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ type: 'text', nullable: true })
+  outcome: string | null;
+
+  /** Per purpose, what the person decided (true granted / false declined or objected). */
+  @Column({ name: 'purpose_decisions', type: 'jsonb', nullable: true })
+  purposeDecisions: Record<string, boolean> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  counter: Record<string, unknown> | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  @Column({ name: 'record_id', type: 'text', nullable: true })
+  recordId: string | null;
+
+  @Column({ name: 'consent_token_hash', type: 'text', nullable: true })
+  consentTokenHash: string | null;
+
+  @Column({ name: 'consent_token_expires_at', type: 'timestamptz', nullable: true })
+  consentTokenExpiresAt: Date | null;
+
+  @Column({ name: 'consent_token_consumed_at', type: 'timestamptz', nullable: true })
+  consentTokenConsumedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,211 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
+import { assertTransition, DecisionStatus, DomainError, isInFlight, newOpaqueId, notFound } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { FlowsRepository } from '../flows/flows.repository';
+import { MailTransport } from '../mail/mail-transport';
+import { OutboxRelay, recordEvent } from '../outbox/outbox';
+import { SubjectsService } from '../subjects/subjects.service';
+import { DecisionSession } from './decision-session.entity';
+import { SignInCode } from './sign-in-code.entity';
+import { signInMail } from './sign-in-mail';
+import { recordTransition } from './session-events';
+import { toParticipantView } from './session-view';
+import { SessionsRepository } from './sessions.repository';
+
+export const SIGN_IN_CODE_TTL_MS = 10 * 60 * 1000;
+export const SIGN_IN_MAX_ATTEMPTS = 5;
+export const SIGN_IN_MAX_CODES_PER_HOUR = 5;
+
+const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+/**
+ * What the person does on the hosted pages before deciding: open the session, sign in with a
+ * mailed one-time code, move along the path, cancel. The hosted pages are a thin client over this.
+ */
+@Injectable()
+export class ParticipantSteps {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sessions: SessionsRepository,
+    private readonly flows: FlowsRepository,
+    private readonly subjects: SubjectsService,
+    private readonly mail: MailTransport,
+    private readonly relay: OutboxRelay,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async view(token: string): Promise<ParticipantViewMessage> {
+    let session = await this.sessions.find(token);
+    if (!session) throw notFound('Decision');
+    if (isInFlight(session.status) && session.expiresAt.getTime() <= Date.now()) {
+      session = await this.inTransaction(token, (manager, locked) => this.expire(manager, locked, { type: 'system' }, 'time'));
+    }
+    return this.viewOf(session);
+  }
+
+  async transition(request: TransitionRequest): Promise<ParticipantViewMessage> {
+    const to = request.to as DecisionStatus;
+    if (to === 'fulfilled' || to === 'expired') {
+      throw new DomainError('validation_failed', 'Use complete or cancel to end a decision', [
+        { field: 'to', reason: to === 'fulfilled' ? 'decide with POST …/complete' : 'cancel with POST …/cancel' },
+      ]);
+    }
+    const session = await this.inTransaction(request.session_token, async (manager, locked) => {
+      this.requireOpen(locked);
+      assertTransition(locked.status as DecisionStatus, to, locked.path);
+      if (to === 'revoked' && locked.kind !== 'consent') {
+        throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
+      }
+      const now = new Date();
+      if (to === 'verifying') await this.checkCode(manager, locked, request, now);
+      const from = locked.status;
+      locked.status = to;
+      locked.updatedAt = now;
+      await this.sessions.save(manager, locked);
+      await recordTransition(manager, locked, from, to, { type: 'participant' }, now);
+      if (to === 'revoked') {
+        await recordEvent(manager, {
+          type: 'consent.revoked',
+          applicationId: locked.applicationId,
+          occurredAt: now,
+          data: { session_id: locked.id, record_id: locked.recordId, flow_id: locked.flowId, flow_version: locked.flowVersion, subject: { id: locked.subjectId } },
+        });
+      }
+      return locked;
+    });
+    this.relay.kick();
+    return this.viewOf(session);
+  }
+
+  /** Mails a one-time code for the `authenticating → verifying` step. */
+  async signIn(request: SignInRequest): Promise<SignInReply> {
+    const session = await this.sessions.find(request.session_token);
+    if (!session) throw notFound('Decision');
+    this.requireOpen(session);
+    if (session.status !== 'authenticating') {
+      throw new DomainError('illegal_transition', 'Sign-in codes are sent while the session is authenticating', [], {
+        status: session.status,
+        allowed: [],
+      });
+    }
+    const email = normaliseEmail(request.email);
+    this.requireNamedPerson(session, email);
+    const now = new Date();
+    const recent = await this.sessions.countCodesSince(session.token, new Date(now.getTime() - 3600_000));
+    if (recent >= SIGN_IN_MAX_CODES_PER_HOUR) {
+      throw new DomainError('rate_limited', 'Too many sign-in codes for this request; wait before asking again', undefined, {
+        retry_after: 3600,
+      });
+    }
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const expiresAt = new Date(now.getTime() + SIGN_IN_CODE_TTL_MS);
+    await this.sessions.insertCode({
+      id: newOpaqueId('otp', 20),
+      sessionToken: session.token,
+      email,
+      codeHash: this.codeHash(session.token, email, code),
+      attempts: 0,
+      expiresAt,
+      consumedAt: null,
+      createdAt: now,
+    });
+    await this.mail.send({ to: email, ...signInMail(session.locale, code, SIGN_IN_CODE_TTL_MS / 60000) });
+    return { sent: true, expires_at: expiresAt.toISOString() };
+  }
+
+  async cancel(request: CancelRequest): Promise<ParticipantViewMessage> {
+    const session = await this.inTransaction(request.session_token, (manager, locked) => {
+      this.requireOpen(locked);
+      return this.expire(manager, locked, { type: request.cancelled_by === 'host' ? 'host' : 'participant' }, request.reason ?? 'cancelled');
+    });
+    return this.viewOf(session);
+  }
+
+  /** Ends an in-flight session as `expired`, with the reason in the audit event. */
+  async expire(manager: EntityManager, session: DecisionSession, actor: { type: 'system' | 'participant' | 'host' }, reason: string) {
+    const now = new Date();
+    const from = session.status;
+    session.status = 'expired';
+    session.updatedAt = now;
+    await this.sessions.save(manager, session);
+    await recordTransition(manager, session, from, 'expired', actor, now);
+    await recordEvent(manager, {
+      type: 'decision.ended',
+      applicationId: session.applicationId,
+      internal: true,
+      occurredAt: now,
+      data: { session_id: session.id, reason: reason.slice(0, 200) },
+    });
+    return session;
+  }
+
+  async viewOf(session: DecisionSession): Promise<ParticipantViewMessage> {
+    const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion) : null;
+    return toParticipantView(session, flow);
+  }
+
+  private async inTransaction(
+    token: string,
+    work: (manager: EntityManager, locked: DecisionSession) => Promise<DecisionSession>,
+  ): Promise<DecisionSession> {
+    return this.dataSource.transaction(async (manager) => {
+      const locked = await this.sessions.lock(manager, token);
+      if (!locked) throw notFound('Decision');
+      return work(manager, locked);
+    });
+  }
+
+  private requireOpen(session: DecisionSession): void {
+    if (isInFlight(session.status) && session.expiresAt.getTime() <= Date.now()) {
+      throw new DomainError('illegal_transition', 'This request has expired', [], { status: 'expired', allowed: [] });
+    }
+  }
+
+  /** When the organisation named the person, only that person may sign in. */
+  private requireNamedPerson(session: DecisionSession, email: string): void {
+    if (session.subjectEmail && session.subjectEmail !== email) {
+      throw new DomainError('forbidden', 'This request was sent to someone else: sign in with the address it was sent to', [
+        { field: 'email', reason: 'not the person this request is for' },
+      ]);
+    }
+  }
+
+  private async checkCode(manager: EntityManager, session: DecisionSession, request: TransitionRequest, now: Date): Promise<void> {
+    if (!request.email || !request.code) {
+      throw new DomainError('validation_failed', 'Signing in needs the e-mail address and the code mailed to it', [
+        ...(!request.email ? [{ field: 'email', reason: 'required to move to verifying' }] : []),
+        ...(!request.code ? [{ field: 'code', reason: 'required to move to verifying' }] : []),
+      ]);
+    }
+    const email = normaliseEmail(request.email);
+    this.requireNamedPerson(session, email);
+    const code = await this.sessions.latestCode(manager, session.token);
+    const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
+    if (!code || code.email !== email || code.consumedAt) throw wrong('request a code for this address first');
+    if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
+    if (code.attempts >= SIGN_IN_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
+    const given = Buffer.from(this.codeHash(session.token, email, request.code.trim()), 'hex');
+    if (!timingSafeEqual(given, Buffer.from(code.codeHash, 'hex'))) {
+      code.attempts += 1;
+      // Counted outside the caller's transaction, which rolls back on the error below.
+      await this.dataSource.getRepository(SignInCode).update({ id: code.id }, { attempts: code.attempts });
+      throw wrong(code.attempts >= SIGN_IN_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+    }
+    code.consumedAt = now;
+    await this.sessions.saveCode(manager, code);
+
+    // Binding the person: their home must be this country (otherwise `wrong_country`).
+    const { subject } = await this.subjects.create({ application_id: session.applicationId, email });
+    session.subjectId = subject.id;
+    session.subjectEmail = email;
+    session.signedInAt = now;
+  }
+
+  /** Codes are short, so the hash is keyed and bound to the session and address. */
+  private codeHash(token: string, email: string, code: string): string {
+    return createHmac('sha256', this.context.env.SUBJECT_REF_KEY).update(`sign-in\0${token}\0${email}\0${code}`).digest('hex');
+  }
+}

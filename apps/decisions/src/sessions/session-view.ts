@@ -1,0 +1,60 @@
+import { ParticipantViewMessage } from '@dcr/contracts';
+import { DecisionStatus, FlowTerms, isInFlight, nextStatuses } from '@dcr/domain';
+import { FlowVersion } from '../flows/flow-version.entity';
+import { DecisionSession } from './decision-session.entity';
+
+/** `alice@example.com` → `a…e@example.com`: enough for the person to recognise, not to read off. */
+export function emailHint(email: string): string {
+  const [local, domain] = email.split('@');
+  if (!domain) return '…';
+  const shown = local.length <= 2 ? `${local[0] ?? ''}…` : `${local[0]}…${local[local.length - 1]}`;
+  return `${shown}@${domain}`;
+}
+
+/** The transitions the participant API accepts from here: in-flight targets, plus a withdrawal. */
+export function participantTransitions(session: DecisionSession): string[] {
+  const next = nextStatuses(session.status as DecisionStatus, session.path);
+  return next.filter((status) => isInFlight(status) || (status === 'revoked' && session.kind === 'consent'));
+}
+
+export function toParticipantView(session: DecisionSession, flow: FlowVersion | null, now = new Date()): ParticipantViewMessage {
+  const terms = flow?.terms as unknown as FlowTerms | undefined;
+  return {
+    session_token: session.token,
+    kind: session.kind,
+    status: session.status,
+    path: session.path,
+    delivery_mode: session.deliveryMode,
+    embed_origin: session.embedOrigin,
+    redirect_uri: session.redirectUri,
+    deadline_at: session.deadlineAt?.toISOString() ?? null,
+    expires_at: session.expiresAt.toISOString(),
+    locale: session.locale,
+    now: now.toISOString(),
+    // The gateway fills in the name from the replicated application configuration.
+    application: { id: session.applicationId, name: '' },
+    allowed_transitions: participantTransitions(session),
+    signed_in: session.signedInAt && session.subjectEmail ? { email_hint: emailHint(session.subjectEmail) } : null,
+    outcome: session.outcome,
+    flow:
+      flow && terms
+        ? {
+            id: flow.id,
+            version: flow.version,
+            pattern: terms.pattern,
+            name: terms.name,
+            title: terms.title,
+            description: terms.description,
+            policy_url: terms.policy_url,
+            locale: terms.locale,
+            consent_duration: terms.consent_duration,
+            retention: terms.retention,
+            revocation_policy: terms.revocation_policy,
+            data_fields: terms.data_fields,
+            steps: terms.steps,
+            purposes: terms.purposes,
+          }
+        : null,
+    approval: session.approval,
+  };
+}

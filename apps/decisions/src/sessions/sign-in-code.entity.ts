@@ -1,0 +1,30 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** A one-time code mailed to a person signing in on a session; only its keyed hash is kept. */
+@Entity({ name: 'sign_in_codes' })
+@Index('IX_sign_in_codes_session', ['sessionToken', 'createdAt'])
+export class SignInCode {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'session_token', type: 'text' })
+  sessionToken: string;
+
+  @Column({ type: 'text' })
+  email: string;
+
+  @Column({ name: 'code_hash', type: 'text' })
+  codeHash: string;
+
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ name: 'consumed_at', type: 'timestamptz', nullable: true })
+  consumedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,210 @@
+import { Body, Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { GatewayEnvironment } from '@dcr/config';
+import {
+  CreateDecisionRequest,
+  DECISIONS_CREATE,
+  DECISIONS_EXCHANGE,
+  DECISIONS_VERIFY,
+  DecisionCreated,
+  ExchangeReply,
+  VerifyReply,
+} from '@dcr/contracts';
+import { DomainError, FieldIssue, originMatches } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import { Principal, requireApplicationAccess } from '../auth/principal';
+import { CredentialIndex, IndexedApplication } from '../connect/credential-index';
+import { publicBaseUrl } from '../http/public-url';
+import { ApiErrorResponses, ErrorBodyDto } from '../openapi/openapi.decorators';
+import { DecisionAccess } from './decision-access';
+import {
+  CreateConsentSessionDto,
+  CreateDecisionDto,
+  DecisionCreatedDto,
+  ExchangeDto,
+  ExchangeResultDto,
+  VerifyDto,
+  VerifyQueryDto,
+} from './decisions.dto';
+
+const WRONG_COUNTRY = { status: 421, description: 'The session lives in another country: `home_country` only', type: ErrorBodyDto };
+const DEPRECATED = {
+  description: 'The deprecated family answers with `Deprecation`, `Sunset` (RFC 8594) and a successor `Link` on every response',
+};
+
+/**
+ * The organisation's side of decisions: open a session (API token, or a publishable key from an
+ * allowed origin), then learn the outcome server-side by verifying or exchanging the consent token.
+ */
+@ApiTags('Decisions')
+@ApiErrorResponses()
+@Controller()
+export class DecisionsController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    private readonly access: DecisionAccess,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  @Post('api/v1/decisions')
+  @AcceptCredentials('api_token', 'publishable_key')
+  @RequireScopes('decisions:write')
+  @ApiBearerAuth()
+  @ApiSecurity('publishable_key')
+  @ApiOperation({
+    summary: 'Ask a person for a decision (consent or approval)',
+    description:
+      'Returns the dts_ session token and the URLs of the hosted pages. A consent needs an active flow; a draft flow is refused ' +
+      '(422 on flow_id). embed_origin and the origin of redirect_uri must be allowed origins of the application. A named subject ' +
+      'homed in another country is answered 421 with home_country.',
+  })
+  @ApiCreatedResponse({ type: DecisionCreatedDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateDecisionDto, @Req() request: FastifyRequest) {
+    return this.open(principal, { ...body, delivery_mode: body.delivery_mode ?? 'direct' }, 'decisions', request);
+  }
+
+  @Post('api/v1/consent_sessions')
+  @AcceptCredentials('api_token', 'publishable_key')
+  @RequireScopes('decisions:write')
+  @ApiBearerAuth()
+  @ApiSecurity('publishable_key')
+  @ApiOperation({
+    summary: 'Deprecated alias: open a consent session (use POST /api/v1/decisions)',
+    deprecated: true,
+    ...DEPRECATED,
+  })
+  @ApiCreatedResponse({ type: DecisionCreatedDto })
+  async createConsentSession(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentSessionDto, @Req() request: FastifyRequest) {
+    return this.open(principal, { ...body, kind: 'consent', delivery_mode: body.delivery_mode ?? 'embed' }, 'consent_sessions', request);
+  }
+
+  @Get(['api/v1/decisions/:session_token/verify', 'api/v1/consent_sessions/:session_token/verify'])
+  @RequireScopes('decisions:read')
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary: 'Verify a consent token server-side (single use)',
+    description:
+      'The first check of the token of a granted decision answers {valid: true, status: fulfilled} and clears the token; a replay, ' +
+      'a token older than 5 minutes or an unknown token answers {valid: false, status: expired}. Also under the deprecated ' +
+      '/api/v1/consent_sessions family.',
+  })
+  @ApiOkResponse({ type: VerifyDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async verify(@CurrentPrincipal() principal: Principal, @Param('session_token') token: string, @Query() query: VerifyQueryDto): Promise<VerifyReply> {
+    this.access.requireHomedHere(token);
+    const application = this.callerApplication(principal);
+    return firstValueFrom(
+      this.clients.own.send<VerifyReply>(DECISIONS_VERIFY, {
+        session_token: token,
+        consent_token: query.consent_token,
+        application_id: application.id,
+      }),
+    );
+  }
+
+  @Post(['api/v1/decisions/:session_token/exchange', 'api/v1/consent_sessions/:session_token/exchange'])
+  @RequireScopes('decisions:read')
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary: 'Exchange the completion message’s exchange_token for the outcome (API token only, single use)',
+    description: '410 when the token is older than 5 minutes, already used (also by verify) or unknown.',
+  })
+  @ApiCreatedResponse({ type: ExchangeResultDto })
+  @ApiResponse(WRONG_COUNTRY)
+  async exchange(
+    @CurrentPrincipal() principal: Principal,
+    @Param('session_token') token: string,
+    @Body() body: ExchangeDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ExchangeReply> {
+    this.access.requireHomedHere(token);
+    const application = this.callerApplication(principal);
+    reply.status(200);
+    return firstValueFrom(
+      this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {
+        session_token: token,
+        exchange_token: body.exchange_token,
+        application_id: application.id,
+      }),
+    );
+  }
+
+  private callerApplication(principal: Principal): IndexedApplication {
+    if (principal.kind === 'admin') throw new DomainError('forbidden', 'Use an API token of the application');
+    return principal.application;
+  }
+
+  private async open(
+    principal: Principal,
+    body: Omit<CreateDecisionDto, 'delivery_mode'> & { delivery_mode: CreateDecisionRequest['delivery_mode'] },
+    via: 'decisions' | 'consent_sessions',
+    request: FastifyRequest,
+  ) {
+    const application = body.application_id
+      ? requireApplicationAccess(principal, this.index.application(body.application_id))
+      : this.callerApplication(principal);
+    if (principal.kind === 'publishable_key' && body.application_id && body.application_id !== principal.application.id) {
+      throw new DomainError('forbidden', 'A publishable key opens sessions for its own application only');
+    }
+    this.checkOrigins(application, body);
+    const created = await firstValueFrom(
+      this.clients.own.send<DecisionCreated, CreateDecisionRequest>(DECISIONS_CREATE, {
+        application_id: application.id,
+        via,
+        kind: body.kind,
+        flow_id: body.flow_id,
+        delivery_mode: body.delivery_mode,
+        embed_origin: body.embed_origin,
+        redirect_uri: body.redirect_uri,
+        subject: body.subject,
+        deadline_at: body.deadline_at,
+        approval: body.approval,
+        locale: body.locale,
+      }),
+    );
+    const base = publicBaseUrl(this.context.env as GatewayEnvironment, request);
+    return {
+      session_token: created.session_token,
+      decision_url: `${base}/decisions/${created.session_token}`,
+      embed_url: `${base}/decisions/${created.session_token}/embed`,
+      kind: created.kind,
+      status: created.status,
+      delivery_mode: created.delivery_mode,
+      flow_id: created.flow_id,
+      flow_version: created.flow_version,
+      expires_at: created.expires_at,
+      deadline_at: created.deadline_at,
+      created_at: created.created_at,
+    };
+  }
+
+  /** The host page and the redirect target must be origins the application registered. */
+  private checkOrigins(application: IndexedApplication, body: { delivery_mode: string; embed_origin?: string; redirect_uri?: string }) {
+    const issues: FieldIssue[] = [];
+    if (body.embed_origin !== undefined && !originMatches(body.embed_origin, application.origins, application.environment)) {
+      issues.push({ field: 'embed_origin', reason: "not among the application's allowed origins" });
+    }
+    if (body.redirect_uri !== undefined) {
+      let origin: string | undefined;
+      try {
+        const url = new URL(body.redirect_uri);
+        if (url.protocol === 'http:' || url.protocol === 'https:') origin = url.origin;
+      } catch {
+        origin = undefined;
+      }
+      if (!origin) issues.push({ field: 'redirect_uri', reason: 'must be an absolute http(s) URL' });
+      else if (!originMatches(origin, application.origins, application.environment)) {
+        issues.push({ field: 'redirect_uri', reason: "its origin is not among the application's allowed origins" });
+      }
+    }
+    if (body.delivery_mode === 'redirect' && body.redirect_uri === undefined) {
+      issues.push({ field: 'redirect_uri', reason: 'required for delivery_mode redirect' });
+    }
+    if (issues.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', issues);
+  }
+}

@@ -1,0 +1,265 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
+
+export class DecisionSubjectDto {
+  @ApiPropertyOptional({ example: 'ada@example.com', description: 'Only this person may sign in and decide' })
+  @IsOptional()
+  @IsEmail()
+  email?: string;
+
+  @ApiPropertyOptional({ example: 'customer-42' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_id?: string;
+}
+
+export class ApprovalValueDto {
+  @ApiProperty({ example: 125000, description: 'Integer minor units (cents)' })
+  @IsInt()
+  @Min(0)
+  amount: number;
+
+  @ApiProperty({ example: 'EUR' })
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' })
+  currency: string;
+}
+
+export class ApprovalDto {
+  @ApiProperty({ example: 'Pay invoice 2026-117' })
+  @IsString()
+  @Length(1, 200)
+  title: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @Length(0, 2000)
+  description?: string;
+
+  @ApiProperty({ example: 'payments.create' })
+  @IsString()
+  @Length(1, 200)
+  action: string;
+
+  @ApiPropertyOptional({ type: ApprovalValueDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ApprovalValueDto)
+  value?: ApprovalValueDto;
+
+  @ApiProperty({ enum: ['scope', 'action', 'value', 'time', 'escalation', 'reputation'], description: 'Which authority bound made the agent ask' })
+  @IsIn(['scope', 'action', 'value', 'time', 'escalation', 'reputation'])
+  trigger: string;
+
+  @ApiPropertyOptional({ example: 'agent_invoice_bot' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  agent_id?: string;
+}
+
+export class CreateDecisionDto {
+  @ApiProperty({ enum: ['consent', 'approval'] })
+  @IsIn(['consent', 'approval'])
+  kind: 'consent' | 'approval';
+
+  @ApiPropertyOptional({ example: 'flw_dev_0123456789abcdef', description: 'Required for consent; optional for approval' })
+  @IsOptional()
+  @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
+  flow_id?: string;
+
+  @ApiPropertyOptional({ example: 'tp_dev_0123456789abcdef', description: "Defaults to the credential's own application" })
+  @IsOptional()
+  @Matches(/^tp_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'application_id must be a tp_ id' })
+  application_id?: string;
+
+  @ApiPropertyOptional({ enum: ['embed', 'popup', 'redirect', 'direct'], default: 'direct' })
+  @IsOptional()
+  @IsIn(['embed', 'popup', 'redirect', 'direct'])
+  delivery_mode?: 'embed' | 'popup' | 'redirect' | 'direct';
+
+  @ApiPropertyOptional({ example: 'http://localhost:8080', description: "The host page's origin (embed, popup); must be an allowed origin" })
+  @IsOptional()
+  @IsString()
+  embed_origin?: string;
+
+  @ApiPropertyOptional({ example: 'https://example.com/done', description: 'Redirect mode: where the person lands; its origin must be an allowed origin' })
+  @IsOptional()
+  @IsString()
+  redirect_uri?: string;
+
+  @ApiPropertyOptional({ type: DecisionSubjectDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => DecisionSubjectDto)
+  subject?: DecisionSubjectDto;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Past it the session expires (at most 30 days ahead)' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  deadline_at?: string;
+
+  @ApiPropertyOptional({ type: ApprovalDto, description: 'Required for approval' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ApprovalDto)
+  approval?: ApprovalDto;
+
+  @ApiPropertyOptional({ example: 'de', description: "The page's language; defaults to the flow's locale" })
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/, { message: 'locale must be a language tag such as en or de-DE' })
+  locale?: string;
+}
+
+/** The deprecated family's body: a consent session for a flow. */
+export class CreateConsentSessionDto {
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
+  @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
+  flow_id: string;
+
+  @ApiPropertyOptional({ enum: ['embed', 'popup', 'redirect', 'direct'], default: 'embed' })
+  @IsOptional()
+  @IsIn(['embed', 'popup', 'redirect', 'direct'])
+  delivery_mode?: 'embed' | 'popup' | 'redirect' | 'direct';
+
+  @ApiPropertyOptional({ example: 'http://localhost:8080' })
+  @IsOptional()
+  @IsString()
+  embed_origin?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  redirect_uri?: string;
+
+  @ApiPropertyOptional({ type: DecisionSubjectDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => DecisionSubjectDto)
+  subject?: DecisionSubjectDto;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  deadline_at?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/, { message: 'locale must be a language tag such as en or de-DE' })
+  locale?: string;
+}
+
+export class DecisionCreatedDto {
+  @ApiProperty({ example: 'dts_us0123456789abcdefghijklmnopqrst' }) session_token: string;
+  @ApiProperty({ example: 'http://127.0.0.1:3001/decisions/dts_…' }) decision_url: string;
+  @ApiProperty({ example: 'http://127.0.0.1:3001/decisions/dts_…/embed' }) embed_url: string;
+  @ApiProperty({ enum: ['consent', 'approval'] }) kind: string;
+  @ApiProperty({ example: 'pending' }) status: string;
+  @ApiProperty({ enum: ['embed', 'popup', 'redirect', 'direct'] }) delivery_mode: string;
+  @ApiProperty({ nullable: true, type: String }) flow_id: string | null;
+  @ApiProperty({ nullable: true, type: Number }) flow_version: number | null;
+  @ApiProperty({ format: 'date-time' }) expires_at: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) deadline_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export class TransitionDto {
+  @ApiProperty({ enum: ['authenticating', 'verifying', 'reviewing', 'informed', 'evidenced', 'revoked'], description: 'Only a legal next state' })
+  @IsString()
+  to: string;
+
+  @ApiPropertyOptional({ description: 'With to=verifying: the address the code was mailed to' })
+  @IsOptional()
+  @IsEmail()
+  email?: string;
+
+  @ApiPropertyOptional({ description: 'With to=verifying: the one-time code' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 16)
+  code?: string;
+}
+
+export class SignInDto {
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsEmail()
+  email: string;
+}
+
+export class CompleteDto {
+  @ApiProperty({ description: 'consent: granted | declined (also denied); approval: approved | denied | countered (also approve, deny, counter, declined)' })
+  @IsString()
+  outcome: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'boolean' }, description: 'Consent: per purpose key, true to grant (or, for a legitimate interest, false to object)' })
+  @IsOptional()
+  @IsObject()
+  purposes?: Record<string, boolean>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Approval countered: the counter-proposal, e.g. {note, value}' })
+  @IsOptional()
+  @IsObject()
+  counter?: Record<string, unknown>;
+}
+
+export class CancelDto {
+  @ApiPropertyOptional({ example: 'user_closed' })
+  @IsOptional()
+  @IsString()
+  @Length(0, 200)
+  reason?: string;
+
+  @ApiPropertyOptional({ enum: ['user', 'host'], default: 'user' })
+  @IsOptional()
+  @IsIn(['user', 'host'])
+  cancelled_by?: 'user' | 'host';
+}
+
+export class FrameEventDto {
+  @ApiProperty({ enum: ['postmessage_dropped'] })
+  @IsIn(['postmessage_dropped'])
+  type: 'postmessage_dropped';
+
+  @ApiProperty({ enum: ['origin_missing'] })
+  @IsIn(['origin_missing'])
+  reason: 'origin_missing';
+
+  @ApiPropertyOptional({ default: 1 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  count?: number;
+}
+
+export class ExchangeDto {
+  @ApiProperty({ description: 'The exchange_token of the completion message (the consent token)' })
+  @IsString()
+  @Length(1, 200)
+  exchange_token: string;
+}
+
+export class VerifyQueryDto {
+  @ApiProperty({ description: 'The consent token from the completion message' })
+  @IsString()
+  @Length(1, 200)
+  consent_token: string;
+}
+
+export class VerifyDto {
+  @ApiProperty() valid: boolean;
+  @ApiProperty({ example: 'fulfilled', description: 'fulfilled on the first check of a granted decision; expired for a replay, an old or an unknown token; revoked after a withdrawal' })
+  status: string;
+  @ApiPropertyOptional({ example: 'granted' }) outcome?: string;
+}
+
+export class ExchangeResultDto {
+  @ApiProperty() status: string;
+  @ApiProperty() outcome: string;
+  @ApiProperty({ example: 'rec_0123456789abcdefghij' }) record_id: string;
+  @ApiProperty({ type: 'object', additionalProperties: true }) claims: Record<string, unknown>;
+  @ApiProperty({ type: 'array', items: { type: 'object' } }) attestations: unknown[];
+  @ApiProperty({ type: 'array', items: { type: 'object' } }) credentials: unknown[];
+}
+

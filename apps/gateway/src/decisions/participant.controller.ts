@@ -1,0 +1,120 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CompleteReply,
+  DECISIONS_CANCEL,
+  DECISIONS_COMPLETE,
+  DECISIONS_SIGN_IN,
+  DECISIONS_TRANSITION,
+  DECISIONS_VIEW,
+  ParticipantViewMessage,
+  SignInReply,
+} from '@dcr/contracts';
+import { ServiceClients } from '@dcr/service-kit';
+import { firstValueFrom } from 'rxjs';
+import { PublicRoute } from '../auth/auth.decorators';
+import { CredentialIndex } from '../connect/credential-index';
+import { GatewayMetrics } from '../observability/gateway-metrics';
+import { ErrorBodyDto } from '../openapi/openapi.decorators';
+import { DecisionAccess } from './decision-access';
+import { CancelDto, CompleteDto, FrameEventDto, SignInDto, TransitionDto } from './decisions.dto';
+
+const ILLEGAL = {
+  status: 409,
+  description: 'Not a legal move from the current status: the body carries `status`, `from`, `to` and `allowed` (the legal next states)',
+  type: ErrorBodyDto,
+};
+const WRONG_COUNTRY = { status: 421, description: 'The session lives in another country: `home_country` only', type: ErrorBodyDto };
+
+/**
+ * The participant API: what the person does, authenticated by the session token in the path (the
+ * capability the organisation handed them). The hosted pages are a thin client over it. Every route
+ * is also served under the deprecated /api/v1/consent_sessions family.
+ */
+@ApiTags('Decisions: participant')
+@PublicRoute()
+@ApiResponse(WRONG_COUNTRY)
+@ApiResponse({ status: 404, description: 'No such session', type: ErrorBodyDto })
+@Controller(['api/v1/decisions/:session_token', 'api/v1/consent_sessions/:session_token'])
+export class ParticipantController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    private readonly access: DecisionAccess,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'The decision as the person sees it: kind, status, allowed transitions, flow terms or approval, deadline' })
+  @ApiOkResponse({ description: 'ParticipantView' })
+  view(@Param('session_token') token: string): Promise<ParticipantViewMessage> {
+    return this.send<ParticipantViewMessage>(DECISIONS_VIEW, { session_token: this.access.requireHomedHere(token) });
+  }
+
+  @Post('transitions')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Move to the legal next state',
+    description: 'Standard path: authenticating, then verifying with {email, code}, then reviewing. Informed path: informed, then evidenced. A fulfilled consent can be withdrawn with revoked.',
+  })
+  @ApiResponse(ILLEGAL)
+  transition(@Param('session_token') token: string, @Body() body: TransitionDto): Promise<ParticipantViewMessage> {
+    return this.send(DECISIONS_TRANSITION, { session_token: this.access.requireHomedHere(token), ...body });
+  }
+
+  @Post('sign_in')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Mail a one-time code to the person (while authenticating)',
+    description: 'Codes have 6 digits, expire after 10 minutes and allow 5 attempts; at most 5 codes per session per hour (429).',
+  })
+  signIn(@Param('session_token') token: string, @Body() body: SignInDto): Promise<SignInReply> {
+    return this.send(DECISIONS_SIGN_IN, { session_token: this.access.requireHomedHere(token), email: body.email });
+  }
+
+  @Post('complete')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Decide',
+    description:
+      'Accepted only from reviewing (standard path) or evidenced (informed path). Returns the exchange_token (the consent token: ' +
+      'single use, 5 minutes) and, in redirect mode, redirect_to: the redirect_uri as given on success, with ?error=access_denied otherwise.',
+  })
+  @ApiResponse(ILLEGAL)
+  complete(@Param('session_token') token: string, @Body() body: CompleteDto): Promise<CompleteReply> {
+    return this.send(DECISIONS_COMPLETE, { session_token: this.access.requireHomedHere(token), ...body });
+  }
+
+  @Post('cancel')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'The person (or the host page) cancels: the session ends as expired' })
+  @ApiResponse(ILLEGAL)
+  cancel(@Param('session_token') token: string, @Body() body: CancelDto): Promise<ParticipantViewMessage> {
+    return this.send(DECISIONS_CANCEL, {
+      session_token: this.access.requireHomedHere(token),
+      reason: body.reason,
+      cancelled_by: body.cancelled_by ?? 'user',
+    });
+  }
+
+  @Post('frame_events')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'The embedded frame reports messages it dropped',
+    description: 'Counted as trust_surface_postmessage_dropped_total{reason="origin_missing"}; the frame never posts to a wildcard origin.',
+  })
+  @ApiNoContentResponse()
+  async frameEvents(@Param('session_token') token: string, @Body() body: FrameEventDto): Promise<void> {
+    this.access.requireHomedHere(token);
+    this.metrics.postMessageDropped.labels(body.reason).inc(Math.min(body.count ?? 1, 1000));
+  }
+
+  private async send<T>(pattern: string, payload: unknown): Promise<T> {
+    const answer = await firstValueFrom(this.clients.own.send<T>(pattern, payload));
+    const view = answer as unknown as ParticipantViewMessage;
+    if (view && typeof view === 'object' && 'application' in view && view.application) {
+      view.application.name = this.index.application(view.application.id)?.name ?? '';
+    }
+    return answer;
+  }
+}

@@ -1,0 +1,154 @@
+import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { GatewayEnvironment } from '@dcr/config';
+import { CreateDecisionRequest, DECISIONS_CREATE, DECISIONS_VIEW, DecisionCreated, FLOWS_GET, FlowMessage, ParticipantViewMessage } from '@dcr/contracts';
+import { DomainError, isFlowId, originMatches } from '@dcr/domain';
+import {
+  ASSET_CONTENT_TYPES,
+  AssetFile,
+  ASSET_FILES,
+  contentSecurityPolicy,
+  DEFAULT_ASSET_BASE,
+  ParticipantView,
+  readAsset,
+  renderDecisionPage,
+  renderErrorPage,
+  renderFlowUnavailablePage,
+} from '@dcr/hosted-pages';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { PublicRoute } from '../auth/auth.decorators';
+import { CredentialIndex } from '../connect/credential-index';
+import { DecisionAccess } from '../decisions/decision-access';
+import { publicBaseUrl } from '../http/public-url';
+
+const ASSETS = new Map<string, { body: Buffer; type: string }>(
+  ASSET_FILES.map((file) => [file, { body: readAsset(file), type: ASSET_CONTENT_TYPES[file as AssetFile] }]),
+);
+
+/** A sandbox's `http://localhost` or `http://127.0.0.1` stands for any port, as in origin checks. */
+function frameSource(origin: string, environment: 'sandbox' | 'production'): string {
+  return environment === 'sandbox' && /^http:\/\/(localhost|127\.0\.0\.1)$/.test(origin) ? `${origin}:*` : origin;
+}
+
+/**
+ * The hosted pages: server-rendered HTML over the participant API, with their own script and
+ * stylesheet only (no third-party asset), a strict CSP, and `frame-ancestors` limited to the
+ * session's embed origin (or the application's allowed origins) for the embed variant.
+ */
+@ApiExcludeController()
+@PublicRoute()
+@Controller()
+export class HostedPagesController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    private readonly access: DecisionAccess,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  @Get('decisions/:session_token')
+  page(@Param('session_token') token: string, @Headers('accept-language') language: string | undefined, @Res() reply: FastifyReply) {
+    return this.decision(token, 'page', language, reply);
+  }
+
+  @Get('decisions/:session_token/embed')
+  embed(@Param('session_token') token: string, @Headers('accept-language') language: string | undefined, @Res() reply: FastifyReply) {
+    return this.decision(token, 'embed', language, reply);
+  }
+
+  /** The hosted flow page: opens a session for an active flow and sends the person to it. */
+  @Get('accord/:flow_id')
+  async accord(
+    @Param('flow_id') flowId: string,
+    @Query('redirect_uri') redirectUri: string | undefined,
+    @Headers('accept-language') language: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    if (!isFlowId(flowId)) {
+      // The retired /accord/<id> family: anything that is not a flow id.
+      return this.html(reply, 410, renderErrorPage({ status: 410, locale: language }));
+    }
+    let flow: FlowMessage;
+    try {
+      flow = await firstValueFrom(this.clients.own.send<FlowMessage>(FLOWS_GET, { flow_id: flowId, active: true }));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') return this.html(reply, 404, renderFlowUnavailablePage(language));
+      throw error;
+    }
+    const application = this.index.application(flow.application_id);
+    if (!application) return this.html(reply, 404, renderFlowUnavailablePage(language));
+    if (redirectUri !== undefined) {
+      let origin: string | undefined;
+      try {
+        origin = new URL(redirectUri).origin;
+      } catch {
+        origin = undefined;
+      }
+      if (!origin || !originMatches(origin, application.origins, application.environment)) {
+        return this.html(reply, 400, renderErrorPage({ status: 400, locale: language, message: 'redirect_uri is not an allowed origin of this application' }));
+      }
+    }
+    const created = await firstValueFrom(
+      this.clients.own.send<DecisionCreated, CreateDecisionRequest>(DECISIONS_CREATE, {
+        application_id: flow.application_id,
+        via: 'decisions',
+        kind: 'consent',
+        flow_id: flowId,
+        delivery_mode: redirectUri ? 'redirect' : 'direct',
+        redirect_uri: redirectUri,
+      }),
+    );
+    const base = publicBaseUrl(this.context.env as GatewayEnvironment, request);
+    return reply.status(303).header('cache-control', 'no-store').redirect(`${base}/decisions/${created.session_token}`, 303);
+  }
+
+  @Get('assets/hosted/v1/:file')
+  asset(@Param('file') file: string, @Res() reply: FastifyReply) {
+    const asset = ASSETS.get(file);
+    if (!asset) return reply.status(404).type('text/plain; charset=utf-8').send('Not found');
+    return reply
+      .status(200)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .type(asset.type)
+      .send(asset.body);
+  }
+
+  private async decision(token: string, mode: 'page' | 'embed', language: string | undefined, reply: FastifyReply) {
+    let view: ParticipantViewMessage;
+    try {
+      this.access.requireHomedHere(token);
+      view = await firstValueFrom(this.clients.own.send<ParticipantViewMessage>(DECISIONS_VIEW, { session_token: token }));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'wrong_country') {
+        const home = String(error.extra?.home_country ?? '');
+        return this.html(reply, 421, renderErrorPage({ status: 421, locale: language, homeCountry: home, mode }));
+      }
+      if (error instanceof DomainError && error.code === 'not_found') {
+        return this.html(reply, 404, renderErrorPage({ status: 404, locale: language, mode }));
+      }
+      throw error;
+    }
+    const application = this.index.application(view.application.id);
+    view.application.name = application?.name ?? '';
+    // Who may frame the embed page: the session's embed origin, else the application's allowed origins.
+    const ancestors =
+      mode === 'embed' ? (view.embed_origin ? [view.embed_origin] : (application?.origins ?? []).map((o) => frameSource(o, application!.environment))) : [];
+    const body = renderDecisionPage(view as unknown as ParticipantView, { mode, assetBase: DEFAULT_ASSET_BASE, apiBase: '', locale: language });
+    return this.html(reply, 200, body, ancestors);
+  }
+
+  private html(reply: FastifyReply, status: number, body: string, frameAncestors: string[] = []) {
+    return reply
+      .status(status)
+      .header('content-security-policy', contentSecurityPolicy({ frameAncestors }))
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-content-type-options', 'nosniff')
+      .type('text/html; charset=utf-8')
+      .send(body);
+  }
+}

@@ -1,0 +1,395 @@
+import { Client } from 'pg';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * Flows and decisions end to end on two countries (in-process transport, real PostgreSQL): authoring
+ * and versioning flows, opening sessions through both URL families, the participant walk with an
+ * e-mailed one-time code, completion, the single-use consent token, and the outbox.
+ */
+describe('flows and decisions', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let publishableKey: string;
+
+  const api = (method: string, path: string, body?: unknown, country = us) => http(country.url, method, path, { token: apiToken, body });
+  const participant = (token: string, step: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${step}`, { body });
+
+  async function outbox(country: RunningCountry, type: string): Promise<Array<{ type: string; data: Record<string, unknown>; internal: boolean }>> {
+    const client = new Client({ connectionString: country.database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT type, data, internal FROM decisions.outbox WHERE type = $1 ORDER BY occurred_at', [type]);
+      return rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function activeFlow(terms: Record<string, unknown>): Promise<string> {
+    const created = await api('POST', `/api/v1/applications/${applicationId}/flows`, terms);
+    expect(created.status).toBe(201);
+    const activated = await api('POST', `/api/v1/flows/${created.body.id}/activate`);
+    expect(activated.status).toBe(200);
+    return created.body.id;
+  }
+
+  /** Signs the person in with the code from the development mailbox and reaches reviewing. */
+  async function signIn(token: string, email: string): Promise<void> {
+    expect((await participant(token, 'transitions', { to: 'authenticating' })).status).toBe(200);
+    const sent = await participant(token, 'sign_in', { email });
+    expect(sent.status).toBe(200);
+    const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+    expect(mail.status).toBe(200);
+    const code = /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+    const verifying = await participant(token, 'transitions', { to: 'verifying', email, code });
+    expect(verifying.status).toBe(200);
+    expect(verifying.body.signed_in.email_hint).toBe(`${email[0]}…${email.split('@')[0].slice(-1)}@${email.split('@')[1]}`);
+    expect((await participant(token, 'transitions', { to: 'reviewing' })).status).toBe(200);
+  }
+
+  const newsletterFlow = {
+    name: 'Newsletter',
+    pattern: 'standard',
+    purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
+    purpose_definitions: {
+      newsletter: { label: 'Newsletter', basis: 'consent' },
+      analytics: { label: 'Usage analytics', basis: 'consent' },
+      fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+      billing: { label: 'Billing', basis: 'contract' },
+    },
+    consent_duration: 'P1Y',
+    policy_url: 'https://example.com/privacy',
+  };
+
+  beforeAll(async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
+    await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
+      token: adminToken,
+      body: { allowed_origin: { origin: 'http://localhost' } },
+    });
+  });
+
+  afterAll(async () => {
+    await de?.close();
+    await us?.close();
+  });
+
+  describe('flows', () => {
+    it('refuses invalid terms with one 422 naming every field', async () => {
+      const response = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+        name: '',
+        pattern: 'fancy',
+        purposes: ['ok', 'Not A Key'],
+        purpose_definitions: { ok: { basis: 'contract', mechanism: 'explicit' } },
+        consent_duration: 'one year',
+      });
+      expect(response.status).toBe(422);
+      const fields = response.body.details.map((d: { field: string }) => d.field);
+      expect(fields).toEqual(expect.arrayContaining(['name', 'pattern', 'purposes[1]', 'purpose_definitions.ok.mechanism', 'consent_duration']));
+    });
+
+    it('keeps a draft editable, freezes it on activation, and versions it', async () => {
+      const created = await api('POST', `/api/v1/applications/${applicationId}/flows`, newsletterFlow);
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ id: expect.stringMatching(/^flw_dev_[0-9a-z]{16}$/), version: 1, status: 'draft', capturable: true });
+      expect(created.body.purpose_definitions.fraud).toMatchObject({ basis: 'legitimate_interest', mechanism: 'opt_out', takes_decision: true });
+      expect(created.body.purpose_definitions.billing).toMatchObject({ basis: 'contract', mechanism: 'notice', takes_decision: false });
+      const flowId = created.body.id;
+
+      // A draft refuses sessions and its hosted page does not exist.
+      const refused = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+      expect(refused.status).toBe(422);
+      expect(refused.body.details).toEqual([{ field: 'flow_id', reason: 'flow is not active' }]);
+
+      const patched = await api('PATCH', `/api/v1/flows/${flowId}`, { title: 'Stay in touch' });
+      expect(patched.status).toBe(200);
+      expect(patched.body.title).toBe('Stay in touch');
+      expect(patched.body.terms_fingerprint).not.toBe(created.body.terms_fingerprint);
+
+      const active = await api('POST', `/api/v1/flows/${flowId}/activate`);
+      expect(active.body).toMatchObject({ status: 'active', version: 1, activated_at: expect.any(String) });
+      const frozen = await api('PATCH', `/api/v1/flows/${flowId}`, { title: 'Changed' });
+      expect(frozen.status).toBe(409);
+      await eventually(async () => (await outbox(us, 'flow.activated')).some((e) => e.data.flow_id === flowId));
+
+      const same = await api('POST', `/api/v1/flows/${flowId}/versions`, { title: 'Stay in touch' });
+      expect(same.status).toBe(409);
+      const v2 = await api('POST', `/api/v1/flows/${flowId}/versions`, { title: 'Stay in touch, again' });
+      expect(v2.status).toBe(201);
+      expect(v2.body).toMatchObject({ id: flowId, version: 2, status: 'draft' });
+
+      // Until version 2 is activated, new sessions use version 1.
+      const before = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+      expect(before.body.flow_version).toBe(1);
+      await api('POST', `/api/v1/flows/${flowId}/activate`);
+      expect((await api('GET', `/api/v1/flows/${flowId}?version=1`)).body.status).toBe('superseded');
+      const after = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+      expect(after.body.flow_version).toBe(2);
+      // The old session keeps the terms it was opened with.
+      const oldView = await http(us.url, 'GET', `/api/v1/decisions/${before.body.session_token}`);
+      expect(oldView.body.flow).toMatchObject({ version: 1, title: 'Stay in touch' });
+
+      // Configuration reaches the other country.
+      await eventually(async () => (await api('GET', `/api/v1/flows/${flowId}`, undefined, de)).body?.version === 2);
+      const second = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...newsletterFlow, name: 'Second' });
+      const first = await api('GET', `/api/v1/applications/${applicationId}/flows?limit=1`);
+      expect(first.body.data.map((f: { id: string }) => f.id)).toEqual([second.body.id]);
+      const rest = await api('GET', `/api/v1/applications/${applicationId}/flows?limit=1&cursor=${first.body.next_cursor}`);
+      expect(rest.body.data[0]).toMatchObject({ id: flowId, version: 2, status: 'active' });
+    });
+  });
+
+  describe('consent on the standard path', () => {
+    let flowId: string;
+    beforeAll(async () => {
+      flowId = await activeFlow(newsletterFlow);
+    });
+
+    it('walks sign-in, review and a grant, and the consent token verifies once', async () => {
+      const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: 'http://localhost:5173' });
+      expect(created.status).toBe(201);
+      const token = created.body.session_token;
+      expect(token).toMatch(/^dts_us[0-9a-z]{30}$/);
+      expect(created.body).toMatchObject({ kind: 'consent', status: 'pending', decision_url: `${us.url}/decisions/${token}` });
+
+      const view = await http(us.url, 'GET', `/api/v1/decisions/${token}`);
+      expect(view.body).toMatchObject({ status: 'pending', path: 'standard', allowed_transitions: ['authenticating'], application: { id: applicationId, name: 'Acme' } });
+
+      // Completing before reviewing is an illegal move, answered with the allowed next states.
+      const early = await participant(token, 'complete', { outcome: 'granted' });
+      expect(early.status).toBe(409);
+      expect(early.body).toMatchObject({ code: 'illegal_transition', status: 'pending' });
+
+      await participant(token, 'transitions', { to: 'authenticating' });
+      await participant(token, 'sign_in', { email: 'ada@example.com' });
+      const wrong = await participant(token, 'transitions', { to: 'verifying', email: 'ada@example.com', code: '000000x' });
+      expect(wrong.status).toBe(422);
+      expect(wrong.body.details[0].field).toBe('code');
+      const mail = await http(us.url, 'GET', '/_dev/mailbox?to=ada@example.com');
+      const code = /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+      expect((await participant(token, 'transitions', { to: 'verifying', email: 'ada@example.com', code })).status).toBe(200);
+      expect((await participant(token, 'transitions', { to: 'reviewing' })).status).toBe(200);
+
+      const unknownPurpose = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, billing: true } });
+      expect(unknownPurpose.status).toBe(422);
+      expect(unknownPurpose.body.details).toEqual([{ field: 'purposes.billing', reason: expect.stringContaining('notice-only') }]);
+
+      const done = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, fraud: false } });
+      expect(done.status).toBe(200);
+      expect(done.body).toEqual({ outcome: 'granted', exchange_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), completed_at: expect.any(String) });
+
+      const first = await http(us.url, 'GET', `/api/v1/consent_sessions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
+      expect(first.body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });
+      expect(first.headers.get('deprecation')).toBe('@1763769600');
+      expect(first.headers.get('sunset')).toBe('Fri, 31 Dec 2027 23:59:59 GMT');
+      const replay = await http(us.url, 'GET', `/api/v1/decisions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
+      expect(replay.body).toEqual({ valid: false, status: 'expired' });
+      const exchange = await api('POST', `/api/v1/decisions/${token}/exchange`, { exchange_token: done.body.exchange_token });
+      expect(exchange.status).toBe(410);
+
+      await eventually(async () => (await outbox(us, 'consent.granted')).length > 0);
+      const granted = (await outbox(us, 'consent.granted')).pop()!;
+      expect(granted.data).toMatchObject({
+        flow_id: flowId,
+        outcome: 'granted',
+        purposes: { newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' },
+      });
+      expect(JSON.stringify(granted.data)).not.toContain(done.body.exchange_token);
+
+      // A withdrawal moves the fulfilled decision to revoked and fires consent.revoked.
+      const revoked = await participant(token, 'transitions', { to: 'revoked' });
+      expect(revoked.body.status).toBe('revoked');
+      await eventually(async () => (await outbox(us, 'consent.revoked')).length > 0);
+    });
+
+    it('exchanges the token for claims, attestations and credentials', async () => {
+      const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'grace@example.com' } });
+      const token = created.body.session_token;
+      // Only the named person may sign in.
+      await participant(token, 'transitions', { to: 'authenticating' });
+      const other = await participant(token, 'sign_in', { email: 'mallory@example.com' });
+      expect(other.status).toBe(403);
+      await http(us.url, 'POST', `/api/v1/decisions/${token}/cancel`, { body: {} }); // a fresh session below
+      const again = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'grace@example.com' } })).body.session_token;
+      await signIn(again, 'grace@example.com');
+      const done = await participant(again, 'complete', { outcome: 'granted' });
+      const exchange = await api('POST', `/api/v1/decisions/${again}/exchange`, { exchange_token: done.body.exchange_token });
+      expect(exchange.status).toBe(200);
+      expect(exchange.body).toMatchObject({
+        status: 'fulfilled',
+        outcome: 'granted',
+        record_id: expect.stringMatching(/^rec_/),
+        claims: { flow_id: flowId, purposes: { newsletter: true, analytics: true }, subject: { email: 'grace@example.com' } },
+        attestations: [{ type: 'email_verified', method: 'one_time_code' }],
+        credentials: [],
+      });
+      const used = await http(us.url, 'GET', `/api/v1/decisions/${again}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
+      expect(used.body).toEqual({ valid: false, status: 'expired' });
+    });
+
+    it('declines in redirect mode onto redirect_uri?error=access_denied', async () => {
+      const created = await api('POST', '/api/v1/decisions', {
+        kind: 'consent',
+        flow_id: flowId,
+        delivery_mode: 'redirect',
+        redirect_uri: 'http://localhost:3000/done?step=2',
+      });
+      const token = created.body.session_token;
+      await signIn(token, 'linus@example.com');
+      const declined = await participant(token, 'complete', { outcome: 'denied' });
+      expect(declined.body).toMatchObject({ outcome: 'declined', redirect_to: 'http://localhost:3000/done?step=2&error=access_denied' });
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('expired');
+      await eventually(async () => (await outbox(us, 'consent.denied')).length > 0);
+
+      const success = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'redirect', redirect_uri: 'http://localhost:3000/done' })).body.session_token;
+      await signIn(success, 'linus@example.com');
+      expect((await participant(success, 'complete', { outcome: 'granted' })).body.redirect_to).toBe('http://localhost:3000/done');
+    });
+
+    it('refuses origins the application did not register, and accepts a publishable key from one it did', async () => {
+      const bad = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, embed_origin: 'https://evil.example', redirect_uri: 'https://evil.example/x' });
+      expect(bad.status).toBe(422);
+      expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(['embed_origin', 'redirect_uri']);
+
+      const browser = await http(us.url, 'POST', '/api/v1/consent_sessions', {
+        headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:8080' },
+        body: { flow_id: flowId, delivery_mode: 'embed', embed_origin: 'http://localhost:8080' },
+      });
+      expect(browser.status).toBe(201);
+      expect(browser.headers.get('deprecation')).toBe('@1763769600');
+      expect(browser.headers.get('link')).toContain('successor-version');
+      expect(browser.body.embed_url).toBe(`${us.url}/decisions/${browser.body.session_token}/embed`);
+      // Minted through the old family, it resolves under the new one too.
+      const view = await http(us.url, 'GET', `/api/v1/decisions/${browser.body.session_token}`);
+      expect(view.body).toMatchObject({ kind: 'consent', delivery_mode: 'embed', embed_origin: 'http://localhost:8080' });
+      expect((await http(us.url, 'GET', `/api/v1/consent_sessions/${browser.body.session_token}`)).status).toBe(200);
+    });
+
+    it('answers a session of another country with its home country only', async () => {
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      const elsewhere = await http(de.url, 'GET', `/api/v1/decisions/${token}`);
+      expect(elsewhere.status).toBe(421);
+      expect(elsewhere.body).toEqual({ message: expect.any(String), code: 'wrong_country', home_country: 'US', request_id: expect.any(String) });
+      expect((await http(us.url, 'GET', `/api/v1/decisions/dts_us${'0'.repeat(30)}`)).status).toBe(404);
+    });
+
+    it('expires a session at its deadline', async () => {
+      const deadline = new Date(Date.now() + 1500).toISOString();
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, deadline_at: deadline })).body.session_token;
+      await eventually(async () => (await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status === 'expired', 8000);
+      const late = await participant(token, 'transitions', { to: 'authenticating' });
+      expect(late.status).toBe(409);
+    });
+  });
+
+  describe('hosted pages', () => {
+    it('renders the decision page server-side, in English or German, with a strict CSP', async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Pages', title: 'Stay <in> touch' });
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: 'http://localhost:5173' })).body.session_token;
+      const page = await fetch(`${us.url}/decisions/${token}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toContain('text/html');
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      const html = await page.text();
+      expect(html).toContain('<html lang="en"');
+      expect(html).toContain('Stay &lt;in&gt; touch');
+      expect(html).not.toContain('Stay <in> touch');
+      expect(html).not.toMatch(/<script(?![^>]*(src=|type="application\/json"))/);
+
+      const german = await fetch(`${us.url}/decisions/${token}/embed`, { headers: { 'accept-language': 'de-DE,de;q=0.9' } });
+      expect(await german.text()).toContain('<html lang="de"');
+      expect(german.headers.get('content-security-policy')).toContain('frame-ancestors http://localhost:5173');
+
+      const script = html.match(/<script[^>]*src="([^"]+participant\.js)"[^>]*integrity="([^"]+)"/);
+      expect(script).not.toBeNull();
+      const asset = await fetch(`${us.url}${script![1]}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('cache-control')).toContain('immutable');
+      const digest = require('node:crypto').createHash('sha384').update(Buffer.from(await asset.arrayBuffer())).digest('base64');
+      expect(script![2]).toBe(`sha384-${digest}`);
+    });
+
+    it('serves the hosted flow page for active flows only', async () => {
+      const draft = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...newsletterFlow, name: 'Draft page' });
+      expect((await fetch(`${us.url}/accord/${draft.body.id}`, { redirect: 'manual' })).status).toBe(404);
+      expect((await fetch(`${us.url}/accord/some-old-id`, { redirect: 'manual' })).status).toBe(410);
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Live page' });
+      const opened = await fetch(`${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('http://localhost:3000/back')}`, { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      const location = opened.headers.get('location')!;
+      expect(location).toMatch(new RegExp(`^${us.url}/decisions/dts_us[0-9a-z]{30}$`));
+      const token = location.split('/').pop()!;
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body).toMatchObject({ delivery_mode: 'redirect', redirect_uri: 'http://localhost:3000/back' });
+      const foreign = await fetch(`${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('https://evil.example/')}`, { redirect: 'manual' });
+      expect(foreign.status).toBe(400);
+      expect((await fetch(`${de.url}/decisions/${token}`)).status).toBe(421);
+    });
+  });
+
+  it('walks the informed path: informed, evidenced, fulfilled', async () => {
+    const flowId = await activeFlow({ ...newsletterFlow, name: 'Informed', pattern: 'informed' });
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+    const view = await http(us.url, 'GET', `/api/v1/decisions/${token}`);
+    expect(view.body).toMatchObject({ path: 'informed', allowed_transitions: ['informed'] });
+    const skip = await participant(token, 'transitions', { to: 'evidenced' });
+    expect(skip.status).toBe(409);
+    expect(skip.body.allowed).toEqual(['informed', 'expired']);
+    expect((await participant(token, 'transitions', { to: 'informed' })).body.status).toBe('informed');
+    expect((await participant(token, 'transitions', { to: 'evidenced' })).body.status).toBe('evidenced');
+    const done = await participant(token, 'complete', { outcome: 'granted' });
+    expect(done.status).toBe(200);
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
+  });
+
+  describe('approvals', () => {
+    const approval = { title: 'Pay invoice 117', action: 'payments.create', value: { amount: 125000, currency: 'EUR' }, trigger: 'value', agent_id: 'invoice-bot' };
+
+    it('needs what is to be approved, with a known trigger', async () => {
+      const missing = await api('POST', '/api/v1/decisions', { kind: 'approval' });
+      expect(missing.status).toBe(422);
+      expect(missing.body.details[0].field).toBe('approval');
+      const trigger = await api('POST', '/api/v1/decisions', { kind: 'approval', approval: { ...approval, trigger: 'mood' } });
+      expect(trigger.status).toBe(422);
+      expect(trigger.body.details[0].field).toBe('approval.trigger');
+    });
+
+    it.each([
+      ['approve', 'approved', 'approval.granted', 'fulfilled'],
+      ['deny', 'denied', 'approval.denied', 'expired'],
+    ])('completes with %s as %s', async (spelling, outcome, event, status) => {
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'approval', approval })).body.session_token;
+      await signIn(token, 'approver@example.com');
+      const done = await participant(token, 'complete', { outcome: spelling });
+      expect(done.body.outcome).toBe(outcome);
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe(status);
+      await eventually(async () => (await outbox(us, event)).length > 0);
+    });
+
+    it('counters with a counter-proposal', async () => {
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'approval', approval })).body.session_token;
+      await signIn(token, 'approver@example.com');
+      const bare = await participant(token, 'complete', { outcome: 'counter' });
+      expect(bare.status).toBe(422);
+      expect(bare.body.details[0].field).toBe('counter');
+      const countered = await participant(token, 'complete', { outcome: 'counter', counter: { note: 'Half now', value: { amount: 62500, currency: 'EUR' } } });
+      expect(countered.body.outcome).toBe('countered');
+      await eventually(async () => (await outbox(us, 'approval.countered')).some((e) => (e.data.counter as { note: string }).note === 'Half now'));
+      // Every state change is recorded with its actor for the audit trail.
+      const changes = await outbox(us, 'decision.state_changed');
+      expect(changes.every((e) => e.internal)).toBe(true);
+      expect(changes.map((e) => e.data.to)).toEqual(expect.arrayContaining(['pending', 'authenticating', 'verifying', 'reviewing', 'expired']));
+    });
+  });
+});

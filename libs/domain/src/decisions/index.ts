@@ -1,0 +1,5 @@
+export * from './state-machine';
+export * from './outcomes';
+export * from './deadlines';
+export * from './approvals';
+export * from './session-token';

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The canonical JSON text of a JSON value: object keys sorted (by UTF-16 code units) at every depth,
+ * no whitespace, strings and numbers written as JSON.stringify writes them. For the values flows hold
+ * (strings, finite numbers, booleans, null, arrays, plain objects) this is the RFC 8785 (JCS)
+ * serialisation, so equal values always give byte-identical text whatever their key order.
+ *
+ * An object property whose value is `undefined` is left out (as JSON.stringify does). Everything that
+ * is not JSON is refused with a TypeError/RangeError: non-finite numbers, bigint, functions, symbols,
+ * `undefined` as an array element or as the value itself, objects that are not plain (Date, Map,
+ * class instances) and cycles.
+ */
+export function canonicalJson(value: unknown): string {
+  return write(value, new Set<object>());
+}
+
+function write(value: unknown, ancestors: Set<object>): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if (!Number.isFinite(value)) throw new RangeError(`canonicalJson cannot encode the number ${value}`);
+      return JSON.stringify(value);
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`canonicalJson cannot encode a value of type ${typeof value}`);
+  }
+  const object = value as object;
+  if (ancestors.has(object)) throw new TypeError('canonicalJson cannot encode a cyclic structure');
+  ancestors.add(object);
+  try {
+    if (Array.isArray(object)) {
+      return `[${object.map((item) => write(item, ancestors)).join(',')}]`;
+    }
+    if (!isPlainObject(object)) throw new TypeError('canonicalJson encodes only plain objects');
+    const record = object as Record<string, unknown>;
+    const members: string[] = [];
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      members.push(`${JSON.stringify(key)}:${write(member, ancestors)}`);
+    }
+    return `{${members.join(',')}}`;
+  } finally {
+    ancestors.delete(object);
+  }
+}
+
+/** Lower-case hex SHA-256 of the UTF-8 bytes of canonicalJson(value). */
+export function canonicalDigest(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
+}

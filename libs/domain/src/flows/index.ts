@@ -1,0 +1,5 @@
+export * from './canonical-json';
+export * from './iso-duration';
+export * from './flow-terms';
+export * from './capture';
+export * from './fingerprint';

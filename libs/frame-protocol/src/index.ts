@@ -1,0 +1,4 @@
+export * from './types';
+export * from './envelope';
+export * from './schemas';
+export * from './validate';

@@ -1,0 +1,5 @@
+module.exports = {
+  ...require('../../jest.preset.js'),
+  displayName: 'hosted-pages',
+  rootDir: __dirname,
+};

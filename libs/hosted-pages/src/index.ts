@@ -1,0 +1,15 @@
+export * from './view';
+export { renderDecisionPage, stepForView } from './render-decision';
+export type { DecisionPageOptions, StepId } from './render-decision';
+export { renderErrorPage, renderFlowUnavailablePage } from './render-pages';
+export type { ErrorPageInput, SimplePageOptions } from './render-pages';
+export { renderInboxPage, INBOX_TRIGGERS } from './render-inbox';
+export type { InboxPageOptions, InboxSort } from './render-inbox';
+export { assetsDir, assetIntegrity, assetUrl, readAsset, ASSET_FILES, ASSET_CONTENT_TYPES, DEFAULT_ASSET_BASE } from './assets';
+export type { AssetFile } from './assets';
+export { contentSecurityPolicy } from './csp';
+export { resolveLocale, SUPPORTED_LOCALES, DEFAULT_LOCALE, CLIENT_MESSAGE_KEYS } from './i18n';
+export type { SupportedLocale, MessageKey, Catalogue } from './i18n';
+export { escapeHtml, jsonForScript } from './html';
+export { en as messagesEn } from './messages/en';
+export { de as messagesDe } from './messages/de';

@@ -1,0 +1,52 @@
+import { assetIntegrity, assetUrl, DEFAULT_ASSET_BASE } from './assets';
+import { html, SafeHtml } from './html';
+import { Translator } from './i18n';
+
+export type PageMode = 'page' | 'embed';
+
+export interface DocumentParts {
+  tr: Translator;
+  title: string;
+  mode: PageMode;
+  assetBase?: string;
+  /** Page banner (site header); omitted in embed mode. */
+  banner?: SafeHtml | null;
+  /** Attributes of `<main>` (already rendered). */
+  mainAttributes?: SafeHtml;
+  main: SafeHtml;
+  footer?: SafeHtml | null;
+  /** Data elements (`<script type="application/json">`) placed at the end of `<body>`. */
+  data?: SafeHtml | null;
+  bodyClass?: string;
+}
+
+/** The HTML document shared by all hosted pages. */
+export function renderDocument(parts: DocumentParts): string {
+  const assetBase = parts.assetBase ?? DEFAULT_ASSET_BASE;
+  const { tr } = parts;
+  const bodyClass = ['hp', `hp-mode-${parts.mode}`, parts.bodyClass].filter(Boolean).join(' ');
+  const doc = html`<!DOCTYPE html>
+<html lang="${tr.locale.language}" dir="ltr">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="same-origin">
+<meta name="color-scheme" content="light dark">
+<title>${parts.title}</title>
+<link rel="stylesheet" href="${assetUrl(assetBase, 'participant.css')}" integrity="${assetIntegrity('participant.css')}" crossorigin="anonymous">
+<script src="${assetUrl(assetBase, 'participant.js')}" integrity="${assetIntegrity('participant.js')}" crossorigin="anonymous" defer></script>
+</head>
+<body class="${bodyClass}">
+<a class="hp-skip-link" href="#main">${tr.t('skip_link')}</a>
+${parts.mode === 'page' && parts.banner ? parts.banner : null}
+<main id="main" class="hp-main" tabindex="-1"${parts.mainAttributes ?? null}>
+${parts.main}
+</main>
+${parts.footer ?? null}
+${parts.data ?? null}
+</body>
+</html>
+`;
+  return doc.value;
+}

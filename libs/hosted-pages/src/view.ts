@@ -1,0 +1,106 @@
+/** Shapes the gateway receives from the participant API (`GET /api/v1/decisions/<token>`). */
+export type DecisionKind = 'consent' | 'approval';
+
+export const DECISION_STATUSES = [
+  'pending',
+  'authenticating',
+  'verifying',
+  'reviewing',
+  'informed',
+  'evidenced',
+  'fulfilled',
+  'expired',
+  'revoked',
+] as const;
+export type DecisionStatus = (typeof DECISION_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly DecisionStatus[] = ['fulfilled', 'expired', 'revoked'];
+
+export type DeliveryMode = 'embed' | 'popup' | 'redirect' | 'direct';
+export type DecisionOutcome = 'granted' | 'declined' | 'approved' | 'denied' | 'countered';
+export type PurposeBasis = 'consent' | 'legitimate_interest' | 'contract' | 'legal_obligation' | 'vital_interest' | 'public_task';
+
+export interface ParticipantPurpose {
+  key: string;
+  label: string;
+  description?: string | null;
+  basis: PurposeBasis | string;
+  mechanism?: 'explicit' | 'informed' | 'opt_out' | string | null;
+  required?: boolean;
+  /** True when the person decides on it (consent, or objection to a legitimate interest). */
+  takes_decision: boolean;
+}
+
+export interface ParticipantDataField {
+  key: string;
+  label: string;
+  required?: boolean;
+}
+
+/** Retention as text, an ISO 8601 duration, or a small object. */
+export type Retention = string | { duration?: string | null; description?: string | null } | null;
+
+export interface ParticipantFlow {
+  id: string;
+  version: number;
+  pattern: 'standard' | 'informed' | string;
+  title?: string | null;
+  name: string;
+  description?: string | null;
+  policy_url?: string | null;
+  locale?: string | null;
+  /** ISO 8601 duration such as `P1Y`. */
+  consent_duration?: string | null;
+  retention?: Retention;
+  revocation_policy?: string | { description?: string | null } | null;
+  data_fields: ParticipantDataField[];
+  steps?: unknown[];
+  purposes: ParticipantPurpose[];
+}
+
+export interface ParticipantApproval {
+  title: string;
+  description?: string | null;
+  action: string;
+  /** `amount` in minor units of `currency` (ISO 4217). */
+  value?: { amount: number; currency: string } | null;
+  trigger: 'scope' | 'action' | 'value' | 'time' | 'escalation' | 'reputation' | string;
+  agent_id?: string | null;
+}
+
+export interface ParticipantView {
+  /** `dts_…` */
+  session_token: string;
+  kind: DecisionKind;
+  status: DecisionStatus;
+  path: 'standard' | 'informed';
+  delivery_mode: DeliveryMode;
+  /** Target origin for postMessage; null when the application has none configured. */
+  embed_origin: string | null;
+  redirect_uri: string | null;
+  deadline_at: string | null;
+  expires_at: string;
+  locale: string;
+  /** Server time (ISO 8601), for the countdown's clock-skew correction. */
+  now: string;
+  application: { id: string; name: string };
+  allowed_transitions: string[];
+  signed_in: { email_hint: string } | null;
+  outcome: DecisionOutcome | null;
+  flow: ParticipantFlow | null;
+  approval: ParticipantApproval | null;
+}
+
+/** One row of the unified inbox. */
+export interface InboxItem {
+  session_token: string;
+  kind: DecisionKind;
+  title: string;
+  application?: { id?: string; name: string } | null;
+  /** Used when `application` is absent. */
+  application_name?: string | null;
+  deadline_at?: string | null;
+  created_at?: string | null;
+  /** Approvals: scope, action, value, time, escalation or reputation. */
+  trigger?: string | null;
+  status?: DecisionStatus;
+}
