@@ -338,6 +338,76 @@ describe('flows and decisions', () => {
     });
   });
 
+  describe('inbox', () => {
+    const person = 'inbox-person@example.com';
+    const approval = { title: 'Approve the refund', action: 'refunds.create', trigger: 'value', value: { amount: 4200, currency: 'EUR' } };
+    let tokens: { consent: string; soon: string; scope: string };
+
+    async function code(email: string): Promise<string> {
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+      return /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+    }
+
+    beforeAll(async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Inbox flow', title: 'Join the newsletter' });
+      const open = async (body: Record<string, unknown>) => (await api('POST', '/api/v1/decisions', { subject: { email: person }, ...body })).body.session_token;
+      tokens = {
+        consent: await open({ kind: 'consent', flow_id: flowId, deadline_at: new Date(Date.now() + 3600_000).toISOString() }),
+        soon: await open({ kind: 'approval', approval, deadline_at: new Date(Date.now() + 600_000).toISOString() }),
+        scope: await open({ kind: 'approval', approval: { ...approval, title: 'Grant a wider scope', trigger: 'scope' } }),
+      };
+      await open({ kind: 'approval', approval, subject: { email: 'someone-else@example.com' } });
+    });
+
+    it('lists the pending requests of the signed-in person, filtered, sorted and paged', async () => {
+      expect((await http(us.url, 'GET', '/api/v1/inbox')).status).toBe(401);
+      expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: person } })).status).toBe(200);
+      const wrong = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: person, code: 'nope' } });
+      expect(wrong.status).toBe(422);
+      const session = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: person, code: await code(person) } });
+      expect(session.status).toBe(201);
+      const inbox = (query = '') => http(us.url, 'GET', `/api/v1/inbox${query}`, { headers: { authorization: `Bearer ${session.body.inbox_token}` } });
+
+      const all = await inbox();
+      expect(all.status).toBe(200);
+      // Soonest deadline first; requests without a deadline last.
+      expect(all.body.data.map((i: { session_token: string }) => i.session_token)).toEqual([tokens.soon, tokens.consent, tokens.scope]);
+      expect(all.body.data[1]).toMatchObject({
+        kind: 'consent',
+        title: 'Join the newsletter',
+        application: { id: applicationId, name: 'Acme' },
+        decision_url: `${us.url}/decisions/${tokens.consent}`,
+      });
+      expect((await inbox('?sort=newest')).body.data.map((i: { session_token: string }) => i.session_token)).toEqual([tokens.scope, tokens.soon, tokens.consent]);
+      expect((await inbox('?kind=approval')).body.data).toHaveLength(2);
+      expect((await inbox('?kind=approval&trigger=scope')).body.data.map((i: { title: string }) => i.title)).toEqual(['Grant a wider scope']);
+      expect((await inbox('?application_id=tp_dev_0000000000000000')).body.data).toEqual([]);
+      const first = await inbox('?limit=2');
+      const second = await inbox(`?limit=2&cursor=${first.body.next_cursor}`);
+      expect([...first.body.data, ...second.body.data].map((i: { session_token: string }) => i.session_token)).toEqual([tokens.soon, tokens.consent, tokens.scope]);
+      expect(second.body.next_cursor).toBeNull();
+      expect((await inbox('?sort=oldest')).status).toBe(400);
+    });
+
+    it('renders the same list as a page after signing in with plain forms', async () => {
+      const start = await fetch(`${us.url}/inbox`);
+      expect(await start.text()).toContain('id="inbox-sign-in"');
+      const form = (path: string, fields: Record<string, string>) =>
+        fetch(`${us.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+      const codePage = await form('/inbox/sign_in', { email: person });
+      expect(await codePage.text()).toContain('id="inbox-code-form"');
+      const opened = await form('/inbox/session', { email: person, code: await code(person) });
+      expect(opened.status).toBe(303);
+      const cookie = opened.headers.get('set-cookie')!;
+      expect(cookie).toMatch(/^service_inbox=inb_[^;]+; Path=\/; HttpOnly; SameSite=Strict/);
+      const page = await fetch(`${us.url}/inbox?kind=approval`, { headers: { cookie: cookie.split(';')[0] } });
+      const html = await page.text();
+      expect(html).toContain(`href="/decisions/${tokens.soon}"`);
+      expect(html).toContain(`href="/decisions/${tokens.scope}"`);
+      expect(html).not.toContain(`href="/decisions/${tokens.consent}"`);
+    });
+  });
+
   it('walks the informed path: informed, evidenced, fulfilled', async () => {
     const flowId = await activeFlow({ ...newsletterFlow, name: 'Informed', pattern: 'informed' });
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { InboxController } from './inbox/inbox.controller';
+import { InboxService } from './inbox/inbox.service';
+import { InboxSession } from './inbox/inbox-session.entity';
 import { FlowReplicator } from './flows/flow-replicator';
 import { FlowVersion } from './flows/flow-version.entity';
 import { FlowsController } from './flows/flows.controller';
@@ -23,12 +26,12 @@ import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
   imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
-  controllers: [SubjectsController, FlowsController, SessionsController],
+  controllers: [SubjectsController, FlowsController, SessionsController, InboxController],
   providers: [
     SubjectsRepository,
     SubjectsService,
@@ -42,6 +45,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ParticipantSteps,
     Completion,
     SessionExpiry,
+    InboxService,
   ],
 })
 export class DecisionsModule {}

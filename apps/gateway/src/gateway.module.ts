@@ -25,6 +25,9 @@ import { DevMailboxController } from './decisions/dev-mailbox.controller';
 import { ParticipantController } from './decisions/participant.controller';
 import { FlowsController } from './flows/flows.controller';
 import { HostedPagesController } from './hosted/hosted-pages.controller';
+import { InboxPagesController } from './hosted/inbox-pages.controller';
+import { InboxReader } from './inbox/inbox-reader';
+import { InboxController } from './inbox/inbox.controller';
 import { CorsPolicy } from './http/cors.policy';
 import { RateLimitService } from './http/rate-limit.service';
 import { GatewayMetrics } from './observability/gateway-metrics';
@@ -59,6 +62,8 @@ export const GATEWAY_ENTITIES = [
     ParticipantController,
     DevMailboxController,
     HostedPagesController,
+    InboxController,
+    InboxPagesController,
   ],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -76,6 +81,7 @@ export const GATEWAY_ENTITIES = [
     CorsPolicy,
     OpenApiDocument,
     DecisionAccess,
+    InboxReader,
   ],
 })
 export class GatewayModule {}

@@ -5,3 +5,4 @@ export * from './config-sync';
 export const healthPattern = (service: string) => `${service}.health`;
 export * from './flows';
 export * from './decisions';
+export * from './inbox';

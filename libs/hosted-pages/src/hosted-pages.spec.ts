@@ -105,6 +105,27 @@ describe('renderDecisionPage: consent, standard path', () => {
     expect(page).toContain('<h1 id="decision-title" lang="en">');
   });
 
+  it('shows structured policies, free text and sensitive fields', () => {
+    const base = consentView();
+    const page = renderDecisionPage(
+      consentView({
+        flow: {
+          ...base.flow!,
+          retention: { duration: 'P6M', description: 'Then deleted.' },
+          revocation_policy: { channel: 'e-mail', address: 'privacy@acme.example' },
+          data_fields: [{ key: 'health', label: 'Health data', required: false, sensitive: true }],
+        },
+      }),
+      OPTIONS,
+    );
+    expect(page).toContain('<dt>Retention</dt><dd>6 months – Then deleted.</dd>');
+    expect(page).toContain('<dt>Withdrawing consent</dt><dd>channel: e-mail; address: privacy@acme.example</dd>');
+    expect(page).toContain('Health data <span class="hp-tag">(optional) (sensitive data)</span>');
+    const text = renderDecisionPage(consentView({ flow: { ...base.flow!, retention: 'As long as your account exists.', revocation_policy: 'Write to us.' } }), OPTIONS);
+    expect(text).toContain('<dd>As long as your account exists.</dd>');
+    expect(text).toContain('<dd>Write to us.</dd>');
+  });
+
   it('lets the options locale win and falls back to English for unknown locales', () => {
     expect(renderDecisionPage(consentView({ locale: 'en' }), { ...OPTIONS, locale: 'de-CH,de;q=0.9' })).toContain('<html lang="de"');
     expect(renderDecisionPage(consentView({ locale: 'fr-FR', flow: { ...consentView().flow!, locale: 'fr' } }), OPTIONS)).toContain('<html lang="en"');

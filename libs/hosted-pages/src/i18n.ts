@@ -140,7 +140,7 @@ export const CLIENT_MESSAGE_KEYS: readonly MessageKey[] = [
   'step_name_informed',
   'step_name_decision',
   'step_name_done',
-  'working',
+  'signed_in_as',
   'code_sent',
   'code_resent',
   'informed_ack_required',

@@ -133,7 +133,7 @@ function dataFields(view: ParticipantView, tr: Translator, prefix: string, lang:
 <h3 id="${prefix}-fields-title">${tr.t('data_fields_title')}</h3>
 <ul class="hp-fields"${lang}>
 ${fields.map(
-  (f) => html`<li data-field-key="${f.key}">${f.label || f.key} <span class="hp-tag"${lang ? html` lang="${tr.locale.language}"` : null}>${tr.t(f.required ? 'field_required' : 'field_optional')}</span></li>
+  (f) => html`<li data-field-key="${f.key}">${f.label || f.key} <span class="hp-tag"${lang ? html` lang="${tr.locale.language}"` : null}>${tr.t(f.required ? 'field_required' : 'field_optional')}${f.sensitive ? ` ${tr.t('field_sensitive')}` : ''}</span></li>
 `,
 )}</ul>
 </section>`;
@@ -145,25 +145,38 @@ interface Text {
   authored: boolean;
 }
 
+/**
+ * A retention or revocation policy: free text, an ISO 8601 duration (written out in the page's
+ * language), or a structured object kept as the flow gave it: its `description` (or `text`,
+ * `summary`) and `duration` when present, else its plain values as `key: value`.
+ */
+function policyText(policy: unknown, tr: Translator): Text | null {
+  if (policy === null || policy === undefined) return null;
+  if (typeof policy === 'string') {
+    const trimmed = policy.trim();
+    if (!trimmed) return null;
+    const localized = tr.isoDuration(trimmed);
+    return localized ? { text: localized, authored: false } : { text: trimmed, authored: true };
+  }
+  if (typeof policy !== 'object' || Array.isArray(policy)) return null;
+  const record = policy as Record<string, unknown>;
+  const duration = typeof record['duration'] === 'string' ? policyText(record['duration'], tr) : null;
+  const prose = ['description', 'text', 'summary'].map((k) => record[k]).find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  if (duration || prose) {
+    return { text: [duration?.text, prose?.trim()].filter(Boolean).join(' – '), authored: Boolean(prose) || Boolean(duration?.authored) };
+  }
+  const entries = Object.entries(record)
+    .filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+    .map(([k, v]) => `${k}: ${String(v)}`);
+  return entries.length ? { text: entries.join('; '), authored: true } : null;
+}
+
 function retentionText(view: ParticipantView, tr: Translator): Text | null {
-  const retention = view.flow?.retention;
-  if (!retention) return null;
-  const asDuration = (value: string | null | undefined): Text | null => {
-    if (!value) return null;
-    const localized = tr.isoDuration(value);
-    return localized ? { text: localized, authored: false } : { text: value, authored: true };
-  };
-  if (typeof retention === 'string') return asDuration(retention);
-  const duration = asDuration(retention.duration);
-  const text = [duration?.text, retention.description].filter((p): p is string => !!p).join(' – ');
-  return text ? { text, authored: Boolean(retention.description) || Boolean(duration?.authored) } : null;
+  return policyText(view.flow?.retention, tr);
 }
 
 function revocationText(view: ParticipantView, tr: Translator): Text {
-  const policy = view.flow?.revocation_policy;
-  if (typeof policy === 'string' && policy.trim() !== '') return { text: policy, authored: true };
-  if (policy && typeof policy === 'object' && policy.description) return { text: policy.description, authored: true };
-  return { text: tr.t('revocation_default'), authored: false };
+  return policyText(view.flow?.revocation_policy, tr) ?? { text: tr.t('revocation_default'), authored: false };
 }
 
 function facts(view: ParticipantView, tr: Translator, prefix: string, lang: SafeHtml | null): SafeHtml {

@@ -34,10 +34,15 @@ export interface ParticipantDataField {
   key: string;
   label: string;
   required?: boolean;
+  /** Special-category or otherwise sensitive data (shown as such). */
+  sensitive?: boolean;
 }
 
-/** Retention as text, an ISO 8601 duration, or a small object. */
-export type Retention = string | { duration?: string | null; description?: string | null } | null;
+/**
+ * Retention or revocation policy: free text, an ISO 8601 duration, or a structured object kept as the
+ * flow gave it (`description`/`text`/`summary` and `duration` are shown, else its plain values).
+ */
+export type FlowPolicy = string | Record<string, unknown> | null;
 
 export interface ParticipantFlow {
   id: string;
@@ -50,8 +55,8 @@ export interface ParticipantFlow {
   locale?: string | null;
   /** ISO 8601 duration such as `P1Y`. */
   consent_duration?: string | null;
-  retention?: Retention;
-  revocation_policy?: string | { description?: string | null } | null;
+  retention?: FlowPolicy;
+  revocation_policy?: FlowPolicy;
   data_fields: ParticipantDataField[];
   steps?: unknown[];
   purposes: ParticipantPurpose[];

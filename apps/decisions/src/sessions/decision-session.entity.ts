@@ -11,6 +11,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 })
 @Index('IX_decision_sessions_email', ['subjectEmail', 'status'])
 @Index('UQ_decision_sessions_id', ['id'], { unique: true })
+@Index('IX_decision_sessions_inbox', ['subjectEmail', 'createdAt'], {
+  where: `"status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
+})
 @Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
 export class DecisionSession {
   @PrimaryColumn({ type: 'text' })

@@ -2,10 +2,17 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
 import { assertTransition, DecisionStatus, DomainError, isInFlight, newOpaqueId, notFound } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { MailTransport } from '../mail/mail-transport';
+import {
+  newOneTimeCode,
+  ONE_TIME_CODE_MAX_ATTEMPTS,
+  ONE_TIME_CODE_TTL_MS,
+  ONE_TIME_CODES_PER_HOUR,
+  oneTimeCodeHash,
+  oneTimeCodeMatches,
+} from '../mail/one-time-code';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
@@ -15,9 +22,6 @@ import { recordTransition } from './session-events';
 import { toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
-export const SIGN_IN_CODE_TTL_MS = 10 * 60 * 1000;
-export const SIGN_IN_MAX_ATTEMPTS = 5;
-export const SIGN_IN_MAX_CODES_PER_HOUR = 5;
 
 const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
@@ -95,24 +99,24 @@ export class ParticipantSteps {
     this.requireNamedPerson(session, email);
     const now = new Date();
     const recent = await this.sessions.countCodesSince(session.token, new Date(now.getTime() - 3600_000));
-    if (recent >= SIGN_IN_MAX_CODES_PER_HOUR) {
+    if (recent >= ONE_TIME_CODES_PER_HOUR) {
       throw new DomainError('rate_limited', 'Too many sign-in codes for this request; wait before asking again', undefined, {
         retry_after: 3600,
       });
     }
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const expiresAt = new Date(now.getTime() + SIGN_IN_CODE_TTL_MS);
+    const code = newOneTimeCode();
+    const expiresAt = new Date(now.getTime() + ONE_TIME_CODE_TTL_MS);
     await this.sessions.insertCode({
       id: newOpaqueId('otp', 20),
       sessionToken: session.token,
       email,
-      codeHash: this.codeHash(session.token, email, code),
+      codeHash: oneTimeCodeHash(this.context.env.SUBJECT_REF_KEY, code, 'sign-in', session.token, email),
       attempts: 0,
       expiresAt,
       consumedAt: null,
       createdAt: now,
     });
-    await this.mail.send({ to: email, ...signInMail(session.locale, code, SIGN_IN_CODE_TTL_MS / 60000) });
+    await this.mail.send({ to: email, ...signInMail(session.locale, code, ONE_TIME_CODE_TTL_MS / 60000) });
     return { sent: true, expires_at: expiresAt.toISOString() };
   }
 
@@ -186,13 +190,12 @@ export class ParticipantSteps {
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
     if (!code || code.email !== email || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
-    if (code.attempts >= SIGN_IN_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
-    const given = Buffer.from(this.codeHash(session.token, email, request.code.trim()), 'hex');
-    if (!timingSafeEqual(given, Buffer.from(code.codeHash, 'hex'))) {
+    if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
+    if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', session.token, email)) {
       code.attempts += 1;
       // Counted outside the caller's transaction, which rolls back on the error below.
       await this.dataSource.getRepository(SignInCode).update({ id: code.id }, { attempts: code.attempts });
-      throw wrong(code.attempts >= SIGN_IN_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+      throw wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
     }
     code.consumedAt = now;
     await this.sessions.saveCode(manager, code);
@@ -202,10 +205,5 @@ export class ParticipantSteps {
     session.subjectId = subject.id;
     session.subjectEmail = email;
     session.signedInAt = now;
-  }
-
-  /** Codes are short, so the hash is keyed and bound to the session and address. */
-  private codeHash(token: string, email: string, code: string): string {
-    return createHmac('sha256', this.context.env.SUBJECT_REF_KEY).update(`sign-in\0${token}\0${email}\0${code}`).digest('hex');
   }
 }

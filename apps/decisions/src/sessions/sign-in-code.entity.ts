@@ -1,12 +1,17 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
-/** A one-time code mailed to a person signing in on a session; only its keyed hash is kept. */
+/**
+ * A one-time code mailed to a person signing in, on a session or (`sessionToken` = 'inbox') to their
+ * inbox; only its keyed hash is kept.
+ */
 @Entity({ name: 'sign_in_codes' })
 @Index('IX_sign_in_codes_session', ['sessionToken', 'createdAt'])
+@Index('IX_sign_in_codes_email', ['email', 'createdAt'])
 export class SignInCode {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
+  /** The session signed in on, or 'inbox' (INBOX_SIGN_IN). */
   @Column({ name: 'session_token', type: 'text' })
   sessionToken: string;
 
@@ -28,3 +33,6 @@ export class SignInCode {
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
+
+/** The `sessionToken` of inbox sign-in codes. */
+export const INBOX_SIGN_IN = 'inbox';

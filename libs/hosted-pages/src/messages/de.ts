@@ -23,7 +23,6 @@ export const de: Catalogue = {
   step_name_informed: 'Informationen',
   step_name_decision: 'Prüfen und entscheiden',
   step_name_done: 'Fertig',
-  working: 'Bitte warten …',
   cancel_button: 'Anfrage abbrechen',
 
   start_title: 'Bevor Sie beginnen',
@@ -60,6 +59,7 @@ export const de: Catalogue = {
   data_fields_title: 'Daten, die weitergegeben werden',
   field_required: '(erforderlich)',
   field_optional: '(freiwillig)',
+  field_sensitive: '(sensible Daten)',
   purposes_title: 'Zwecke',
   purposes_legend: 'Ihre Auswahl',
   purposes_hint: 'Kreuzen Sie jeden Zweck an, dem Sie zustimmen. Sie können Ihre Einwilligung später widerrufen.',

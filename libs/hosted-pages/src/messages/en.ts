@@ -24,7 +24,6 @@ export const en = {
   step_name_informed: 'Information',
   step_name_decision: 'Review and decide',
   step_name_done: 'Done',
-  working: 'Please wait…',
   cancel_button: 'Cancel request',
 
   start_title: 'Before you start',
@@ -61,6 +60,7 @@ export const en = {
   data_fields_title: 'Data that will be shared',
   field_required: '(required)',
   field_optional: '(optional)',
+  field_sensitive: '(sensitive data)',
   purposes_title: 'Purposes',
   purposes_legend: 'Your choices',
   purposes_hint: 'Tick each purpose you agree to. You can withdraw your consent later.',

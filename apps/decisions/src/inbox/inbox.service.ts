@@ -1,0 +1,155 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { InboxItemMessage, InboxListRequest, InboxOpenReply, InboxOpenRequest, InboxPageMessage, InboxSignInRequest, InboxTokenRequest } from '@dcr/contracts';
+import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, newOpaqueId } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { randomBytes } from 'node:crypto';
+import { DataSource, IsNull, MoreThan, Repository } from 'typeorm';
+import { MailTransport } from '../mail/mail-transport';
+import {
+  newOneTimeCode,
+  ONE_TIME_CODE_MAX_ATTEMPTS,
+  ONE_TIME_CODE_TTL_MS,
+  ONE_TIME_CODES_PER_HOUR,
+  oneTimeCodeHash,
+  oneTimeCodeMatches,
+} from '../mail/one-time-code';
+import { signInMail } from '../sessions/sign-in-mail';
+import { INBOX_SIGN_IN, SignInCode } from '../sessions/sign-in-code.entity';
+import { InboxSession } from './inbox-session.entity';
+
+/** An inbox sign-in lasts twelve hours. */
+export const INBOX_SESSION_TTL_MS = 12 * 3600 * 1000;
+
+type Position = { k: string; t: string };
+
+/**
+ * The unified inbox: one list per person of the pending consent and approval requests addressed to
+ * their e-mail (named by the organisation, or proved by signing in) in this country, with filters,
+ * two orders and keyset pagination.
+ */
+@Injectable()
+export class InboxService {
+  constructor(
+    private readonly dataSource: DataSource,
+    @InjectRepository(SignInCode) private readonly codes: Repository<SignInCode>,
+    @InjectRepository(InboxSession) private readonly sessions: Repository<InboxSession>,
+    private readonly mail: MailTransport,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async signIn(request: InboxSignInRequest): Promise<{ sent: true; expires_at: string }> {
+    const email = request.email.trim().toLowerCase();
+    const now = new Date();
+    const recent = await this.codes.count({ where: { sessionToken: INBOX_SIGN_IN, email, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
+    if (recent >= ONE_TIME_CODES_PER_HOUR) {
+      throw new DomainError('rate_limited', 'Too many sign-in codes for this address; wait before asking again', undefined, { retry_after: 3600 });
+    }
+    const code = newOneTimeCode();
+    const expiresAt = new Date(now.getTime() + ONE_TIME_CODE_TTL_MS);
+    await this.codes.insert({
+      id: newOpaqueId('otp', 20),
+      sessionToken: INBOX_SIGN_IN,
+      email,
+      codeHash: oneTimeCodeHash(this.key, code, 'inbox', email),
+      attempts: 0,
+      expiresAt,
+      consumedAt: null,
+      createdAt: now,
+    });
+    await this.mail.send({ to: email, ...signInMail(request.locale ?? 'en', code, ONE_TIME_CODE_TTL_MS / 60000) });
+    return { sent: true, expires_at: expiresAt.toISOString() };
+  }
+
+  async open(request: InboxOpenRequest): Promise<InboxOpenReply> {
+    const email = request.email.trim().toLowerCase();
+    const now = new Date();
+    const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
+    const code = await this.codes.findOne({ where: { sessionToken: INBOX_SIGN_IN, email }, order: { createdAt: 'DESC' } });
+    if (!code || code.consumedAt) throw wrong('request a code for this address first');
+    if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
+    if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
+    if (!oneTimeCodeMatches(this.key, code.codeHash, request.code, 'inbox', email)) {
+      await this.codes.update({ id: code.id }, { attempts: code.attempts + 1 });
+      throw wrong(code.attempts + 1 >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+    }
+    const consumed = await this.codes.update({ id: code.id, consumedAt: IsNull() }, { consumedAt: now });
+    if (consumed.affected === 0) throw wrong('request a code for this address first');
+    const token = `inb_${randomBytes(32).toString('base64url')}`;
+    const expiresAt = new Date(now.getTime() + INBOX_SESSION_TTL_MS);
+    await this.sessions.insert({ id: newOpaqueId('inbs', 20), tokenHash: hashCredential(token), email, createdAt: now, expiresAt });
+    return { inbox_token: token, expires_at: expiresAt.toISOString() };
+  }
+
+  async close(request: InboxTokenRequest): Promise<void> {
+    await this.sessions.delete({ tokenHash: hashCredential(request.inbox_token) });
+  }
+
+  async list(request: InboxListRequest): Promise<InboxPageMessage> {
+    const email = await this.emailOf(request.inbox_token);
+    const after = decodeCursor<Position>(request.cursor);
+    if (after && (typeof after.k !== 'string' || typeof after.t !== 'string' || Number.isNaN(Date.parse(after.k)))) {
+      throw new DomainError('invalid_request', 'The cursor is not valid', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
+    }
+    const newest = request.sort === 'newest';
+    const sortKey = newest ? 's.created_at' : `COALESCE(s.deadline_at, 'infinity'::timestamptz)`;
+    const params: unknown[] = [email, [...IN_FLIGHT_STATUSES]];
+    const where = ['s.subject_email = $1', 's.status = ANY($2)', 's.expires_at > now()'];
+    const bind = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (request.kind) where.push(`s.kind = ${bind(request.kind)}`);
+    if (request.trigger) where.push(`s.approval->>'trigger' = ${bind(request.trigger)}`);
+    if (request.application_id) where.push(`s.application_id = ${bind(request.application_id)}`);
+    if (after) where.push(`(${sortKey}, s.token) ${newest ? '<' : '>'} (${bind(after.k)}::timestamptz, ${bind(after.t)})`);
+    const direction = newest ? 'DESC' : 'ASC';
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT s.token, s.kind, s.status, s.application_id, s.flow_id, s.approval->>'trigger' AS trigger,
+              COALESCE(s.approval->>'title', f.terms->>'title', f.terms->>'name', '') AS title,
+              s.deadline_at, s.expires_at, s.created_at, ${sortKey} AS sort_key
+         FROM "decisions"."decision_sessions" s
+         LEFT JOIN "decisions"."flow_versions" f ON f.id = s.flow_id AND f.version = s.flow_version
+        WHERE ${where.join(' AND ')}
+        ORDER BY ${sortKey} ${direction}, s.token ${direction}
+        LIMIT ${bind(request.limit + 1)}`,
+      params,
+    );
+    const page = rows.slice(0, request.limit);
+    const last = page[page.length - 1];
+    const keyOf = (value: unknown) => (value instanceof Date ? value.toISOString() : 'infinity');
+    return {
+      email,
+      data: page.map((row) => this.item(row)),
+      next_cursor: rows.length > request.limit && last ? encodeCursor({ k: keyOf(last.sort_key), t: last.token as string }) : null,
+    };
+  }
+
+  private item(row: Record<string, unknown>): InboxItemMessage {
+    const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
+    return {
+      session_token: row.token as string,
+      kind: row.kind as 'consent' | 'approval',
+      status: row.status as string,
+      title: row.title as string,
+      application_id: row.application_id as string,
+      flow_id: (row.flow_id as string | null) ?? null,
+      trigger: (row.trigger as string | null) ?? null,
+      deadline_at: iso(row.deadline_at),
+      expires_at: iso(row.expires_at) as string,
+      created_at: iso(row.created_at) as string,
+    };
+  }
+
+  private async emailOf(token: string): Promise<string> {
+    const session = await this.sessions.findOne({ where: { tokenHash: hashCredential(token) } });
+    if (!session || session.expiresAt.getTime() <= Date.now()) {
+      throw new DomainError('unauthenticated', 'Sign in to the inbox again: the inbox session is missing or has expired');
+    }
+    return session.email;
+  }
+
+  private get key(): string {
+    return this.context.env.SUBJECT_REF_KEY;
+  }
+}

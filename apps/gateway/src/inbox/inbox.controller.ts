@@ -1,0 +1,67 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, InboxOpenReply } from '@dcr/contracts';
+import { DomainError } from '@dcr/domain';
+import { ServiceClients } from '@dcr/service-kit';
+import type { FastifyRequest } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { PublicRoute } from '../auth/auth.decorators';
+import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto } from './inbox.dto';
+import { InboxReader } from './inbox-reader';
+
+export function inboxBearer(authorization: string | undefined): string {
+  const token = /^Bearer\s+(inb_[A-Za-z0-9_-]{43})\s*$/.exec(authorization ?? '')?.[1];
+  if (!token) throw new DomainError('unauthenticated', 'Send Authorization: Bearer <inbox token> (from POST /api/v1/inbox/session)');
+  return token;
+}
+
+/**
+ * The unified inbox of a person: sign in with a mailed one-time code, then list the pending consent
+ * and approval requests addressed to that e-mail in this country. The inbox token is not an API
+ * credential: it reads this list and nothing else.
+ */
+@ApiTags('Inbox')
+@ApiErrorResponses()
+@PublicRoute()
+@Controller('api/v1/inbox')
+export class InboxController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly reader: InboxReader,
+  ) {}
+
+  @Post('sign_in')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Mail a one-time code to the person (6 digits, 10 minutes, 5 attempts; at most 5 per hour)' })
+  signIn(@Body() body: InboxSignInDto, @Headers('accept-language') language?: string) {
+    const locale = language?.toLowerCase().startsWith('de') ? 'de' : 'en';
+    return firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email: body.email, locale }));
+  }
+
+  @Post('session')
+  @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)' })
+  open(@Body() body: InboxOpenDto): Promise<InboxOpenReply> {
+    return firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, body));
+  }
+
+  @Delete('session')
+  @HttpCode(204)
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Sign out of the inbox' })
+  @ApiNoContentResponse()
+  async close(@Headers('authorization') authorization?: string): Promise<void> {
+    await firstValueFrom(this.clients.own.send(INBOX_CLOSE, { inbox_token: inboxBearer(authorization) }));
+  }
+
+  @Get()
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary: 'Pending consent and approval requests of the signed-in person',
+    description: 'Filter by kind, by approval trigger and by application_id; sort by deadline (soonest first) or newest first. Each row leads to /decisions/<session_token>.',
+  })
+  @ApiPage(InboxItemDto)
+  list(@Query() query: InboxQueryDto, @Req() request: FastifyRequest, @Headers('authorization') authorization?: string) {
+    return this.reader.page(inboxBearer(authorization), query, request);
+  }
+}

@@ -1,0 +1,56 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { ListQueryDto } from '../connect/connect.dto';
+
+export class InboxSignInDto {
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsEmail()
+  email: string;
+}
+
+export class InboxOpenDto {
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsEmail()
+  email: string;
+
+  @ApiProperty({ example: '123456' })
+  @IsString()
+  @Length(1, 16)
+  code: string;
+}
+
+export class InboxQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({ enum: ['consent', 'approval'] })
+  @IsOptional()
+  @IsIn(['consent', 'approval'])
+  kind?: 'consent' | 'approval';
+
+  @ApiPropertyOptional({ enum: ['scope', 'action', 'value', 'time', 'escalation', 'reputation'], description: 'Approvals whose authority bound made the agent ask' })
+  @IsOptional()
+  @IsIn(['scope', 'action', 'value', 'time', 'escalation', 'reputation'])
+  trigger?: string;
+
+  @ApiPropertyOptional({ example: 'tp_dev_0123456789abcdef' })
+  @IsOptional()
+  @Matches(/^tp_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'application_id must be a tp_ id' })
+  application_id?: string;
+
+  @ApiPropertyOptional({ enum: ['deadline', 'newest'], default: 'deadline', description: 'deadline: soonest deadline first (none last); newest: newest first' })
+  @IsOptional()
+  @IsIn(['deadline', 'newest'])
+  sort?: 'deadline' | 'newest';
+}
+
+export class InboxItemDto {
+  @ApiProperty() session_token: string;
+  @ApiProperty({ description: 'The decision page: /decisions/<session_token>' }) decision_url: string;
+  @ApiProperty({ enum: ['consent', 'approval'] }) kind: string;
+  @ApiProperty({ example: 'pending' }) status: string;
+  @ApiProperty() title: string;
+  @ApiProperty({ example: { id: 'tp_dev_0123456789abcdef', name: 'Acme' } }) application: { id: string; name: string };
+  @ApiProperty({ nullable: true, type: String }) flow_id: string | null;
+  @ApiProperty({ nullable: true, type: String }) trigger: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) deadline_at: string | null;
+  @ApiProperty({ format: 'date-time' }) expires_at: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}

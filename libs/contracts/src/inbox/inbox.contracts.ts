@@ -1,0 +1,85 @@
+import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { APPLICATION_ID } from '../patterns';
+
+/**
+ * decisions: the unified inbox of one person (signed in by a mailed one-time code): the pending
+ * consent and approval requests addressed to their e-mail in this country.
+ */
+export const INBOX_SIGN_IN = 'decisions.inbox.sign-in';
+export const INBOX_OPEN = 'decisions.inbox.open';
+export const INBOX_LIST = 'decisions.inbox.list';
+export const INBOX_CLOSE = 'decisions.inbox.close';
+
+export class InboxSignInRequest {
+  @IsEmail()
+  email: string;
+
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/)
+  locale?: string;
+}
+
+export class InboxOpenRequest {
+  @IsEmail()
+  email: string;
+
+  @IsString()
+  @Length(1, 16)
+  code: string;
+}
+
+export interface InboxOpenReply {
+  inbox_token: string;
+  expires_at: string;
+}
+
+export class InboxTokenRequest {
+  @IsString()
+  @Length(10, 200)
+  inbox_token: string;
+}
+
+export class InboxListRequest extends InboxTokenRequest {
+  @IsOptional()
+  @IsIn(['consent', 'approval'])
+  kind?: 'consent' | 'approval';
+
+  @IsOptional()
+  @IsIn(['scope', 'action', 'value', 'time', 'escalation', 'reputation'])
+  trigger?: string;
+
+  @IsOptional()
+  @Matches(APPLICATION_ID)
+  application_id?: string;
+
+  @IsIn(['deadline', 'newest'])
+  sort: 'deadline' | 'newest';
+
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit: number;
+
+  @IsOptional()
+  @IsString()
+  cursor?: string;
+}
+
+export interface InboxItemMessage {
+  session_token: string;
+  kind: 'consent' | 'approval';
+  status: string;
+  title: string;
+  application_id: string;
+  flow_id: string | null;
+  trigger: string | null;
+  deadline_at: string | null;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface InboxPageMessage {
+  email: string;
+  data: InboxItemMessage[];
+  next_cursor: string | null;
+}

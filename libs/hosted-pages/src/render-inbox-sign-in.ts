@@ -1,0 +1,58 @@
+import { DEFAULT_ASSET_BASE } from './assets';
+import { html } from './html';
+import { translator } from './i18n';
+import { renderDocument } from './layout';
+
+export interface InboxSignInPageOptions {
+  locale?: string;
+  assetBase?: string;
+  /** `email`: ask for the address; `code`: the code was mailed to `email`. */
+  step: 'email' | 'code';
+  email?: string;
+  /** Shown as an alert tied to the field it concerns. */
+  error?: 'email' | 'code' | null;
+}
+
+/**
+ * Signing in to the inbox: plain HTML forms (they work without the script), the e-mail address
+ * first, then the one-time code mailed to it. They post to `/inbox/sign_in` and `/inbox/session`.
+ */
+export function renderInboxSignInPage(options: InboxSignInPageOptions): string {
+  const tr = translator(options.locale);
+  const emailError = options.error === 'email';
+  const codeError = options.error === 'code';
+  const emailForm = html`<form id="inbox-sign-in" class="hp-form" method="post" action="/inbox/sign_in" novalidate>
+<div class="hp-field">
+<label for="inbox-email" class="hp-label">${tr.t('email_label')}</label>
+<p id="inbox-email-hint" class="hp-hint">${tr.t('email_hint')}</p>
+<input id="inbox-email" name="email" type="email" class="hp-input" autocomplete="email" required value="${options.email ?? ''}"
+ aria-describedby="inbox-email-hint${emailError ? ' inbox-email-error' : ''}"${emailError ? html` aria-invalid="true"` : null}>
+${emailError ? html`<p id="inbox-email-error" class="hp-field-error" role="alert">${tr.t('error_email_invalid')}</p>` : null}
+</div>
+<div class="hp-actions"><button type="submit" id="inbox-send-code" class="hp-button">${tr.t('send_code')}</button></div>
+</form>`;
+  const codeForm = html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>
+<form id="inbox-code-form" class="hp-form" method="post" action="/inbox/session" novalidate>
+<input type="hidden" name="email" value="${options.email ?? ''}">
+<div class="hp-field">
+<label for="inbox-code" class="hp-label">${tr.t('code_label')}</label>
+<p id="inbox-code-hint" class="hp-hint">${tr.t('code_hint')}</p>
+<input id="inbox-code" name="code" type="text" class="hp-input" inputmode="numeric" autocomplete="one-time-code" required
+ aria-describedby="inbox-code-hint${codeError ? ' inbox-code-error' : ''}"${codeError ? html` aria-invalid="true"` : null}>
+${codeError ? html`<p id="inbox-code-error" class="hp-field-error" role="alert">${tr.t('error_code_rejected')}</p>` : null}
+</div>
+<div class="hp-actions"><button type="submit" id="inbox-verify" class="hp-button">${tr.t('verify_button')}</button></div>
+</form>`;
+  return renderDocument({
+    tr,
+    title: tr.t('inbox_title'),
+    mode: 'page',
+    assetBase: options.assetBase ?? DEFAULT_ASSET_BASE,
+    bodyClass: 'hp-inbox-page',
+    main: html`<div id="inbox" class="hp-inbox">
+<h1 id="page-title">${tr.t('inbox_title')}</h1>
+<h2>${tr.t('sign_in_title')}</h2>
+${options.step === 'code' ? codeForm : emailForm}
+</div>`,
+  });
+}
