@@ -16,30 +16,16 @@ export const MESSAGE_TYPES = [
 ] as const;
 export type FrameMessageType = (typeof MESSAGE_TYPES)[number];
 
-export const DECISION_KINDS = ['consent', 'approval'] as const;
-export type DecisionKind = (typeof DECISION_KINDS)[number];
-
-/** The nine consent token and session statuses. */
-export const DECISION_STATUSES = [
-  'pending',
-  'authenticating',
-  'verifying',
-  'reviewing',
-  'informed',
-  'evidenced',
-  'fulfilled',
-  'expired',
-  'revoked',
-] as const;
-export type DecisionStatus = (typeof DECISION_STATUSES)[number];
+// The kinds, the nine statuses and the outcomes are the domain's; the protocol only carries them.
+export { DECISION_KINDS, DECISION_STATUSES } from '@dcr/domain';
+export type { DecisionKind, DecisionStatus } from '@dcr/domain';
+import type { ApprovalOutcome, ConsentOutcome, DecisionKind, DecisionStatus } from '@dcr/domain';
 
 export const DELIVERY_MODES = ['embed', 'popup', 'redirect', 'direct'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
 
-export const CONSENT_OUTCOMES = ['granted', 'declined'] as const;
-export type ConsentOutcome = (typeof CONSENT_OUTCOMES)[number];
-export const APPROVAL_OUTCOMES = ['approved', 'denied', 'countered'] as const;
-export type ApprovalOutcome = (typeof APPROVAL_OUTCOMES)[number];
+export { APPROVAL_OUTCOMES, CONSENT_OUTCOMES } from '@dcr/domain';
+export type { ApprovalOutcome, ConsentOutcome } from '@dcr/domain';
 
 /** Seconds before the deadline at which `service:deadline` fires; 0 is level `expired`. */
 export const DEADLINE_MARKS = [30, 15, 5, 0] as const;

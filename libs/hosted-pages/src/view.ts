@@ -1,19 +1,8 @@
 /** Shapes the gateway receives from the participant API (`GET /api/v1/decisions/<token>`). */
-export type DecisionKind = 'consent' | 'approval';
+import type { DecisionKind, DecisionStatus } from '@dcr/domain';
 
-export const DECISION_STATUSES = [
-  'pending',
-  'authenticating',
-  'verifying',
-  'reviewing',
-  'informed',
-  'evidenced',
-  'fulfilled',
-  'expired',
-  'revoked',
-] as const;
-export type DecisionStatus = (typeof DECISION_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly DecisionStatus[] = ['fulfilled', 'expired', 'revoked'];
+export { DECISION_STATUSES, TERMINAL_STATUSES } from '@dcr/domain';
+export type { DecisionKind, DecisionStatus } from '@dcr/domain';
 
 export type DeliveryMode = 'embed' | 'popup' | 'redirect' | 'direct';
 export type DecisionOutcome = 'granted' | 'declined' | 'approved' | 'denied' | 'countered';
