@@ -338,6 +338,70 @@ describe('flows and decisions', () => {
     });
   });
 
+  describe('Idempotency-Key', () => {
+    const post = (path: string, body: unknown, key: string, token: string | undefined = apiToken) =>
+      http(us.url, 'POST', path, { token, body, headers: { 'idempotency-key': key } });
+
+    it('replays the first answer for the same request and refuses a different one', async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Idempotent' });
+      const body = { kind: 'consent', flow_id: flowId };
+      const first = await post('/api/v1/decisions', body, 'create-1');
+      const again = await post('/api/v1/decisions', body, 'create-1');
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+
+      const other = await post('/api/v1/decisions', { ...body, locale: 'de' }, 'create-1');
+      expect(other.status).toBe(409);
+      expect(other.body.code).toBe('idempotency_conflict');
+
+      const invalid = await post('/api/v1/decisions', { kind: 'consent' }, 'create-2');
+      const invalidAgain = await post('/api/v1/decisions', { kind: 'consent' }, 'create-2');
+      expect([invalid.status, invalidAgain.status]).toEqual([422, 422]);
+      expect(invalidAgain.body.details).toEqual(invalid.body.details);
+
+      const badKey = await post('/api/v1/decisions', body, 'x'.repeat(256));
+      expect(badKey.status).toBe(400);
+      expect(badKey.body.details).toEqual([{ field: 'Idempotency-Key', reason: expect.any(String) }]);
+    });
+
+    it('creates one session for concurrent duplicates', async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Concurrent' });
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'burst-1')));
+      const created = answers.filter((a) => a.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(created.map((a) => a.body.session_token)).size).toBe(1);
+      for (const answer of answers.filter((a) => a.status !== 201)) {
+        expect(answer.status).toBe(409);
+        expect(answer.body.code).toBe('idempotency_conflict');
+      }
+    });
+
+    it('makes a retried completion return the same consent token', async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Retry', pattern: 'informed' });
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      await participant(token, 'transitions', { to: 'informed' });
+      await participant(token, 'transitions', { to: 'evidenced' });
+      const first = await post(`/api/v1/decisions/${token}/complete`, { outcome: 'granted' }, 'complete-1', undefined);
+      const retry = await post(`/api/v1/decisions/${token}/complete`, { outcome: 'granted' }, 'complete-1', undefined);
+      expect(first.status).toBe(200);
+      expect(retry.status).toBe(200);
+      expect(retry.body.exchange_token).toBe(first.body.exchange_token);
+      // The kept answer is sealed with a key derived from the Idempotency-Key, which is stored only as a hash.
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      const { rows } = await client.query('SELECT key_hash, response_body FROM gateway.idempotency_keys');
+      await client.end();
+      expect(rows.length).toBeGreaterThan(0);
+      expect(JSON.stringify(rows)).not.toContain(first.body.exchange_token);
+      expect(JSON.stringify(rows)).not.toContain('complete-1');
+      // Without the key, a second completion is an illegal move.
+      expect((await participant(token, 'complete', { outcome: 'granted' })).status).toBe(409);
+    });
+  });
+
   describe('inbox', () => {
     const person = 'inbox-person@example.com';
     const approval = { title: 'Approve the refund', action: 'refunds.create', trigger: 'value', value: { amount: 4200, currency: 'EUR' } };

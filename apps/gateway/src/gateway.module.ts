@@ -26,6 +26,8 @@ import { ParticipantController } from './decisions/participant.controller';
 import { FlowsController } from './flows/flows.controller';
 import { HostedPagesController } from './hosted/hosted-pages.controller';
 import { InboxPagesController } from './hosted/inbox-pages.controller';
+import { IdempotencyKeyRecord } from './idempotency/idempotency-key.entity';
+import { IdempotencyService } from './idempotency/idempotency.service';
 import { InboxReader } from './inbox/inbox-reader';
 import { InboxController } from './inbox/inbox.controller';
 import { CorsPolicy } from './http/cors.policy';
@@ -43,6 +45,7 @@ export const GATEWAY_ENTITIES = [
   PublishableKeyRecord,
   AllowedOriginRecord,
   ActivityEventRecord,
+  IdempotencyKeyRecord,
 ];
 
 @Module({
@@ -82,6 +85,7 @@ export const GATEWAY_ENTITIES = [
     OpenApiDocument,
     DecisionAccess,
     InboxReader,
+    IdempotencyService,
   ],
 })
 export class GatewayModule {}

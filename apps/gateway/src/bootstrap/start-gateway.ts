@@ -11,6 +11,7 @@ import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { CorsPolicy } from '../http/cors.policy';
 import { deprecationHeaders } from '../http/deprecation';
 import { EdgeValidationPipe } from '../http/validation.pipe';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 
@@ -24,6 +25,10 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 function requestIdOf(request: { headers: Record<string, string | string[] | undefined> }): string {
   const given = request.headers['x-request-id'];
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
+}
+
+interface IdempotentRequest extends FastifyRequest {
+  idempotency?: { scope: string; key: string };
 }
 
 export interface RunningGateway {
@@ -64,6 +69,33 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     const deprecated = deprecationHeaders(request.url);
     if (deprecated) reply.headers(deprecated);
     if (!cors.apply(request, reply)) done();
+  });
+  // Idempotency-Key on mutating POSTs: claim or replay before the handler, keep the answer after it.
+  const idempotency = app.get(IdempotencyService);
+  fastify.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const key = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || key === undefined) return done();
+    const path = request.url.split('?')[0];
+    const scope = idempotency.scopeOf(request.headers, path);
+    if (!scope) return done();
+    idempotency
+      .begin(scope, String(key), request.method, path, request.body)
+      .then((outcome) => {
+        if (outcome.kind === 'proceed') {
+          (request as IdempotentRequest).idempotency = { scope: outcome.scope, key: outcome.key };
+          return done();
+        }
+        void reply.status(outcome.status).header('idempotent-replayed', 'true').type(outcome.contentType).send(outcome.body);
+      })
+      .catch((error: Error) => done(error));
+  });
+  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    const claim = (request as IdempotentRequest).idempotency;
+    if (!claim) return done(null, payload);
+    (request as IdempotentRequest).idempotency = undefined;
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+    const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    void idempotency.finish(claim.scope, claim.key, reply.statusCode, body, type).then(() => done(null, payload));
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
