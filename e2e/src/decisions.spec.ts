@@ -238,6 +238,47 @@ describe('flows and decisions', () => {
       expect(used.body).toEqual({ valid: false, status: 'expired' });
     });
 
+    it('limits code attempts and expires codes and consent tokens', async () => {
+      const sql = async (text: string, values: unknown[]) => {
+        const client = new Client({ connectionString: us.database.url });
+        await client.connect();
+        try {
+          return (await client.query(text, values)).rowCount;
+        } finally {
+          await client.end();
+        }
+      };
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      await participant(token, 'transitions', { to: 'authenticating' });
+      await participant(token, 'sign_in', { email: 'tries@example.com' });
+      for (let i = 0; i < 5; i++) {
+        const wrong = await participant(token, 'transitions', { to: 'verifying', email: 'tries@example.com', code: '99999999' });
+        expect(wrong.status).toBe(422);
+      }
+      const code = /\b(\d{6})\b/.exec((await http(us.url, 'GET', '/_dev/mailbox?to=tries@example.com')).body.data[0].text)![1];
+      const locked = await participant(token, 'transitions', { to: 'verifying', email: 'tries@example.com', code });
+      expect(locked.status).toBe(422);
+      expect(locked.body.details[0].reason).toContain('too many attempts');
+
+      // A fresh code works until it expires (moved into the past here).
+      await participant(token, 'sign_in', { email: 'tries@example.com' });
+      await sql(`UPDATE decisions.sign_in_codes SET expires_at = now() - interval '1 second' WHERE session_token = $1`, [token]);
+      const fresh = /\b(\d{6})\b/.exec((await http(us.url, 'GET', '/_dev/mailbox?to=tries@example.com')).body.data[0].text)![1];
+      const expired = await participant(token, 'transitions', { to: 'verifying', email: 'tries@example.com', code: fresh });
+      expect(expired.body.details[0].reason).toContain('expired');
+
+      // A consent token older than five minutes verifies as expired.
+      const other = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      await signIn(other, 'tries2@example.com');
+      const done = await participant(other, 'complete', { outcome: 'granted' });
+      expect(await sql(`SELECT 1 FROM decisions.decision_sessions WHERE token = $1 AND consent_token_expires_at BETWEEN now() + interval '4 minutes 50 seconds' AND now() + interval '5 minutes'`, [other])).toBe(1);
+      await sql(`UPDATE decisions.decision_sessions SET consent_token_expires_at = now() - interval '1 second' WHERE token = $1`, [other]);
+      const old = await http(us.url, 'GET', `/api/v1/decisions/${other}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
+      expect(old.body).toEqual({ valid: false, status: 'expired' });
+      // The database holds only the token's hash.
+      expect(await sql(`SELECT 1 FROM decisions.decision_sessions WHERE consent_token_hash = encode(sha256($1::bytea), 'hex')`, [done.body.exchange_token])).toBe(1);
+    });
+
     it('declines in redirect mode onto redirect_uri?error=access_denied', async () => {
       const created = await api('POST', '/api/v1/decisions', {
         kind: 'consent',
