@@ -1,0 +1,427 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { validateFrameMessage } from '@dcr/frame-protocol';
+import { InProcessBus } from '@dcr/transport';
+import {
+  decisionFrame,
+  expectNoAxeViolations,
+  HostPageServer,
+  launchChromium,
+  ReceivedMessage,
+  receivedMessages,
+  startHostPageServer,
+  waitForMessage,
+  waitForStep,
+} from '../../support/browser';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
+
+jest.setTimeout(60000);
+
+/**
+ * The hosted decision pages in a real browser (headless Chromium through playwright-core): the
+ * embedded frame on a host page of another origin speaking postMessage protocol version 2, walked
+ * like a person would, and the pages checked with axe-core against WCAG 2.2 AA. One browser and one
+ * country pair (in-process transport, real PostgreSQL) for the whole file.
+ */
+describe('hosted decision pages in a browser', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  let browser: Browser;
+  let host: HostPageServer;
+  let gatewayOrigin: string;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  const contexts: BrowserContext[] = [];
+
+  const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
+
+  const newsletterFlow = {
+    name: 'Newsletter',
+    pattern: 'standard',
+    title: 'Stay in touch',
+    purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
+    purpose_definitions: {
+      newsletter: { label: 'Newsletter', basis: 'consent' },
+      analytics: { label: 'Usage analytics', basis: 'consent' },
+      fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+      billing: { label: 'Billing', basis: 'contract' },
+    },
+    consent_duration: 'P1Y',
+    policy_url: 'https://example.com/privacy',
+  };
+
+  const approval = { title: 'Pay invoice 117', action: 'payments.create', trigger: 'value', value: { amount: 125000, currency: 'EUR' }, agent_id: 'invoice-bot' };
+
+  async function activeFlow(name: string): Promise<string> {
+    const created = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...newsletterFlow, name });
+    expect(created.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${created.body.id}/activate`)).status).toBe(200);
+    return created.body.id;
+  }
+
+  async function createSession(body: Record<string, unknown>): Promise<{ session_token: string; decision_url: string; embed_url: string; deadline_at: string | null }> {
+    const created = await api('POST', '/api/v1/decisions', body);
+    expect(created.status).toBe(201);
+    return created.body;
+  }
+
+  async function outbox(type: string): Promise<Array<{ data: Record<string, any> }>> {
+    const client = new Client({ connectionString: us.database.url });
+    await client.connect();
+    try {
+      return (await client.query('SELECT data FROM decisions.outbox WHERE type = $1 ORDER BY occurred_at', [type])).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** The value of trust_surface_postmessage_dropped_total{reason="origin_missing"} on the gateway. */
+  async function droppedOriginMissing(): Promise<number> {
+    const text = await (await fetch(`${us.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('trust_surface_postmessage_dropped_total{') && l.includes('reason="origin_missing"'));
+    return line ? Number(line.trim().split(/\s+/).pop()) : 0;
+  }
+
+  /** A fresh browser context (closed after the test) and a page that collects script errors. */
+  async function newPage(options: { locale?: string } = {}): Promise<{ page: Page; problems: string[] }> {
+    const context = await browser.newContext({ locale: options.locale ?? 'en-US' });
+    contexts.push(context);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      // The browser asks every origin for /favicon.ico; the pages name none, so that 404 is noise.
+      if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console error: ${message.text()} (${message.location().url})`);
+    });
+    return { page, problems };
+  }
+
+  /** A host page at http://localhost:<port> that frames the session's embed URL. */
+  async function openEmbedded(embedUrl: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
+    const { page, problems } = await newPage();
+    await page.goto(host.pageUrl(embedUrl));
+    const frame = await decisionFrame(page);
+    await frame.waitForSelector('#decision-root[data-ready="true"]');
+    return { page, frame, problems };
+  }
+
+  async function readCode(email: string): Promise<string> {
+    let text = '';
+    await eventually(async () => {
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+      text = mail.status === 200 && mail.body.data.length > 0 ? mail.body.data[0].text : '';
+      return text !== '';
+    });
+    return /\b(\d{6})\b/.exec(text)![1];
+  }
+
+  /** Start, e-mail, the mailed code, continue: from the start step to the decision step. */
+  async function signIn(frame: Frame, email: string, onStep: (step: string) => Promise<void> = async () => {}): Promise<void> {
+    await waitForStep(frame, 'start');
+    await onStep('start');
+    await frame.click('#start-button');
+    await waitForStep(frame, 'sign-in');
+    await onStep('sign-in');
+    await frame.fill('#sign-in-email', email);
+    await frame.click('#sign-in-submit');
+    await frame.waitForSelector('#sign-in-code', { state: 'visible' });
+    await onStep('sign-in-code');
+    await frame.fill('#sign-in-code', await readCode(email));
+    await frame.click('#code-submit');
+    // The script moves on from verifying by itself; the continue button is there if it has not yet.
+    await frame.waitForSelector('#decision-root[data-step="verifying"], #decision-root[data-step="decision"]');
+    if ((await frame.getAttribute('#decision-root', 'data-step')) === 'verifying') {
+      await frame.click('#verify-continue', { timeout: 2000 }).catch(() => undefined);
+    }
+    await waitForStep(frame, 'decision');
+    await onStep('decision');
+  }
+
+  /** Every message the host received is a valid protocol-v2 message from the gateway's origin. */
+  function expectValidMessages(messages: ReceivedMessage[]): void {
+    expect(messages.length).toBeGreaterThan(0);
+    for (const message of messages) {
+      expect(message.origin).toBe(gatewayOrigin);
+      // The message is part of the expectation so that a failure shows what was received.
+      expect({ message: message.data, validation: validateFrameMessage(message.data) }).toEqual({ message: message.data, validation: { valid: true } });
+      expect(message.data.version).toBe(2);
+      expect(message.data.type).toMatch(/^service:/);
+    }
+    const ids = messages.map((m) => m.data.message_id);
+    expect(new Set(ids).size).toBe(ids.length);
+  }
+
+  const withoutResize = (messages: ReceivedMessage[]) => messages.filter((m) => m.data.type !== 'service:resize');
+
+  beforeAll(async () => {
+    const launching = launchChromium();
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    browser = await launching;
+    gatewayOrigin = new URL(us.url).origin;
+    host = await startHostPageServer(gatewayOrigin);
+
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    // A sandbox's http://localhost stands for every port: the host page's origin included.
+    const origin = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
+      token: adminToken,
+      body: { allowed_origin: { origin: 'http://localhost' } },
+    });
+    expect(origin.status).toBe(201);
+  });
+
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    await de?.close();
+    await us?.close();
+  });
+
+  describe('embedded on a host page (postMessage protocol version 2)', () => {
+    it('walks a consent to a grant with one purpose unticked; the host learns each step and verifies server-side', async () => {
+      const flowId = await activeFlow('Embedded consent');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const token = session.session_token;
+      expect(session.embed_url).toBe(`${us.url}/decisions/${token}/embed`);
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+
+      const ready = await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+      expect(ready.data).toMatchObject({
+        type: 'service:ready',
+        kind: 'consent',
+        version: 2,
+        payload: { kind: 'consent', session_token: token, deadline_at: null, branding: {}, mode: 'embed', locale: 'en' },
+      });
+
+      await signIn(frame, 'ada.embedded@example.com');
+
+      // Nothing is pre-ticked but the legitimate interest (unticking it objects); notice-only takes no decision.
+      const boxes = await frame.$$eval('input[name="purposes"]', (inputs) => inputs.map((i: any) => [i.value, i.checked]));
+      expect(boxes).toEqual([
+        ['newsletter', false],
+        ['analytics', false],
+        ['fraud', true],
+      ]);
+      await frame.check('input[name="purposes"][value="newsletter"]');
+      await frame.uncheck('input[name="purposes"][value="fraud"]');
+      await frame.click('#grant-button');
+
+      const complete = await waitForMessage(page, (m) => m.data?.type === 'service:complete');
+      await waitForStep(frame, 'done');
+      expect(await frame.getAttribute('#step-done', 'data-variant')).toBe('granted');
+
+      const messages = await receivedMessages(page);
+      expectValidMessages(messages);
+      expect(withoutResize(messages).map((m) => [m.data.type, m.data.kind, m.data.type === 'service:state' ? m.data.payload : undefined])).toEqual([
+        ['service:ready', 'consent', undefined],
+        ['service:state', 'consent', { from: 'pending', to: 'authenticating', step_index: 1, total_steps: 5 }],
+        ['service:state', 'consent', { from: 'authenticating', to: 'verifying', step_index: 2, total_steps: 5 }],
+        ['service:state', 'consent', { from: 'verifying', to: 'reviewing', step_index: 3, total_steps: 5 }],
+        ['service:state', 'consent', { from: 'reviewing', to: 'fulfilled', step_index: 4, total_steps: 5 }],
+        ['service:complete', 'consent', undefined],
+      ]);
+      const resizes = messages.filter((m) => m.data.type === 'service:resize');
+      expect(resizes.length).toBeGreaterThanOrEqual(1);
+      for (const resize of resizes) expect(Number.isInteger(resize.data.payload.height) && resize.data.payload.height > 0).toBe(true);
+      expect(complete.data.payload).toEqual({ outcome: 'granted', exchange_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), completed_at: expect.any(String) });
+
+      // The completion message is a prompt to verify server-side: the token verifies once.
+      const verifyPath = `/api/v1/decisions/${token}/verify?consent_token=${encodeURIComponent(complete.data.payload.exchange_token)}`;
+      expect((await api('GET', verifyPath)).body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });
+      expect((await api('GET', verifyPath)).body).toEqual({ valid: false, status: 'expired' });
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body).toMatchObject({ status: 'fulfilled', outcome: 'granted' });
+
+      // The per-purpose choices made in the page reached the server.
+      await eventually(async () => (await outbox('consent.granted')).some((e) => e.data.flow_id === flowId));
+      const granted = (await outbox('consent.granted')).find((e) => e.data.flow_id === flowId)!;
+      expect(granted.data.purposes).toEqual({ newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' });
+      expect(problems).toEqual([]);
+    });
+
+    it('walks an approval to approved; the state messages carry the approval in kind_payload', async () => {
+      const session = await createSession({ kind: 'approval', approval, delivery_mode: 'embed', embed_origin: host.origin });
+      const token = session.session_token;
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+      expect(await frame.textContent('#approval-action')).toContain('payments.create');
+
+      await signIn(frame, 'approver.embedded@example.com');
+      expect(await frame.isVisible('#approval-details')).toBe(true);
+      await frame.click('#approve-button');
+      const complete = await waitForMessage(page, (m) => m.data?.type === 'service:complete');
+      await waitForStep(frame, 'done');
+      expect(await frame.getAttribute('#step-done', 'data-variant')).toBe('approved');
+
+      const messages = await receivedMessages(page);
+      expectValidMessages(messages);
+      const kindPayload = (index: number) => ({ step_index: index, total_steps: 5, action: 'payments.create', trigger: 'value' });
+      expect(withoutResize(messages).map((m) => [m.data.type, m.data.kind, m.data.type === 'service:state' ? m.data.payload : undefined])).toEqual([
+        ['service:ready', 'approval', undefined],
+        ['service:state', 'approval', { from: 'pending', to: 'authenticating', kind_payload: kindPayload(1) }],
+        ['service:state', 'approval', { from: 'authenticating', to: 'verifying', kind_payload: kindPayload(2) }],
+        ['service:state', 'approval', { from: 'verifying', to: 'reviewing', kind_payload: kindPayload(3) }],
+        ['service:state', 'approval', { from: 'reviewing', to: 'fulfilled', kind_payload: kindPayload(4) }],
+        ['service:complete', 'approval', undefined],
+      ]);
+      expect(complete.data.payload).toEqual({ outcome: 'approved', exchange_token: expect.any(String), completed_at: expect.any(String) });
+      const verified = await api('GET', `/api/v1/decisions/${token}/verify?consent_token=${encodeURIComponent(complete.data.payload.exchange_token)}`);
+      expect(verified.body).toEqual({ valid: true, status: 'fulfilled', outcome: 'approved' });
+      expect(problems).toEqual([]);
+    });
+
+    it('ticks the deadline down to T-5 s (warning) and T-0 (expired)', async () => {
+      const flowId = await activeFlow('Deadline');
+      const session = await createSession({
+        kind: 'consent',
+        flow_id: flowId,
+        delivery_mode: 'embed',
+        embed_origin: host.origin,
+        deadline_at: new Date(Date.now() + 6000).toISOString(),
+      });
+      const deadlineAt = new Date(session.deadline_at!).toISOString();
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      const ready = await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+      expect(ready.data.payload.deadline_at).toBe(deadlineAt);
+
+      await waitForMessage(page, (m) => m.data?.type === 'service:deadline' && m.data.payload.remaining_seconds === 0, 15000);
+      const messages = await receivedMessages(page);
+      expectValidMessages(messages);
+      const ticks = messages.filter((m) => m.data.type === 'service:deadline').map((m) => m.data.payload);
+      expect(ticks).toContainEqual({ remaining_seconds: 5, level: 'warning', deadline_at: deadlineAt });
+      expect(ticks).toContainEqual({ remaining_seconds: 0, level: 'expired', deadline_at: deadlineAt });
+      // Each mark fires once, counting down (marks already passed at load fire once, as the latest).
+      const marks = ticks.map((t) => t.remaining_seconds);
+      expect(marks).toEqual([...marks].sort((a, b) => b - a));
+      expect(new Set(marks).size).toBe(marks.length);
+
+      await waitForStep(frame, 'done');
+      expect(['deadline', 'expired']).toContain(await frame.getAttribute('#step-done', 'data-variant'));
+      await eventually(async () => (await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.status === 'expired');
+      expect(problems).toEqual([]);
+    });
+
+    it('posts nothing without an embed origin, and the gateway counts the dropped messages', async () => {
+      const flowId = await activeFlow('No embed origin');
+      const before = await droppedOriginMissing();
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed' });
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.embed_origin ?? null).toBeNull();
+      // The embed page may still be framed by the application's allowed origins.
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await waitForStep(frame, 'start');
+
+      // The frame reports its drops about a second after the first one.
+      await eventually(async () => (await droppedOriginMissing()) > before, 8000);
+      expect(await receivedMessages(page)).toEqual([]);
+      const others = await page.evaluate(() => (globalThis as any).otherMessages as ReceivedMessage[]);
+      expect(others.filter((m) => typeof m.data?.type === 'string' && m.data.type.startsWith('service:'))).toEqual([]);
+      expect(problems).toEqual([]);
+    });
+
+    it('ends the session when the host sends service:cancel', async () => {
+      const flowId = await activeFlow('Host cancel');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+
+      const cancel = {
+        type: 'service:cancel',
+        version: 2,
+        kind: 'consent',
+        payload: { reason: 'host_closed', cancelled_by: 'host' },
+        ts: new Date().toISOString(),
+        message_id: randomUUID(),
+      };
+      expect(validateFrameMessage(cancel)).toEqual({ valid: true });
+      await page.evaluate((message) => (globalThis as any).sendToFrame(message), cancel);
+
+      const acknowledged = await waitForMessage(page, (m) => m.data?.type === 'service:cancel');
+      expect(acknowledged.data.payload).toEqual({ reason: 'host_closed', cancelled_by: 'host' });
+      await waitForStep(frame, 'done');
+      expect(await frame.getAttribute('#step-done', 'data-variant')).toBe('host_cancelled');
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.status).toBe('expired');
+
+      const messages = await receivedMessages(page);
+      expectValidMessages(messages);
+      expect(withoutResize(messages).map((m) => [m.data.type, m.data.type === 'service:state' ? m.data.payload : undefined])).toEqual([
+        ['service:ready', undefined],
+        ['service:state', { from: 'pending', to: 'expired', step_index: 0, total_steps: 5 }],
+        ['service:cancel', undefined],
+      ]);
+      expect(problems).toEqual([]);
+    });
+  });
+
+  describe('accessibility (axe-core, WCAG 2.2 A and AA)', () => {
+    it('has no violations on the English decision page at every step, an error included', async () => {
+      const flowId = await activeFlow('Accessible');
+      const session = await createSession({ kind: 'consent', flow_id: flowId });
+      const { page, problems } = await newPage({ locale: 'en-US' });
+      await page.goto(session.decision_url);
+      const frame = page.mainFrame();
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+
+      await signIn(frame, 'grace.axe@example.com', async (step) => {
+        if (step === 'sign-in') {
+          // A field error: announced in text, linked with aria-describedby, aria-invalid set.
+          await frame.fill('#sign-in-email', 'not an address');
+          await frame.click('#sign-in-submit');
+          await frame.waitForSelector('#sign-in-email[aria-invalid="true"]');
+          await expectNoAxeViolations(frame, 'English page, sign-in step with a field error');
+        }
+        await expectNoAxeViolations(frame, `English page, ${step} step`);
+      });
+      await frame.click('#decline-button');
+      await waitForStep(frame, 'done');
+      await expectNoAxeViolations(frame, 'English page, done step');
+      expect(problems).toEqual([]);
+    });
+
+    it('has no violations on the German decision page', async () => {
+      const flowId = await activeFlow('Barrierefrei');
+      const session = await createSession({ kind: 'consent', flow_id: flowId });
+      const { page, problems } = await newPage({ locale: 'de-DE' });
+      await page.goto(session.decision_url);
+      const frame = page.mainFrame();
+      expect(await page.getAttribute('html', 'lang')).toBe('de');
+      await signIn(frame, 'konrad.axe@example.com', async (step) => {
+        if (step === 'start' || step === 'decision') await expectNoAxeViolations(frame, `German page, ${step} step`);
+      });
+      expect(problems).toEqual([]);
+    });
+
+    it('has no violations on the approval page, and counters with a note', async () => {
+      const session = await createSession({ kind: 'approval', approval });
+      const { page, problems } = await newPage();
+      await page.goto(session.decision_url);
+      const frame = page.mainFrame();
+      await signIn(frame, 'approver.axe@example.com', async (step) => {
+        if (step === 'start' || step === 'decision') await expectNoAxeViolations(frame, `approval page, ${step} step`);
+      });
+      await frame.fill('#counter-note', 'Half now, half in March');
+      await frame.click('#counter-button');
+      await waitForStep(frame, 'done');
+      expect(await frame.getAttribute('#step-done', 'data-variant')).toBe('countered');
+      await expectNoAxeViolations(frame, 'approval page, done step');
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body).toMatchObject({ status: 'expired', outcome: 'countered' });
+      expect(problems).toEqual([]);
+    });
+
+    it('has no violations on the page of an unknown decision (404)', async () => {
+      const { page } = await newPage();
+      const response = await page.goto(`${us.url}/decisions/dts_us${'0'.repeat(30)}`);
+      expect(response?.status()).toBe(404);
+      await page.waitForSelector('#error-page[data-status="404"]');
+      await expectNoAxeViolations(page.mainFrame(), '404 page');
+    });
+  });
+});
