@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
  * Flows and decisions end to end on two countries (in-process transport, real PostgreSQL): authoring
@@ -51,19 +52,7 @@ describe('flows and decisions', () => {
     expect((await participant(token, 'transitions', { to: 'reviewing' })).status).toBe(200);
   }
 
-  const newsletterFlow = {
-    name: 'Newsletter',
-    pattern: 'standard',
-    purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
-    purpose_definitions: {
-      newsletter: { label: 'Newsletter', basis: 'consent' },
-      analytics: { label: 'Usage analytics', basis: 'consent' },
-      fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
-      billing: { label: 'Billing', basis: 'contract' },
-    },
-    consent_duration: 'P1Y',
-    policy_url: 'https://example.com/privacy',
-  };
+  const newsletterFlow = NEWSLETTER_FLOW;
 
   beforeAll(async () => {
     const bus = new InProcessBus();

@@ -15,6 +15,7 @@ import {
   waitForStep,
 } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
+import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
 jest.setTimeout(60000);
 
@@ -37,20 +38,7 @@ describe('hosted decision pages in a browser', () => {
 
   const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
 
-  const newsletterFlow = {
-    name: 'Newsletter',
-    pattern: 'standard',
-    title: 'Stay in touch',
-    purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
-    purpose_definitions: {
-      newsletter: { label: 'Newsletter', basis: 'consent' },
-      analytics: { label: 'Usage analytics', basis: 'consent' },
-      fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
-      billing: { label: 'Billing', basis: 'contract' },
-    },
-    consent_duration: 'P1Y',
-    policy_url: 'https://example.com/privacy',
-  };
+  const newsletterFlow = { ...NEWSLETTER_FLOW, title: 'Stay in touch' };
 
   const approval = { title: 'Pay invoice 117', action: 'payments.create', trigger: 'value', value: { amount: 125000, currency: 'EUR' }, agent_id: 'invoice-bot' };
 
