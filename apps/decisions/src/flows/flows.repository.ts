@@ -20,6 +20,17 @@ export class FlowsRepository {
     return this.versions.findOne({ where: { id: flowId, status: 'active' }, order: { version: 'DESC' } });
   }
 
+  /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
+  current(flowId: string): Promise<FlowVersion | null> {
+    return this.versions
+      .createQueryBuilder('f')
+      .where('f.id = :flowId', { flowId })
+      .orderBy(`CASE WHEN f.status = 'active' THEN 0 ELSE 1 END`, 'ASC')
+      .addOrderBy('f.version', 'DESC')
+      .limit(1)
+      .getOne();
+  }
+
   allVersions(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion[]> {
     return manager.find(FlowVersion, { where: { id: flowId }, order: { version: 'ASC' } });
   }

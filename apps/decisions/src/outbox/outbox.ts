@@ -31,6 +31,8 @@ export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Prom
 }
 
 const BATCH = 200;
+/** How long a kick waits for more events to publish together. */
+const COALESCE_MS = 5;
 
 /**
  * Publishes committed outbox rows to the country's transport (`decisions.event`) and marks them.
@@ -43,6 +45,7 @@ export class OutboxRelay implements OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   private running?: Promise<void>;
   private again = false;
+  private scheduled?: NodeJS.Timeout;
   private closed = false;
 
   constructor(
@@ -50,20 +53,27 @@ export class OutboxRelay implements OnApplicationShutdown {
     private readonly clients: ServiceClients,
   ) {}
 
-  /** Called after a commit that wrote events, so they leave at once instead of at the next tick. */
+  /**
+   * Called after a commit that wrote events, so they leave within milliseconds instead of at the
+   * next tick. Kicks within a few milliseconds share one drain, so a busy service publishes in
+   * batches rather than one transaction per event.
+   */
   kick(): void {
-    if (this.closed) return;
+    if (this.closed || this.scheduled) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    this.scheduled = setTimeout(() => {
+      this.scheduled = undefined;
+      this.running = this.drain().finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+    }, COALESCE_MS);
   }
 
   @Interval(1000)
@@ -114,6 +124,7 @@ export class OutboxRelay implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
+    if (this.scheduled) clearTimeout(this.scheduled);
     await this.running;
   }
 }

@@ -13,7 +13,7 @@ import {
   normaliseOutcome,
   notFound,
 } from '@dcr/domain';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -162,21 +162,15 @@ export class Completion {
 
   /**
    * The session whose unexpired, unused consent token this is, now marked used; null for anything
-   * else (unknown, replayed, too old), so that no answer tells a guess apart from a replay.
+   * else (unknown, replayed, too old), so that no answer tells a guess apart from a replay. One
+   * conditional UPDATE: two concurrent checks of one token cannot both win.
    */
   private async consume(token: string, consentToken: string, applicationId: string): Promise<DecisionSession | null> {
-    return this.dataSource.transaction(async (manager) => {
-      const session = await this.sessions.lock(manager, token);
-      if (!session || session.applicationId !== applicationId) throw notFound('Decision');
-      if (!session.consentTokenHash || session.consentTokenConsumedAt || !session.consentTokenExpiresAt) return null;
-      const given = Buffer.from(hashCredential(consentToken), 'hex');
-      if (!timingSafeEqual(given, Buffer.from(session.consentTokenHash, 'hex'))) return null;
-      const now = new Date();
-      if (session.consentTokenExpiresAt.getTime() <= now.getTime()) return null;
-      session.consentTokenConsumedAt = now;
-      await this.sessions.save(manager, session);
-      return session;
-    });
+    const consumed = await this.sessions.consumeConsentToken(token, applicationId, hashCredential(consentToken));
+    if (consumed) return consumed;
+    const session = await this.sessions.find(token);
+    if (!session || session.applicationId !== applicationId) throw notFound('Decision');
+    return null;
   }
 
   private recordOutcome(manager: EntityManager, session: DecisionSession, purposes: Record<string, PurposeStatus> | null, at: Date) {

@@ -43,12 +43,11 @@ export class CreateDecision {
     let flowVersion: number | null = null;
     let terms: FlowTerms | undefined;
     if (request.flow_id) {
-      const flow = await this.flows.latest(request.flow_id);
-      if (!flow || flow.applicationId !== request.application_id) {
+      const active = await this.flows.current(request.flow_id);
+      if (!active || active.applicationId !== request.application_id) {
         throw new DomainError('validation_failed', 'The flow does not exist', [{ field: 'flow_id', reason: 'no such flow in this application' }]);
       }
-      const active = flow.status === 'active' ? flow : await this.flows.active(request.flow_id);
-      if (!active) {
+      if (active.status !== 'active') {
         throw new DomainError('validation_failed', 'The flow is a draft: activate it before asking anyone', [
           { field: 'flow_id', reason: 'flow is not active' },
         ]);

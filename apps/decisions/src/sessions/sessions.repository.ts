@@ -48,6 +48,32 @@ export class SessionsRepository {
     return manager.save(DecisionSession, session);
   }
 
+  /**
+   * Marks the consent token used if it is this session's, unused and unexpired, and returns the
+   * session; null otherwise. The hash is compared by the index lookup, not in application code.
+   */
+  async consumeConsentToken(token: string, applicationId: string, tokenHash: string): Promise<DecisionSession | null> {
+    const result = await this.sessions
+      .createQueryBuilder()
+      .update(DecisionSession)
+      .set({ consentTokenConsumedAt: () => 'now()' })
+      .where('token = :token AND application_id = :applicationId AND consent_token_hash = :tokenHash', { token, applicationId, tokenHash })
+      .andWhere('consent_token_consumed_at IS NULL AND consent_token_expires_at > now()')
+      .returning('*')
+      .execute();
+    const row = (result.raw as Record<string, unknown>[])[0];
+    return row ? this.fromRaw(row) : null;
+  }
+
+  /** A session from a raw `RETURNING *` row (database column names). */
+  private fromRaw(row: Record<string, unknown>): DecisionSession {
+    const session = new DecisionSession();
+    for (const column of this.sessions.metadata.columns) {
+      (session as unknown as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
+    }
+    return session;
+  }
+
   latestCode(manager: EntityManager, sessionToken: string): Promise<SignInCode | null> {
     return manager.findOne(SignInCode, { where: { sessionToken }, order: { createdAt: 'DESC' } });
   }
