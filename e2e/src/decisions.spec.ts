@@ -502,6 +502,31 @@ describe('flows and decisions', () => {
     });
   });
 
+  it('completes many decisions at once with a small connection pool (DB_POOL_SIZE=3)', async () => {
+    const flowId = await activeFlow({ ...newsletterFlow, name: 'Crowd', pattern: 'informed' });
+    const tokens = await Promise.all(
+      Array.from({ length: 8 }, async () => (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token as string),
+    );
+    for (const token of tokens) {
+      await participant(token, 'transitions', { to: 'informed' });
+      await participant(token, 'transitions', { to: 'evidenced' });
+    }
+    const answers = await Promise.all(tokens.map((token) => participant(token, 'complete', { outcome: 'granted' })));
+    expect(answers.map((a) => a.status)).toEqual(tokens.map(() => 200));
+    // Sign-in with wrong codes, concurrently, while holding session locks, does not starve the pool either.
+    const signIns = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: (await activeFlow({ ...newsletterFlow, name: `Std ${i}` })) })).body.session_token;
+        await participant(token, 'transitions', { to: 'authenticating' });
+        await participant(token, 'sign_in', { email: `crowd${i}@example.com` });
+        return token;
+      }),
+    );
+    const wrong = await Promise.all(signIns.map((token, i) => participant(token, 'transitions', { to: 'verifying', email: `crowd${i}@example.com`, code: '00000000' })));
+    expect(wrong.map((a) => a.status)).toEqual(signIns.map(() => 422));
+    expect((await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).status).toBe(201);
+  });
+
   it('walks the informed path: informed, evidenced, fulfilled', async () => {
     const flowId = await activeFlow({ ...newsletterFlow, name: 'Informed', pattern: 'informed' });
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;

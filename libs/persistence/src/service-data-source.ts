@@ -27,6 +27,8 @@ export function createServiceDataSource(options: ServiceDatabaseOptions): DataSo
     migrationsRun: false,
     synchronize: false,
     poolSize: options.poolSize ?? 10,
+    // A request that cannot get a connection fails after 10 s instead of waiting for ever.
+    extra: { connectionTimeoutMillis: 10_000 },
     applicationName: options.applicationName,
     logging: ['error'],
   });

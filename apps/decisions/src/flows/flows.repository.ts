@@ -12,8 +12,8 @@ export class FlowsRepository {
     return manager.findOne(FlowVersion, { where: { id: flowId }, order: { version: 'DESC' } });
   }
 
-  version(flowId: string, version: number): Promise<FlowVersion | null> {
-    return this.versions.findOne({ where: { id: flowId, version } });
+  version(flowId: string, version: number, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {
+    return manager.findOne(FlowVersion, { where: { id: flowId, version } });
   }
 
   active(flowId: string): Promise<FlowVersion | null> {

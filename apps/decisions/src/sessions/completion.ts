@@ -87,7 +87,7 @@ export class Completion {
 
       let purposes: Record<string, PurposeStatus> | null = null;
       if (session.kind === 'consent') {
-        const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion) : null;
+        const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion, manager) : null;
         if (!flow) throw new DomainError('internal_error', 'The flow version of this session is missing');
         purposes = decidePurposes(flow.terms as unknown as FlowTerms, outcome, request.purposes);
       } else if (request.purposes) {

@@ -16,7 +16,6 @@ import {
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
-import { SignInCode } from './sign-in-code.entity';
 import { signInMail } from './sign-in-mail';
 import { recordTransition } from './session-events';
 import { toParticipantView } from './session-view';
@@ -57,6 +56,8 @@ export class ParticipantSteps {
         { field: 'to', reason: to === 'fulfilled' ? 'decide with POST …/complete' : 'cancel with POST …/cancel' },
       ]);
     }
+    // A wrong code is counted in the transaction and refused after it commits, so the count stays.
+    let refusal: DomainError | undefined;
     const session = await this.inTransaction(request.session_token, async (manager, locked) => {
       this.requireOpen(locked);
       assertTransition(locked.status as DecisionStatus, to, locked.path);
@@ -64,7 +65,10 @@ export class ParticipantSteps {
         throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
       }
       const now = new Date();
-      if (to === 'verifying') await this.checkCode(manager, locked, request, now);
+      if (to === 'verifying') {
+        refusal = await this.checkCode(manager, locked, request, now);
+        if (refusal) return locked;
+      }
       const from = locked.status;
       locked.status = to;
       locked.updatedAt = now;
@@ -80,6 +84,7 @@ export class ParticipantSteps {
       }
       return locked;
     });
+    if (refusal) throw refusal;
     this.relay.kick();
     return this.viewOf(session);
   }
@@ -177,7 +182,8 @@ export class ParticipantSteps {
     }
   }
 
-  private async checkCode(manager: EntityManager, session: DecisionSession, request: TransitionRequest, now: Date): Promise<void> {
+  /** Checks the code and binds the person; a wrong code is counted and returned, not thrown. */
+  private async checkCode(manager: EntityManager, session: DecisionSession, request: TransitionRequest, now: Date): Promise<DomainError | undefined> {
     if (!request.email || !request.code) {
       throw new DomainError('validation_failed', 'Signing in needs the e-mail address and the code mailed to it', [
         ...(!request.email ? [{ field: 'email', reason: 'required to move to verifying' }] : []),
@@ -193,17 +199,17 @@ export class ParticipantSteps {
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
     if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', session.token, email)) {
       code.attempts += 1;
-      // Counted outside the caller's transaction, which rolls back on the error below.
-      await this.dataSource.getRepository(SignInCode).update({ id: code.id }, { attempts: code.attempts });
-      throw wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+      await this.sessions.saveCode(manager, code);
+      return wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
     }
     code.consumedAt = now;
     await this.sessions.saveCode(manager, code);
 
     // Binding the person: their home must be this country (otherwise `wrong_country`).
-    const { subject } = await this.subjects.create({ application_id: session.applicationId, email });
+    const { subject } = await this.subjects.create({ application_id: session.applicationId, email }, manager);
     session.subjectId = subject.id;
     session.subjectEmail = email;
     session.signedInAt = now;
+    return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { Subject } from './subject.entity';
 
 @Injectable()
@@ -11,23 +11,28 @@ export class SubjectsRepository {
     return this.subjects.findOne({ where: { applicationId, id } });
   }
 
-  async findByReference(applicationId: string, by: { email?: string; externalId?: string }): Promise<Subject | null> {
+  async findByReference(
+    applicationId: string,
+    by: { email?: string; externalId?: string },
+    manager: EntityManager = this.subjects.manager,
+  ): Promise<Subject | null> {
     if (by.externalId) {
-      const found = await this.subjects.findOne({ where: { applicationId, externalId: by.externalId } });
+      const found = await manager.findOne(Subject, { where: { applicationId, externalId: by.externalId } });
       if (found) return found;
     }
-    if (by.email) return this.subjects.findOne({ where: { applicationId, email: by.email } });
+    if (by.email) return manager.findOne(Subject, { where: { applicationId, email: by.email } });
     return null;
   }
 
   /** Inserts unless the same person is already there; returns the row that exists afterwards. */
-  async insertOrFind(subject: Subject): Promise<{ subject: Subject; created: boolean }> {
-    const result = await this.subjects.createQueryBuilder().insert().values(subject).orIgnore().execute();
+  async insertOrFind(subject: Subject, manager: EntityManager = this.subjects.manager): Promise<{ subject: Subject; created: boolean }> {
+    const result = await manager.createQueryBuilder().insert().into(Subject).values(subject).orIgnore().execute();
     if ((result.raw as unknown[]).length > 0) return { subject, created: true };
-    const existing = await this.findByReference(subject.applicationId, {
-      email: subject.email ?? undefined,
-      externalId: subject.externalId ?? undefined,
-    });
+    const existing = await this.findByReference(
+      subject.applicationId,
+      { email: subject.email ?? undefined, externalId: subject.externalId ?? undefined },
+      manager,
+    );
     if (!existing) throw new Error('subject insert was ignored but no conflicting row was found');
     return { subject: existing, created: false };
   }

@@ -12,6 +12,7 @@ import {
 import { DomainError, newSubjectId, notFound, subjectReference, validationFailed, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
+import { EntityManager } from 'typeorm';
 import { Subject } from './subject.entity';
 import { SubjectsRepository } from './subjects.repository';
 
@@ -30,13 +31,14 @@ export class SubjectsService {
    * country recorded the same person earlier, nothing is written here and the caller learns only
    * the home country.
    */
-  async create(request: CreateSubjectRequest): Promise<CreateSubjectReply> {
+  /** `manager`: the caller's transaction, when it binds a person while holding a lock. */
+  async create(request: CreateSubjectRequest, manager?: EntityManager): Promise<CreateSubjectReply> {
     const email = normaliseEmail(request.email);
     const externalId = request.external_id?.trim() || undefined;
     if (!email && !externalId) {
       throw validationFailed([{ field: 'subject', reason: 'email or external_id is required' }]);
     }
-    const existing = await this.subjects.findByReference(request.application_id, { email, externalId });
+    const existing = await this.subjects.findByReference(request.application_id, { email, externalId }, manager);
     if (existing) return { subject: this.toMessage(existing), created: false };
 
     const id = newSubjectId();
@@ -54,6 +56,7 @@ export class SubjectsService {
         externalId: externalId ?? null,
         createdAt: new Date(),
       }),
+      manager,
     );
     return { subject: this.toMessage(subject), created };
   }
