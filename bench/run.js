@@ -12,55 +12,16 @@
  * 100/s it would cap the load; raised rather than off, so its cost is measured) and its normal logging (one JSON access line per request, to a file).
  * Results are printed and written to bench/results/<timestamp>-<mode>.json.
  */
-const { spawn, execFileSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
 const autocannon = require('autocannon');
-
-const ROOT = path.resolve(__dirname, '..');
-
-function option(name, fallback) {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? process.argv[index + 1] : fallback;
-}
+const { ROOT, option, freePort, start, stop, median, startCountryPair, machine, source, writeResult } = require('./lib');
 
 const mode = option('mode', 'embedded');
 const duration = Number(option('duration', '10'));
 const connections = Number(option('connections', '32'));
 const rounds = Number(option('rounds', '2'));
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-function start(script, env, readyText, flags = []) {
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      output += chunk.toString();
-      if (output.includes(readyText)) resolve({ child, output: () => output });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 async function load(url, headers) {
   const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
@@ -73,8 +34,6 @@ async function load(url, headers) {
     errors: result.errors + result.timeouts,
   };
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Resident memory of processes, from /proc, in MiB: every process's own VmRSS, added up. */
 function rssMiB(pids) {
@@ -157,24 +116,12 @@ async function againstRunningCountry(target, token) {
 async function main() {
   const target = option('target');
   if (target) return againstRunningCountry(target, option('token') ?? process.env.DCR_API_TOKEN);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-'));
-  fs.chmodSync(dataDir, 0o755);
-  const env = {
-    DCR_DATA_DIR: dataDir,
-    US_PORT: String(await freePort()),
-    DE_PORT: String(await freePort()),
-    EMBEDDED_PG_PORT: String(await freePort()),
-    // The limiter stays on, raised out of the way, so its cost is part of what is measured.
-    RATE_LIMIT_RPS: '10000000',
-    RATE_LIMIT_BURST: '10000000',
-  };
-  const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
   const baseline = await start('bench/hello-fastify.js', { PORT: String(await freePort()) }, 'listening');
   const baselineUrl = /listening (\S+)/.exec(baseline.output())[1];
-  // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
-  const service = await start(script, env, 'stop with Ctrl-C', mode === 'embedded' ? ['--max-semi-space-size=64'] : []);
+  let service;
   try {
-    const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'dev-credentials.json'), 'utf8'));
+    service = await startCountryPair({ mode });
+    const { credentials } = service;
     const meUrl = `${credentials.endpoints.US}/api/v1/me`;
     const headers = { authorization: `Bearer ${credentials.api_token}` };
 
@@ -198,7 +145,8 @@ async function main() {
     const result = {
       date: new Date().toISOString(),
       mode,
-      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      machine: machine(),
+      source: source(),
       load: { tool: 'autocannon', connections, duration_s: duration, rounds },
       baseline_fastify_hello: baselineRuns,
       gateway_me: meRuns,
@@ -206,9 +154,7 @@ async function main() {
       gateway_me_p99_ms: median(meRuns.map((r) => r.latency_p99_ms)),
       idle_memory: idleMemory,
     };
-    fs.mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-    const file = path.join(__dirname, 'results', `${result.date.replace(/[:.]/g, '-')}-${mode}.json`);
-    fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult(result.date, mode, result);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(
       `\n${mode}: /api/v1/me ${median(meRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s = ${(result.ratio * 100).toFixed(0)} % of bare Fastify ` +
@@ -216,9 +162,8 @@ async function main() {
         `written to ${path.relative(ROOT, file)}\n`,
     );
   } finally {
-    await stop(service.child);
+    await service?.close();
     await stop(baseline.child);
-    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

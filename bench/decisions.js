@@ -1,0 +1,465 @@
+#!/usr/bin/env node
+/**
+ * Decisions benchmark (issue 3): per country, `POST /api/v1/decisions` (create a consent decision)
+ * and `GET /api/v1/decisions/<token>/verify?consent_token=` (verify a consent token), each at
+ * saturation and then at half the measured rate for the latency.
+ *
+ *   node bench/decisions.js [--mode embedded|distributed] [--duration 10] [--connections 32]
+ *                           [--rounds 1] [--pool 5000] [--prep-connections 32] [--complete-concurrency <DB_POOL_SIZE - 1>]
+ *                           [--cpu-prof <dir>] [--sql-trace <file prefix>]
+ *
+ * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The country pair is
+ * started with the repository's own start command (bench/lib.js: temporary data folder, free ports,
+ * rate limit raised to 10,000,000/s). All load goes to the US endpoint with the development API
+ * token, against an active consent flow with the `informed` pattern (no e-mail sign-in:
+ * pending → informed → evidenced → complete).
+ *
+ * Verify needs a fresh consent token per request (single use, valid 5 minutes; a replay answers
+ * `{valid:false, status:'expired'}`, still 200 but less work). Before each verify run the script
+ * walks a pool of sessions to completion in parallel and hands every request its own token through
+ * autocannon's `setupRequest`; the run makes exactly as many requests as the pool holds (`amount`),
+ * and the answers are counted: `fresh` is how many verified a token for the first time. Its rate
+ * is timed from the first request to the last answer (autocannon's own start/finish round an
+ * `amount` run up to whole seconds). With --rounds N the saturation rate is the median round (the
+ * upper one of two), and the half rate is half of it.
+ *
+ * Half-rate latency is measured twice: with autocannon's `overallRate` (which sends each
+ * connection's share of a second as fast as it can at the start of the second and then waits, so
+ * the server sees bursts at saturation; coordinated-omission correction off because autocannon
+ * computes its expected interval in whole milliseconds) and with an evenly paced open-loop
+ * generator here (one request every 1/rate s, latency counted from when the request was due, so
+ * queueing in the client counts).
+ *
+ * Every measured run also reports the CPU time per request of the service processes, of
+ * PostgreSQL and of the load generator, and how busy the whole machine was (it is shared).
+ *
+ * --cpu-prof <dir> (embedded only) writes a V8 CPU profile of the service process to <dir> on exit.
+ * --sql-trace <prefix> (embedded only) preloads bench/sql-trace.js into the service and reports the
+ * SQL statements per request of the first create and verify saturation runs (it slows the service
+ * down: use it for the counts, not for the rates). DB_POOL_SIZE and other service settings pass
+ * through the environment, as with `npm start`.
+ * Results are printed and written to bench/results/<timestamp>-decisions-<mode>.json.
+ */
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const autocannon = require('autocannon');
+const { ROOT, option, median, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+
+const mode = option('mode', 'embedded');
+const duration = Number(option('duration', '10'));
+const connections = Number(option('connections', '32'));
+const rounds = Number(option('rounds', '1'));
+const poolSize = Number(option('pool', '5000'));
+const prepConnections = Number(option('prep-connections', '32'));
+const dbPoolSize = Number(process.env.DB_POOL_SIZE ?? (mode === 'embedded' ? 3 : 5)); // the launchers' defaults
+const completeConcurrency = Number(option('complete-concurrency', String(Math.max(1, dbPoolSize - 1))));
+const cpuProfDir = option('cpu-prof');
+const sqlTrace = option('sql-trace');
+
+const log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const round = (n, digits = 0) => Number(n.toFixed(digits));
+
+async function call(base, method, route, { token, body } = {}) {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route} answered ${response.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** An active consent flow with the informed pattern: no sign-in, so no mail and no code. */
+async function informedFlow(base, credentials) {
+  const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
+    token: credentials.api_token,
+    body: {
+      name: 'Benchmark (informed)',
+      pattern: 'informed',
+      purposes: ['newsletter', 'analytics'],
+      purpose_definitions: {
+        newsletter: { label: 'Newsletter', basis: 'consent' },
+        analytics: { label: 'Usage analytics', basis: 'consent' },
+      },
+      consent_duration: 'P1Y',
+      policy_url: 'https://example.com/privacy',
+    },
+  });
+  await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token: credentials.api_token });
+  return flow.id;
+}
+
+/** At most `limit` of the wrapped calls at a time. */
+function limiter(limit) {
+  let active = 0;
+  const waiting = [];
+  return async (work) => {
+    if (active >= limit) await new Promise((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await work();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/**
+ * `complete` reads the flow version through a second pool connection while its transaction holds
+ * the first (apps/decisions/src/sessions/completion.ts); DB_POOL_SIZE (3 in the embedded default)
+ * concurrent completions therefore wait for each other forever and the decisions service stops
+ * answering. The preparation keeps fewer than that in flight (DB_POOL_SIZE - 1 by default).
+ */
+const completing = limiter(completeConcurrency);
+
+/** One session walked to completion: pending → informed → evidenced → complete (granted). */
+async function completedSession(base, credentials, flowId) {
+  const created = await call(base, 'POST', '/api/v1/decisions', { token: credentials.api_token, body: { kind: 'consent', flow_id: flowId } });
+  const token = created.session_token;
+  await call(base, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to: 'informed' } });
+  await call(base, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to: 'evidenced' } });
+  const done = await completing(() => call(base, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } }));
+  return { session_token: token, consent_token: done.exchange_token };
+}
+
+/** `count` completed sessions, `prepConnections` at a time. */
+async function completedPool(base, credentials, flowId, count) {
+  const started = performance.now();
+  const pool = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      pool.push(await completedSession(base, credentials, flowId));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(prepConnections, count) }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  log(`prepared ${pool.length} completed sessions in ${seconds.toFixed(1)} s (${(pool.length / seconds).toFixed(0)} sessions/s, 4 requests each)`);
+  return { pool, seconds, readyAt: Date.now() };
+}
+
+function summary(result, { elapsedS } = {}) {
+  const seconds = elapsedS ?? (result.finish - result.start) / 1000;
+  return {
+    requests: result.requests.total,
+    seconds: round(seconds, 2),
+    requests_per_second: round(result.requests.total / seconds),
+    latency_p50_ms: result.latency.p50,
+    latency_p90_ms: result.latency.p90,
+    latency_p99_ms: result.latency.p99,
+    latency_max_ms: result.latency.max,
+    non_2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function warnIfFailed(label, result) {
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    log(`warning: ${label}: ${result.non2xx} answers not 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+}
+
+/**
+ * An evenly paced open-loop load: request i is due at start + i/rate; the latency of each is
+ * counted from when it was due, so time spent waiting for a free connection counts too.
+ */
+function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
+  const url = new URL(base);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const latencies = new Float64Array(total);
+  const statuses = {};
+  let errors = 0;
+  return new Promise((resolve) => {
+    const interval = 1000 / rate;
+    const started = performance.now();
+    let sent = 0;
+    let done = 0;
+    const finish = () => {
+      const elapsed = (performance.now() - started) / 1000;
+      agent.destroy();
+      const sorted = Array.from(latencies).sort((a, b) => a - b);
+      const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 1);
+      resolve({
+        requests: total,
+        seconds: round(elapsed, 2),
+        target_rate: rate,
+        requests_per_second: round(total / elapsed),
+        latency_p50_ms: at(0.5),
+        latency_p90_ms: at(0.9),
+        latency_p99_ms: at(0.99),
+        latency_max_ms: round(sorted[sorted.length - 1], 1),
+        statuses,
+        errors,
+      });
+    };
+    const fire = (i, due) => {
+      const { method, path: route, headers, body } = next();
+      const request = http.request({ agent, host: url.hostname, port: url.port, method, path: route, headers }, (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => {
+          latencies[i] = performance.now() - due;
+          statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
+          onAnswer?.(response.statusCode, Buffer.concat(chunks).toString());
+          if (++done === total) finish();
+        });
+      });
+      request.on('error', () => {
+        latencies[i] = performance.now() - due;
+        errors++;
+        if (++done === total) finish();
+      });
+      request.end(body);
+    };
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.min(total, Math.floor((now - started) / interval) + 1);
+      while (sent < due) {
+        fire(sent, started + sent * interval);
+        sent++;
+      }
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+}
+
+/** Hands out the pool's tokens one by one; past its end, replays (counted apart). */
+function tokenSource(pool) {
+  let index = 0;
+  const counts = { handed_out: 0, replays_handed_out: 0, valid: 0, expired: 0, other: 0 };
+  return {
+    counts,
+    nextPath() {
+      const entry = pool[index < pool.length ? index : index % pool.length];
+      if (index >= pool.length) counts.replays_handed_out++;
+      index++;
+      counts.handed_out++;
+      return `/api/v1/decisions/${entry.session_token}/verify?consent_token=${entry.consent_token}`;
+    },
+    answer(status, body) {
+      if (status !== 200) return void counts.other++;
+      const parsed = JSON.parse(body);
+      if (parsed.valid === true) counts.valid++;
+      else if (parsed.status === 'expired') counts.expired++;
+      else counts.other++;
+    },
+  };
+}
+
+async function main() {
+  const measuredSource = source();
+  const nodeFlags = [];
+  if (cpuProfDir && mode === 'embedded') nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`);
+  if (sqlTrace && mode === 'embedded') nodeFlags.push('--require', path.join(__dirname, 'sql-trace.js'));
+  const service = await startCountryPair({ mode, nodeFlags, env: sqlTrace ? { SQL_TRACE_FILE: path.resolve(sqlTrace) } : {} });
+  // SQL trace phases: bench/sql-trace.js writes what it counted since the last mark on SIGUSR2.
+  let tracePhase = 0;
+  const sqlPerRequest = {};
+  const traceMark = async (label, requests) => {
+    if (!sqlTrace || mode !== 'embedded') return;
+    service.child.kill('SIGUSR2');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const file = `${path.resolve(sqlTrace)}.phase${tracePhase++}.json`;
+    if (!label) return fs.rmSync(file, { force: true });
+    const rows = JSON.parse(fs.readFileSync(file, 'utf8'));
+    fs.renameSync(file, `${path.resolve(sqlTrace)}.${label}.json`);
+    const byConnection = {};
+    for (const row of rows) byConnection[row.connection] = round((byConnection[row.connection] ?? 0) + row.count / requests, 2);
+    sqlPerRequest[label] = {
+      statements_per_request: byConnection,
+      top: rows.slice(0, 12).map((row) => ({ per_request: round(row.count / requests, 2), connection: row.connection, sql: row.sql.slice(0, 120) })),
+    };
+  };
+  /** Runs one measurement with the CPU meter around it. */
+  const measured = async (run) => {
+    const meter = cpuMeter(service.child.pid);
+    const result = await run();
+    return { result, cpu: (requests) => meter.stop(requests) };
+  };
+  try {
+    const { credentials } = service;
+    const base = credentials.endpoints.US;
+    const auth = { authorization: `Bearer ${credentials.api_token}` };
+    const flowId = await informedFlow(base, credentials);
+    // The walk works before anything is measured (and warms the participant routes).
+    await completedPool(base, credentials, flowId, 200);
+
+    // (1) Create decisions.
+    const createBody = JSON.stringify({ kind: 'consent', flow_id: flowId });
+    const createOptions = { url: `${base}/api/v1/decisions`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: createBody, connections };
+    log('create: warm-up (3 s)');
+    await autocannon({ ...createOptions, duration: 3 });
+    const createSaturation = [];
+    for (let i = 0; i < rounds; i++) {
+      log(`create: saturation, ${connections} connections, ${duration} s`);
+      if (i === 0) await traceMark();
+      const { result, cpu } = await measured(() => autocannon({ ...createOptions, duration }));
+      warnIfFailed('create saturation', result);
+      if (i === 0) await traceMark('create', result.requests.total);
+      createSaturation.push({ ...summary(result), cpu: cpu(result.requests.total) });
+    }
+    const createRate = median(createSaturation.map((r) => r.requests_per_second));
+    const createHalf = Math.max(1, Math.round(createRate / 2));
+    log(`create: ${createRate} req/s at saturation; autocannon overallRate ${createHalf}/s, ${duration} s`);
+    const createHalfRun = await measured(() => autocannon({ ...createOptions, duration, overallRate: createHalf, ignoreCoordinatedOmission: true }));
+    warnIfFailed('create half rate', createHalfRun.result);
+    const createHalfAutocannon = { ...summary(createHalfRun.result), cpu: createHalfRun.cpu(createHalfRun.result.requests.total) };
+    log(`create: evenly paced ${createHalf}/s, ${duration} s`);
+    const createPacedRun = await measured(() =>
+      paced({
+        base,
+        rate: createHalf,
+        total: createHalf * duration,
+        next: () => ({ method: 'POST', path: '/api/v1/decisions', headers: { ...auth, 'content-type': 'application/json' }, body: createBody }),
+      }),
+    );
+    const createHalfPaced = { ...createPacedRun.result, cpu: createPacedRun.cpu(createPacedRun.result.requests) };
+
+    // (2) Verify consent tokens, each request its own fresh token.
+    const verifyRun = async (label, { amount, overallRate, trace = false }) => {
+      const { pool, seconds: prepSeconds, readyAt } = await completedPool(base, credentials, flowId, amount);
+      const tokens = tokenSource(pool);
+      // Let the outbox relay publish what the preparation wrote before measuring.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      log(`verify ${label}: ${amount} requests, ${connections} connections${overallRate ? `, overallRate ${overallRate}/s` : ''}`);
+      if (trace) await traceMark();
+      const meter = cpuMeter(service.child.pid);
+      // autocannon notices the end of an `amount` run only at its next one-second tick, so its own
+      // start and finish would round the duration up to whole seconds: time the answers here.
+      const clock = { start: performance.now(), last: 0 };
+      const result = await autocannon({
+        url: base,
+        connections: Math.min(connections, amount),
+        amount,
+        ...(overallRate ? { overallRate, ignoreCoordinatedOmission: true } : {}),
+        headers: auth,
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (request) => ({ ...request, path: tokens.nextPath() }),
+            onResponse: (status, body) => {
+              clock.last = performance.now();
+              tokens.answer(status, body);
+            },
+          },
+        ],
+      });
+      const cpu = meter.stop(result.requests.total);
+      warnIfFailed(`verify ${label}`, result);
+      if (trace) await traceMark('verify', result.requests.total);
+      return { ...summary(result, { elapsedS: (clock.last - clock.start) / 1000 }), cpu, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+    };
+    log('verify: warm-up (2,000 tokens)');
+    await verifyRun('warm-up', { amount: 2000 });
+    const verifySaturation = [];
+    for (let i = 0; i < rounds; i++) verifySaturation.push(await verifyRun('saturation', { amount: poolSize, trace: i === 0 }));
+    const verifyRate = median(verifySaturation.map((r) => r.requests_per_second));
+    const verifyHalf = Math.max(1, Math.round(verifyRate / 2));
+    const halfAmount = Math.min(poolSize, verifyHalf * duration);
+    const verifyHalfAutocannon = await verifyRun('half rate (autocannon)', { amount: halfAmount, overallRate: verifyHalf });
+    const { pool: pacedPool, seconds: pacedPrep } = await completedPool(base, credentials, flowId, halfAmount);
+    const pacedTokens = tokenSource(pacedPool);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    log(`verify half rate (evenly paced): ${halfAmount} requests at ${verifyHalf}/s`);
+    const verifyPacedRun = await measured(() =>
+      paced({
+        base,
+        rate: verifyHalf,
+        total: halfAmount,
+        next: () => ({ method: 'GET', path: pacedTokens.nextPath(), headers: auth }),
+        onAnswer: (status, body) => pacedTokens.answer(status, body),
+      }),
+    );
+    const verifyHalfPaced = {
+      ...verifyPacedRun.result,
+      cpu: verifyPacedRun.cpu(verifyPacedRun.result.requests),
+      tokens: pacedTokens.counts,
+      pool_prepared_in_s: round(pacedPrep, 1),
+    };
+
+    const targets = {
+      create_per_second: 2000,
+      verify_per_second: 4000,
+      p99_ms_at_half_load: 50,
+    };
+    const worstP99 = (...runs) => Math.max(...runs.map((r) => r.latency_p99_ms));
+    const result = {
+      date: new Date().toISOString(),
+      mode,
+      machine: machine(),
+      source: measuredSource,
+      load: {
+        tool: 'autocannon (saturation, overallRate) and an evenly paced open-loop node:http generator (half rate)',
+        connections,
+        duration_s: duration,
+        rounds,
+        verify_pool: poolSize,
+        prep_connections: prepConnections,
+        prep_complete_concurrency: completeConcurrency,
+        endpoint: 'US',
+        flow: 'consent, pattern informed, two consent purposes',
+        note: 'the load generator runs on the same machine as the service',
+      },
+      create: {
+        saturation: createSaturation,
+        requests_per_second: createRate,
+        half_rate: createHalf,
+        half_rate_autocannon: createHalfAutocannon,
+        half_rate_paced: createHalfPaced,
+      },
+      verify: {
+        saturation: verifySaturation,
+        requests_per_second: verifyRate,
+        half_rate: verifyHalf,
+        half_rate_autocannon: verifyHalfAutocannon,
+        half_rate_paced: verifyHalfPaced,
+      },
+      targets,
+      ...(sqlTrace ? { sql_per_request: sqlPerRequest, sql_trace_note: 'counted with bench/sql-trace.js preloaded; its runs are slower' } : {}),
+      service_settings: {
+        db_pool_size: dbPoolSize,
+        rate_limit_rps: 10000000,
+        node_flags: nodeFlags,
+      },
+      against_targets: {
+        create_rate_met: createRate >= targets.create_per_second,
+        verify_rate_met: verifyRate >= targets.verify_per_second,
+        create_p99_at_half_met: worstP99(createHalfAutocannon, createHalfPaced) < targets.p99_ms_at_half_load,
+        verify_p99_at_half_met: worstP99(verifyHalfAutocannon, verifyHalfPaced) < targets.p99_ms_at_half_load,
+        note: 'p99 judged on the worse of the two half-rate measurements, at half of the rate this machine reached (not half of the target rate)',
+      },
+    };
+    const file = writeResult(result.date, `decisions-${mode}`, result);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const fresh = (run) => `${run.tokens.valid}/${run.requests} fresh`;
+    process.stdout.write(
+      [
+        '',
+        `${mode}, ${result.machine.cpus} CPUs (${result.machine.cpu_model}), ${connections} connections:`,
+        `  create  ${createRate} req/s (target ≥ ${targets.create_per_second}: ${result.against_targets.create_rate_met ? 'met' : 'NOT met'}); ` +
+          `at ${createHalf}/s p99 ${createHalfAutocannon.latency_p99_ms} ms (autocannon overallRate), ${createHalfPaced.latency_p99_ms} ms (evenly paced)`,
+        `  verify  ${verifyRate} req/s, ${verifySaturation.map(fresh).join(', ')} (target ≥ ${targets.verify_per_second}: ${result.against_targets.verify_rate_met ? 'met' : 'NOT met'}); ` +
+          `at ${verifyHalf}/s p99 ${verifyHalfAutocannon.latency_p99_ms} ms (autocannon, ${fresh(verifyHalfAutocannon)}), ${verifyHalfPaced.latency_p99_ms} ms (evenly paced, ${fresh(verifyHalfPaced)})`,
+        `  CPU per request at saturation: create ${createSaturation[0].cpu.service_cpu_ms_per_request} ms service + ${createSaturation[0].cpu.postgres_cpu_ms_per_request} ms PostgreSQL, ` +
+          `verify ${verifySaturation[0].cpu.service_cpu_ms_per_request} ms + ${verifySaturation[0].cpu.postgres_cpu_ms_per_request} ms (machine ${createSaturation[0].cpu.machine_busy_percent} % / ${verifySaturation[0].cpu.machine_busy_percent} % busy, ` +
+          `other processes ${createSaturation[0].cpu.other_processes_cpu_cores} / ${verifySaturation[0].cpu.other_processes_cpu_cores} cores)`,
+        `  p99 < ${targets.p99_ms_at_half_load} ms at half load: create ${result.against_targets.create_p99_at_half_met ? 'met' : 'NOT met'}, verify ${result.against_targets.verify_p99_at_half_met ? 'met' : 'NOT met'}`,
+        `written to ${path.relative(ROOT, file)}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await service.close();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+/**
+ * What the benchmarks share: command-line options, free ports, starting and stopping a script,
+ * starting a whole country pair with the repository's own start command in a temporary data folder,
+ * the machine description, and writing a result file to bench/results/.
+ */
+const { spawn, execFileSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const { performance } = require('node:perf_hooks');
+
+const ROOT = path.resolve(__dirname, '..');
+const RESULTS_DIR = path.join(__dirname, 'results');
+
+function option(name, fallback) {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? process.argv[index + 1] : fallback;
+}
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Starts `node [flags] <script>` and resolves once its output contains readyText. */
+function start(script, env, readyText, flags = []) {
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk.toString();
+      if (output.includes(readyText)) resolve({ child, output: () => output });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Starts US and DE with the repository's own start command (`tools/dev/start-embedded.js`, or
+ * `tools/dev/start-distributed.js`, which needs DATABASE_URL and NATS_URL) in a temporary data
+ * folder on free ports, with the per-application rate limit raised out of the way (on, so its cost
+ * is measured, but at 10,000,000/s). Resolves once it is ready, with the development credentials
+ * it wrote (`dev-credentials.json`: application_id, api_token, publishable_key, endpoints).
+ * `nodeFlags` are added to the embedded process (the distributed launcher sets its own).
+ */
+async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } = {}) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-'));
+  fs.chmodSync(dataDir, 0o755);
+  const fullEnv = {
+    DCR_DATA_DIR: dataDir,
+    US_PORT: String(await freePort()),
+    DE_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    // The limiter stays on, raised out of the way, so its cost is part of what is measured.
+    RATE_LIMIT_RPS: '10000000',
+    RATE_LIMIT_BURST: '10000000',
+    ...env,
+  };
+  const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
+  // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
+  const flags = mode === 'embedded' ? ['--max-semi-space-size=64', ...nodeFlags] : nodeFlags;
+  let service;
+  try {
+    service = await start(script, fullEnv, 'stop with Ctrl-C', flags);
+  } catch (error) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'dev-credentials.json'), 'utf8'));
+  return {
+    child: service.child,
+    output: service.output,
+    dataDir,
+    credentials,
+    async close() {
+      await stop(service.child);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** pid → {ppid, comm, cpu seconds (user + system)} for every process, from /proc. */
+function processTable() {
+  const table = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.set(Number(entry), { ppid: Number(fields[1]), comm, cpu: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return table;
+}
+const CLOCK_TICKS = 100;
+
+function machineCpu() {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0) / CLOCK_TICKS;
+  const idle = (fields[3] + fields[4]) / CLOCK_TICKS;
+  return { total, busy: total - idle };
+}
+
+/**
+ * CPU time spent between start and stop by: the service (the process `rootPid` and its
+ * descendants, PostgreSQL excluded), PostgreSQL (every process named postgres: the embedded
+ * cluster, or the system one in distributed mode), this process (the load generator), and the
+ * machine as a whole (so that other work on a shared machine shows up).
+ */
+function cpuMeter(rootPid) {
+  const snapshot = () => {
+    const table = processTable();
+    const inService = (pid) => {
+      for (let p = pid, hops = 0; p > 1 && hops < 50; p = table.get(p)?.ppid ?? 0, hops++) if (p === rootPid) return true;
+      return false;
+    };
+    let service = 0;
+    let postgres = 0;
+    for (const [pid, row] of table) {
+      if (row.comm === 'postgres') postgres += row.cpu;
+      else if (inService(pid)) service += row.cpu;
+    }
+    const self = process.cpuUsage();
+    return { service, postgres, self: (self.user + self.system) / 1e6, machine: machineCpu(), at: performance.now() };
+  };
+  const start = snapshot();
+  return {
+    stop(requests) {
+      const end = snapshot();
+      const seconds = (end.at - start.at) / 1000;
+      const perRequest = (cpuSeconds) => round2((cpuSeconds * 1000) / requests);
+      const machineBusy = end.machine.busy - start.machine.busy;
+      const machineTotal = end.machine.total - start.machine.total;
+      return {
+        service_cpu_ms_per_request: perRequest(end.service - start.service),
+        postgres_cpu_ms_per_request: perRequest(end.postgres - start.postgres),
+        load_generator_cpu_ms_per_request: perRequest(end.self - start.self),
+        service_cpu_cores: round2((end.service - start.service) / seconds),
+        postgres_cpu_cores: round2((end.postgres - start.postgres) / seconds),
+        machine_busy_percent: Math.round((100 * machineBusy) / machineTotal),
+        // Everything else on the machine (other people's work on a shared host), in cores.
+        other_processes_cpu_cores: round2(Math.max(0, machineBusy - (end.service - start.service) - (end.postgres - start.postgres) - (end.self - start.self)) / seconds),
+      };
+    },
+  };
+}
+const round2 = (n) => Math.round(n * 100) / 100;
+
+function machine() {
+  return { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+}
+
+/**
+ * Which code was measured: the commit, and the files under apps/, libs/ and tools/ that differ from
+ * it (others edit the working tree while benchmarks run), with a hash of that difference.
+ */
+function source() {
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+    const commit = git('rev-parse', 'HEAD').trim();
+    const changed = git('status', '--porcelain', '--', 'apps', 'libs', 'tools').split('\n').filter(Boolean).map((line) => line.slice(3));
+    const diff = changed.length > 0 ? crypto.createHash('sha256').update(git('diff', 'HEAD', '--', 'apps', 'libs', 'tools')).digest('hex').slice(0, 12) : null;
+    return { commit, uncommitted_files: changed, uncommitted_diff_sha256: diff };
+  } catch {
+    return { commit: null };
+  }
+}
+
+/** Writes bench/results/<ISO date, file-safe>-<name>.json and answers the file's path. */
+function writeResult(date, name, result) {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${date.replace(/[:.]/g, '-')}-${name}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file;
+}
+
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, machine, source, writeResult, cpuMeter };
