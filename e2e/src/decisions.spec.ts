@@ -74,6 +74,29 @@ describe('flows and decisions', () => {
     await us?.close();
   });
 
+  it('documents the flows, decisions, participant and inbox endpoints in the OpenAPI document', async () => {
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    for (const path of [
+      '/api/v1/applications/{application_id}/flows',
+      '/api/v1/flows/{flow_id}',
+      '/api/v1/flows/{flow_id}/activate',
+      '/api/v1/flows/{flow_id}/versions',
+      '/api/v1/decisions',
+      '/api/v1/decisions/{session_token}',
+      '/api/v1/decisions/{session_token}/transitions',
+      '/api/v1/decisions/{session_token}/sign_in',
+      '/api/v1/decisions/{session_token}/complete',
+      '/api/v1/decisions/{session_token}/verify',
+      '/api/v1/decisions/{session_token}/exchange',
+      '/api/v1/consent_sessions/{session_token}/verify',
+      '/api/v1/inbox',
+    ]) {
+      expect(Object.keys(document.paths)).toContain(path);
+    }
+    expect(document.paths['/api/v1/consent_sessions'].post.deprecated).toBe(true);
+    expect(Object.keys(document.paths).some((path: string) => path.startsWith('/_dev'))).toBe(false);
+  });
+
   describe('flows', () => {
     it('refuses invalid terms with one 422 naming every field', async () => {
       const response = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
