@@ -2,3 +2,4 @@ export * from './database-url';
 export * from './ensure-database';
 export * from './service-data-source';
 export * from './migrate';
+export * from './raw-rows';

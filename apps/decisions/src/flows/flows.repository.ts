@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { entityFromRow } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
 
@@ -21,14 +22,14 @@ export class FlowsRepository {
   }
 
   /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
-  current(flowId: string): Promise<FlowVersion | null> {
-    return this.versions
-      .createQueryBuilder('f')
-      .where('f.id = :flowId', { flowId })
-      .orderBy(`CASE WHEN f.status = 'active' THEN 0 ELSE 1 END`, 'ASC')
-      .addOrderBy('f.version', 'DESC')
-      .limit(1)
-      .getOne();
+  async current(flowId: string): Promise<FlowVersion | null> {
+    // On the path of every new session: plain SQL, no query building.
+    const rows: Record<string, unknown>[] = await this.versions.query(
+      `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1
+        ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
+      [flowId],
+    );
+    return rows[0] ? entityFromRow(this.versions.metadata, rows[0], new FlowVersion()) : null;
   }
 
   allVersions(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion[]> {

@@ -16,9 +16,9 @@ export interface NewOutboxEvent {
   occurredAt?: Date;
 }
 
-/** Writes events inside the caller's transaction: the event commits with the change or not at all. */
-export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Promise<unknown> {
-  const row: QueryDeepPartialEntity<OutboxEvent> = {
+/** The outbox row of an event, unpublished. */
+export function outboxRow(event: NewOutboxEvent): OutboxEvent {
+  return Object.assign(new OutboxEvent(), {
     id: newOpaqueId('evt', 20),
     type: event.type,
     applicationId: event.applicationId,
@@ -26,8 +26,12 @@ export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Prom
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
     publishedAt: null,
-  } as QueryDeepPartialEntity<OutboxEvent>;
-  return manager.insert(OutboxEvent, row);
+  });
+}
+
+/** Writes events inside the caller's transaction: the event commits with the change or not at all. */
+export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Promise<unknown> {
+  return manager.insert(OutboxEvent, outboxRow(event) as QueryDeepPartialEntity<OutboxEvent>);
 }
 
 const BATCH = 200;

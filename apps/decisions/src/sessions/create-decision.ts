@@ -3,13 +3,12 @@ import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
 import { decisionPathFor, DomainError, FlowTerms, newOpaqueId, newSessionToken } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
-import { OutboxRelay } from '../outbox/outbox';
+import { OutboxRelay, outboxRow } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
-import { recordTransition } from './session-events';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { transitionEvent } from './session-events';
+import { SessionsRepository } from './sessions.repository';
 
 /** A deadline may be at most this far ahead. */
 const MAX_DEADLINE_MS = 30 * 24 * 3600 * 1000;
@@ -18,7 +17,7 @@ const MAX_DEADLINE_MS = 30 * 24 * 3600 * 1000;
 @Injectable()
 export class CreateDecision {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly sessions: SessionsRepository,
     private readonly flows: FlowsRepository,
     private readonly subjects: SubjectsService,
     private readonly relay: OutboxRelay,
@@ -123,10 +122,10 @@ export class CreateDecision {
       createdAt: now,
       updatedAt: now,
     });
-    await this.dataSource.transaction(async (manager) => {
-      await manager.insert(DecisionSession, session as QueryDeepPartialEntity<DecisionSession>);
-      await recordTransition(manager, session, null, 'pending', { type: 'application', id: request.application_id }, now);
-    });
+    await this.sessions.insertWithEvent(
+      session,
+      outboxRow(transitionEvent(session, null, 'pending', { type: 'application', id: request.application_id }, now)),
+    );
     this.relay.kick();
     return {
       session_token: session.token,

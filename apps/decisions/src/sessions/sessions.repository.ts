@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, LessThan, Repository } from 'typeorm';
+import { entityFromRow } from '@dcr/persistence';
+import { EntityManager, EntityMetadata, LessThan, Repository } from 'typeorm';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
+import { OutboxEvent } from '../outbox/outbox-event.entity';
 import { DecisionSession } from './decision-session.entity';
 import { SignInCode } from './sign-in-code.entity';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 
 /** Sessions and sign-in codes in this country's database; no rules here, only queries. */
 @Injectable()
@@ -40,8 +41,28 @@ export class SessionsRepository {
       .getMany();
   }
 
-  insert(session: DecisionSession, manager: EntityManager = this.sessions.manager): Promise<unknown> {
-    return manager.insert(DecisionSession, session as QueryDeepPartialEntity<DecisionSession>);
+  /**
+   * Inserts a new session together with its outbox event in one statement (a data-modifying CTE),
+   * so both commit or neither does, in one round trip and without an explicit transaction.
+   */
+  async insertWithEvent(session: DecisionSession, event: OutboxEvent): Promise<void> {
+    const values: unknown[] = [];
+    const placeholders = (metadata: EntityMetadata, entity: object) =>
+      metadata.columns.map((column) => {
+        const value = (entity as Record<string, unknown>)[column.propertyName];
+        values.push(column.type === 'jsonb' && value !== null && value !== undefined ? JSON.stringify(value) : value ?? null);
+        return `$${values.length}`;
+      });
+    const sessionMeta = this.sessions.metadata;
+    const outboxMeta = this.sessions.manager.connection.getMetadata(OutboxEvent);
+    const columns = (metadata: EntityMetadata) => metadata.columns.map((column) => `"${column.databaseName}"`).join(', ');
+    const sessionValues = placeholders(sessionMeta, session).join(', ');
+    const outboxValues = placeholders(outboxMeta, event).join(', ');
+    await this.sessions.query(
+      `WITH inserted AS (INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)}) VALUES (${sessionValues}) RETURNING 1)
+       INSERT INTO "decisions"."outbox" (${columns(outboxMeta)}) SELECT ${outboxValues} FROM inserted`,
+      values,
+    );
   }
 
   save(manager: EntityManager, session: DecisionSession): Promise<DecisionSession> {
@@ -65,13 +86,8 @@ export class SessionsRepository {
     return row ? this.fromRaw(row) : null;
   }
 
-  /** A session from a raw `RETURNING *` row (database column names). */
   private fromRaw(row: Record<string, unknown>): DecisionSession {
-    const session = new DecisionSession();
-    for (const column of this.sessions.metadata.columns) {
-      (session as unknown as Record<string, unknown>)[column.propertyName] = row[column.databaseName];
-    }
-    return session;
+    return entityFromRow(this.sessions.metadata, row, new DecisionSession());
   }
 
   latestCode(manager: EntityManager, sessionToken: string): Promise<SignInCode | null> {
