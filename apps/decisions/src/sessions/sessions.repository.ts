@@ -74,15 +74,16 @@ export class SessionsRepository {
    * session; null otherwise. The hash is compared by the index lookup, not in application code.
    */
   async consumeConsentToken(token: string, applicationId: string, tokenHash: string): Promise<DecisionSession | null> {
-    const result = await this.sessions
-      .createQueryBuilder()
-      .update(DecisionSession)
-      .set({ consentTokenConsumedAt: () => 'now()' })
-      .where('token = :token AND application_id = :applicationId AND consent_token_hash = :tokenHash', { token, applicationId, tokenHash })
-      .andWhere('consent_token_consumed_at IS NULL AND consent_token_expires_at > now()')
-      .returning('*')
-      .execute();
-    const row = (result.raw as Record<string, unknown>[])[0];
+    // On the path of every verification: plain SQL, no query building.
+    const rows: Record<string, unknown>[] = await this.sessions.query(
+      `UPDATE "decisions"."decision_sessions" SET "consent_token_consumed_at" = now()
+        WHERE "token" = $1 AND "application_id" = $2 AND "consent_token_hash" = $3
+          AND "consent_token_consumed_at" IS NULL AND "consent_token_expires_at" > now()
+        RETURNING *`,
+      [token, applicationId, tokenHash],
+    );
+    // An UPDATE through query() answers [rows, count].
+    const row = (Array.isArray(rows[0]) ? (rows[0] as Record<string, unknown>[])[0] : rows[0]) as Record<string, unknown> | undefined;
     return row ? this.fromRaw(row) : null;
   }
 
