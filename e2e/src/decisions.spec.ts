@@ -339,8 +339,15 @@ describe('flows and decisions', () => {
 
     it('expires a session at its deadline', async () => {
       const deadline = new Date(Date.now() + 1500).toISOString();
-      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, deadline_at: deadline })).body.session_token;
-      await eventually(async () => (await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status === 'expired', 8000);
+      const created = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, deadline_at: deadline })).body;
+      const token = created.session_token;
+      // The sweep ends it without anyone opening it: its expiry reaches the outbox on its own.
+      const view = await http(us.url, 'GET', `/api/v1/decisions/${token}`);
+      expect(view.body.status).toBe('pending');
+      const ended = async () =>
+        (await outbox(us, 'decision.state_changed')).some((e) => e.data.to === 'expired' && (e.data.actor as { type: string }).type === 'system' && e.data.from === 'pending' && e.data.flow_id === flowId);
+      await eventually(ended, 8000);
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('expired');
       const late = await participant(token, 'transitions', { to: 'authenticating' });
       expect(late.status).toBe(409);
     });
@@ -372,6 +379,18 @@ describe('flows and decisions', () => {
       expect(asset.headers.get('cache-control')).toContain('immutable');
       const digest = require('node:crypto').createHash('sha384').update(Buffer.from(await asset.arrayBuffer())).digest('base64');
       expect(script![2]).toBe(`sha384-${digest}`);
+    });
+
+    it('publishes the frame protocol schemas byte for byte', async () => {
+      const { readFileSync } = require('node:fs');
+      const { schemaPath } = require('@dcr/frame-protocol');
+      for (const name of ['envelope', 'consent/state', 'approval/complete']) {
+        const answer = await fetch(`${us.url}/schemas/frame/v2/${name}.json`);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+        expect(Buffer.from(await answer.arrayBuffer()).equals(readFileSync(schemaPath(name)))).toBe(true);
+      }
+      expect((await fetch(`${us.url}/schemas/frame/v2/nothing.json`)).status).toBe(404);
     });
 
     it('serves the hosted flow page for active flows only', async () => {
@@ -414,6 +433,12 @@ describe('flows and decisions', () => {
       const invalidAgain = await post('/api/v1/decisions', { kind: 'consent' }, 'create-2');
       expect([invalid.status, invalidAgain.status]).toEqual([422, 422]);
       expect(invalidAgain.body.details).toEqual(invalid.body.details);
+
+      // The admin token's requests are idempotent too.
+      const adminApp = await post('/api/v1/applications', { name: 'Once', environment: 'sandbox' }, 'admin-1', adminToken);
+      const adminAgain = await post('/api/v1/applications', { name: 'Once', environment: 'sandbox' }, 'admin-1', adminToken);
+      expect(adminAgain.headers.get('idempotent-replayed')).toBe('true');
+      expect(adminAgain.body.id).toBe(adminApp.body.id);
 
       const badKey = await post('/api/v1/decisions', body, 'x'.repeat(256));
       expect(badKey.status).toBe(400);

@@ -32,10 +32,6 @@ export class FlowsRepository {
     return rows[0] ? entityFromRow(this.versions.metadata, rows[0], new FlowVersion()) : null;
   }
 
-  allVersions(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion[]> {
-    return manager.find(FlowVersion, { where: { id: flowId }, order: { version: 'ASC' } });
-  }
-
   /** Every version of one flow, locked for the rest of the transaction (activation, new version). */
   lockVersions(manager: EntityManager, flowId: string): Promise<FlowVersion[]> {
     return manager

@@ -8,13 +8,13 @@ import {
   ListFlowsRequest,
   UpdateFlowRequest,
 } from '@dcr/contracts';
-import { decodeCursor, DomainError, encodeCursor, FlowTerms, newFlowId, normaliseFlowTerms, notFound, termsFingerprint } from '@dcr/domain';
+import { decodeCursor, DomainError, encodeCursor, flowInputOf, FlowTerms, newFlowId, normaliseFlowTerms, notFound, termsFingerprint } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { FlowReplicator } from './flow-replicator';
 import { FlowVersion } from './flow-version.entity';
-import { termsAsInput, toFlowMessage } from './flow-message';
+import { toFlowMessage } from './flow-message';
 import { FlowsRepository } from './flows.repository';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 
@@ -174,7 +174,7 @@ export class FlowsService {
   }
 
   private merge(current: Record<string, unknown>, changes: Record<string, unknown>): FlowTerms {
-    const base = termsAsInput(current as unknown as FlowTerms);
+    const base: Record<string, unknown> = { ...flowInputOf(current as unknown as FlowTerms) };
     // Changing the purpose list without definitions keeps the definitions of the keys that stay.
     if (Array.isArray(changes.purposes) && changes.purpose_definitions === undefined) {
       const keep = new Set(changes.purposes as string[]);

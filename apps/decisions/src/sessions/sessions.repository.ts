@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { entityFromRow } from '@dcr/persistence';
-import { EntityManager, EntityMetadata, LessThan, Repository } from 'typeorm';
+import { EntityManager, EntityMetadata, Repository } from 'typeorm';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '../outbox/outbox-event.entity';
 import { DecisionSession } from './decision-session.entity';
@@ -109,10 +109,5 @@ export class SessionsRepository {
 
   saveCode(manager: EntityManager, code: SignInCode): Promise<SignInCode> {
     return manager.save(SignInCode, code);
-  }
-
-  /** Sign-in codes of sessions that ended long ago are of no further use. */
-  deleteCodesBefore(before: Date): Promise<unknown> {
-    return this.codes.delete({ createdAt: LessThan(before) });
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import {
@@ -12,7 +12,7 @@ import {
 } from '@dcr/contracts';
 import { DomainError, FieldIssue, originMatches } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
@@ -108,23 +108,23 @@ export class DecisionsController {
   }
 
   @Post(['api/v1/decisions/:session_token/exchange', 'api/v1/consent_sessions/:session_token/exchange'])
+  @HttpCode(200)
   @RequireScopes('decisions:read')
   @ApiBearerAuth()
   @ApiOperation({
     summary: 'Exchange the completion message’s exchange_token for the outcome (API token only, single use)',
     description: '410 when the token is older than 5 minutes, already used (also by verify) or unknown.',
   })
-  @ApiCreatedResponse({ type: ExchangeResultDto })
+  @ApiOkResponse({ type: ExchangeResultDto })
+  @ApiResponse({ status: 410, description: 'The token is spent, too old or unknown', type: ErrorBodyDto })
   @ApiResponse(WRONG_COUNTRY)
   async exchange(
     @CurrentPrincipal() principal: Principal,
     @Param('session_token') token: string,
     @Body() body: ExchangeDto,
-    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ExchangeReply> {
     this.access.requireHomedHere(token);
     const application = this.callerApplication(principal);
-    reply.status(200);
     return firstValueFrom(
       this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {
         session_token: token,

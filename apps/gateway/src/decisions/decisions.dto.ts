@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
 
@@ -113,42 +113,11 @@ export class CreateDecisionDto {
   locale?: string;
 }
 
-/** The deprecated family's body: a consent session for a flow. */
-export class CreateConsentSessionDto {
+/** The deprecated family's body: a consent session for a flow (delivery mode `embed` by default). */
+export class CreateConsentSessionDto extends OmitType(CreateDecisionDto, ['kind', 'flow_id', 'approval', 'application_id'] as const) {
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
   @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
   flow_id: string;
-
-  @ApiPropertyOptional({ enum: ['embed', 'popup', 'redirect', 'direct'], default: 'embed' })
-  @IsOptional()
-  @IsIn(['embed', 'popup', 'redirect', 'direct'])
-  delivery_mode?: 'embed' | 'popup' | 'redirect' | 'direct';
-
-  @ApiPropertyOptional({ example: 'http://localhost:8080' })
-  @IsOptional()
-  @IsString()
-  embed_origin?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  redirect_uri?: string;
-
-  @ApiPropertyOptional({ type: DecisionSubjectDto })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => DecisionSubjectDto)
-  subject?: DecisionSubjectDto;
-
-  @ApiPropertyOptional({ format: 'date-time' })
-  @IsOptional()
-  @IsISO8601({ strict: true })
-  deadline_at?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/, { message: 'locale must be a language tag such as en or de-DE' })
-  locale?: string;
 }
 
 export class DecisionCreatedDto {

@@ -1,5 +1,7 @@
 import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { readFileSync } from 'node:fs';
+import { SCHEMA_NAMES, schemaPath } from '@dcr/frame-protocol';
 import { GatewayEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DECISIONS_CREATE, DECISIONS_VIEW, DecisionCreated, FLOWS_GET, FlowMessage, ParticipantViewMessage } from '@dcr/contracts';
 import { DomainError, isFlowId, originMatches } from '@dcr/domain';
@@ -22,6 +24,9 @@ import { PublicRoute } from '../auth/auth.decorators';
 import { CredentialIndex } from '../connect/credential-index';
 import { DecisionAccess } from '../decisions/decision-access';
 import { publicBaseUrl } from '../http/public-url';
+
+/** The frame protocol's schemas, byte for byte, for hosts that validate what the frame posts. */
+const FRAME_SCHEMAS = new Map<string, Buffer>(SCHEMA_NAMES.map((name) => [`${name}.json`, readFileSync(schemaPath(name))]));
 
 const ASSETS = new Map<string, { body: Buffer; type: string }>(
   ASSET_FILES.map((file) => [file, { body: readAsset(file), type: ASSET_CONTENT_TYPES[file as AssetFile] }]),
@@ -115,6 +120,18 @@ export class HostedPagesController {
       .header('x-content-type-options', 'nosniff')
       .type(asset.type)
       .send(asset.body);
+  }
+
+  @Get(['schemas/frame/v2/:name', 'schemas/frame/v2/:kind/:name'])
+  frameSchema(@Param('kind') kind: string | undefined, @Param('name') name: string, @Res() reply: FastifyReply) {
+    const body = FRAME_SCHEMAS.get(kind ? `${kind}/${name}` : name);
+    if (!body) return reply.status(404).type('text/plain; charset=utf-8').send('Not found');
+    return reply
+      .status(200)
+      .header('access-control-allow-origin', '*')
+      .header('cache-control', 'public, max-age=86400')
+      .type('application/schema+json')
+      .send(body);
   }
 
   private async decision(token: string, mode: 'page' | 'embed', language: string | undefined, reply: FastifyReply) {

@@ -1,7 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { InjectRepository } from '@nestjs/typeorm';
+import { GatewayEnvironment } from '@dcr/config';
 import { canonicalJson, DomainError, hashCredential } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { LessThan, Repository } from 'typeorm';
 import { CredentialIndex } from '../connect/credential-index';
@@ -47,10 +49,16 @@ export type IdempotencyOutcome =
 export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
 
+  private readonly adminTokenHash?: string;
+
   constructor(
     @InjectRepository(IdempotencyKeyRecord) private readonly records: Repository<IdempotencyKeyRecord>,
     private readonly index: CredentialIndex,
-  ) {}
+    @Inject(SERVICE_CONTEXT) context: ServiceContext,
+  ) {
+    const adminToken = (context.env as GatewayEnvironment).ADMIN_TOKEN;
+    this.adminTokenHash = adminToken ? hashCredential(adminToken) : undefined;
+  }
 
   /**
    * The scope of a request: the hash of a valid credential; for routes without one (the participant
@@ -61,7 +69,8 @@ export class IdempotencyService {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(String(headers.authorization ?? ''))?.[1];
     if (bearer) {
       const hash = hashCredential(bearer);
-      return this.index.tokenByHash(hash) || bearer.startsWith('inb_') ? `bearer:${hash}` : undefined;
+      const known = this.index.tokenByHash(hash) || hash === this.adminTokenHash || bearer.startsWith('inb_');
+      return known ? `bearer:${hash}` : undefined;
     }
     const key = headers['x-publishable-key'];
     if (typeof key === 'string' && key) {

@@ -3,3 +3,4 @@ export * from './outcomes';
 export * from './deadlines';
 export * from './approvals';
 export * from './session-token';
+export * from './purpose-decisions';
