@@ -12,7 +12,7 @@ import { FlowsService } from './flows/flows.service';
 import { DevMail } from './mail/dev-mail.entity';
 import { MailTransport } from './mail/mail-transport';
 import { OutboxRelay } from './outbox/outbox';
-import { OutboxEvent } from './outbox/outbox-event.entity';
+import { OutboxEvent } from '@dcr/service-kit';
 import { Completion } from './sessions/completion';
 import { CreateDecision } from './sessions/create-decision';
 import { DecisionSession } from './sessions/decision-session.entity';

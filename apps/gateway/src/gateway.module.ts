@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { OutboxEvent } from '@dcr/service-kit';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
+import { AnchorsController, WitnessController } from './audit/anchors.controller';
+import { AuditController } from './audit/audit.controller';
+import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
 import { AuthGuard } from './auth/auth.guard';
 import { ApplicationsController } from './connect/applications.controller';
@@ -46,6 +50,7 @@ export const GATEWAY_ENTITIES = [
   AllowedOriginRecord,
   ActivityEventRecord,
   IdempotencyKeyRecord,
+  OutboxEvent,
 ];
 
 @Module({
@@ -64,6 +69,9 @@ export const GATEWAY_ENTITIES = [
     DecisionsController,
     ParticipantController,
     DevMailboxController,
+    AuditController,
+    AnchorsController,
+    WitnessController,
     HostedPagesController,
     InboxController,
     InboxPagesController,
@@ -73,6 +81,7 @@ export const GATEWAY_ENTITIES = [
     GatewayMetrics,
     CredentialIndex,
     ConnectRepository,
+    ConfigurationAuditRelay,
     ConfigReplicator,
     TokenUseRecorder,
     RateLimitService,

@@ -115,6 +115,55 @@ export function mailTransportOf(env: Pick<DecisionsEnvironment, 'MAIL_TRANSPORT'
   return env.MAIL_TRANSPORT ?? (env.NODE_ENV === 'production' ? 'smtp' : 'mailbox');
 }
 
+/** `15m`, `30s`, `2h`, `500ms`: a duration as the contract writes `ANCHOR_INTERVAL`, in milliseconds. */
+export function parseDurationSetting(value: string): number | null {
+  const match = /^(\d+)(ms|s|m|h)$/.exec(value.trim());
+  if (!match) return null;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
+  return Number(match[1]) * unit;
+}
+
+/**
+ * The audit-chain service signs checkpoints of the country's Merkle tree with its log key and cosigns
+ * other logs' checkpoints with its witness key. Production sets both keys (C2SP signer keys,
+ * `PRIVATE+KEY+<name>+<id>+<base64>`); development and tests derive stable keys from SUBJECT_REF_KEY.
+ */
+export class AuditChainEnvironment extends ServiceEnvironment {
+  @IsOptional()
+  @Matches(/^\d+(ms|s|m|h)$/, { message: 'ANCHOR_INTERVAL must be a duration such as 15m, 30s, 1h or 500ms' })
+  ANCHOR_INTERVAL = '15m';
+
+  /** The checkpoint origin line: a schema-less URL naming this country's log. Defaults to `<host of PUBLIC_BASE_URL or dcr.invalid>/audit/<cc>`. */
+  @IsOptional()
+  @Matches(/^[^\s+]{1,200}$/, { message: 'AUDIT_LOG_ORIGIN must be a schema-less URL without spaces or "+"' })
+  AUDIT_LOG_ORIGIN?: string;
+
+  @ValidateIf((env: AuditChainEnvironment) => env.NODE_ENV === 'production' || env.AUDIT_CHECKPOINT_KEY !== undefined)
+  @IsString({ message: 'AUDIT_CHECKPOINT_KEY must be set in production (a C2SP Ed25519 signer key, PRIVATE+KEY+…)' })
+  @Matches(/^PRIVATE\+KEY\+[^\s+]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/, { message: 'AUDIT_CHECKPOINT_KEY must be a C2SP signer key: PRIVATE+KEY+<name>+<key id>+<base64>' })
+  AUDIT_CHECKPOINT_KEY?: string;
+
+  @ValidateIf((env: AuditChainEnvironment) => env.NODE_ENV === 'production' || env.AUDIT_WITNESS_KEY !== undefined)
+  @IsString({ message: 'AUDIT_WITNESS_KEY must be set in production (a C2SP Ed25519 signer key, PRIVATE+KEY+…)' })
+  @Matches(/^PRIVATE\+KEY\+[^\s+]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/, { message: 'AUDIT_WITNESS_KEY must be a C2SP signer key: PRIVATE+KEY+<name>+<key id>+<base64>' })
+  AUDIT_WITNESS_KEY?: string;
+
+  /**
+   * External witnesses speaking tlog-witness, besides the peer countries: a comma-separated list of
+   * `<add-checkpoint URL> <witness verifier key>`.
+   */
+  @IsOptional()
+  @Matches(/^\s*https?:\/\/\S+\s+\S+\+[0-9a-f]{8}\+\S+\s*(,\s*https?:\/\/\S+\s+\S+\+[0-9a-f]{8}\+\S+\s*)*$/, {
+    message: 'AUDIT_EXTERNAL_WITNESSES must be a comma-separated list of "<add-checkpoint URL> <witness verifier key>"',
+  })
+  AUDIT_EXTERNAL_WITNESSES?: string;
+
+  /** Where this country's witness answers tlog-witness add-checkpoint from outside, for the witness configuration document. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  PUBLIC_BASE_URL?: string;
+}
+
 /** The gateway is the only service with a public port and per-application rate limits. */
 export class GatewayEnvironment extends ServiceEnvironment {
   @IsOptional()

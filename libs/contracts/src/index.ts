@@ -6,3 +6,4 @@ export const healthPattern = (service: string) => `${service}.health`;
 export * from './flows';
 export * from './decisions';
 export * from './inbox';
+export * from './audit';

@@ -7,3 +7,4 @@ export * from './residency';
 export * from './paging';
 export * from './decisions';
 export * from './flows';
+export * from './audit';

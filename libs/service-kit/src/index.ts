@@ -4,3 +4,4 @@ export * from './service-clients';
 export * from './service-core.module';
 export * from './health.controller';
 export * from './start-service';
+export * from './outbox';

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { entityFromRow } from '@dcr/persistence';
 import { EntityManager, EntityMetadata, Repository } from 'typeorm';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
-import { OutboxEvent } from '../outbox/outbox-event.entity';
+import { OutboxEvent } from '@dcr/service-kit';
 import { DecisionSession } from './decision-session.entity';
 import { SignInCode } from './sign-in-code.entity';
 

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ApplicationSnapshot } from '@dcr/contracts';
+import { recordEvent } from '@dcr/service-kit';
 import { DataSource, EntityManager, In, MoreThan } from 'typeorm';
 import { toSnapshot } from './application-snapshot';
+import { ConfigurationAuditRelay, ConfigurationChange } from './configuration-audit';
 import { AllowedOriginRecord, ApiTokenRecord, ApplicationRecord, PublishableKeyRecord } from './connect.entities';
 
 /**
@@ -11,7 +13,10 @@ import { AllowedOriginRecord, ApiTokenRecord, ApplicationRecord, PublishableKeyR
  */
 @Injectable()
 export class ConnectRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: ConfigurationAuditRelay,
+  ) {}
 
   findApplication(id: string): Promise<ApplicationRecord | null> {
     return this.dataSource.getRepository(ApplicationRecord).findOne({ where: { id } });
@@ -64,16 +69,22 @@ export class ConnectRepository {
     await this.dataSource.getRepository(ApplicationRecord).insert(application);
   }
 
-  /** Runs a change to one application's configuration and bumps its revision in the same transaction. */
-  async change<T>(applicationId: string, work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
+  /**
+   * Runs a change to one application's configuration and bumps its revision in the same transaction;
+   * the change's audit event commits with it (the outbox), so the trail never misses one.
+   */
+  async change<T>(applicationId: string, work: (manager: EntityManager) => Promise<T>, audit: ConfigurationChange): Promise<T> {
+    const result = await this.dataSource.transaction(async (manager) => {
       const result = await work(manager);
       await manager.query(
         `UPDATE "gateway"."applications" SET revision = revision + 1, updated_at = now() WHERE id = $1`,
         [applicationId],
       );
+      await recordEvent(manager, { type: audit.type, applicationId, internal: true, data: { ...audit.detail, actor: audit.actor } });
       return result;
     });
+    this.audit.kick();
+    return result;
   }
 
   /**

@@ -23,6 +23,7 @@ import {
   PublishableKeyDto,
 } from './connect.dto';
 import { ApiTokenRecord, PublishableKeyRecord } from './connect.entities';
+import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
 
@@ -65,7 +66,11 @@ export class CredentialsService {
       lastUsedAt: null,
       revokedAt: null,
     });
-    await this.repository.change(applicationId, (manager) => manager.getRepository(ApiTokenRecord).insert(record));
+    await this.repository.change(applicationId, (manager) => manager.getRepository(ApiTokenRecord).insert(record), {
+      type: 'credential.api_token_created',
+      actor: actorOfPrincipal(principal),
+      detail: { token_id: record.id, name: record.name, scopes },
+    });
     await this.replicator.changed(applicationId);
     return { ...toTokenDto(record), token };
   }
@@ -84,7 +89,7 @@ export class CredentialsService {
         .getRepository(ApiTokenRecord)
         .update({ id: tokenId, applicationId, revokedAt: IsNull() }, { revokedAt: new Date() });
       if (!result.affected) throw notFound('API token');
-    });
+    }, { type: 'credential.api_token_revoked', actor: actorOfPrincipal(principal), detail: { token_id: tokenId } });
     await this.replicator.changed(applicationId);
   }
 
@@ -99,7 +104,11 @@ export class CredentialsService {
       createdAt: new Date(),
       revokedAt: null,
     });
-    await this.repository.change(applicationId, (manager) => manager.getRepository(PublishableKeyRecord).insert(record));
+    await this.repository.change(applicationId, (manager) => manager.getRepository(PublishableKeyRecord).insert(record), {
+      type: 'credential.publishable_key_created',
+      actor: actorOfPrincipal(principal),
+      detail: { key_id: record.id, key_prefix: record.keyPrefix },
+    });
     await this.replicator.changed(applicationId);
     return { ...toKeyDto(record), key };
   }
@@ -118,7 +127,7 @@ export class CredentialsService {
         .getRepository(PublishableKeyRecord)
         .update({ id: keyId, applicationId, revokedAt: IsNull() }, { revokedAt: new Date() });
       if (!result.affected) throw notFound('Publishable key');
-    });
+    }, { type: 'credential.publishable_key_revoked', actor: actorOfPrincipal(principal), detail: { key_id: keyId } });
     await this.replicator.changed(applicationId);
   }
 }

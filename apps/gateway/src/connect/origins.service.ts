@@ -5,6 +5,7 @@ import { pageOf } from '../http/paging';
 import { ConfigReplicator } from './config-replicator';
 import { AllowedOriginDto, ListQueryDto } from './connect.dto';
 import { AllowedOriginRecord } from './connect.entities';
+import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
 
@@ -29,8 +30,10 @@ export class OriginsService {
     const existing = (await this.repository.listOrigins(applicationId)).find((o) => o.origin === origin);
     if (existing) return { origin: toOriginDto(existing), created: false };
     const record = Object.assign(new AllowedOriginRecord(), { applicationId, origin, createdAt: new Date() });
-    await this.repository.change(applicationId, (manager) =>
-      manager.getRepository(AllowedOriginRecord).createQueryBuilder().insert().values(record).orIgnore().execute(),
+    await this.repository.change(
+      applicationId,
+      (manager) => manager.getRepository(AllowedOriginRecord).createQueryBuilder().insert().values(record).orIgnore().execute(),
+      { type: 'allowed_origin.added', actor: actorOfPrincipal(principal), detail: { origin } },
     );
     await this.replicator.changed(applicationId);
     return { origin: toOriginDto(record), created: true };
@@ -53,7 +56,7 @@ export class OriginsService {
     await this.repository.change(applicationId, async (manager) => {
       const result = await manager.getRepository(AllowedOriginRecord).delete({ applicationId, origin });
       if (!result.affected) throw notFound('Allowed origin');
-    });
+    }, { type: 'allowed_origin.removed', actor: actorOfPrincipal(principal), detail: { origin } });
     await this.replicator.changed(applicationId);
   }
 }

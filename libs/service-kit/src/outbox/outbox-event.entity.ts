@@ -1,7 +1,7 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * A fact the decisions service owes the rest of the system (webhooks, the audit trail). Written in
+ * A fact a service owes the rest of the system (the audit trail, webhooks). Written in
  * the same transaction as the change it describes, so a committed decision never loses its event;
  * the relay publishes unpublished rows and marks them, so delivery is at least once.
  */

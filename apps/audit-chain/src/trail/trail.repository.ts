@@ -1,0 +1,156 @@
+import { Injectable } from '@nestjs/common';
+import { AuditEntryMessage } from '@dcr/contracts';
+import { NodeId } from '@dcr/transparency';
+import { DataSource, EntityManager } from 'typeorm';
+
+type Queryable = Pick<EntityManager, 'query'>;
+
+/** An entry ready to be stored, with everything the trail keeps besides the contract's fields. */
+export interface StoredEntry extends AuditEntryMessage {
+  leaf_index: number;
+  source: string;
+  source_event_id: string;
+  application_id: string;
+  payload: Record<string, unknown>;
+}
+
+const ENTRY_COLUMNS = `"seq", "entry_id", "event_type", "actor", "occurred_at", "payload_digest", "prev_hash", "hash"`;
+
+export function entryMessageOf(row: Record<string, unknown>): AuditEntryMessage {
+  return {
+    seq: Number(row.seq),
+    entry_id: row.entry_id as string,
+    event_type: row.event_type as string,
+    actor: row.actor as AuditEntryMessage['actor'],
+    occurred_at: (row.occurred_at as Date).toISOString(),
+    payload_digest: row.payload_digest as string,
+    prev_hash: row.prev_hash as string,
+    hash: row.hash as string,
+  };
+}
+
+/**
+ * SQL of the trail: entries, chain heads and Merkle nodes. The append path sends its statements
+ * through the driver with arrays (`unnest`), one statement per table for a whole batch.
+ */
+@Injectable()
+export class TrailRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Serialises appends of the country across replicas for the length of the caller's transaction. */
+  async lockForAppend(manager: Queryable): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('audit_chain.append'))`);
+  }
+
+  async existing(manager: Queryable, keys: Array<{ source: string; id: string }>): Promise<Map<string, { entry_id: string; leaf_index: number }>> {
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `SELECT e."source", e."source_event_id", e."entry_id", e."leaf_index" FROM "audit_chain"."entries" e
+       JOIN unnest($1::text[], $2::text[]) AS k("source", "id") ON e."source" = k."source" AND e."source_event_id" = k."id"`,
+      [keys.map((key) => key.source), keys.map((key) => key.id)],
+    );
+    return new Map(rows.map((row) => [`${row.source}\u0000${row.source_event_id}`, { entry_id: row.entry_id as string, leaf_index: Number(row.leaf_index) }]));
+  }
+
+  async treeSize(manager: Queryable = this.dataSource): Promise<number> {
+    const [row] = await manager.query(`SELECT COALESCE(MAX("leaf_index") + 1, 0) AS "size" FROM "audit_chain"."entries"`);
+    return Number(row.size);
+  }
+
+  async heads(manager: Queryable, applicationIds: string[]): Promise<Map<string, { seq: number; hash: string }>> {
+    const rows: Array<Record<string, unknown>> = await manager.query(
+      `SELECT "application_id", "seq", "hash" FROM "audit_chain"."chain_heads" WHERE "application_id" = ANY($1::text[])`,
+      [applicationIds],
+    );
+    return new Map(rows.map((row) => [row.application_id as string, { seq: Number(row.seq), hash: row.hash as string }]));
+  }
+
+  /** Stored perfect-subtree hashes, in the order asked. */
+  async nodes(ids: readonly NodeId[], manager: Queryable = this.dataSource): Promise<Buffer[]> {
+    if (ids.length === 0) return [];
+    const rows: Array<{ level: number; idx: string; hash: Buffer }> = await manager.query(
+      `SELECT n."level", n."idx", n."hash" FROM "audit_chain"."merkle_nodes" n
+       JOIN unnest($1::smallint[], $2::bigint[]) AS k("level", "idx") ON n."level" = k."level" AND n."idx" = k."idx"`,
+      [ids.map((id) => id.level), ids.map((id) => id.index)],
+    );
+    const byId = new Map(rows.map((row) => [`${row.level}/${row.idx}`, row.hash]));
+    return ids.map((id) => {
+      const hash = byId.get(`${id.level}/${id.index}`);
+      if (!hash) throw new Error(`Merkle node ${id.level}/${id.index} is missing`);
+      return hash;
+    });
+  }
+
+  async insertBatch(manager: Queryable, entries: StoredEntry[], nodes: Array<NodeId & { hash: Buffer }>, appendedAt: Date): Promise<void> {
+    const heads = new Map<string, { seq: number; hash: string }>();
+    for (const entry of entries) heads.set(entry.application_id, { seq: entry.seq, hash: entry.hash });
+    await manager.query(
+      `WITH "new_entries" AS (
+         INSERT INTO "audit_chain"."entries"
+           ("leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
+            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", "appended_at")
+         SELECT *, $14::timestamptz FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
+           $7::text[], $8::jsonb[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::jsonb[])
+         RETURNING 1
+       ), "new_nodes" AS (
+         INSERT INTO "audit_chain"."merkle_nodes" ("level", "idx", "hash")
+         SELECT * FROM unnest($15::smallint[], $16::bigint[], $17::bytea[])
+         RETURNING 1
+       )
+       INSERT INTO "audit_chain"."chain_heads" ("application_id", "seq", "hash")
+       SELECT * FROM unnest($18::text[], $19::bigint[], $20::text[])
+       ON CONFLICT ("application_id") DO UPDATE SET "seq" = EXCLUDED."seq", "hash" = EXCLUDED."hash"`,
+      [
+        entries.map((e) => e.leaf_index),
+        entries.map((e) => e.entry_id),
+        entries.map((e) => e.source),
+        entries.map((e) => e.source_event_id),
+        entries.map((e) => e.application_id),
+        entries.map((e) => e.seq),
+        entries.map((e) => e.event_type),
+        entries.map((e) => JSON.stringify(e.actor)),
+        entries.map((e) => e.occurred_at),
+        entries.map((e) => e.payload_digest),
+        entries.map((e) => e.prev_hash),
+        entries.map((e) => e.hash),
+        entries.map((e) => JSON.stringify(e.payload)),
+        appendedAt,
+        nodes.map((n) => n.level),
+        nodes.map((n) => n.index),
+        nodes.map((n) => n.hash),
+        [...heads.keys()],
+        [...heads.values()].map((h) => h.seq),
+        [...heads.values()].map((h) => h.hash),
+      ],
+    );
+  }
+
+  async list(query: { applicationId: string; types?: string[]; from?: string; to?: string; afterSeq?: number; limit: number }): Promise<AuditEntryMessage[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${ENTRY_COLUMNS} FROM "audit_chain"."entries"
+       WHERE "application_id" = $1 AND "seq" > $2
+         AND ($3::text[] IS NULL OR "event_type" = ANY($3::text[]))
+         AND ($4::timestamptz IS NULL OR "occurred_at" >= $4::timestamptz)
+         AND ($5::timestamptz IS NULL OR "occurred_at" < $5::timestamptz)
+       ORDER BY "seq" ASC LIMIT $6`,
+      [query.applicationId, query.afterSeq ?? 0, query.types?.length ? query.types : null, query.from ?? null, query.to ?? null, query.limit],
+    );
+    return rows.map(entryMessageOf);
+  }
+
+  /** The whole chain of an application, in seq order, with each entry's leaf index. */
+  async chain(applicationId: string): Promise<Array<AuditEntryMessage & { leaf_index: number }>> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${ENTRY_COLUMNS}, "leaf_index" FROM "audit_chain"."entries" WHERE "application_id" = $1 ORDER BY "seq" ASC`,
+      [applicationId],
+    );
+    return rows.map((row) => ({ ...entryMessageOf(row), leaf_index: Number(row.leaf_index) }));
+  }
+
+  async leafOf(applicationId: string, entryId: string): Promise<number | null> {
+    const [row] = await this.dataSource.query(
+      `SELECT "leaf_index" FROM "audit_chain"."entries" WHERE "entry_id" = $1 AND "application_id" = $2`,
+      [entryId, applicationId],
+    );
+    return row ? Number(row.leaf_index) : null;
+  }
+}

@@ -1,0 +1,99 @@
+import { Body, Controller, Get, Header, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  AUDIT_ANCHOR_NOW,
+  AUDIT_ANCHORS,
+  AUDIT_CONSISTENCY_PROOF,
+  AUDIT_WITNESS_ADD_CHECKPOINT,
+  AUDIT_WITNESS_CONFIGURATION,
+  AuditAnchorMessage,
+  AuditAnchorsReply,
+  AuditConsistencyMessage,
+  WitnessAddCheckpointReply,
+  WitnessConfigurationMessage,
+} from '@dcr/contracts';
+import { decodeCursor, DomainError, encodeCursor, Page, parseLimit } from '@dcr/domain';
+import { ServiceClients } from '@dcr/service-kit';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { AcceptCredentials, PublicRoute } from '../auth/auth.decorators';
+import { ListQueryDto } from '../connect/connect.dto';
+import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { AnchorDto, ConsistencyProofDto, ConsistencyQueryDto } from './audit.dto';
+
+/**
+ * The country's anchors: signed checkpoints of the Merkle tree over every audit entry, cosigned by
+ * witnesses. They hold no personal data (a size and a root), so any API token may read them.
+ */
+@ApiTags('Audit')
+@ApiBearerAuth()
+@ApiErrorResponses()
+@AcceptCredentials('admin', 'api_token')
+@Controller('api/v1/anchors')
+export class AnchorsController {
+  constructor(private readonly clients: ServiceClients) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Anchors, newest first, with their witness receipts' })
+  @ApiPage(AnchorDto)
+  async list(@Query() query: ListQueryDto): Promise<Page<AuditAnchorMessage>> {
+    const limit = parseLimit(query.limit);
+    const cursor = decodeCursor<{ before?: unknown }>(query.cursor);
+    if (cursor && !(typeof cursor.before === 'string' && /^anc_[0-9a-z]{16,32}$/.test(cursor.before))) {
+      throw new DomainError('invalid_request', 'The cursor does not belong to this list', [{ field: 'cursor', reason: 'unknown position' }]);
+    }
+    const page = await firstValueFrom(this.clients.own.send<AuditAnchorsReply>(AUDIT_ANCHORS, { limit, before: cursor?.before }));
+    const last = page.anchors[page.anchors.length - 1];
+    return { data: page.anchors, next_cursor: page.has_more && last ? encodeCursor({ before: last.id }) : null };
+  }
+
+  @Get('consistency_proof')
+  @ApiOperation({ summary: 'Consistency proof between two tree sizes (two anchors), with both roots' })
+  @ApiOkResponse({ type: ConsistencyProofDto })
+  consistency(@Query() query: ConsistencyQueryDto): Promise<AuditConsistencyMessage> {
+    return firstValueFrom(this.clients.own.send<AuditConsistencyMessage>(AUDIT_CONSISTENCY_PROOF, { from_size: query.from_size, to_size: query.to_size }));
+  }
+
+  @Post()
+  @AcceptCredentials('admin')
+  @ApiOperation({
+    summary: 'Anchor now (operators): sign a checkpoint of the tree as it is and ask the witnesses to cosign it',
+    description: 'Answers the new anchor, or the newest one when no entry was appended since. Anchors are otherwise made every ANCHOR_INTERVAL.',
+  })
+  @ApiOkResponse({ type: AnchorDto })
+  @HttpCode(200)
+  async anchorNow(): Promise<AuditAnchorMessage> {
+    const anchor = await firstValueFrom(this.clients.own.send<AuditAnchorMessage | null>(AUDIT_ANCHOR_NOW, {}));
+    if (!anchor) throw new DomainError('conflict', 'The trail is empty; there is nothing to anchor yet');
+    return anchor;
+  }
+}
+
+/**
+ * Published keys and this country's witness endpoint (C2SP tlog-witness), which the other countries'
+ * logs, or any log this witness knows, call to have a checkpoint cosigned.
+ */
+@ApiTags('Audit')
+@PublicRoute()
+@Controller()
+export class WitnessController {
+  constructor(private readonly clients: ServiceClients) {}
+
+  @Get('.well-known/witness-configuration')
+  @Header('cache-control', 'public, max-age=300')
+  @ApiOperation({
+    summary: 'The log\'s checkpoint keys and the witness\'s cosignature keys, current and retired (C2SP verifier keys)',
+  })
+  configuration(): Promise<WitnessConfigurationMessage> {
+    return firstValueFrom(this.clients.own.send<WitnessConfigurationMessage>(AUDIT_WITNESS_CONFIGURATION, {}));
+  }
+
+  @Post('witness/add-checkpoint')
+  @ApiConsumes('text/plain')
+  @ApiOperation({ summary: 'C2SP tlog-witness add-checkpoint: old size, consistency proof, signed checkpoint; answers cosignature lines' })
+  async addCheckpoint(@Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
+    if (typeof body !== 'string') throw new DomainError('unsupported_media_type', 'Send the tlog-witness request as text/plain');
+    const answer = await firstValueFrom(this.clients.own.send<WitnessAddCheckpointReply>(AUDIT_WITNESS_ADD_CHECKPOINT, { body }));
+    void reply.status(answer.status).type(answer.content_type).send(answer.body);
+  }
+}

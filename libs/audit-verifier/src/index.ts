@@ -1,0 +1,2 @@
+export * from './verify-export';
+export { main } from './cli';

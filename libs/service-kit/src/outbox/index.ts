@@ -1,0 +1,2 @@
+export * from './outbox-event.entity';
+export * from './outbox';

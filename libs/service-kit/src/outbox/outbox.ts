@@ -1,0 +1,157 @@
+import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
+import { newOpaqueId } from '@dcr/domain';
+import { firstValueFrom, timeout } from 'rxjs';
+import { DataSource, EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { ServiceClients } from '../service-clients';
+import { OutboxEvent } from './outbox-event.entity';
+
+export interface NewOutboxEvent {
+  type: string;
+  applicationId: string;
+  data: Record<string, unknown>;
+  /** Audit-only facts (state changes and their actor), never sent to webhooks. */
+  internal?: boolean;
+  occurredAt?: Date;
+}
+
+/** The outbox row of an event, unpublished. */
+export function outboxRow(event: NewOutboxEvent): OutboxEvent {
+  return Object.assign(new OutboxEvent(), {
+    id: newOpaqueId('evt', 20),
+    type: event.type,
+    applicationId: event.applicationId,
+    internal: event.internal ?? false,
+    data: event.data,
+    occurredAt: event.occurredAt ?? new Date(),
+    publishedAt: null,
+  });
+}
+
+/** Writes events inside the caller's transaction: the event commits with the change or not at all. */
+export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Promise<unknown> {
+  return manager.insert(OutboxEvent, outboxRow(event) as QueryDeepPartialEntity<OutboxEvent>);
+}
+
+/** The actor an event names in its data (`data.actor`), if any. */
+export function declaredActor(data: Record<string, unknown>): AuditActor | null {
+  const actor = data.actor as { type?: unknown; id?: unknown } | undefined;
+  if (!actor || typeof actor.type !== 'string') return null;
+  return { type: actor.type as AuditActor['type'], ...(typeof actor.id === 'string' ? { id: actor.id } : {}) };
+}
+
+/** Rows per transaction; also keeps one append request well under NATS's default 1 MiB payload. */
+const BATCH = 200;
+/** How long a kick waits for more events to relay together. */
+const COALESCE_MS = 5;
+/** How long the relay waits for the audit trail to confirm a batch before it tries again later. */
+const AUDIT_TIMEOUT_MS = 10_000;
+/** Rows left behind (a lost kick, a failed batch, another replica's crash) are picked up this often. */
+const SWEEP_MS = 1000;
+
+/**
+ * Relays a service's committed outbox rows: appends them to the country's audit trail
+ * (`audit-chain.append`, request/reply), hands them to `afterAppend` (the decisions service publishes
+ * them for webhooks there), and marks them. A row is marked only once its audit entry is committed;
+ * a crash in between sends it again, and the trail recognises it by its id, so every committed event
+ * reaches the trail exactly once. Rows are claimed with `FOR UPDATE SKIP LOCKED`, so replicas never
+ * relay the same row at once.
+ */
+export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  protected readonly logger = new Logger(this.constructor.name);
+  private running?: Promise<void>;
+  private again = false;
+  private scheduled?: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
+  private closed = false;
+
+  protected constructor(
+    protected readonly dataSource: DataSource,
+    protected readonly clients: ServiceClients,
+    /** The producer's name on the trail: `(source, event id)` is what makes a redelivery a no-op. */
+    private readonly source: string,
+  ) {}
+
+  /** Who caused an event, for its audit entry. */
+  protected abstract actorOf(row: OutboxEvent): AuditActor;
+
+  /** Runs after the batch is on the trail and before the rows are marked. */
+  protected afterAppend(_rows: OutboxEvent[]): void {}
+
+  onApplicationBootstrap(): void {
+    this.sweeper = setInterval(() => this.kick(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Called after a commit that wrote events, so they leave within milliseconds instead of at the
+   * next sweep. Kicks within a few milliseconds share one drain, so a busy service relays in batches
+   * rather than one transaction per event.
+   */
+  kick(): void {
+    if (this.closed || this.scheduled) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.scheduled = setTimeout(() => {
+      this.scheduled = undefined;
+      this.running = this.drain().finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+    }, COALESCE_MS);
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (;;) {
+        const relayed = await this.dataSource.transaction(async (manager) => {
+          const rows = await manager
+            .createQueryBuilder(OutboxEvent, 'e')
+            .where('e.published_at IS NULL')
+            .orderBy('e.occurred_at', 'ASC')
+            .limit(BATCH)
+            .setLock('pessimistic_write')
+            .setOnLocked('skip_locked')
+            .getMany();
+          if (rows.length === 0) return 0;
+          const append: AuditAppendRequest = {
+            source: this.source,
+            events: rows.map((row) => ({
+              id: row.id,
+              type: row.type,
+              application_id: row.applicationId,
+              actor: this.actorOf(row),
+              occurred_at: row.occurredAt.toISOString(),
+              payload: row.data,
+            })),
+          };
+          await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
+          this.afterAppend(rows);
+          await manager
+            .createQueryBuilder()
+            .update(OutboxEvent)
+            .set({ publishedAt: () => 'now()' })
+            .whereInIds(rows.map((row) => row.id))
+            .execute();
+          return rows.length;
+        });
+        if (relayed < BATCH) return;
+      }
+    } catch (error) {
+      if (!this.closed) this.logger.warn(`outbox relay: ${(error as Error).message}`);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    if (this.scheduled) clearTimeout(this.scheduled);
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.running;
+  }
+}
