@@ -229,6 +229,30 @@ function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
   });
 }
 
+/**
+ * appended_at - occurred_at of the audit entries of the sessions created in a window (their
+ * `pending` state change): the time from a committed decision to its entry on the trail.
+ */
+async function auditDelay(databaseUrl, window) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT count(*)::int AS entries,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY d) AS p99, max(d) AS max
+         FROM (SELECT extract(epoch FROM appended_at - occurred_at) * 1000 AS d FROM audit_chain.entries
+                WHERE source = 'decisions' AND event_type = 'decision.state_changed' AND payload->>'to' = 'pending'
+                  AND occurred_at >= $1 AND occurred_at < $2) AS delays`,
+      [window.from, window.to],
+    );
+    const row = rows[0];
+    return { entries: row.entries, p50_ms: round(Number(row.p50), 1), p99_ms: round(Number(row.p99), 1), max_ms: round(Number(row.max), 1) };
+  } finally {
+    await client.end();
+  }
+}
+
 /** Hands out the pool's tokens one by one; past its end, replays (counted apart). */
 function tokenSource(pool) {
   let index = 0;
@@ -295,6 +319,7 @@ async function main() {
     const createOptions = { url: `${base}/api/v1/decisions`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: createBody, connections };
     log('create: warm-up (3 s)');
     await autocannon({ ...createOptions, duration: 3 });
+    const createSaturationWindow = { from: new Date() };
     const createSaturation = [];
     for (let i = 0; i < rounds; i++) {
       log(`create: saturation, ${connections} connections, ${duration} s`);
@@ -304,6 +329,7 @@ async function main() {
       if (i === 0) await traceMark('create', result.requests.total);
       createSaturation.push({ ...summary(result), cpu: cpu(result.requests.total) });
     }
+    createSaturationWindow.to = new Date();
     const createRate = median(createSaturation.map((r) => r.requests_per_second));
     const createHalf = Math.max(1, Math.round(createRate / 2));
     log(`create: ${createRate} req/s at saturation; autocannon overallRate ${createHalf}/s, ${duration} s`);
@@ -311,6 +337,7 @@ async function main() {
     warnIfFailed('create half rate', createHalfRun.result);
     const createHalfAutocannon = { ...summary(createHalfRun.result), cpu: createHalfRun.cpu(createHalfRun.result.requests.total) };
     log(`create: evenly paced ${createHalf}/s, ${duration} s`);
+    const createPacedWindow = { from: new Date() };
     const createPacedRun = await measured(() =>
       paced({
         base,
@@ -319,7 +346,16 @@ async function main() {
         next: () => ({ method: 'POST', path: '/api/v1/decisions', headers: { ...auth, 'content-type': 'application/json' }, body: createBody }),
       }),
     );
+    createPacedWindow.to = new Date();
     const createHalfPaced = { ...createPacedRun.result, cpu: createPacedRun.cpu(createPacedRun.result.requests) };
+    // Time from a committed decision to its audit entry (issue 4): the entries of the sessions
+    // created in each window, appended_at - occurred_at, once the relay has caught up.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const auditLatency = {
+      at_create_saturation: await auditDelay(service.databaseUrl('US'), createSaturationWindow),
+      at_create_half_rate_paced: await auditDelay(service.databaseUrl('US'), createPacedWindow),
+    };
+    log(`decision → audit entry: p99 ${auditLatency.at_create_saturation.p99_ms} ms at saturation, ${auditLatency.at_create_half_rate_paced.p99_ms} ms at half rate`);
 
     // (2) Verify consent tokens, each request its own fresh token.
     const verifyRun = async (label, { amount, overallRate, trace = false }) => {
@@ -406,6 +442,7 @@ async function main() {
         flow: 'consent, pattern informed, two consent purposes',
         note: 'the load generator runs on the same machine as the service',
       },
+      decision_to_audit_entry: auditLatency,
       create: {
         saturation: createSaturation,
         requests_per_second: createRate,

@@ -85,7 +85,13 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } 
     throw error;
   }
   const credentials = JSON.parse(fs.readFileSync(path.join(dataDir, 'dev-credentials.json'), 'utf8'));
+  // Where each country's data is, for benchmarks that read what the service wrote.
+  const databaseUrl = (country) => {
+    if (mode === 'distributed') return require('@dcr/persistence').countryDatabaseUrl(process.env.DATABASE_URL, country);
+    return `postgres://postgres:dcr-embedded@127.0.0.1:${fullEnv.EMBEDDED_PG_PORT}/dcr_${country.toLowerCase()}`;
+  };
   return {
+    databaseUrl,
     child: service.child,
     output: service.output,
     dataDir,

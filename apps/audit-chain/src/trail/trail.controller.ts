@@ -91,7 +91,7 @@ export class TrailController {
         cosignature_keys: cosignatureKeys,
         add_checkpoint_url: this.keys.publicBaseUrl ? `${this.keys.publicBaseUrl}/witness/add-checkpoint` : null,
       },
-      anchor_interval_seconds: Math.round(this.keys.anchorIntervalMs / 1000),
+      anchor_interval_seconds: this.keys.anchorIntervalMs / 1000,
       witnesses: [
         ...this.publisherPeers(),
         ...this.keys.externalWitnesses.map(({ url, verifierKey }) => ({ name: verifierKey.split('+')[0], verifier_key: verifierKey, url, kind: 'external' as const })),
