@@ -133,6 +133,24 @@ describe('audit trail, anchors and witnesses', () => {
     expect(granted.payload_digest).toBe(auditPayloadDigest(rows[0].data));
   });
 
+  it('documents the audit, anchor and witness endpoints in the OpenAPI document', async () => {
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    for (const path of [
+      '/api/v1/applications/{application_id}/audit',
+      '/api/v1/applications/{application_id}/audit/export',
+      '/api/v1/applications/{application_id}/audit/entries/{entry_id}/inclusion_proof',
+      '/api/v1/anchors',
+      '/api/v1/anchors/consistency_proof',
+      '/.well-known/witness-configuration',
+      '/witness/add-checkpoint',
+    ]) {
+      expect(document.paths).toHaveProperty([path]);
+    }
+    expect(document.paths['/api/v1/applications/{application_id}/audit'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['type', 'from', 'to', 'cursor', 'limit']),
+    );
+  });
+
   it('pages and filters the trail by type and time, and names bad parameters', async () => {
     const all = (await entriesOf()).entries;
     const seen: string[] = [];
