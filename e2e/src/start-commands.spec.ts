@@ -80,6 +80,7 @@ describe('start commands', () => {
       SUBJECT_NAMESPACE: uniquePrefix('e2e'),
       US_PORT: String(await freePort()),
       DE_PORT: String(await freePort()),
+      ANCHOR_INTERVAL: '1s',
     };
     const started = launch('tools/dev/start-distributed.js', env);
     try {
@@ -101,6 +102,14 @@ describe('start commands', () => {
       }
       expect(answer.status).toBe(421);
       expect(answer.body.home_country).toBe('DE');
+
+      // The seed's credential changes are on US's trail; its anchor is cosigned by DE's witness over NATS.
+      let anchors = await http(endpoints.US, 'GET', '/api/v1/anchors', { token });
+      for (let i = 0; !(anchors.body.data?.[0]?.witness_receipts?.length > 0) && i < 100; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        anchors = await http(endpoints.US, 'GET', '/api/v1/anchors', { token });
+      }
+      expect(anchors.body.data[0].witness_receipts).toEqual([expect.objectContaining({ witness: 'dcr.invalid/witness/de' })]);
 
       const client = new Client({ connectionString: `${serverUrl.toString()}_de` });
       await client.connect();
