@@ -7,6 +7,7 @@ import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
 import { AnchorsController, WitnessController } from './audit/anchors.controller';
 import { AuditController } from './audit/audit.controller';
+import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
 import { AuthGuard } from './auth/auth.guard';
@@ -72,6 +73,8 @@ export const GATEWAY_ENTITIES = [
     AuditController,
     AnchorsController,
     WitnessController,
+    WebhooksController,
+    WebhookDeliveriesController,
     HostedPagesController,
     InboxController,
     InboxPagesController,

@@ -1,17 +1,35 @@
 import { Module } from '@nestjs/common';
-import { ServiceDefinition } from '@dcr/service-kit';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WebhooksEnvironment } from '@dcr/config';
+import { OutboxEvent, ServiceDefinition } from '@dcr/service-kit';
+import { DeliveriesReader } from './deliveries/deliveries-reader';
+import { WebhookDeliveryAttempt } from './deliveries/delivery-attempt.entity';
+import { DeliveryDispatcher } from './deliveries/delivery-dispatcher';
+import { WebhookDelivery } from './deliveries/delivery.entity';
+import { DeliveryQueue } from './deliveries/delivery-queue';
+import { HttpSender } from './deliveries/http-sender';
+import { CreateWebhooks1764200000000 } from './migrations/1764200000000-create-webhooks';
+import { WebhookSubscription } from './subscriptions/subscription.entity';
+import { SubscriptionsService } from './subscriptions/subscriptions.service';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksOutboxRelay } from './webhooks-outbox';
+import { WebhooksSettings } from './webhooks-settings';
 
-/**
- * The webhooks service's own features arrive with their issues; until then it runs, owns its schema
- * (`webhooks`, created and migrated at start) and answers `webhooks.health` like every service.
- */
-@Module({})
+export const WEBHOOKS_ENTITIES = [WebhookSubscription, WebhookDelivery, WebhookDeliveryAttempt, OutboxEvent];
+
+/** Subscriptions, the durable delivery queue in PostgreSQL, and the workers that send it. */
+@Module({
+  imports: [TypeOrmModule.forFeature(WEBHOOKS_ENTITIES)],
+  controllers: [WebhooksController],
+  providers: [WebhooksSettings, WebhooksOutboxRelay, SubscriptionsService, HttpSender, DeliveryDispatcher, DeliveriesReader, DeliveryQueue],
+})
 export class WebhooksModule {}
 
 export const webhooksService: ServiceDefinition = {
   name: 'webhooks',
   schema: 'webhooks',
-  entities: [],
-  migrations: [],
+  entities: WEBHOOKS_ENTITIES,
+  migrations: [CreateWebhooks1764200000000],
   module: WebhooksModule,
+  environment: WebhooksEnvironment,
 };

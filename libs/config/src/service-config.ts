@@ -164,6 +164,47 @@ export class AuditChainEnvironment extends ServiceEnvironment {
   PUBLIC_BASE_URL?: string;
 }
 
+/**
+ * The webhooks service keeps subscription secrets encrypted with WEBHOOK_SECRET_KEY (32 bytes, base64;
+ * required in production, derived from SUBJECT_REF_KEY elsewhere) and delivers with the waits and
+ * timeouts of the specification, which tests may shorten.
+ */
+export class WebhooksEnvironment extends ServiceEnvironment {
+  @ValidateIf((env: WebhooksEnvironment) => env.NODE_ENV === 'production' || env.WEBHOOK_SECRET_KEY !== undefined)
+  @IsString({ message: 'WEBHOOK_SECRET_KEY must be set in production (32 random bytes, base64)' })
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'WEBHOOK_SECRET_KEY must be 32 bytes, base64 (openssl rand -base64 32)' })
+  WEBHOOK_SECRET_KEY?: string;
+
+  /** The waits before attempts 2 to 5. */
+  @IsOptional()
+  @Matches(/^\s*\d+(ms|s|m|h)\s*(,\s*\d+(ms|s|m|h)\s*){3}$/, { message: 'WEBHOOK_RETRY_WAITS must be four durations, such as 30s,2m,15m,1h' })
+  WEBHOOK_RETRY_WAITS = '30s,2m,15m,1h';
+
+  @IsOptional()
+  @Matches(/^\d+(ms|s|m)$/, { message: 'WEBHOOK_CONNECT_TIMEOUT must be a duration such as 10s' })
+  WEBHOOK_CONNECT_TIMEOUT = '10s';
+
+  @IsOptional()
+  @Matches(/^\d+(ms|s|m)$/, { message: 'WEBHOOK_READ_TIMEOUT must be a duration such as 15s' })
+  WEBHOOK_READ_TIMEOUT = '15s';
+
+  /**
+   * How long a claimed delivery stays claimed: a worker that dies mid-delivery leaves it to another
+   * (or to itself after a restart) once this has passed. Longer than connect + read timeouts.
+   */
+  @IsOptional()
+  @Matches(/^\d+(ms|s|m)$/, { message: 'WEBHOOK_CLAIM_LEASE must be a duration such as 60s' })
+  WEBHOOK_CLAIM_LEASE = '60s';
+
+  /** Deliveries in flight at once per worker. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'WEBHOOK_CONCURRENCY must be an integer' })
+  @Min(1, { message: 'WEBHOOK_CONCURRENCY must be at least 1' })
+  @Max(1000, { message: 'WEBHOOK_CONCURRENCY must be at most 1000' })
+  WEBHOOK_CONCURRENCY = 128;
+}
+
 /** The gateway is the only service with a public port and per-application rate limits. */
 export class GatewayEnvironment extends ServiceEnvironment {
   @IsOptional()

@@ -7,3 +7,4 @@ export * from './flows';
 export * from './decisions';
 export * from './inbox';
 export * from './audit';
+export * from './webhooks';

@@ -8,3 +8,4 @@ export * from './paging';
 export * from './decisions';
 export * from './flows';
 export * from './audit';
+export * from './webhooks';

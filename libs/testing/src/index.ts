@@ -1,2 +1,3 @@
 export * from './test-database';
 export * from './schema-drift';
+export * from './webhook-receiver';

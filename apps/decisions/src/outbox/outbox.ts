@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AuditActor, DECISIONS_EVENT, DecisionEventMessage } from '@dcr/contracts';
+import { AuditActor, WEBHOOKS_ENQUEUE, WebhooksEnqueueReply, WebhooksEnqueueRequest } from '@dcr/contracts';
 import { declaredActor, OutboxEvent, OutboxRelay as ServiceOutboxRelay, ServiceClients } from '@dcr/service-kit';
+import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource } from 'typeorm';
+
+/** How long the relay waits for the webhooks service to store a batch's deliveries. */
+const WEBHOOKS_TIMEOUT_MS = 10_000;
 
 export { NewOutboxEvent, outboxRow, recordEvent } from '@dcr/service-kit';
 
@@ -21,7 +25,7 @@ export function auditActorOf(type: string, data: Record<string, unknown>): Audit
   return { type: 'system' };
 }
 
-/** The decisions outbox: onto the audit trail, then published as `decisions.event` for webhooks. */
+/** The decisions outbox: onto the audit trail, then into the webhooks service's delivery queue. */
 @Injectable()
 export class OutboxRelay extends ServiceOutboxRelay {
   constructor(dataSource: DataSource, clients: ServiceClients) {
@@ -32,19 +36,18 @@ export class OutboxRelay extends ServiceOutboxRelay {
     return auditActorOf(row.type, row.data);
   }
 
-  protected override afterAppend(rows: OutboxEvent[]): void {
-    for (const row of rows) {
-      const message: DecisionEventMessage = {
-        id: row.id,
-        type: row.type,
-        application_id: row.applicationId,
-        occurred_at: row.occurredAt.toISOString(),
-        data: row.data,
-        internal: row.internal,
-      };
-      this.clients.own.emit(DECISIONS_EVENT, message).subscribe({
-        error: (error) => this.logger.warn(`event ${row.id} not published: ${String(error)}`),
-      });
-    }
+  /**
+   * Queues the webhook deliveries of the batch's public events (internal ones, the state changes, are
+   * for the audit trail only). Waiting for the answer is what makes webhooks durable: a row is marked
+   * only once its deliveries are stored, and a repeat is ignored by the queue.
+   */
+  protected override async afterAppend(rows: OutboxEvent[]): Promise<void> {
+    const events = rows
+      .filter((row) => !row.internal)
+      .map((row) => ({ id: row.id, type: row.type, application_id: row.applicationId, occurred_at: row.occurredAt.toISOString(), data: row.data }));
+    if (events.length === 0) return;
+    await firstValueFrom(
+      this.clients.own.send<WebhooksEnqueueReply, WebhooksEnqueueRequest>(WEBHOOKS_ENQUEUE, { events }).pipe(timeout(WEBHOOKS_TIMEOUT_MS)),
+    );
   }
 }

@@ -31,8 +31,6 @@ export const DECISIONS_VERIFY = 'decisions.sessions.verify';
 export const DECISIONS_EXCHANGE = 'decisions.sessions.exchange';
 /** Development only: the mail the service sent, newest first. */
 export const DEV_MAILBOX_LIST = 'decisions.dev-mailbox.list';
-/** Facts from the decisions outbox (`consent.granted`, `flow.activated`, …), published after commit. */
-export const DECISIONS_EVENT = 'decisions.event';
 
 export const SESSION_TOKEN_PATTERN = /^dts_[a-z]{2}[0-9a-z]{30}$/;
 
@@ -278,25 +276,4 @@ export interface DevMailMessage {
   text: string;
   html: string;
   sent_at: string;
-}
-
-export class DecisionEventMessage {
-  @Matches(/^evt_[0-9a-z]{20}$/)
-  id: string;
-
-  @IsString()
-  type: string;
-
-  @Matches(APPLICATION_ID)
-  application_id: string;
-
-  @IsISO8601({ strict: true })
-  occurred_at: string;
-
-  @IsObject()
-  data: Record<string, unknown>;
-
-  @IsOptional()
-  @IsBoolean()
-  internal?: boolean;
 }

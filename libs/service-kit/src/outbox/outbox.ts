@@ -52,8 +52,8 @@ const SWEEP_MS = 1000;
 
 /**
  * Relays a service's committed outbox rows: appends them to the country's audit trail
- * (`audit-chain.append`, request/reply), hands them to `afterAppend` (the decisions service publishes
- * them for webhooks there), and marks them. A row is marked only once its audit entry is committed;
+ * (`audit-chain.append`, request/reply), hands them to `afterAppend` (the decisions service queues
+ * their webhook deliveries there), and marks them. A row is marked only once its audit entry is committed;
  * a crash in between sends it again, and the trail recognises it by its id, so every committed event
  * reaches the trail exactly once. Rows are claimed with `FOR UPDATE SKIP LOCKED`, so replicas never
  * relay the same row at once.
@@ -76,8 +76,11 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   /** Who caused an event, for its audit entry. */
   protected abstract actorOf(row: OutboxEvent): AuditActor;
 
-  /** Runs after the batch is on the trail and before the rows are marked. */
-  protected afterAppend(_rows: OutboxEvent[]): void {}
+  /**
+   * Runs after the batch is on the trail and before the rows are marked; if it throws, the rows stay
+   * unmarked and the whole batch is relayed again later (the trail ignores the repeat).
+   */
+  protected async afterAppend(_rows: OutboxEvent[]): Promise<void> {}
 
   onApplicationBootstrap(): void {
     this.sweeper = setInterval(() => this.kick(), SWEEP_MS);
@@ -132,7 +135,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
             })),
           };
           await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
-          this.afterAppend(rows);
+          await this.afterAppend(rows);
           await manager
             .createQueryBuilder()
             .update(OutboxEvent)

@@ -1,0 +1,44 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** Where an application wants its events, which ones, and the (encrypted) key it verifies them with. */
+@Entity({ name: 'subscriptions' })
+@Index('IX_subscriptions_application', ['applicationId'])
+export class WebhookSubscription {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'application_id', type: 'text' })
+  applicationId: string;
+
+  @Column({ type: 'text' })
+  url: string;
+
+  @Column({ type: 'text', array: true })
+  events: string[];
+
+  /** The application's environment at creation: production deliveries never reach private addresses. */
+  @Column({ type: 'text' })
+  environment: string;
+
+  @Column({ type: 'text' })
+  status: string;
+
+  /** AES-256-GCM under WEBHOOK_SECRET_KEY; the secret itself is shown once and never stored in clear. */
+  @Column({ name: 'secret_sealed', type: 'text' })
+  secretSealed: string;
+
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures: number;
+
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true })
+  disabledReason: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
+}

@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import {
+  AuditActor,
+  WebhookActionRequest,
+  WebhookCreateRequest,
+  WebhookRefRequest,
+  WebhookSubscriptionMessage,
+  WebhookWithSecretMessage,
+} from '@dcr/contracts';
+import { DomainError, isWebhookEventType, newOpaqueId, newWebhookSecret, notFound, sealWebhookSecret, validateWebhookUrl } from '@dcr/domain';
+import { recordEvent } from '@dcr/service-kit';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { WebhooksOutboxRelay } from '../webhooks-outbox';
+import { WebhooksSettings } from '../webhooks-settings';
+import { WebhookSubscription } from './subscription.entity';
+
+export function subscriptionMessage(row: WebhookSubscription): WebhookSubscriptionMessage {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    status: row.status as 'enabled' | 'disabled',
+    consecutive_failures: row.consecutiveFailures,
+    disabled_reason: row.disabledReason,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Subscriptions of an application: every read and change is scoped to the application the gateway
+ * authenticated, and every change goes onto the audit trail in the same transaction.
+ */
+@Injectable()
+export class SubscriptionsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly settings: WebhooksSettings,
+    private readonly outbox: WebhooksOutboxRelay,
+  ) {}
+
+  async create(request: WebhookCreateRequest): Promise<WebhookWithSecretMessage> {
+    const url = validateWebhookUrl(request.url, { environment: request.environment });
+    const unknown = request.events.filter((event) => !isWebhookEventType(event));
+    if (unknown.length > 0) {
+      throw new DomainError('validation_failed', `Unknown event types: ${unknown.join(', ')}`, [{ field: 'events', reason: `unknown event type ${unknown[0]}` }]);
+    }
+    const secret = newWebhookSecret();
+    const now = new Date();
+    const row = Object.assign(new WebhookSubscription(), {
+      id: newOpaqueId('whk', 20),
+      applicationId: request.application_id,
+      url,
+      events: [...new Set(request.events)],
+      environment: request.environment,
+      status: 'enabled',
+      secretSealed: sealWebhookSecret(secret, this.settings.secretKey),
+      consecutiveFailures: 0,
+      disabledReason: null,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    });
+    await this.change(request.application_id, request.actor, 'webhook.subscription_created', { subscription_id: row.id, url, events: row.events }, (manager) =>
+      manager.insert(WebhookSubscription, row),
+    );
+    return { ...subscriptionMessage(row), secret };
+  }
+
+  async list(applicationId: string): Promise<WebhookSubscriptionMessage[]> {
+    const rows = await this.dataSource.getRepository(WebhookSubscription).find({
+      where: { applicationId, deletedAt: IsNull() },
+      order: { createdAt: 'ASC' },
+    });
+    return rows.map(subscriptionMessage);
+  }
+
+  async get(request: WebhookRefRequest): Promise<WebhookSubscriptionMessage> {
+    return subscriptionMessage(await this.find(this.dataSource.manager, request.application_id, request.id));
+  }
+
+  async remove(request: WebhookActionRequest): Promise<void> {
+    await this.change(request.application_id, request.actor, 'webhook.subscription_deleted', { subscription_id: request.id }, async (manager) => {
+      const row = await this.find(manager, request.application_id, request.id, true);
+      await manager.update(WebhookSubscription, { id: row.id }, { deletedAt: new Date(), status: 'disabled', disabledReason: 'deleted', updatedAt: new Date() });
+      // What was still queued for it will not be sent.
+      await manager.query(
+        `UPDATE "webhooks"."deliveries" SET "status" = 'failed', "completed_at" = now(), "next_attempt_at" = NULL, "lease_until" = NULL
+         WHERE "subscription_id" = $1 AND "status" = 'pending'`,
+        [row.id],
+      );
+    });
+  }
+
+  async enable(request: WebhookActionRequest): Promise<WebhookSubscriptionMessage> {
+    return this.change(request.application_id, request.actor, 'webhook.subscription_enabled', { subscription_id: request.id }, async (manager) => {
+      const row = await this.find(manager, request.application_id, request.id, true);
+      Object.assign(row, { status: 'enabled', consecutiveFailures: 0, disabledReason: null, updatedAt: new Date() });
+      await manager.save(row);
+      return subscriptionMessage(row);
+    });
+  }
+
+  async rotateSecret(request: WebhookActionRequest): Promise<WebhookWithSecretMessage> {
+    const secret = newWebhookSecret();
+    return this.change(request.application_id, request.actor, 'webhook.secret_rotated', { subscription_id: request.id }, async (manager) => {
+      const row = await this.find(manager, request.application_id, request.id, true);
+      Object.assign(row, { secretSealed: sealWebhookSecret(secret, this.settings.secretKey), updatedAt: new Date() });
+      await manager.save(row);
+      return { ...subscriptionMessage(row), secret };
+    });
+  }
+
+  async find(manager: EntityManager, applicationId: string, id: string, lock = false): Promise<WebhookSubscription> {
+    const row = await manager.getRepository(WebhookSubscription).findOne({
+      where: { id, applicationId, deletedAt: IsNull() },
+      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+    if (!row) throw notFound('Webhook');
+    return row;
+  }
+
+  /** A change and its audit event in one transaction. */
+  private async change<T>(
+    applicationId: string,
+    actor: AuditActor,
+    type: string,
+    detail: Record<string, unknown>,
+    work: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    const result = await this.dataSource.transaction(async (manager) => {
+      const value = await work(manager);
+      await recordEvent(manager, { type, applicationId, internal: true, data: { ...detail, actor } });
+      return value;
+    });
+    this.outbox.kick();
+    return result;
+  }
+}

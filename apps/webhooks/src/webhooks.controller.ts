@@ -1,0 +1,99 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import {
+  WEBHOOKS_CREATE,
+  WEBHOOKS_DELETE,
+  WEBHOOKS_DELIVERIES,
+  WEBHOOKS_DELIVERY_GET,
+  WEBHOOKS_DELIVERY_OWNER,
+  WEBHOOKS_ENABLE,
+  WEBHOOKS_ENQUEUE,
+  WEBHOOKS_GET,
+  WEBHOOKS_LIST,
+  WEBHOOKS_REPLAY,
+  WEBHOOKS_ROTATE_SECRET,
+  WEBHOOKS_TEST,
+  WebhookActionRequest,
+  WebhookCreateRequest,
+  WebhookDeliveriesRequest,
+  WebhookDeliveryOwnerRequest,
+  WebhookDeliveryRequest,
+  WebhookListRequest,
+  WebhookRefRequest,
+  WebhookReplayRequest,
+  WebhooksEnqueueReply,
+  WebhooksEnqueueRequest,
+} from '@dcr/contracts';
+import { DeliveriesReader } from './deliveries/deliveries-reader';
+import { DeliveryQueue } from './deliveries/delivery-queue';
+import { SubscriptionsService } from './subscriptions/subscriptions.service';
+
+@Controller()
+export class WebhooksController {
+  constructor(
+    private readonly subscriptions: SubscriptionsService,
+    private readonly queue: DeliveryQueue,
+    private readonly deliveries: DeliveriesReader,
+  ) {}
+
+  @MessagePattern(WEBHOOKS_ENQUEUE)
+  async enqueue(@Payload() request: WebhooksEnqueueRequest): Promise<WebhooksEnqueueReply> {
+    return { deliveries: await this.queue.enqueue(request.events) };
+  }
+
+  @MessagePattern(WEBHOOKS_CREATE)
+  create(@Payload() request: WebhookCreateRequest) {
+    return this.subscriptions.create(request);
+  }
+
+  @MessagePattern(WEBHOOKS_LIST)
+  list(@Payload() request: WebhookListRequest) {
+    return this.subscriptions.list(request.application_id);
+  }
+
+  @MessagePattern(WEBHOOKS_GET)
+  get(@Payload() request: WebhookRefRequest) {
+    return this.subscriptions.get(request);
+  }
+
+  @MessagePattern(WEBHOOKS_DELETE)
+  async remove(@Payload() request: WebhookActionRequest) {
+    await this.subscriptions.remove(request);
+    return { deleted: true };
+  }
+
+  @MessagePattern(WEBHOOKS_ENABLE)
+  enable(@Payload() request: WebhookActionRequest) {
+    return this.subscriptions.enable(request);
+  }
+
+  @MessagePattern(WEBHOOKS_ROTATE_SECRET)
+  rotateSecret(@Payload() request: WebhookActionRequest) {
+    return this.subscriptions.rotateSecret(request);
+  }
+
+  @MessagePattern(WEBHOOKS_TEST)
+  test(@Payload() request: WebhookRefRequest) {
+    return this.queue.test(request);
+  }
+
+  @MessagePattern(WEBHOOKS_DELIVERIES)
+  deliveriesOf(@Payload() request: WebhookDeliveriesRequest) {
+    return this.deliveries.list(request);
+  }
+
+  @MessagePattern(WEBHOOKS_DELIVERY_GET)
+  delivery(@Payload() request: WebhookDeliveryRequest) {
+    return this.deliveries.get(request.application_id, request.delivery_id);
+  }
+
+  @MessagePattern(WEBHOOKS_DELIVERY_OWNER)
+  owner(@Payload() request: WebhookDeliveryOwnerRequest) {
+    return this.deliveries.owner(request.delivery_id);
+  }
+
+  @MessagePattern(WEBHOOKS_REPLAY)
+  replay(@Payload() request: WebhookReplayRequest) {
+    return this.queue.replay(request);
+  }
+}

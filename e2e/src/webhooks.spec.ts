@@ -1,0 +1,235 @@
+import { Client } from 'pg';
+import { verifyWebhook } from '@dcr/server-sdk';
+import { WebhookReceiver } from '@dcr/testing';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * Webhooks end to end against a real HTTP receiver on loopback, with the retry waits shortened:
+ * subscriptions, signed deliveries of decision events, retries after a 5xx with the same event id,
+ * a 4xx not retried, disablement after five failures, test deliveries, replay and secret rotation.
+ */
+describe('webhooks', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  let receiver: WebhookReceiver;
+  let db: Client;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+
+  const api = (method: string, path: string, body?: unknown, token = apiToken) => http(us.url, method, path, { token, body });
+  const subscribe = async (path: string, events: string[], app = applicationId) => {
+    const created = await api('POST', `/api/v1/applications/${app}/webhooks`, { url: `${receiver.url}${path}`, events });
+    expect(created.status).toBe(201);
+    return created.body as { id: string; secret: string; status: string };
+  };
+  const deliveries = async (subscriptionId: string) =>
+    (await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscriptionId}/deliveries`)).body.data as Array<Record<string, any>>;
+
+  async function activeFlow(): Promise<string> {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Newsletter',
+      pattern: 'informed',
+      purposes: ['newsletter'],
+      purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+      consent_duration: 'P1Y',
+    });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    return flow.body.id;
+  }
+
+  async function grantedDecision(flowId: string): Promise<void> {
+    const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+    const token = created.body.session_token;
+    for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
+  }
+
+  beforeAll(async () => {
+    receiver = new WebhookReceiver();
+    await receiver.start();
+    const bus = new InProcessBus();
+    const env = { WEBHOOK_RETRY_WAITS: '100ms,200ms,300ms,400ms' };
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    db = new Client({ connectionString: us.database.url });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await de?.close();
+    await us?.close();
+    await receiver?.close();
+  });
+
+  it('creates a subscription whose secret is shown once and stored only encrypted', async () => {
+    const created = await subscribe('/ok', ['consent.granted']);
+    expect(created).toMatchObject({ id: expect.stringMatching(/^whk_/), status: 'enabled', secret: expect.stringMatching(/^whsec_/) });
+    const listed = await api('GET', `/api/v1/applications/${applicationId}/webhooks`);
+    expect(listed.body.data.map((item: { id: string }) => item.id)).toContain(created.id);
+    expect(JSON.stringify(listed.body)).not.toContain(created.secret);
+    const one = await api('GET', `/api/v1/applications/${applicationId}/webhooks/${created.id}`);
+    expect(one.body).not.toHaveProperty('secret');
+    const { rows } = await db.query('SELECT secret_sealed FROM webhooks.subscriptions WHERE id = $1', [created.id]);
+    expect(rows[0].secret_sealed).not.toContain(created.secret.slice(6));
+    expect(rows[0].secret_sealed).toMatch(/^v1\./);
+  });
+
+  it('refuses bad URLs and unknown event types, naming the field', async () => {
+    const bad = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: 'ftp://example.com/x', events: ['consent.granted'] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.details[0].field).toBe('url');
+    const unknown = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/ok`, events: ['consent.maybe'] });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.details[0].field).toMatch(/^events/);
+    const missing = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/ok` });
+    expect(missing.status).toBe(422);
+    expect(missing.body.details.map((d: { field: string }) => d.field)).toContain('events');
+
+    const production = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Prod', environment: 'production' } });
+    for (const url of [`${receiver.url}/ok`, 'https://10.1.2.3/hook', 'https://localhost/hook', 'http://example.com/hook']) {
+      const refused = await http(us.url, 'POST', `/api/v1/applications/${production.body.id}/webhooks`, { token: adminToken, body: { url, events: ['consent.granted'] } });
+      expect(refused.status).toBe(422);
+      expect(refused.body.details[0].field).toBe('url');
+    }
+    const fine = await http(us.url, 'POST', `/api/v1/applications/${production.body.id}/webhooks`, {
+      token: adminToken,
+      body: { url: 'https://hooks.example.com/decisions', events: ['consent.granted'] },
+    });
+    expect(fine.status).toBe(201);
+  });
+
+  it('delivers a decision event signed, with the headers and body of the contract', async () => {
+    const subscription = await subscribe('/ok?granted', ['consent.granted']);
+    const flowId = await activeFlow();
+    await grantedDecision(flowId);
+    await eventually(async () => receiver.at('/ok?granted').length === 1);
+    const [delivery] = receiver.at('/ok?granted');
+    const verified = verifyWebhook<Record<string, unknown>>({ secret: subscription.secret, headers: delivery.headers, rawBody: delivery.body });
+    expect(verified).toMatchObject({ event: 'consent.granted', applicationId });
+    const body = JSON.parse(delivery.body);
+    expect(Object.keys(body)).toEqual(['event', 'id', 'created_at', 'application_id', 'data']);
+    expect(delivery.headers['x-service-event-id']).toBe(body.id);
+    expect(delivery.headers['x-service-event-type']).toBe('consent.granted');
+    expect(Math.abs(Number(delivery.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(body.data).toMatchObject({ outcome: 'granted', flow_id: flowId, kind: 'consent' });
+    expect(() => verifyWebhook({ secret: 'whsec_wrong', headers: delivery.headers, rawBody: delivery.body })).toThrow();
+
+    const [logged] = await deliveries(subscription.id);
+    expect(logged).toMatchObject({ status: 'succeeded', attempts: 1, event_id: body.id, test: false });
+    expect(logged.attempt_log).toEqual([expect.objectContaining({ attempt: 1, response_status: 200, response_excerpt: 'thanks', error: null })]);
+    expect(logged.request.body).toBe(delivery.body);
+  });
+
+  it('retries after a 5xx with the same event id, and stops at once after a 4xx (a failed delivery on the audit trail)', async () => {
+    const flaky = await subscribe('/flaky-2', ['flow.activated']);
+    const rejecting = await subscribe('/reject?once', ['flow.activated']);
+    await activeFlow();
+    await eventually(async () => (await deliveries(flaky.id))[0]?.status === 'succeeded');
+    const attempts = receiver.at('/flaky-2');
+    expect(attempts).toHaveLength(3);
+    expect(new Set(attempts.map((item) => item.headers['x-service-event-id'])).size).toBe(1);
+    expect(attempts[2].at - attempts[1].at).toBeGreaterThanOrEqual(150);
+    expect((await deliveries(flaky.id))[0].attempt_log.map((a: { response_status: number }) => a.response_status)).toEqual([503, 503, 200]);
+
+    await eventually(async () => (await deliveries(rejecting.id))[0]?.status === 'failed');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.at('/reject?once')).toHaveLength(1);
+    const [failed] = await deliveries(rejecting.id);
+    expect(failed).toMatchObject({ attempts: 1, next_attempt_at: null });
+    await eventually(async () => {
+      const trail = await api('GET', `/api/v1/applications/${applicationId}/audit?type=webhook.delivery_failed`);
+      return trail.body.data.some((entry: { actor: { type: string } }) => entry.actor.type === 'system');
+    });
+    const subscriptionState = await api('GET', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}`);
+    expect(subscriptionState.body.consecutive_failures).toBe(1);
+  });
+
+  it('gives up after five attempts and disables a subscription after five failed deliveries; enable resets it', async () => {
+    const down = await subscribe('/down', ['flow.activated']);
+    await activeFlow();
+    await eventually(async () => (await deliveries(down.id))[0]?.status === 'failed', 15000);
+    expect((await deliveries(down.id))[0].attempts).toBe(5);
+    expect(receiver.at('/down')).toHaveLength(5);
+
+    const rejecting = await subscribe('/reject?five', ['flow.activated']);
+    // Test deliveries never count.
+    for (let i = 0; i < 6; i++) expect((await api('POST', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}/test`)).status).toBe(202);
+    await eventually(async () => receiver.at('/reject?five').length === 6);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}`)).body).toMatchObject({ status: 'enabled', consecutive_failures: 0 });
+
+    for (let i = 0; i < 5; i++) await activeFlow();
+    await eventually(async () => (await api('GET', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}`)).body.status === 'disabled');
+    const disabled = (await api('GET', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}`)).body;
+    expect(disabled).toMatchObject({ consecutive_failures: 5, disabled_reason: 'five consecutive failed deliveries' });
+    await eventually(async () => (await api('GET', `/api/v1/applications/${applicationId}/audit?type=webhook.subscription_disabled`)).body.data.length > 0);
+
+    const before = receiver.at('/reject?five').length;
+    await activeFlow();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.at('/reject?five')).toHaveLength(before);
+
+    const enabled = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}/enable`);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toMatchObject({ status: 'enabled', consecutive_failures: 0, disabled_reason: null });
+  });
+
+  it('sends test deliveries through the signed pipeline, replays a delivery with its event id, and rotates the secret', async () => {
+    const subscription = await subscribe('/ok?tools', ['consent.revoked']);
+    const test = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);
+    expect(test.status).toBe(202);
+    expect(test.body).toMatchObject({ event_type: 'webhook.test', test: true });
+    await eventually(async () => receiver.at('/ok?tools').length === 1);
+    const first = receiver.at('/ok?tools')[0];
+    expect(verifyWebhook({ secret: subscription.secret, headers: first.headers, rawBody: first.body }).event).toBe('webhook.test');
+
+    const replayed = await api('POST', `/api/v1/webhook_deliveries/${test.body.id}/replay`);
+    expect(replayed.status).toBe(202);
+    expect(replayed.body).toMatchObject({ replay_of: test.body.id, event_id: test.body.event_id });
+    await eventually(async () => receiver.at('/ok?tools').length === 2);
+    const second = receiver.at('/ok?tools')[1];
+    expect(second.headers['x-service-event-id']).toBe(first.headers['x-service-event-id']);
+    expect(second.body).toBe(first.body);
+    const inspected = await api('GET', `/api/v1/webhook_deliveries/${replayed.body.id}`);
+    expect(inspected.status).toBe(200);
+    await eventually(async () => (await api('GET', `/api/v1/webhook_deliveries/${replayed.body.id}`)).body.status === 'succeeded');
+
+    const rotated = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/rotate_secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(subscription.secret);
+    await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);
+    await eventually(async () => receiver.at('/ok?tools').length === 3);
+    const third = receiver.at('/ok?tools')[2];
+    expect(verifyWebhook({ secret: rotated.body.secret, headers: third.headers, rawBody: third.body }).event).toBe('webhook.test');
+    expect(() => verifyWebhook({ secret: subscription.secret, headers: third.headers, rawBody: third.body })).toThrow();
+
+    const wanted = ['webhook.subscription_created', 'webhook.secret_rotated', 'webhook.delivery_replayed'];
+    await eventually(async () => {
+      const trail = await api('GET', `/api/v1/applications/${applicationId}/audit?type=${wanted.join(',')}&limit=200`);
+      const types = new Set(trail.body.data.map((entry: { event_type: string }) => entry.event_type));
+      return wanted.every((type) => types.has(type));
+    });
+  });
+
+  it('scopes subscriptions and deliveries to the caller\'s account', async () => {
+    const subscription = await subscribe('/ok?scoped', ['consent.denied']);
+    const test = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);
+    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
+    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks`, undefined, otherToken)).status).toBe(404);
+    expect((await api('GET', `/api/v1/webhook_deliveries/${test.body.id}`, undefined, otherToken)).status).toBe(404);
+    expect((await api('POST', `/api/v1/webhook_deliveries/${test.body.id}/replay`, undefined, otherToken)).status).toBe(404);
+    // Another application's subscription id under this application is not found either.
+    const foreign = await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/webhooks`, { token: otherToken, body: { url: `${receiver.url}/ok`, events: ['consent.denied'] } });
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${foreign.body.id}`)).status).toBe(404);
+    expect((await api('DELETE', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(204);
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
+  });
+});

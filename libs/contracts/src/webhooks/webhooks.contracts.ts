@@ -1,0 +1,191 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { AuditActor } from '../audit';
+import { APPLICATION_ID } from '../patterns';
+
+/**
+ * webhooks: subscriptions, the durable delivery queue and its attempts. Producers enqueue from their
+ * outboxes (request/reply: a row is marked only once its deliveries are stored); the gateway manages
+ * subscriptions and reads deliveries for the application it authenticated.
+ */
+export const WEBHOOKS_ENQUEUE = 'webhooks.enqueue';
+export const WEBHOOKS_CREATE = 'webhooks.subscriptions.create';
+export const WEBHOOKS_LIST = 'webhooks.subscriptions.list';
+export const WEBHOOKS_GET = 'webhooks.subscriptions.get';
+export const WEBHOOKS_DELETE = 'webhooks.subscriptions.delete';
+export const WEBHOOKS_ENABLE = 'webhooks.subscriptions.enable';
+export const WEBHOOKS_ROTATE_SECRET = 'webhooks.subscriptions.rotate-secret';
+export const WEBHOOKS_TEST = 'webhooks.subscriptions.test';
+export const WEBHOOKS_DELIVERIES = 'webhooks.deliveries.list';
+export const WEBHOOKS_DELIVERY_GET = 'webhooks.deliveries.get';
+export const WEBHOOKS_REPLAY = 'webhooks.deliveries.replay';
+/** Which application a delivery belongs to, so the gateway can check the caller may see it first. */
+export const WEBHOOKS_DELIVERY_OWNER = 'webhooks.deliveries.owner';
+
+export const WEBHOOK_ID = /^whk_[0-9a-z]{20}$/;
+export const WEBHOOK_DELIVERY_ID = /^whd_[0-9a-z]{20}$/;
+
+export class WebhookEventInput {
+  @Matches(/^evt_[0-9a-z]{20}$/)
+  id: string;
+
+  @Matches(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/)
+  type: string;
+
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @IsISO8601({ strict: true })
+  occurred_at: string;
+
+  @IsObject()
+  data: Record<string, unknown>;
+}
+
+export class WebhooksEnqueueRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => WebhookEventInput)
+  events: WebhookEventInput[];
+}
+
+export interface WebhooksEnqueueReply {
+  /** Deliveries created (an event already queued for a subscription is not queued again). */
+  deliveries: number;
+}
+
+class ApplicationScoped {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+}
+
+class ActorScoped extends ApplicationScoped {
+  @ValidateNested()
+  @Type(() => AuditActor)
+  actor: AuditActor;
+}
+
+export class WebhookCreateRequest extends ActorScoped {
+  @IsIn(['sandbox', 'production'])
+  environment: 'sandbox' | 'production';
+
+  @IsString()
+  @Length(1, 2048)
+  url: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  events: string[];
+}
+
+export class WebhookRefRequest extends ApplicationScoped {
+  @Matches(WEBHOOK_ID)
+  id: string;
+}
+
+export class WebhookActionRequest extends ActorScoped {
+  @Matches(WEBHOOK_ID)
+  id: string;
+}
+
+export class WebhookListRequest extends ApplicationScoped {}
+
+export interface WebhookSubscriptionMessage {
+  id: string;
+  url: string;
+  events: string[];
+  status: 'enabled' | 'disabled';
+  /** Failed deliveries in a row (test deliveries excluded); five disable the subscription. */
+  consecutive_failures: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookWithSecretMessage extends WebhookSubscriptionMessage {
+  /** Shown once: at creation and after a rotation. */
+  secret: string;
+}
+
+export class WebhookDeliveriesRequest extends ApplicationScoped {
+  @Matches(WEBHOOK_ID)
+  subscription_id: string;
+
+  @IsOptional()
+  @Matches(WEBHOOK_DELIVERY_ID)
+  before?: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit: number;
+}
+
+export class WebhookDeliveryRequest extends ApplicationScoped {
+  @Matches(WEBHOOK_DELIVERY_ID)
+  delivery_id: string;
+}
+
+export class WebhookDeliveryOwnerRequest {
+  @Matches(WEBHOOK_DELIVERY_ID)
+  delivery_id: string;
+}
+
+export class WebhookReplayRequest extends WebhookDeliveryRequest {
+  @ValidateNested()
+  @Type(() => AuditActor)
+  actor: AuditActor;
+}
+
+export interface WebhookAttemptMessage {
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  /** The HTTP status, or null after a timeout or a network error. */
+  response_status: number | null;
+  /** The first 1 KiB of the response body. */
+  response_excerpt: string | null;
+  error: string | null;
+  /** Retried after this attempt: when the next one is due. */
+  next_attempt_at: string | null;
+}
+
+export interface WebhookDeliveryMessage {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivering' | 'succeeded' | 'failed';
+  test: boolean;
+  replay_of: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  request: { url: string; headers: Record<string, string>; body: string };
+  attempt_log: WebhookAttemptMessage[];
+}
+
+export interface WebhookDeliveriesReply {
+  deliveries: WebhookDeliveryMessage[];
+  has_more: boolean;
+}
