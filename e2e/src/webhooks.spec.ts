@@ -39,11 +39,12 @@ describe('webhooks', () => {
     return flow.body.id;
   }
 
-  async function grantedDecision(flowId: string): Promise<void> {
+  async function grantedDecision(flowId: string): Promise<string> {
     const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
     const token = created.body.session_token;
     for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
     expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
+    return token;
   }
 
   beforeAll(async () => {
@@ -108,7 +109,7 @@ describe('webhooks', () => {
   it('delivers a decision event signed, with the headers and body of the contract', async () => {
     const subscription = await subscribe('/ok?granted', ['consent.granted']);
     const flowId = await activeFlow();
-    await grantedDecision(flowId);
+    const sessionToken = await grantedDecision(flowId);
     await eventually(async () => receiver.at('/ok?granted').length === 1);
     const [delivery] = receiver.at('/ok?granted');
     const verified = verifyWebhook<Record<string, unknown>>({ secret: subscription.secret, headers: delivery.headers, rawBody: delivery.body });
@@ -118,7 +119,8 @@ describe('webhooks', () => {
     expect(delivery.headers['x-service-event-id']).toBe(body.id);
     expect(delivery.headers['x-service-event-type']).toBe('consent.granted');
     expect(Math.abs(Number(delivery.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-    expect(body.data).toMatchObject({ outcome: 'granted', flow_id: flowId, kind: 'consent' });
+    expect(body.data).toMatchObject({ outcome: 'granted', flow_id: flowId, kind: 'consent', session_token: sessionToken });
+    expect(JSON.stringify(body)).not.toMatch(/"consent_token"/);
     expect(() => verifyWebhook({ secret: 'whsec_wrong', headers: delivery.headers, rawBody: delivery.body })).toThrow();
 
     const [logged] = await deliveries(subscription.id);

@@ -148,6 +148,7 @@ export class Completion {
       occurredAt: at,
       data: {
         session_id: session.id,
+        session_token: session.token,
         record_id: session.recordId,
         kind: session.kind,
         outcome: session.outcome,

@@ -79,7 +79,7 @@ export class ParticipantSteps {
           type: 'consent.revoked',
           applicationId: locked.applicationId,
           occurredAt: now,
-          data: { session_id: locked.id, record_id: locked.recordId, flow_id: locked.flowId, flow_version: locked.flowVersion, subject: { id: locked.subjectId } },
+          data: { session_id: locked.id, session_token: locked.token, record_id: locked.recordId, flow_id: locked.flowId, flow_version: locked.flowVersion, subject: { id: locked.subjectId } },
         });
       }
       return locked;
