@@ -51,7 +51,7 @@ describe('webhooks', () => {
     receiver = new WebhookReceiver();
     await receiver.start();
     const bus = new InProcessBus();
-    const env = { WEBHOOK_RETRY_WAITS: '100ms,200ms,300ms,400ms' };
+    const env = { WEBHOOK_RETRY_WAITS: '100ms,200ms,300ms,400ms', WEBHOOK_READ_TIMEOUT: '300ms' };
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
@@ -181,6 +181,19 @@ describe('webhooks', () => {
     const enabled = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body).toMatchObject({ status: 'enabled', consecutive_failures: 0, disabled_reason: null });
+  });
+
+  it('retries a receiver that does not answer in time, with the same event id, and then fails the delivery', async () => {
+    const hanging = await subscribe('/hang', ['flow.activated']);
+    await activeFlow();
+    await eventually(async () => (await deliveries(hanging.id))[0]?.status === 'failed', 15000);
+    const [delivery] = await deliveries(hanging.id);
+    expect(delivery.attempts).toBe(5);
+    expect(delivery.attempt_log.map((a: { error: string; response_status: number | null }) => [a.error, a.response_status])).toEqual(
+      Array.from({ length: 5 }, () => ['read timeout', null]),
+    );
+    expect(new Set(receiver.at('/hang').map((item) => item.headers['x-service-event-id']))).toEqual(new Set([delivery.event_id]));
+    expect(receiver.at('/hang')).toHaveLength(5);
   });
 
   it('sends test deliveries through the signed pipeline, replays a delivery with its event id, and rotates the secret', async () => {
