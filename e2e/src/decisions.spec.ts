@@ -241,7 +241,7 @@ describe('flows and decisions', () => {
       expect(exchange.body).toMatchObject({
         status: 'fulfilled',
         outcome: 'granted',
-        record_id: expect.stringMatching(/^rec_/),
+        record_id: expect.stringMatching(/^rec_us[0-9a-z]{20}$/),
         claims: { flow_id: flowId, purposes: { newsletter: true, analytics: true }, subject: { email: 'grace@example.com' } },
         attestations: [{ type: 'email_verified', method: 'one_time_code' }],
         credentials: [],

@@ -11,7 +11,8 @@ import {
   FlowTerms,
   hashCredential,
   PurposeStatus,
-  newOpaqueId,
+  countryOfSessionToken,
+  newRecordId,
   normaliseOutcome,
   notFound,
 } from '@dcr/domain';
@@ -73,7 +74,8 @@ export class Completion {
         purposeDecisions: purposes ? Object.fromEntries(Object.entries(purposes).map(([k, v]) => [k, v === 'granted'])) : null,
         counter: request.counter ?? null,
         completedAt: now,
-        recordId: newOpaqueId('rec', 20),
+        // The record lives where the session does: its id names that country, like the session token.
+        recordId: newRecordId(countryOfSessionToken(session.token) ?? 'US'),
         consentTokenHash: hashCredential(consentToken),
         consentTokenExpiresAt: new Date(now.getTime() + CONSENT_TOKEN_TTL_MS),
         consentTokenConsumedAt: null,

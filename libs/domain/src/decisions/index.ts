@@ -4,3 +4,4 @@ export * from './deadlines';
 export * from './approvals';
 export * from './session-token';
 export * from './purpose-decisions';
+export * from './record-id';

@@ -4,7 +4,10 @@ import { verifyConsistency, verifyInclusion } from './verify';
 import { verifySubtreeConsistency, verifySubtreeInclusion } from './subtree';
 
 // transparency-dev/merkle's testdata (see README.md there): every JSON file is one case, happy or corrupted.
-const TESTDATA = path.resolve(__dirname, '../../../../../shared/testdata/merkle');
+// The repository carries a copy (libs/transparency/testdata, Apache-2.0, LICENSE beside it) so the
+// suite runs wherever it is checked out; where the workplace's shared copy exists, the two must match.
+const TESTDATA = path.resolve(__dirname, '../../testdata/merkle');
+const SHARED_TESTDATA = path.resolve(__dirname, '../../../../../shared/testdata/merkle');
 
 type Vector = Record<string, unknown> & { wantErr: boolean };
 
@@ -52,6 +55,15 @@ describe('transparency-dev/merkle test vectors', () => {
     for (const list of Object.values(cases)) {
       expect(list.filter(([, v]) => !v.wantErr).length).toBeGreaterThan(0);
       expect(list.filter(([, v]) => v.wantErr).length).toBeGreaterThan(0);
+    }
+  });
+
+  const sharedCopy = fs.existsSync(SHARED_TESTDATA) ? it : it.skip;
+  sharedCopy('is the same set as the shared testdata of this workplace', () => {
+    const relative = (root: string) => jsonFiles(root).map((file) => path.relative(root, file));
+    expect(relative(TESTDATA)).toEqual(relative(SHARED_TESTDATA));
+    for (const file of relative(SHARED_TESTDATA)) {
+      expect(fs.readFileSync(path.join(TESTDATA, file), 'utf8')).toBe(fs.readFileSync(path.join(SHARED_TESTDATA, file), 'utf8'));
     }
   });
 
