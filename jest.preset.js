@@ -6,7 +6,7 @@
 // - Workspace libs and apps resolve to their sources, so tests never need a build.
 const path = require('node:path');
 
-const ESM_ONLY_PACKAGES = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+const ESM_ONLY_PACKAGES = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'jose'];
 
 module.exports = {
   testEnvironment: 'node',

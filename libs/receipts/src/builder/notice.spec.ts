@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, DomainError, noticeFingerprint as domainNoticeFingerprint, normaliseFlowTerms } from '@dcr/domain';
+import { FLOW_ID, NEWSLETTER_FLOW_BODY, newsletterTerms } from '../testing';
+import { NoticeContentInput, noticeContentOf, noticeFingerprint, privacyNotice } from './notice';
+
+const notice = (): NoticeContentInput => ({
+  locale: 'en-GB',
+  title: 'Stay in touch',
+  description: 'Choose what we may do.',
+  policyUrl: 'https://acme.example/privacy',
+  purposes: [
+    { name: 'marketing', label: 'Newsletter', description: 'Monthly', mechanism: 'explicit', required: false },
+    { name: 'analytics', label: 'Analytics', description: null, mechanism: 'opt_out', required: false },
+    { name: 'tos', label: 'Terms', mechanism: 'notice', required: true },
+  ],
+});
+
+describe('noticeFingerprint', () => {
+  it('is lower-case hex sha256 of the canonical JSON over exactly the listed items, rows sorted by name', () => {
+    const expected = createHash('sha256')
+      .update(
+        canonicalJson({
+          locale: 'en-GB',
+          title: 'Stay in touch',
+          description: 'Choose what we may do.',
+          policy_url: 'https://acme.example/privacy',
+          purposes: [
+            { name: 'analytics', label: 'Analytics', description: null, mechanism: 'opt_out', required: false },
+            { name: 'marketing', label: 'Newsletter', description: 'Monthly', mechanism: 'explicit', required: false },
+            { name: 'tos', label: 'Terms', description: null, mechanism: 'notice', required: true },
+          ],
+        }),
+      )
+      .digest('hex');
+    expect(noticeFingerprint(notice())).toBe(expected);
+    expect(expected).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is stable across key order, row order and absent-versus-null texts', () => {
+    const a = notice();
+    const reordered: NoticeContentInput = {
+      purposes: [...a.purposes].reverse().map((row) => ({ required: row.required, mechanism: row.mechanism, description: row.description, label: row.label, name: row.name })),
+      policyUrl: a.policyUrl,
+      description: a.description,
+      title: a.title,
+      locale: a.locale,
+    };
+    expect(noticeFingerprint(reordered)).toBe(noticeFingerprint(a));
+    const withNulls = { ...a, title: null, description: null, policyUrl: null };
+    const withAbsent: NoticeContentInput = { locale: a.locale, purposes: a.purposes };
+    expect(noticeFingerprint(withAbsent)).toBe(noticeFingerprint(withNulls));
+  });
+
+  it('changes with any drift in a listed item', () => {
+    const base = noticeFingerprint(notice());
+    const row = (change: object) => ({ ...notice(), purposes: notice().purposes.map((p, i) => (i === 0 ? { ...p, ...change } : p)) });
+    const drifts: NoticeContentInput[] = [
+      { ...notice(), locale: 'de-DE' },
+      { ...notice(), title: 'Stay in touch!' },
+      { ...notice(), title: null },
+      { ...notice(), description: 'Choose what we may do' },
+      { ...notice(), policyUrl: 'https://acme.example/privacy?v=2' },
+      { ...notice(), policyUrl: null },
+      row({ name: 'marketing_email' }),
+      row({ label: 'Newsletter (monthly)' }),
+      row({ description: 'Weekly' }),
+      row({ description: null }),
+      row({ mechanism: 'informed' }),
+      row({ required: true }),
+      { ...notice(), purposes: notice().purposes.slice(1) },
+      { ...notice(), purposes: [...notice().purposes, { name: 'sms', label: 'SMS', mechanism: 'explicit', required: false }] },
+    ];
+    const fingerprints = drifts.map(noticeFingerprint);
+    for (const fingerprint of fingerprints) expect(fingerprint).not.toBe(base);
+    expect(new Set(fingerprints).size).toBe(fingerprints.length);
+  });
+
+  it('ignores everything it does not list', () => {
+    const withExtras = {
+      ...notice(),
+      consentDuration: 'P2Y',
+      jurisdiction: 'US',
+      purposes: notice().purposes.map((p) => ({ ...p, basis: 'consent', takes_decision: true })),
+    } as NoticeContentInput;
+    expect(noticeFingerprint(withExtras)).toBe(noticeFingerprint(notice()));
+    const terms = newsletterTerms();
+    const other = normaliseFlowTerms({ ...NEWSLETTER_FLOW_BODY, consent_duration: 'P2Y', jurisdiction: 'US', retention: '13 months', name: 'Renamed' });
+    expect(noticeFingerprint(noticeContentOf(other))).toBe(noticeFingerprint(noticeContentOf(terms)));
+  });
+
+  it("equals the domain's noticeFingerprint for a flow's full notice in its own locale", () => {
+    const terms = newsletterTerms();
+    expect(noticeFingerprint(noticeContentOf(terms))).toBe(domainNoticeFingerprint(terms));
+    expect(noticeFingerprint(noticeContentOf(terms, { locale: 'de' }))).not.toBe(domainNoticeFingerprint(terms));
+  });
+
+  it('covers only the presented rows when a subset was shown', () => {
+    const terms = newsletterTerms();
+    const subset = noticeContentOf(terms, { presented: ['marketing_email', 'terms_of_service'] });
+    expect(subset.purposes.map((p) => p.name)).toEqual(['marketing_email', 'terms_of_service']);
+    expect(noticeFingerprint(subset)).not.toBe(noticeFingerprint(noticeContentOf(terms)));
+  });
+
+  it('refuses a purpose row listed twice', () => {
+    const twice = { ...notice(), purposes: [...notice().purposes, notice().purposes[0]] };
+    expect(() => noticeFingerprint(twice)).toThrow(DomainError);
+  });
+});
+
+describe('privacyNotice', () => {
+  it('is {reference, hash, url} with a content-addressed reference', () => {
+    const result = privacyNotice({ flowId: FLOW_ID, ...notice() });
+    const hash = noticeFingerprint(notice());
+    expect(result).toEqual({ reference: `notice:${FLOW_ID}:${hash.slice(0, 16)}`, hash, url: 'https://acme.example/privacy' });
+  });
+
+  it('gives the same reference for the same content and a new one for any drift', () => {
+    expect(privacyNotice({ flowId: FLOW_ID, ...notice() })).toEqual(privacyNotice({ flowId: FLOW_ID, ...notice(), purposes: [...notice().purposes].reverse() }));
+    expect(privacyNotice({ flowId: FLOW_ID, ...notice(), title: 'New' }).reference).not.toBe(privacyNotice({ flowId: FLOW_ID, ...notice() }).reference);
+  });
+
+  it('carries url only when a policy URL is declared', () => {
+    const result = privacyNotice({ flowId: FLOW_ID, ...notice(), policyUrl: null });
+    expect(Object.keys(result).sort()).toEqual(['hash', 'reference']);
+  });
+});

@@ -1,0 +1,108 @@
+import { canonicalDigest, DomainError, FlowTerms } from '@dcr/domain';
+import type { PrivacyNotice } from '../schema';
+
+/** One flow-visible purpose row, as the notice fingerprint covers it. */
+export interface NoticePurposeRow {
+  name: string;
+  label: string;
+  description?: string | null;
+  mechanism: string;
+  required: boolean;
+}
+
+/** Exactly what the person is shown, in the items the notice fingerprint covers. */
+export interface NoticeContentInput {
+  locale: string;
+  title?: string | null;
+  description?: string | null;
+  policyUrl?: string | null;
+  purposes: readonly NoticePurposeRow[];
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * The canonical object the fingerprint hashes: the items the spec lists and nothing else, an absent
+ * text written as null, purpose rows sorted by name (UTF-16 code units). It is the shape of
+ * `noticeContent()` in `@dcr/domain`, so for a flow's full purpose list presented in the flow's own
+ * locale the fingerprint equals the domain's `noticeFingerprint(terms)`.
+ */
+function fingerprintedContent(input: NoticeContentInput) {
+  const seen = new Set<string>();
+  for (const row of input.purposes) {
+    if (seen.has(row.name)) {
+      throw new DomainError('validation_failed', 'The notice is not valid', [{ field: 'purposes', reason: `purpose ${row.name} appears twice` }]);
+    }
+    seen.add(row.name);
+  }
+  return {
+    locale: input.locale,
+    title: input.title ?? null,
+    description: input.description ?? null,
+    policy_url: input.policyUrl ?? null,
+    purposes: input.purposes
+      .map((row) => ({
+        name: row.name,
+        label: row.label,
+        description: row.description ?? null,
+        mechanism: row.mechanism,
+        required: row.required,
+      }))
+      .sort(byName),
+  };
+}
+
+/**
+ * The notice fingerprint (spec "The notice fingerprint"): lower-case hex SHA-256 of the RFC 8785
+ * canonical JSON over exactly locale, presentation title and description, policy URL and the
+ * flow-visible purpose rows (name, label, description, mechanism, required) sorted by name. Same
+ * content gives the same fingerprint whatever the key or row order; any drift in a listed item gives a
+ * new one; nothing else (consent duration, retention, jurisdiction, ...) takes part.
+ */
+export function noticeFingerprint(input: NoticeContentInput): string {
+  return canonicalDigest(fingerprintedContent(input));
+}
+
+/**
+ * The notice a flow version presents: its title, description, policy URL and purpose rows, in
+ * `locale` (the flow's own locale unless the decision was presented in another). `presented`
+ * restricts the rows to the purposes actually shown (a consent field rendering a subset).
+ */
+export function noticeContentOf(terms: FlowTerms, options: { locale?: string; presented?: readonly string[] } = {}): NoticeContentInput {
+  const shown = options.presented ? new Set(options.presented) : undefined;
+  return {
+    locale: options.locale ?? terms.locale,
+    title: terms.title,
+    description: terms.description,
+    policyUrl: terms.policy_url,
+    purposes: terms.purposes
+      .filter((purpose) => !shown || shown.has(purpose.key))
+      .map((purpose) => ({
+        name: purpose.key,
+        label: purpose.label,
+        description: purpose.description,
+        mechanism: purpose.mechanism,
+        required: purpose.required,
+      })),
+  };
+}
+
+/** Hex digits of the fingerprint kept in the reference: 64 bits, ample to tell a flow's notices apart. */
+export const NOTICE_REFERENCE_HASH_CHARS = 16;
+
+/**
+ * `pii_processing.privacy_notice`: `{reference, hash, url?}`.
+ * - `hash` is the full notice fingerprint;
+ * - `reference` is `notice:<flow_id>:<first 16 hex of the fingerprint>`: versioned by content, so
+ *   the same notice content of a flow always has the same reference (across flow versions too), and
+ *   any drift supersedes it automatically;
+ * - `url` is the policy URL, only when one is declared.
+ */
+export function privacyNotice(input: NoticeContentInput & { flowId: string }): Required<Pick<PrivacyNotice, 'reference' | 'hash'>> & Pick<PrivacyNotice, 'url'> {
+  const hash = noticeFingerprint(input);
+  return {
+    reference: `notice:${input.flowId}:${hash.slice(0, NOTICE_REFERENCE_HASH_CHARS)}`,
+    hash,
+    ...(input.policyUrl ? { url: input.policyUrl } : {}),
+  };
+}

@@ -1,0 +1,3 @@
+export * from './receipt-schema';
+export * from './receipt-types';
+export * from './validate-receipt';

@@ -1,0 +1,3 @@
+export * from './fixtures';
+export * from './arbitraries';
+export * from './schema-assertions';
