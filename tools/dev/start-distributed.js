@@ -70,6 +70,7 @@ async function main() {
           TRANSPORT: 'nats',
           PEER_COUNTRIES: COUNTRIES.filter((c) => c !== country).join(','),
           SUBJECT_REF_KEY: secrets.subject_ref_key,
+          RECEIPT_SIGNING_KEY: JSON.stringify(secrets.receipt_signing_keys[country]),
           NODE_ENV: process.env.NODE_ENV ?? 'development',
           DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '5',
           ...(service === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: adminToken } : {}),

@@ -59,6 +59,7 @@ function environmentFor(country, { serverUrl, secrets, adminToken, port }) {
     TRANSPORT: 'inprocess',
     PEER_COUNTRIES: COUNTRIES.filter((c) => c !== country).join(','),
     SUBJECT_REF_KEY: secrets.subject_ref_key,
+    RECEIPT_SIGNING_KEY: JSON.stringify(secrets.receipt_signing_keys[country]),
     ADMIN_TOKEN: adminToken,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     PORT: String(port),

@@ -7,6 +7,7 @@ import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
 import { AnchorsController, WitnessController } from './audit/anchors.controller';
 import { AuditController } from './audit/audit.controller';
+import { ConsentReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
@@ -75,6 +76,8 @@ export const GATEWAY_ENTITIES = [
     WitnessController,
     WebhooksController,
     WebhookDeliveriesController,
+    ConsentReceiptsController,
+    ReceiptDiscoveryController,
     HostedPagesController,
     InboxController,
     InboxPagesController,

@@ -205,6 +205,33 @@ export class WebhooksEnvironment extends ServiceEnvironment {
   WEBHOOK_CONCURRENCY = 128;
 }
 
+/**
+ * The receipts service signs exported receipts with RECEIPT_SIGNING_KEY, a private JWK (ES256 or
+ * EdDSA) as JSON; production requires it, development keeps one under `.data/` and tests may run with
+ * a key made at start. Every public key used is kept with its validity window.
+ */
+export class ReceiptsEnvironment extends ServiceEnvironment {
+  @ValidateIf((env: ReceiptsEnvironment) => env.NODE_ENV === 'production' || env.RECEIPT_SIGNING_KEY !== undefined)
+  @IsString({ message: 'RECEIPT_SIGNING_KEY must be set in production (a private JWK, ES256 or EdDSA, as JSON)' })
+  @Matches(/^\s*\{[\s\S]*"d"\s*:[\s\S]*\}\s*$/, { message: 'RECEIPT_SIGNING_KEY must be a private JWK (with "d") as JSON' })
+  RECEIPT_SIGNING_KEY?: string;
+
+  /** The public origin receipts name (schema URL, withdrawal entry point); the country's gateway. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  PUBLIC_BASE_URL?: string;
+
+  /** The platform processor as receipts name it. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  RECEIPT_PROCESSOR_NAME = 'Decision, Consent and Receipt Service';
+
+  @IsOptional()
+  @Matches(/^https:\/\/\S+$/, { message: 'RECEIPT_PROCESSOR_URL must be an https URL' })
+  RECEIPT_PROCESSOR_URL?: string;
+}
+
 /** The gateway is the only service with a public port and per-application rate limits. */
 export class GatewayEnvironment extends ServiceEnvironment {
   @IsOptional()

@@ -8,3 +8,4 @@ export * from './decisions';
 export * from './inbox';
 export * from './audit';
 export * from './webhooks';
+export * from './receipts';

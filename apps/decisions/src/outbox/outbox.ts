@@ -1,11 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { AuditActor, WEBHOOKS_ENQUEUE, WebhooksEnqueueReply, WebhooksEnqueueRequest } from '@dcr/contracts';
+import {
+  AuditActor,
+  RECEIPTS_INGEST,
+  ReceiptsIngestReply,
+  ReceiptsIngestRequest,
+  WEBHOOKS_ENQUEUE,
+  WebhooksEnqueueReply,
+  WebhooksEnqueueRequest,
+} from '@dcr/contracts';
 import { declaredActor, OutboxEvent, OutboxRelay as ServiceOutboxRelay, ServiceClients } from '@dcr/service-kit';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource } from 'typeorm';
 
-/** How long the relay waits for the webhooks service to store a batch's deliveries. */
-const WEBHOOKS_TIMEOUT_MS = 10_000;
+/** How long the relay waits for the webhooks and receipts services to store a batch. */
+const CONSUMER_TIMEOUT_MS = 10_000;
+/** The events a receipt is frozen from, or that add to its lifecycle. */
+const RECEIPT_EVENTS = new Set(['consent.granted', 'consent.denied', 'consent.revoked']);
 
 export { NewOutboxEvent, outboxRow, recordEvent } from '@dcr/service-kit';
 
@@ -38,16 +48,23 @@ export class OutboxRelay extends ServiceOutboxRelay {
 
   /**
    * Queues the webhook deliveries of the batch's public events (internal ones, the state changes, are
-   * for the audit trail only). Waiting for the answer is what makes webhooks durable: a row is marked
-   * only once its deliveries are stored, and a repeat is ignored by the queue.
+   * for the audit trail only) and hands the consent outcomes and withdrawals to the receipts service.
+   * Waiting for both answers is what makes them durable: a row is marked only once both stored it,
+   * and each recognises a repeat by the event id.
    */
   protected override async afterAppend(rows: OutboxEvent[]): Promise<void> {
     const events = rows
       .filter((row) => !row.internal)
       .map((row) => ({ id: row.id, type: row.type, application_id: row.applicationId, occurred_at: row.occurredAt.toISOString(), data: row.data }));
     if (events.length === 0) return;
-    await firstValueFrom(
-      this.clients.own.send<WebhooksEnqueueReply, WebhooksEnqueueRequest>(WEBHOOKS_ENQUEUE, { events }).pipe(timeout(WEBHOOKS_TIMEOUT_MS)),
-    );
+    const receiptEvents = events.filter((event) => RECEIPT_EVENTS.has(event.type));
+    await Promise.all([
+      firstValueFrom(this.clients.own.send<WebhooksEnqueueReply, WebhooksEnqueueRequest>(WEBHOOKS_ENQUEUE, { events }).pipe(timeout(CONSUMER_TIMEOUT_MS))),
+      receiptEvents.length > 0
+        ? firstValueFrom(
+            this.clients.own.send<ReceiptsIngestReply, ReceiptsIngestRequest>(RECEIPTS_INGEST, { events: receiptEvents }).pipe(timeout(CONSUMER_TIMEOUT_MS)),
+          )
+        : undefined,
+    ]);
   }
 }

@@ -160,7 +160,10 @@ export class Completion {
         ...(purposes ? { purposes } : {}),
         ...(session.approval ? { approval: session.approval } : {}),
         ...(session.counter ? { counter: session.counter } : {}),
+        requested_at: session.createdAt.toISOString(),
         completed_at: at.toISOString(),
+        delivery_mode: session.deliveryMode,
+        locale: session.locale,
       },
     });
   }

@@ -19,6 +19,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, PublicRoute } from '../auth/auth.decorators';
 import { ListQueryDto } from '../connect/connect.dto';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { witnessConfigurationWithReceiptKeys } from '../receipts/receipts.controller';
 import { AnchorDto, ConsistencyProofDto, ConsistencyQueryDto } from './audit.dto';
 
 /**
@@ -82,10 +83,10 @@ export class WitnessController {
   @Get('.well-known/witness-configuration')
   @Header('cache-control', 'public, max-age=300')
   @ApiOperation({
-    summary: 'The log\'s checkpoint keys and the witness\'s cosignature keys, current and retired (C2SP verifier keys)',
+    summary: 'The log\'s checkpoint keys and the witness\'s cosignature keys (C2SP verifier keys), and the receipt signing keys (receipt_keys), current and retired',
   })
-  configuration(): Promise<WitnessConfigurationMessage> {
-    return firstValueFrom(this.clients.own.send<WitnessConfigurationMessage>(AUDIT_WITNESS_CONFIGURATION, {}));
+  configuration() {
+    return witnessConfigurationWithReceiptKeys(this.clients);
   }
 
   @Post('witness/add-checkpoint')

@@ -1,0 +1,136 @@
+import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { GatewayEnvironment } from '@dcr/config';
+import {
+  AUDIT_WITNESS_CONFIGURATION,
+  RECEIPT_FLAVORS,
+  RECEIPTS_EXPORT,
+  RECEIPTS_KEYS,
+  ReceiptExportReply,
+  ReceiptFlavor,
+  ReceiptKeysReply,
+  WitnessConfigurationMessage,
+} from '@dcr/contracts';
+import { countryOfRecordId, DomainError, notFound, wrongCountry } from '@dcr/domain';
+import { RECEIPT_SCHEMA_PATH, receiptSchemaBytes } from '@dcr/receipts';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { AcceptCredentials, CurrentPrincipal, PublicRoute } from '../auth/auth.decorators';
+import { Principal, requireApplicationAccess } from '../auth/principal';
+import { CredentialIndex } from '../connect/credential-index';
+import { publicBaseUrl } from '../http/public-url';
+import { ApiErrorResponses } from '../openapi/openapi.decorators';
+
+/**
+ * Consent receipts (ISO/IEC TS 27560, `service-cr/2.13`) of this country's records, in three
+ * flavors. A record id names its home country: a record kept elsewhere is answered with
+ * `wrong_country` and that country only.
+ */
+@ApiTags('Receipts')
+@ApiBearerAuth()
+@ApiErrorResponses()
+@AcceptCredentials('admin', 'api_token')
+@Controller('api/v1/consent_receipts')
+export class ConsentReceiptsController {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  @Get(':record_id')
+  @ApiOperation({
+    summary: 'A consent receipt: canonical (RFC 8785 JSON), dpv (JSON-LD, inline context) or signed (detached JWS over the canonical bytes)',
+    description: 'Verify a signed receipt offline with `npx dcr-receipt-verify` and /.well-known/jwks.json (or the key history in /.well-known/witness-configuration).',
+  })
+  @ApiQuery({ name: 'flavor', required: false, enum: RECEIPT_FLAVORS })
+  @ApiProduces('application/json', 'application/ld+json')
+  @ApiOkResponse({ description: 'The receipt in the flavor asked for' })
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('record_id') recordId: string,
+    @Query('flavor') flavor: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const chosen = (flavor ?? 'canonical') as ReceiptFlavor;
+    if (!RECEIPT_FLAVORS.includes(chosen)) {
+      throw new DomainError('invalid_request', `flavor must be one of ${RECEIPT_FLAVORS.join(', ')}`, [{ field: 'flavor', reason: 'unknown flavor' }]);
+    }
+    const home = countryOfRecordId(recordId);
+    if (!home) throw notFound('Receipt');
+    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    const exported = await firstValueFrom(this.clients.own.send<ReceiptExportReply>(RECEIPTS_EXPORT, { record_id: recordId, flavor: chosen }));
+    try {
+      requireApplicationAccess(principal, this.index.application(exported.application_id));
+    } catch {
+      throw notFound('Receipt');
+    }
+    void reply.status(200).type(`${exported.content_type}; charset=utf-8`).header('cache-control', 'private, no-store').send(exported.body);
+  }
+}
+
+/** Discovery for receipts: the schema byte-for-byte, the signing keys, and each controller's transparency record. */
+@ApiTags('Receipts')
+@PublicRoute()
+@Controller()
+export class ReceiptDiscoveryController {
+  private readonly schema = receiptSchemaBytes();
+
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly index: CredentialIndex,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  @Get(RECEIPT_SCHEMA_PATH.slice(1))
+  @ApiOperation({ summary: 'The receipt JSON Schema (Draft 2020-12), byte-for-byte' })
+  schemaFile(@Res() reply: FastifyReply): void {
+    void reply
+      .status(200)
+      .header('access-control-allow-origin', '*')
+      .header('cache-control', 'public, max-age=86400')
+      .type('application/schema+json')
+      .send(this.schema);
+  }
+
+  @Get('.well-known/jwks.json')
+  @ApiOperation({ summary: 'The current receipt signing keys (JWK Set)' })
+  async jwks(@Res() reply: FastifyReply): Promise<void> {
+    const keys = await firstValueFrom(this.clients.own.send<ReceiptKeysReply>(RECEIPTS_KEYS, {}));
+    void reply.status(200).header('cache-control', 'public, max-age=300').type('application/jwk-set+json').send(keys.jwks);
+  }
+
+  @Get('.well-known/transparency/:application_id')
+  @ApiOperation({ summary: 'The controller identification record: declared parties, export flavors, schema and key discovery' })
+  transparency(@Param('application_id') applicationId: string, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const application = this.index.application(applicationId);
+    if (!application) throw notFound('Application');
+    const base = publicBaseUrl(this.context.env as GatewayEnvironment, request);
+    void reply.header('cache-control', 'public, max-age=300');
+    return {
+      application_id: application.id,
+      country: this.context.env.COUNTRY,
+      parties: [
+        { party_id: application.id, party_name: application.name, party_role: 'controller', provenance: 'display_name' },
+        { party_id: 'dcr-platform', party_name: 'Decision, Consent and Receipt Service', party_role: 'processor' },
+      ],
+      receipts: {
+        schema_version: 'service-cr/2.13',
+        schema: `${base}${RECEIPT_SCHEMA_PATH}`,
+        export_flavors: RECEIPT_FLAVORS,
+        endpoint: `${base}/api/v1/consent_receipts/{record_id}`,
+      },
+      keys: { jwks_uri: `${base}/.well-known/jwks.json`, witness_configuration: `${base}/.well-known/witness-configuration` },
+    };
+  }
+}
+
+/** The witness configuration of the audit trail, with the receipt signing keys' history beside it. */
+export async function witnessConfigurationWithReceiptKeys(clients: ServiceClients) {
+  const [audit, receipts] = await Promise.all([
+    firstValueFrom(clients.own.send<WitnessConfigurationMessage>(AUDIT_WITNESS_CONFIGURATION, {})),
+    firstValueFrom(clients.own.send<ReceiptKeysReply>(RECEIPTS_KEYS, {})),
+  ]);
+  return { ...audit, receipt_keys: receipts.receipt_keys };
+}

@@ -1,0 +1,161 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import jsonld from 'jsonld';
+import { canonicalJson } from '@dcr/domain';
+import { receiptSchemaBytes, validateReceipt, verifySignedReceipt } from '@dcr/receipts';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * Receipts end to end: a completed consent decision is frozen into an ISO/IEC TS 27560 receipt,
+ * exported as canonical JSON, DPV JSON-LD and a signed JWS that verifies offline; a withdrawal is
+ * appended without touching the frozen sections; the schema and keys are discoverable.
+ */
+describe('consent receipts', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let sessionToken: string;
+  let recordId: string;
+
+  const api = (method: string, path: string, body?: unknown, country = us, token = apiToken) => http(country.url, method, path, { token, body });
+  const receipt = (flavor: string, id = recordId, country = us, token = apiToken) =>
+    http(country.url, 'GET', `/api/v1/consent_receipts/${id}?flavor=${flavor}`, { token });
+
+  beforeAll(async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Newsletter',
+      pattern: 'informed',
+      title: 'Stay in touch',
+      purposes: ['newsletter', 'analytics', 'fraud'],
+      purpose_definitions: {
+        newsletter: { label: 'Newsletter', basis: 'consent' },
+        analytics: { label: 'Usage analytics', basis: 'consent' },
+        fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+      },
+      consent_duration: 'P1Y',
+      policy_url: 'https://acme.example.com/privacy',
+    });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flow.body.id });
+    sessionToken = created.body.session_token;
+    for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to } });
+    const done = await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/complete`, {
+      body: { outcome: 'granted', purposes: { newsletter: true, analytics: false } },
+    });
+    expect(done.status).toBe(200);
+    const exchanged = await api('POST', `/api/v1/decisions/${sessionToken}/exchange`, { exchange_token: done.body.exchange_token });
+    recordId = exchanged.body.record_id;
+    expect(recordId).toMatch(/^rec_us/);
+    await eventually(async () => (await receipt('canonical')).status === 200);
+  });
+
+  afterAll(async () => {
+    await de?.close();
+    await us?.close();
+  });
+
+  it('exports the canonical receipt: schema-valid RFC 8785 JSON with only the granted purposes', async () => {
+    const answer = await receipt('canonical');
+    expect(answer.headers.get('content-type')).toContain('application/json');
+    const body = answer.body as Record<string, any>;
+    expect(canonicalJson(body)).toBe(await (await fetch(`${us.url}/api/v1/consent_receipts/${recordId}`, { headers: { authorization: `Bearer ${apiToken}` } })).text());
+    expect(validateReceipt(body)).toEqual({ valid: true, errors: [] });
+    expect(body.$schema).toBe('https://us.decisions.example.com/schemas/receipt/v2/record.json');
+    expect(body.record).toMatchObject({ schema_version: 'service-cr/2.13', conforms_to: 'ISO/IEC TS 27560:2023', record_id: recordId });
+    expect(body.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id).sort()).toEqual(['fraud', 'newsletter']);
+    expect(body.pii_processing.storage_locations).toEqual(['US']);
+    expect(body.pii_processing.privacy_notice).toMatchObject({ url: 'https://acme.example.com/privacy', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(body.pii_processing.withdrawal_method).toBe('https://us.decisions.example.com/inbox');
+    const controller = body.party_identification.find((p: { party_role: string }) => p.party_role === 'controller');
+    expect(controller).toMatchObject({ party_id: applicationId, party_name: 'Acme Newsletter', provenance: 'display_name' });
+    expect(body.party_identification.map((p: { party_role: string }) => p.party_role)).toEqual(expect.arrayContaining(['processor', 'supervisory_authority']));
+    expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(expect.arrayContaining(['consent requested', 'consent given']));
+    expect(body.extensions).toMatchObject({ consent_flow_id: expect.stringMatching(/^flw_/), collection_channel: 'hosted' });
+    expect(body.pii_processing).not.toHaveProperty('recipient_third_parties');
+  });
+
+  it('exports DPV JSON-LD that a standard processor expands offline', async () => {
+    const answer = await receipt('dpv');
+    expect(answer.headers.get('content-type')).toContain('application/ld+json');
+    const documentLoader = async (url: string) => {
+      throw new Error(`no network: ${url}`);
+    };
+    const expanded = await jsonld.expand(answer.body, { documentLoader: documentLoader as never });
+    const text = JSON.stringify(expanded);
+    expect(text).toContain('https://w3id.org/dpv#ConsentRecord');
+    expect(text).toContain('https://w3id.org/dpv#hasPurpose');
+    expect(text).toContain(recordId);
+  });
+
+  it('exports a signed receipt that verifies offline against the published keys, also with the npx tool', async () => {
+    const signed = (await receipt('signed')).body;
+    expect(signed.signature).toMatch(/^[\w-]+\.\.[\w-]+$/);
+    const jwks = (await http(us.url, 'GET', '/.well-known/jwks.json')).body;
+    expect(jwks.keys).toHaveLength(1);
+    expect(await verifySignedReceipt(signed, { jwks })).toMatchObject({ valid: true, kid: jwks.keys[0].kid });
+    const tampered = { ...signed, payload: { ...signed.payload, record: { ...signed.payload.record, record_id: 'rec_us00000000000000000000' } } };
+    expect(await verifySignedReceipt(tampered, { jwks })).toMatchObject({ valid: false, code: 'bad_signature' });
+
+    const witness = (await http(us.url, 'GET', '/.well-known/witness-configuration')).body;
+    expect(witness.receipt_keys).toEqual([expect.objectContaining({ kid: jwks.keys[0].kid, status: 'current', valid_until: null })]);
+    expect(witness.log.origin).toMatch(/audit\/us$/);
+
+    const folder = mkdtempSync(join(tmpdir(), 'receipt-'));
+    writeFileSync(join(folder, 'signed.json'), JSON.stringify(signed));
+    writeFileSync(join(folder, 'jwks.json'), JSON.stringify(jwks));
+    const output = execFileSync(process.execPath, [join(__dirname, '../../libs/receipts/bin/dcr-receipt-verify.js'), join(folder, 'signed.json'), '--jwks', join(folder, 'jwks.json')], { encoding: 'utf8' });
+    expect(output).toMatch(/^VALID/);
+  });
+
+  it('appends a withdrawal to the lifecycle and never rewrites the frozen sections', async () => {
+    const before = (await receipt('canonical')).body;
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to: 'revoked' } })).status).toBe(200);
+    await eventually(async () => (await receipt('canonical')).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    const after = (await receipt('canonical')).body;
+    expect(validateReceipt(after).valid).toBe(true);
+    expect(after.pii_processing).toEqual(before.pii_processing);
+    expect(after.record).toEqual(before.record);
+    expect(after.event.slice(0, before.event.length)).toEqual(before.event);
+    expect(after.event[after.event.length - 1]).toMatchObject({ event_state: 'consent withdrawn', event_channel: 'own_records' });
+  });
+
+  it('serves the schema byte-for-byte, the transparency record, and answers misdirected or foreign requests', async () => {
+    const schema = await fetch(`${us.url}/schemas/receipt/v2/record.json`);
+    expect(schema.headers.get('content-type')).toContain('application/schema+json');
+    expect(Buffer.from(await schema.arrayBuffer()).equals(receiptSchemaBytes())).toBe(true);
+
+    const transparency = await http(us.url, 'GET', `/.well-known/transparency/${applicationId}`);
+    expect(transparency.status).toBe(200);
+    expect(transparency.body).toMatchObject({
+      application_id: applicationId,
+      receipts: { export_flavors: ['canonical', 'dpv', 'signed'], schema: expect.stringMatching(/\/schemas\/receipt\/v2\/record\.json$/) },
+      keys: { jwks_uri: expect.stringMatching(/\/\.well-known\/jwks\.json$/) },
+    });
+    expect(transparency.body.parties[0]).toMatchObject({ party_id: applicationId, party_role: 'controller' });
+
+    const elsewhere = await receipt('canonical', recordId, de);
+    expect(elsewhere.status).toBe(421);
+    expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'US' });
+    expect((await receipt('canonical', 'rec_us00000000000000000000')).status).toBe(404);
+    expect((await receipt('canonical', 'not-a-record')).status).toBe(404);
+    const badFlavor = await receipt('xml');
+    expect(badFlavor.status).toBe(400);
+    expect(badFlavor.body.details[0].field).toBe('flavor');
+
+    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
+    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    expect((await receipt('canonical', recordId, us, otherToken)).status).toBe(404);
+  });
+});
