@@ -6,6 +6,7 @@ export const healthPattern = (service: string) => `${service}.health`;
 export * from './flows';
 export * from './decisions';
 export * from './inbox';
+export * from './events';
 export * from './audit';
 export * from './webhooks';
 export * from './receipts';

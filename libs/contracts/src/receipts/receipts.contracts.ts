@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsObject, Matches, ValidateNested } from 'class-validator';
+import { OutboxEventInput } from '../events';
 import { APPLICATION_ID } from '../patterns';
 
 /**
@@ -18,22 +19,8 @@ export const RECORD_ID = /^rec_[a-z]{2}[0-9a-z]{20}$/;
 export const RECEIPT_FLAVORS = ['canonical', 'dpv', 'signed'] as const;
 export type ReceiptFlavor = (typeof RECEIPT_FLAVORS)[number];
 
-export class ReceiptEventInput {
-  @Matches(/^evt_[0-9a-z]{20}$/)
-  id: string;
-
-  @Matches(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/)
-  type: string;
-
-  @Matches(APPLICATION_ID)
-  application_id: string;
-
-  @IsISO8601({ strict: true })
-  occurred_at: string;
-
-  @IsObject()
-  data: Record<string, unknown>;
-}
+/** The events a producer hands over (see OutboxEventInput). */
+export class ReceiptEventInput extends OutboxEventInput {}
 
 export class ReceiptsIngestRequest {
   @IsArray()

@@ -16,6 +16,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AuditActor } from '../audit';
+import { OutboxEventInput } from '../events';
 import { APPLICATION_ID } from '../patterns';
 
 /**
@@ -40,22 +41,8 @@ export const WEBHOOKS_DELIVERY_OWNER = 'webhooks.deliveries.owner';
 export const WEBHOOK_ID = /^whk_[0-9a-z]{20}$/;
 export const WEBHOOK_DELIVERY_ID = /^whd_[0-9a-z]{20}$/;
 
-export class WebhookEventInput {
-  @Matches(/^evt_[0-9a-z]{20}$/)
-  id: string;
-
-  @Matches(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/)
-  type: string;
-
-  @Matches(APPLICATION_ID)
-  application_id: string;
-
-  @IsISO8601({ strict: true })
-  occurred_at: string;
-
-  @IsObject()
-  data: Record<string, unknown>;
-}
+/** The events a producer hands over (see OutboxEventInput). */
+export class WebhookEventInput extends OutboxEventInput {}
 
 export class WebhooksEnqueueRequest {
   @IsArray()
