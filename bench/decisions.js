@@ -496,7 +496,12 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`${error.stack ?? error}\n`);
-  process.exit(1);
-});
+// bench/receipts.js reuses the load helpers (a flow, completed sessions, the paced generator).
+module.exports = { call, informedFlow, completedSession, completedPool, summary, warnIfFailed, paced, log, round };
+
+if (require.main === module) {
+  main().catch((error) => {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exit(1);
+  });
+}

@@ -158,4 +158,11 @@ describe('consent receipts', () => {
     const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
     expect((await receipt('canonical', recordId, us, otherToken)).status).toBe(404);
   });
+
+  it('answers 501 for the receipt kinds that are not built yet', async () => {
+    const authorization = await api('GET', '/api/v1/authorization_receipts/agr_0123');
+    expect(authorization.status).toBe(501);
+    expect(authorization.body).toMatchObject({ code: 'not_implemented', message: expect.stringContaining('Authorization receipts') });
+    expect((await api('POST', '/api/v1/disclosure_receipts', {})).status).toBe(501);
+  });
 });

@@ -7,7 +7,7 @@ import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
 import { AnchorsController, WitnessController } from './audit/anchors.controller';
 import { AuditController } from './audit/audit.controller';
-import { ConsentReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
+import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
@@ -77,6 +77,7 @@ export const GATEWAY_ENTITIES = [
     WebhooksController,
     WebhookDeliveriesController,
     ConsentReceiptsController,
+    PendingReceiptsController,
     ReceiptDiscoveryController,
     HostedPagesController,
     InboxController,

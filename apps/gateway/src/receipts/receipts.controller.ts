@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import {
@@ -67,6 +67,29 @@ export class ConsentReceiptsController {
       throw notFound('Receipt');
     }
     void reply.status(200).type(`${exported.content_type}; charset=utf-8`).header('cache-control', 'private, no-store').send(exported.body);
+  }
+}
+
+/**
+ * Authorization receipts (agent grants) and disclosure receipts arrive with the OIDC/agent work;
+ * until then their routes answer 501 so a client learns that, not a 404.
+ */
+@ApiTags('Receipts')
+@ApiBearerAuth()
+@ApiErrorResponses()
+@AcceptCredentials('admin', 'api_token')
+@Controller('api/v1')
+export class PendingReceiptsController {
+  @Get('authorization_receipts/:id')
+  @ApiOperation({ summary: 'Not implemented yet (501): authorization receipts come with AI-agent authority grants' })
+  authorization(): never {
+    throw new DomainError('not_implemented', 'Authorization receipts are not implemented yet; they come with AI-agent authority grants');
+  }
+
+  @Post('disclosure_receipts')
+  @ApiOperation({ summary: 'Not implemented yet (501): declared agent disclosures come with the MCP gateway' })
+  disclosure(): never {
+    throw new DomainError('not_implemented', 'Disclosure receipts are not implemented yet; they come with the MCP gateway');
   }
 }
 
