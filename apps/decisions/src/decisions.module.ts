@@ -21,17 +21,21 @@ import { SessionExpiry } from './sessions/session-expiry';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
+import { ConsentRecord } from './records/consent-record.entity';
+import { ConsentStatus } from './records/consent-status';
+import { RecordConsent } from './records/record-consent';
+import { RecordsController } from './records/records.controller';
 import { Subject } from './subjects/subject.entity';
 import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
   imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
-  controllers: [SubjectsController, FlowsController, SessionsController, InboxController],
+  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController],
   providers: [
     SubjectsRepository,
     SubjectsService,
@@ -46,6 +50,8 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     Completion,
     SessionExpiry,
     InboxService,
+    RecordConsent,
+    ConsentStatus,
   ],
 })
 export class DecisionsModule {}

@@ -7,6 +7,7 @@ import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
 import { AnchorsController, WitnessController } from './audit/anchors.controller';
 import { AuditController } from './audit/audit.controller';
+import { RecordsController } from './records/records.controller';
 import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
@@ -77,6 +78,7 @@ export const GATEWAY_ENTITIES = [
     WebhooksController,
     WebhookDeliveriesController,
     ConsentReceiptsController,
+    RecordsController,
     PendingReceiptsController,
     ReceiptDiscoveryController,
     HostedPagesController,

@@ -10,3 +10,4 @@ export * from './events';
 export * from './audit';
 export * from './webhooks';
 export * from './receipts';
+export * from './records';

@@ -9,3 +9,4 @@ export * from './decisions';
 export * from './flows';
 export * from './audit';
 export * from './webhooks';
+export * from './captures';

@@ -15,7 +15,7 @@ import { DataSource } from 'typeorm';
 /** How long the relay waits for the webhooks and receipts services to store a batch. */
 const CONSUMER_TIMEOUT_MS = 10_000;
 /** The events a receipt is frozen from, or that add to its lifecycle. */
-const RECEIPT_EVENTS = new Set(['consent.granted', 'consent.denied', 'consent.revoked']);
+const RECEIPT_EVENTS = new Set(['consent.granted', 'consent.denied', 'consent.revoked', 'consent.purpose_revoked']);
 
 export { NewOutboxEvent, outboxRow, recordEvent } from '@dcr/service-kit';
 

@@ -45,17 +45,29 @@ export class ReceiptFreezer {
       if (typeof recordId !== 'string') continue;
       if (CONSENT_OUTCOME_EVENTS.has(event.type) && event.data.kind === 'consent') {
         frozen += await this.freeze(event, recordId);
-      } else if (event.type === 'consent.revoked') {
-        const inserted: unknown[] = await this.dataSource.query(
-          `INSERT INTO "receipts"."lifecycle_facts" ("source_event_id", "record_id", "at", "fact") VALUES ($1, $2, $3, $4)
-           ON CONFLICT DO NOTHING RETURNING 1`,
-          // Withdrawn by the person from the hosted pages: their own records.
-          [event.id, recordId, event.occurred_at, JSON.stringify({ kind: 'withdrawal', at: event.occurred_at, channel: 'own_records' })],
-        );
-        lifecycle += inserted.length;
+      } else if (event.type === 'consent.revoked' || event.type === 'consent.purpose_revoked') {
+        lifecycle += await this.withdraw(event, recordId);
       }
     }
     return { frozen, lifecycle };
+  }
+
+  /**
+   * A withdrawal of the whole record, or (`consent.purpose_revoked`) of the purposes it names, with
+   * its channel: the person's own records on the hosted pages unless the event says otherwise (a
+   * newer record of the organisation's form).
+   */
+  private async withdraw(event: ReceiptEventInput, recordId: string): Promise<number> {
+    const channel = typeof event.data.channel === 'string' ? event.data.channel : 'own_records';
+    const purposes = event.type === 'consent.purpose_revoked' && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
+    const facts = purposes.map((purposeId) => ({ kind: 'withdrawal', at: event.occurred_at, channel, ...(purposeId ? { purposeId } : {}) }));
+    const inserted: unknown[] = await this.dataSource.query(
+      `INSERT INTO "receipts"."lifecycle_facts" ("source_event_id", "record_id", "at", "fact")
+       SELECT $1 || CASE WHEN n = 1 THEN '' ELSE ':' || n END, $2, $3, f FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t(f, n)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [event.id, recordId, event.occurred_at, JSON.stringify(facts)],
+    );
+    return inserted.length;
   }
 
   private async freeze(event: ReceiptEventInput, recordId: string): Promise<number> {
@@ -77,11 +89,13 @@ export class ReceiptFreezer {
         outcome: data.outcome as ConsentOutcome,
         ...(data.purposes ? { purposeStatuses: data.purposes as Record<string, PurposeStatus> } : {}),
         ...(typeof data.locale === 'string' ? { locale: data.locale } : {}),
-        channel: (data.delivery_mode === 'embed' ? 'embedded' : 'hosted') as CollectionChannel,
+        // Recorded through the Record API or an import: the channel it names; decided on our pages: hosted or embedded.
+        channel: (typeof data.channel === 'string' ? data.channel : data.delivery_mode === 'embed' ? 'embedded' : 'hosted') as CollectionChannel,
         ...(typeof data.delivery_mode === 'string' ? { deliveryMode: data.delivery_mode as DecisionDeliveryMode } : {}),
         ...(typeof data.requested_at === 'string' ? { requestedAt: data.requested_at } : {}),
-        decidedAt: data.completed_at ?? event.occurred_at,
-        recordedAt: event.occurred_at,
+        decidedAt: data.captured_at ?? data.completed_at ?? event.occurred_at,
+        recordedAt: data.recorded_at ?? event.occurred_at,
+        ...(typeof data.supersedes === 'string' ? { supersedes: data.supersedes } : {}),
       },
       application: { id: application.id, name: application.name },
       storageCountry: this.env.COUNTRY,

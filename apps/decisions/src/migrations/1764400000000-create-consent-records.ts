@@ -1,0 +1,32 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+export class CreateConsentRecords1764400000000 implements MigrationInterface {
+  name = 'CreateConsentRecords1764400000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    await runner.query(`
+      CREATE TABLE "decisions"."consent_records" (
+        "record_id" text NOT NULL,
+        "application_id" text NOT NULL,
+        "flow_id" text NOT NULL,
+        "flow_version" integer NOT NULL,
+        "subject_id" text NOT NULL,
+        "purposes" jsonb NOT NULL,
+        "status" text NOT NULL,
+        "channel" text NOT NULL,
+        "captured_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+        "recorded_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+        "idempotency_key" text,
+        "request_fingerprint" text,
+        "supersedes" text,
+        "withdrawals" jsonb NOT NULL,
+        CONSTRAINT "PK_consent_records" PRIMARY KEY ("record_id")
+      )`);
+    await runner.query(`CREATE UNIQUE INDEX "UQ_consent_records_idempotency" ON "decisions"."consent_records" ("application_id", "idempotency_key") WHERE "idempotency_key" IS NOT NULL`);
+    await runner.query(`CREATE INDEX "IX_consent_records_subject" ON "decisions"."consent_records" ("subject_id", "flow_id", "recorded_at")`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP TABLE "decisions"."consent_records"`);
+  }
+}

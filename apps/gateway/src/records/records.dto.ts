@@ -1,0 +1,66 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+
+export class RecordSubjectDto {
+  @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
+  @IsEmail()
+  email: string;
+
+  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_id?: string;
+}
+
+export class AttestedDecisionDto {
+  @ApiProperty({ enum: ['granted', 'declined'], description: 'An unticked box is a decline, never silence' })
+  @IsIn(['granted', 'declined'])
+  decision: 'granted' | 'declined';
+
+  @ApiPropertyOptional({ description: 'Was the control shown ticked? Refused for consent purposes' })
+  @IsOptional()
+  @IsBoolean()
+  default_checked?: boolean;
+
+  @ApiPropertyOptional({ description: 'Was the control mandatory? Refused for consent purposes' })
+  @IsOptional()
+  @IsBoolean()
+  mandatory?: boolean;
+}
+
+export class CreateConsentRecordDto {
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
+  @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
+  flow_id: string;
+
+  @ApiProperty({ type: RecordSubjectDto })
+  @ValidateNested()
+  @Type(() => RecordSubjectDto)
+  subject: RecordSubjectDto;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/AttestedDecisionDto' },
+    example: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
+    description: 'Every purpose the flow resolves that takes a decision, keyed by purpose',
+  })
+  @IsObject()
+  decisions: Record<string, AttestedDecisionDto>;
+
+  @ApiProperty({ format: 'date-time', description: 'When the organisation captured the decision (UTC)' })
+  @IsISO8601({ strict: true }, { message: 'captured_at must be an ISO 8601 date-time' })
+  captured_at: string;
+
+  @ApiPropertyOptional({ description: 'Same key and body → the same record (200); same key, other body → 409' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  idempotency_key?: string;
+
+  @ApiPropertyOptional({ description: 'SHA-256 (hex) of the notice text the person saw' })
+  @IsOptional()
+  @Matches(/^[0-9a-f]{64}$/, { message: 'notice_digest must be 64 lower-case hex characters' })
+  notice_digest?: string;
+}

@@ -1,0 +1,177 @@
+import { Client } from 'pg';
+import { validateReceipt } from '@dcr/receipts';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * The Record API end to end: the capture rules refuse by name, idempotency keys replay or conflict
+ * (also under concurrent duplicates), a later record supersedes and withdraws, the receipt carries
+ * the controller_attested channel and the predecessor, and consent_status answers per purpose.
+ */
+describe('consent records', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let flowId: string;
+  let db: Client;
+
+  const api = (method: string, path: string, body?: unknown, country = us) => http(country.url, method, path, { token: apiToken, body });
+  const granted = { decision: 'granted', default_checked: false, mandatory: false };
+  const declined = { decision: 'declined', default_checked: false, mandatory: false };
+  const record = (decisions: Record<string, unknown>, extra: Record<string, unknown> = {}, country = us) =>
+    api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'ada@example.com', external_id: 'crm-4711' },
+      decisions,
+      captured_at: '2026-11-20T10:00:00.000Z',
+      ...extra,
+    }, country);
+
+  beforeAll(async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Signup form',
+      pattern: 'standard',
+      purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
+      purpose_definitions: {
+        newsletter: { label: 'Newsletter', basis: 'consent' },
+        analytics: { label: 'Usage analytics', basis: 'consent' },
+        fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+        billing: { label: 'Billing', basis: 'contract' },
+      },
+      consent_duration: 'P1Y',
+      policy_url: 'https://acme.example.com/privacy',
+    });
+    flowId = flow.body.id;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    db = new Client({ connectionString: us.database.url });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await de?.close();
+    await us?.close();
+  });
+
+  it('records a consent with the capture rules: decisions, objections and notices per purpose', async () => {
+    const created = await record({ newsletter: granted, analytics: declined, fraud: { decision: 'declined', default_checked: true } }, { idempotency_key: 'signup-1' });
+    expect(created.status).toBe(201);
+    expect(created.body.consent_record).toMatchObject({
+      record_id: expect.stringMatching(/^rec_us[0-9a-z]{20}$/),
+      status: 'granted',
+      flow_id: flowId,
+      flow_version: 1,
+      subject: { id: expect.stringMatching(/^sub_/) },
+      purposes: {
+        newsletter: { status: 'granted', basis: 'consent' },
+        analytics: { status: 'declined', basis: 'consent' },
+        fraud: { status: 'objected', basis: 'legitimate_interest' },
+        billing: { status: 'noticed', basis: 'contract' },
+      },
+      channel: 'controller_attested',
+      captured_at: '2026-11-20T10:00:00.000Z',
+    });
+    const recordId = created.body.consent_record.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
+    expect(validateReceipt(receipt).valid).toBe(true);
+    expect(receipt.extensions).toMatchObject({ collection_channel: 'controller_attested', captured_at: '2026-11-20T10:00:00.000Z' });
+    expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter']);
+  });
+
+  it('refuses what a capture may not attest, naming every purpose, and writes nothing', async () => {
+    const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ newsletter: { ...granted, default_checked: true }, analytics: declined }, ['decisions.newsletter']],
+      [{ newsletter: granted, analytics: { ...granted, mandatory: true } }, ['decisions.analytics']],
+      [{ newsletter: granted }, ['decisions.analytics']],
+      [{ newsletter: granted, analytics: declined, billing: granted }, ['decisions.billing']],
+      [{ newsletter: granted, analytics: declined, lottery: granted }, ['decisions.lottery']],
+      [{ newsletter: { ...granted, default_checked: true }, analytics: { ...declined, mandatory: true } }, ['decisions.newsletter', 'decisions.analytics']],
+    ];
+    for (const [decisions, fields] of cases) {
+      const refused = await record(decisions);
+      expect(refused.status).toBe(422);
+      expect(refused.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(fields));
+    }
+    const badBody = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'not-an-email' }, decisions: {}, captured_at: 'yesterday' });
+    expect(badBody.status).toBe(422);
+    expect(badBody.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['subject.email', 'captured_at']));
+
+    const uncapturable = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'No duration', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+    });
+    await api('POST', `/api/v1/flows/${uncapturable.body.id}/activate`);
+    const notCapturable = await api('POST', '/api/v1/consent_records', { flow_id: uncapturable.body.id, subject: { email: 'ada@example.com' }, decisions: { newsletter: granted }, captured_at: '2026-11-20T10:00:00.000Z' });
+    expect(notCapturable.status).toBe(422);
+    expect(notCapturable.body.details[0].field).toBe('flow_id');
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
+  });
+
+  it('replays the same idempotency key and body, refuses another body under it, also under concurrent duplicates', async () => {
+    const first = await record({ newsletter: granted, analytics: declined }, { idempotency_key: 'signup-1', captured_at: '2026-11-20T10:00:00.000Z' });
+    // signup-1 was used in the first test with another body (fraud objected): a conflict.
+    expect(first.status).toBe(409);
+    expect(first.body.details[0].field).toBe('idempotency_key');
+
+    const body = { newsletter: granted, analytics: granted, fraud: { decision: 'granted', default_checked: true } };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => record(body, { idempotency_key: 'signup-concurrent' })));
+    const ids = new Set(answers.map((answer) => answer.body.consent_record.record_id));
+    expect(ids.size).toBe(1);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    const stored = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key = 'signup-concurrent'`);
+    expect(stored.rows[0].n).toBe(1);
+  });
+
+  it('supersedes with a later record: withdraws what moved away from granted, on the receipt and in consent_status', async () => {
+    const earlier = await record({ newsletter: granted, analytics: granted });
+    expect(earlier.status).toBe(201);
+    const later = await record({ newsletter: granted, analytics: declined }, { captured_at: '2026-11-21T10:00:00.000Z' });
+    expect(later.status).toBe(201);
+    expect(later.body.consent_record.supersedes).toBe(earlier.body.consent_record.record_id);
+
+    const earlierId = earlier.body.consent_record.record_id;
+    await eventually(async () => {
+      const receipt = await api('GET', `/api/v1/consent_receipts/${earlierId}`);
+      return receipt.status === 200 && receipt.body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    });
+    const withdrawn = (await api('GET', `/api/v1/consent_receipts/${earlierId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    expect(withdrawn).toEqual([expect.objectContaining({ purpose_id: 'analytics', event_channel: 'newer_record' })]);
+    const { rows } = await db.query(`SELECT type, data FROM decisions.outbox WHERE type = 'consent.purpose_revoked' AND data->>'record_id' = $1`, [earlierId]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].data).toMatchObject({ purposes: ['analytics'], superseded_by: later.body.consent_record.record_id });
+
+    const laterId = later.body.consent_record.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${laterId}`)).status === 200);
+    const given = (await api('GET', `/api/v1/consent_receipts/${laterId}`)).body.event.find((e: { event_state: string }) => e.event_state === 'consent given');
+    expect(given.record_reference).toBe(earlierId);
+
+    const byExternal = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-4711`);
+    expect(byExternal.status).toBe(200);
+    expect(byExternal.body.purposes).toMatchObject({
+      newsletter: { status: 'granted', record_id: laterId },
+      analytics: { status: 'declined', record_id: laterId },
+    });
+    const byEmail = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=ada%40example.com`);
+    expect(byEmail.body).toEqual(byExternal.body);
+    const byId = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[id]=${byExternal.body.subject.id}`);
+    expect(byId.body).toEqual(byExternal.body);
+    expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=nobody`)).status).toBe(404);
+    expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status`)).status).toBe(422);
+  });
+
+  it('answers a record for a person homed in another country with wrong_country only', async () => {
+    const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
+    expect(elsewhere.status).toBe(421);
+    expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'US' });
+  });
+});

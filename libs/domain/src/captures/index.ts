@@ -1,0 +1,4 @@
+export * from './attestation';
+export * from './supersession';
+export * from './idempotency';
+export * from './status';

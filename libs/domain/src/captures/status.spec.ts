@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import type { RecordedPurpose } from './attestation';
+import { consentStatusOf, RecordHistoryEntry } from './status';
+
+const granted: RecordedPurpose = { status: 'granted', basis: 'consent' };
+const declined: RecordedPurpose = { status: 'declined', basis: 'consent' };
+const objected: RecordedPurpose = { status: 'objected', basis: 'legitimate_interest' };
+const noticed: RecordedPurpose = { status: 'noticed', basis: 'contract' };
+
+const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
+
+describe('consentStatusOf', () => {
+  it('is empty without records', () => {
+    expect(consentStatusOf([])).toEqual({});
+  });
+
+  it('lets the newest record decide each purpose, whatever the input order', () => {
+    const older: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(1), purposes: { marketing: granted, sms: granted, tos: noticed } };
+    const newer: RecordHistoryEntry = { record_id: 'r2', recorded_at: at(2), purposes: { marketing: declined, fraud: objected } };
+    expect(consentStatusOf([newer, older])).toEqual({
+      marketing: { status: 'declined', record_id: 'r2', updated_at: at(2) },
+      fraud: { status: 'objected', record_id: 'r2', updated_at: at(2) },
+      sms: { status: 'granted', record_id: 'r1', updated_at: at(1) },
+      tos: { status: 'noticed', record_id: 'r1', updated_at: at(1) },
+    });
+    expect(consentStatusOf([older, newer])).toEqual(consentStatusOf([newer, older]));
+  });
+
+  it('turns a granted purpose withdrawn after its record, wholly or by purpose', () => {
+    const whole = consentStatusOf([
+      { record_id: 'r1', recorded_at: at(1), purposes: { marketing: granted, sms: declined, tos: noticed }, withdrawn: [{ at: at(5) }] },
+    ]);
+    expect(whole).toEqual({
+      marketing: { status: 'withdrawn', record_id: 'r1', updated_at: at(5) },
+      sms: { status: 'declined', record_id: 'r1', updated_at: at(1) },
+      tos: { status: 'noticed', record_id: 'r1', updated_at: at(1) },
+    });
+    const scoped = consentStatusOf([
+      { record_id: 'r1', recorded_at: at(1), purposes: { marketing: granted, sms: granted }, withdrawn: [{ purpose: 'sms', at: at(7) }, { purpose: 'sms', at: at(6) }] },
+    ]);
+    expect(scoped.marketing.status).toBe('granted');
+    expect(scoped.sms).toEqual({ status: 'withdrawn', record_id: 'r1', updated_at: at(6) });
+  });
+
+  it('lets a later record re-affirm over an older withdrawal, but not over a later one', () => {
+    const withdrawnOld: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(1), purposes: { marketing: granted }, withdrawn: [{ at: at(2) }] };
+    const regrant: RecordHistoryEntry = { record_id: 'r2', recorded_at: at(3), purposes: { marketing: granted } };
+    expect(consentStatusOf([withdrawnOld, regrant]).marketing).toEqual({ status: 'granted', record_id: 'r2', updated_at: at(3) });
+    const withdrawnLater: RecordHistoryEntry = { ...withdrawnOld, withdrawn: [{ at: at(4) }] };
+    expect(consentStatusOf([withdrawnLater, regrant]).marketing).toEqual({ status: 'withdrawn', record_id: 'r2', updated_at: at(4) });
+  });
+
+  it('applies a withdrawal on another record only to the purposes that record holds', () => {
+    const statuses = consentStatusOf([
+      { record_id: 'r1', recorded_at: at(1), purposes: { marketing: granted }, withdrawn: [{ at: at(9) }] },
+      { record_id: 'r2', recorded_at: at(2), purposes: { marketing: granted, sms: granted } },
+    ]);
+    expect(statuses.marketing.status).toBe('withdrawn');
+    expect(statuses.sms.status).toBe('granted');
+  });
+
+  it('keeps the later input of two records with the same time', () => {
+    const a: RecordHistoryEntry = { record_id: 'a', recorded_at: at(1), purposes: { marketing: granted } };
+    const b: RecordHistoryEntry = { record_id: 'b', recorded_at: at(1), purposes: { marketing: declined } };
+    expect(consentStatusOf([a, b]).marketing.record_id).toBe('b');
+    expect(consentStatusOf([b, a]).marketing.record_id).toBe('a');
+  });
+
+  it('refuses a timestamp it cannot read', () => {
+    expect(() => consentStatusOf([{ record_id: 'r', recorded_at: 'yesterday', purposes: {} }])).toThrow(RangeError);
+  });
+});
+
+describe('consentStatusOf properties', () => {
+  const recordsArbitrary = fc
+    .uniqueArray(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 5 })
+    .chain((minutes) =>
+      fc.tuple(
+        ...minutes.map((minute, index) =>
+          fc.record({
+            record_id: fc.constant(`r${index}`),
+            recorded_at: fc.constant(at(minute)),
+            purposes: fc.dictionary(
+              fc.constantFrom('a', 'b', 'c'),
+              fc.constantFrom<RecordedPurpose>(granted, declined, objected, noticed),
+            ),
+          }),
+        ),
+      ),
+    );
+
+  it('without withdrawals, each purpose is as the newest record holding it says', () => {
+    fc.assert(
+      fc.property(recordsArbitrary, (records) => {
+        const statuses = consentStatusOf(records);
+        const newestFirst = [...records].sort((x, y) => Date.parse(y.recorded_at) - Date.parse(x.recorded_at));
+        const keys = new Set(records.flatMap((record) => Object.keys(record.purposes)));
+        expect(new Set(Object.keys(statuses))).toEqual(keys);
+        for (const key of keys) {
+          const decider = newestFirst.find((record) => key in record.purposes)!;
+          expect(statuses[key]).toEqual({ status: decider.purposes[key].status, record_id: decider.record_id, updated_at: decider.recorded_at });
+        }
+      }),
+    );
+  });
+
+  it('a whole withdrawal after every record leaves nothing granted and changes nothing else', () => {
+    fc.assert(
+      fc.property(recordsArbitrary, (records) => {
+        const before = consentStatusOf(records);
+        const after = consentStatusOf(records.map((record) => ({ ...record, withdrawn: [{ at: at(2000) }] })));
+        for (const [key, entry] of Object.entries(before)) {
+          expect(after[key]).toEqual(entry.status === 'granted' ? { ...entry, status: 'withdrawn', updated_at: at(2000) } : entry);
+        }
+      }),
+    );
+  });
+});

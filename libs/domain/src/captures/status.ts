@@ -1,0 +1,83 @@
+import type { RecordedPurpose } from './attestation';
+
+/*
+ * Where each purpose stands for one person across their records of one flow (the `consent_status`
+ * answer). Records are frozen; withdrawals are appended to a record and never alter it.
+ *
+ * Decisions made where the specification leaves room:
+ * - Each purpose is decided by the newest record (by `recorded_at`, the service's time; equal times
+ *   keep the later one in the input) that holds it. A record that does not hold a purpose (a newer flow
+ *   version dropped it) leaves the older record in charge of it, as supersessionOf assumes.
+ * - A withdrawal turns a granted purpose into `withdrawn` when it is whole or scoped to that purpose
+ *   and either sits on the deciding record itself, or sits on another record of the person and
+ *   happened at or after the deciding record (a later record re-affirms over an older withdrawal; a
+ *   withdrawal made later through an older receipt still counts). Only granted purposes can be
+ *   withdrawn; `declined`, `objected` and `noticed` stay as recorded.
+ * - `updated_at` is the deciding record's `recorded_at`, or for a withdrawn purpose the time of the
+ *   earliest withdrawal that applies. `record_id` is always the deciding record.
+ * - Purposes are listed newest record first, each record in its own purpose order.
+ */
+
+export type ConsentStatusValue = 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed';
+
+export interface WithdrawalMark {
+  /** Absent for a withdrawal of the whole record. */
+  purpose?: string;
+  at: string;
+}
+
+export interface RecordHistoryEntry {
+  record_id: string;
+  recorded_at: string;
+  purposes: Record<string, RecordedPurpose>;
+  withdrawn?: WithdrawalMark[];
+}
+
+export interface PurposeConsentStatus {
+  status: ConsentStatusValue;
+  record_id: string;
+  updated_at: string;
+}
+
+const time = (iso: string) => {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new RangeError(`not an ISO 8601 timestamp: ${iso}`);
+  return ms;
+};
+
+const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+
+export function consentStatusOf(records: RecordHistoryEntry[]): Record<string, PurposeConsentStatus> {
+  // Stable sort, newest first; of equal times the later input wins.
+  const newestFirst = records
+    .map((record, index) => ({ record, index, at: time(record.recorded_at) }))
+    .sort((a, b) => b.at - a.at || b.index - a.index);
+
+  const withdrawals = newestFirst.flatMap(({ record }) =>
+    (record.withdrawn ?? []).map((mark) => ({ record_id: record.record_id, purpose: mark.purpose, at: mark.at, ms: time(mark.at) })),
+  );
+
+  const result: Record<string, PurposeConsentStatus> = {};
+  const decided = new Set<string>();
+  for (const { record, at } of newestFirst) {
+    for (const [key, purpose] of Object.entries(record.purposes)) {
+      if (decided.has(key)) continue;
+      decided.add(key);
+      let entry: PurposeConsentStatus = { status: purpose.status, record_id: record.record_id, updated_at: record.recorded_at };
+      if (purpose.status === 'granted') {
+        const applying = withdrawals
+          .filter((w) => (w.purpose === undefined || w.purpose === key) && (w.record_id === record.record_id || w.ms >= at))
+          .filter((w) => w.record_id === record.record_id || holds(records, w.record_id, key))
+          .sort((a, b) => a.ms - b.ms);
+        if (applying.length > 0) entry = { status: 'withdrawn', record_id: record.record_id, updated_at: applying[0].at };
+      }
+      result[key] = entry;
+    }
+  }
+  return result;
+}
+
+/** Whether the record with this id holds the purpose (a whole withdrawal covers only its own purposes). */
+function holds(records: RecordHistoryEntry[], recordId: string, key: string): boolean {
+  return records.some((record) => record.record_id === recordId && has(record.purposes, key));
+}

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+import type { RecordedPurpose } from './attestation';
+import { recordStatus, supersessionOf } from './supersession';
+
+const consent = (status: 'granted' | 'declined'): RecordedPurpose => ({ status, basis: 'consent' });
+const li = (status: 'noticed' | 'objected'): RecordedPurpose => ({ status, basis: 'legitimate_interest' });
+const notice: RecordedPurpose = { status: 'noticed', basis: 'contract' };
+
+describe('supersessionOf', () => {
+  it('treats a first record as a change that withdraws nothing', () => {
+    expect(supersessionOf(null, { marketing: consent('granted'), tos: notice })).toEqual({
+      changed: true,
+      withdrawn: [],
+      stillGranted: ['marketing'],
+      objected: [],
+      event: null,
+    });
+  });
+
+  it('sees an identical record as a re-affirmation', () => {
+    const purposes = { marketing: consent('granted'), sms: consent('declined') };
+    expect(supersessionOf(purposes, { ...purposes })).toEqual({ changed: false, withdrawn: [], stillGranted: ['marketing'], objected: [], event: null });
+  });
+
+  it('withdraws one purpose while another stays granted: consent.purpose_revoked', () => {
+    const result = supersessionOf(
+      { marketing: consent('granted'), sms: consent('granted'), fraud: li('noticed') },
+      { marketing: consent('declined'), sms: consent('granted'), fraud: li('objected') },
+    );
+    expect(result).toEqual({ changed: true, withdrawn: ['marketing'], stillGranted: ['sms'], objected: ['fraud'], event: 'consent.purpose_revoked' });
+  });
+
+  it('withdraws everything: consent.revoked', () => {
+    const result = supersessionOf({ marketing: consent('granted'), sms: consent('granted') }, { marketing: consent('declined'), sms: consent('declined') });
+    expect(result.withdrawn).toEqual(['marketing', 'sms']);
+    expect(result.event).toBe('consent.revoked');
+  });
+
+  it('does not count a new grant as a withdrawal', () => {
+    expect(supersessionOf({ marketing: consent('declined') }, { marketing: consent('granted') })).toMatchObject({ changed: true, withdrawn: [], event: null });
+  });
+
+  it('leaves a purpose the new record does not hold to the earlier record', () => {
+    const result = supersessionOf({ marketing: consent('granted'), sms: consent('granted') }, { sms: consent('declined') });
+    expect(result).toEqual({ changed: true, withdrawn: ['sms'], stillGranted: ['marketing'], objected: [], event: 'consent.purpose_revoked' });
+  });
+});
+
+describe('recordStatus', () => {
+  it('is granted when anything is granted', () => {
+    expect(recordStatus({ marketing: consent('declined'), sms: consent('granted') })).toBe('granted');
+  });
+  it('is declined when every consent purpose is declined, whatever else stands', () => {
+    expect(recordStatus({ marketing: consent('declined'), fraud: li('noticed'), tos: notice })).toBe('declined');
+  });
+  it('without consent purposes: granted while something stands noticed, declined when everything was objected to', () => {
+    expect(recordStatus({ fraud: li('noticed'), tos: notice })).toBe('granted');
+    expect(recordStatus({ fraud: li('objected'), tos: notice })).toBe('granted');
+    expect(recordStatus({ fraud: li('objected') })).toBe('declined');
+    expect(recordStatus({})).toBe('declined');
+  });
+});
+
+const statusArbitrary = fc.constantFrom<RecordedPurpose['status']>('granted', 'declined', 'objected', 'noticed');
+const purposesArbitrary = fc.dictionary(
+  fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+  statusArbitrary.map((status): RecordedPurpose => ({ status, basis: 'consent' })),
+);
+const granted = (purposes: Record<string, RecordedPurpose>) => new Set(Object.keys(purposes).filter((key) => purposes[key].status === 'granted'));
+
+describe('supersessionOf properties', () => {
+  it('withdrawn = granted before ∩ held but not granted after; event follows what remains granted', () => {
+    fc.assert(
+      fc.property(purposesArbitrary, purposesArbitrary, (previous, next) => {
+        const result = supersessionOf(previous, next);
+        const before = granted(previous);
+        const expected = Object.keys(next).filter((key) => before.has(key) && next[key].status !== 'granted');
+        expect(result.withdrawn).toEqual(expected);
+        const remaining = new Set([...granted(next), ...[...before].filter((key) => !(key in next))]);
+        expect(new Set(result.stillGranted)).toEqual(remaining);
+        expect(result.event).toBe(expected.length === 0 ? null : remaining.size > 0 ? 'consent.purpose_revoked' : 'consent.revoked');
+      }),
+    );
+  });
+
+  it('is unchanged exactly when the statuses are equal purpose by purpose', () => {
+    fc.assert(
+      fc.property(purposesArbitrary, purposesArbitrary, (previous, next) => {
+        const statuses = (purposes: Record<string, RecordedPurpose>) =>
+          JSON.stringify(Object.keys(purposes).sort().map((key) => [key, purposes[key].status]));
+        expect(supersessionOf(previous, next).changed).toBe(statuses(previous) !== statuses(next));
+        expect(supersessionOf(next, next).changed).toBe(false);
+      }),
+    );
+  });
+});

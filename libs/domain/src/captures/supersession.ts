@@ -1,0 +1,78 @@
+import type { RecordedPurpose } from './attestation';
+
+/*
+ * A later record for the same person and flow supersedes the earlier one. The earlier record stays
+ * frozen; what moved is read from the two purpose maps.
+ *
+ * Decisions made where the specification leaves room:
+ * - Withdrawn means granted before and present but not granted now (declined; `objected`/`noticed`
+ *   cannot follow a grant on the same purpose, but they count too). A purpose absent from the new
+ *   record (a newer flow version dropped it) is not withdrawn: the new record says nothing about it,
+ *   so the earlier record still decides it (consentStatusOf reads records the same way).
+ * - `stillGranted` is what stands granted after the new record, the purposes it left out carried over.
+ * - The event is `consent.revoked` when a withdrawal leaves nothing granted, `consent.purpose_revoked`
+ *   when something stays granted, and none without a withdrawal (a new grant is announced by the
+ *   caller as `consent.granted`, not here).
+ * - `changed` compares statuses purpose by purpose (a purpose appearing or disappearing is a change);
+ *   with no previous record it is true. An unchanged re-submission is a re-affirmation, not a change.
+ * - `objected` lists purposes that became objections, for the caller's `objection recorded` event.
+ */
+
+export type SupersessionEvent = 'consent.purpose_revoked' | 'consent.revoked';
+
+export interface Supersession {
+  changed: boolean;
+  /** Purposes moved from granted to something else by the new record, in the new record's order. */
+  withdrawn: string[];
+  /** Purposes granted after the new record (its own, then carried over from the previous one). */
+  stillGranted: string[];
+  /** Purposes the new record turned into objections. */
+  objected: string[];
+  event: SupersessionEvent | null;
+}
+
+const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
+
+export function supersessionOf(
+  previous: Record<string, RecordedPurpose> | null,
+  next: Record<string, RecordedPurpose>,
+): Supersession {
+  const before = previous ?? {};
+  const withdrawn: string[] = [];
+  const objected: string[] = [];
+  const stillGranted: string[] = [];
+  let changed = previous === null;
+
+  for (const [key, purpose] of Object.entries(next)) {
+    const earlier = has(before, key) ? before[key] : undefined;
+    if (earlier?.status !== purpose.status) changed = true;
+    if (earlier?.status === 'granted' && purpose.status !== 'granted') withdrawn.push(key);
+    if (purpose.status === 'objected' && earlier?.status !== 'objected') objected.push(key);
+    if (purpose.status === 'granted') stillGranted.push(key);
+  }
+  for (const [key, purpose] of Object.entries(before)) {
+    if (has(next, key)) continue;
+    changed = true;
+    if (purpose.status === 'granted') stillGranted.push(key);
+  }
+
+  const event: SupersessionEvent | null =
+    withdrawn.length === 0 ? null : stillGranted.length > 0 ? 'consent.purpose_revoked' : 'consent.revoked';
+  return { changed, withdrawn, stillGranted, objected, event };
+}
+
+/**
+ * The record's overall status:
+ * - `granted` when at least one purpose is granted;
+ * - otherwise `declined` when the record holds a consent purpose (all of them declined);
+ * - a record without any consent purpose (legitimate interest and notice only) is `granted` while at
+ *   least one purpose stands noticed, and `declined` when every purpose was objected to (or it is empty).
+ * So `declined` always means the person let nothing proceed on consent or, absent consent purposes,
+ * objected to everything.
+ */
+export function recordStatus(purposes: Record<string, RecordedPurpose>): 'granted' | 'declined' {
+  const statuses = Object.values(purposes).map((purpose) => purpose.status);
+  if (statuses.includes('granted')) return 'granted';
+  if (statuses.includes('declined')) return 'declined';
+  return statuses.includes('noticed') ? 'granted' : 'declined';
+}
