@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
  * The Record API end to end: the capture rules refuse by name, idempotency keys replay or conflict
@@ -37,19 +38,7 @@ describe('consent records', () => {
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
     applicationId = app.body.id;
     apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
-    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
-      name: 'Signup form',
-      pattern: 'standard',
-      purposes: ['newsletter', 'analytics', 'fraud', 'billing'],
-      purpose_definitions: {
-        newsletter: { label: 'Newsletter', basis: 'consent' },
-        analytics: { label: 'Usage analytics', basis: 'consent' },
-        fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
-        billing: { label: 'Billing', basis: 'contract' },
-      },
-      consent_duration: 'P1Y',
-      policy_url: 'https://acme.example.com/privacy',
-    });
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Signup form' });
     flowId = flow.body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
     db = new Client({ connectionString: us.database.url });
