@@ -158,6 +158,48 @@ describe('consent records', () => {
     expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status`)).status).toBe(422);
   });
 
+  it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const before = await count();
+    const rows = [
+      { subject: { email: 'grace@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2021-03-04T05:06:07.000Z' },
+      { subject: { email: 'linus@example.com' }, decisions: { newsletter: { decision: 'granted', default_checked: true }, analytics: { decision: 'declined' } }, captured_at: '2021-03-04T05:06:07.000Z' },
+      { subject: { email: 'not an email' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: 'last tuesday' },
+    ];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: rows });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({ dry_run: true, status: 'completed', summary: { recorded: 1, refused: 2 } });
+    expect(dry.body.rows[0]).toEqual({ index: 0, outcome: 'recorded' });
+    expect(dry.body.rows[1]).toMatchObject({ index: 1, outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.newsletter' })] });
+    expect(dry.body.rows[2].reasons.map((r: { field: string }) => r.field)).toEqual(expect.arrayContaining(['subject.email', 'captured_at']));
+    expect(await count()).toBe(before);
+    expect((await api('GET', `/api/v1/consent_records/imports/${dry.body.import_id}`)).status).toBe(404);
+
+    // 600 rows: two chunks on their way to the decisions service.
+    const many = Array.from({ length: 600 }, (_, i) => ({
+      subject: { email: `person-${i}@example.com`, external_id: `legacy-${i}` },
+      decisions: { newsletter: { decision: i % 2 ? 'granted' : 'declined' }, analytics: { decision: 'declined' } },
+      captured_at: '2020-01-02T03:04:05.000Z',
+      idempotency_key: `legacy-${i}`,
+    }));
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [...many, rows[1]] });
+    expect(real.status).toBe(201);
+    expect(real.body.summary).toEqual({ recorded: 600, refused: 1 });
+    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(Array.from({ length: 601 }, (_, i) => i));
+    expect(await count()).toBe(before + 600);
+    const stored = await db.query(`SELECT channel, captured_at, recorded_at FROM decisions.consent_records WHERE record_id = $1`, [real.body.rows[1].record_id]);
+    expect(stored.rows[0]).toMatchObject({ channel: 'imported', captured_at: new Date('2020-01-02T03:04:05.000Z') });
+    expect(stored.rows[0].recorded_at.getTime()).toBeGreaterThan(Date.parse('2026-01-01'));
+    const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 600, refused: 1 } });
+    expect(report.body.rows).toEqual(real.body.rows);
+    // Importing the same rows again (same idempotency keys) records nothing new.
+    const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: many.slice(0, 10) });
+    expect(again.body.rows.map((row: { record_id: string }) => row.record_id)).toEqual(real.body.rows.slice(0, 10).map((row: { record_id: string }) => row.record_id));
+    expect(await count()).toBe(before + 600);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -21,7 +21,9 @@ import { SessionExpiry } from './sessions/session-expiry';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
+import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
+import { ImportConsentRecords } from './records/import-consent-records';
 import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
 import { RecordsController } from './records/records.controller';
@@ -30,7 +32,7 @@ import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
@@ -52,6 +54,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     InboxService,
     RecordConsent,
     ConsentStatus,
+    ImportConsentRecords,
   ],
 })
 export class DecisionsModule {}

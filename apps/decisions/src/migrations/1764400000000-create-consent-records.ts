@@ -24,9 +24,21 @@ export class CreateConsentRecords1764400000000 implements MigrationInterface {
       )`);
     await runner.query(`CREATE UNIQUE INDEX "UQ_consent_records_idempotency" ON "decisions"."consent_records" ("application_id", "idempotency_key") WHERE "idempotency_key" IS NOT NULL`);
     await runner.query(`CREATE INDEX "IX_consent_records_subject" ON "decisions"."consent_records" ("subject_id", "flow_id", "recorded_at")`);
+    await runner.query(`
+      CREATE TABLE "decisions"."consent_imports" (
+        "id" text NOT NULL,
+        "application_id" text NOT NULL,
+        "flow_id" text NOT NULL,
+        "summary" jsonb NOT NULL,
+        "rows" jsonb NOT NULL,
+        "created_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+        CONSTRAINT "PK_consent_imports" PRIMARY KEY ("id")
+      )`);
+    await runner.query(`CREATE INDEX "IX_consent_imports_application" ON "decisions"."consent_imports" ("application_id", "created_at")`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP TABLE "decisions"."consent_imports"`);
     await runner.query(`DROP TABLE "decisions"."consent_records"`);
   }
 }

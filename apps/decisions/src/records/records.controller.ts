@@ -1,7 +1,17 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ConsentStatusRequest, CreateConsentRecordRequest, RECORDS_CONSENT_STATUS, RECORDS_CREATE } from '@dcr/contracts';
+import {
+  ConsentStatusRequest,
+  CreateConsentRecordRequest,
+  ImportGetRequest,
+  ImportRecordsRequest,
+  RECORDS_CONSENT_STATUS,
+  RECORDS_CREATE,
+  RECORDS_IMPORT,
+  RECORDS_IMPORT_GET,
+} from '@dcr/contracts';
 import { ConsentStatus } from './consent-status';
+import { ImportConsentRecords } from './import-consent-records';
 import { RecordConsent } from './record-consent';
 
 @Controller()
@@ -9,7 +19,18 @@ export class RecordsController {
   constructor(
     private readonly recordConsent: RecordConsent,
     private readonly status: ConsentStatus,
+    private readonly imports: ImportConsentRecords,
   ) {}
+
+  @MessagePattern(RECORDS_IMPORT)
+  import(@Payload() request: ImportRecordsRequest) {
+    return this.imports.execute(request);
+  }
+
+  @MessagePattern(RECORDS_IMPORT_GET)
+  importReport(@Payload() request: ImportGetRequest) {
+    return this.imports.get(request);
+  }
 
   @MessagePattern(RECORDS_CREATE)
   create(@Payload() request: CreateConsentRecordRequest) {

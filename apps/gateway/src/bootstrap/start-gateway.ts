@@ -16,6 +16,8 @@ import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Consent record imports carry up to 10,000 rows: that route alone takes bodies up to 16 MiB. */
+export const IMPORT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /** With ACCESS_LOG=errors, a successful request is still logged when it took this long. */
 const SLOW_REQUEST_MS = 1000;
 
@@ -58,6 +60,11 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   });
 
   const fastify = app.getHttpAdapter().getInstance();
+  // Routes are registered at init, after this hook: it raises the body limit of the import route only.
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
+  });
   const cors = app.get(CorsPolicy);
   const metrics = app.get(GatewayMetrics);
   const { logger } = context;

@@ -1,6 +1,12 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
+  ImportChunkReply,
+  ImportReport,
+  ImportRowInput,
+  ImportRowOutcome,
+  RECORDS_IMPORT,
+  RECORDS_IMPORT_GET,
   ConsentStatusReply,
   ConsentStatusRequest,
   CreateConsentRecordReply,
@@ -8,7 +14,7 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { DomainError, recordRequestFingerprint } from '@dcr/domain';
+import { DomainError, newOpaqueId, notFound, recordRequestFingerprint } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -16,7 +22,10 @@ import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
-import { CreateConsentRecordDto } from './records.dto';
+import { CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
+
+/** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
+const IMPORT_CHUNK = 500;
 
 /**
  * The Record API: consent the organisation collected in its own form, recorded with the capture
@@ -62,6 +71,57 @@ export class RecordsController {
     const answer = await firstValueFrom(this.clients.own.send<CreateConsentRecordReply>(RECORDS_CREATE, request));
     void reply.status(answer.created ? 201 : 200);
     return { consent_record: answer.consent_record };
+  }
+
+  @Post('api/v1/consent_records/imports')
+  @RequireScopes('records:write')
+  @ApiOperation({
+    summary: 'Import historical consent records (dry run first)',
+    description:
+      'Every row goes through the capture rules and is recorded with channel `imported`, its original `captured_at` and ' +
+      'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
+      'name). A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
+      'Bodies up to 16 MiB.',
+  })
+  @ApiCreatedResponse({ description: '`{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
+  async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
+    if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
+    const importId = newOpaqueId('imp', 20);
+    const rows: ImportRowOutcome[] = [];
+    for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
+      const chunk = await firstValueFrom(
+        this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, {
+          application_id: principal.application.id,
+          import_id: importId,
+          offset,
+          flow_id: body.flow_id,
+          dry_run: body.dry_run,
+          send_receipts: body.send_receipts ?? false,
+          records: body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[],
+        }),
+      );
+      rows.push(...chunk.rows);
+    }
+    void reply.status(body.dry_run ? 200 : 201);
+    const recorded = rows.filter((row) => row.outcome === 'recorded').length;
+    return {
+      import_id: importId,
+      flow_id: body.flow_id,
+      dry_run: body.dry_run,
+      status: 'completed',
+      summary: { recorded, refused: rows.length - recorded },
+      rows,
+      created_at: new Date().toISOString(),
+    };
+  }
+
+  @Get('api/v1/consent_records/imports/:import_id')
+  @RequireScopes('records:read')
+  @ApiOperation({ summary: 'The report of an import (dry runs are not kept)' })
+  importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
+    if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
+    if (!/^imp_[0-9a-z]{20}$/.test(importId)) throw notFound('Import');
+    return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }
 
   @Get('api/v1/applications/:application_id/consent_status')

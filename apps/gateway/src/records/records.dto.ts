@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -63,4 +63,32 @@ export class CreateConsentRecordDto {
   @IsOptional()
   @Matches(/^[0-9a-f]{64}$/, { message: 'notice_digest must be 64 lower-case hex characters' })
   notice_digest?: string;
+}
+
+export const MAX_IMPORT_ROWS = 10_000;
+
+export class ImportConsentRecordsDto {
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
+  @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
+  flow_id: string;
+
+  @ApiProperty({ description: 'true: check every row and write nothing' })
+  @IsBoolean()
+  dry_run: boolean;
+
+  @ApiPropertyOptional({ description: 'Mail each person their receipt (off by default for imports)', default: false })
+  @IsOptional()
+  @IsBoolean()
+  send_receipts?: boolean;
+
+  @ApiProperty({
+    description: `Up to ${MAX_IMPORT_ROWS} rows: {subject: {email, external_id?}, decisions: {key: {decision}}, captured_at, idempotency_key?}. Rows are checked one by one; a bad row is refused by name in the report, it does not fail the import.`,
+    type: 'array',
+    items: { type: 'object' },
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_IMPORT_ROWS)
+  @IsObject({ each: true })
+  records: Array<Record<string, unknown>>;
 }

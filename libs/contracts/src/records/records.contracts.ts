@@ -1,10 +1,12 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
 import { APPLICATION_ID, FLOW_ID } from '../patterns';
 
 /** decisions: consent the organisation collected in its own form, recorded through the Record API. */
 export const RECORDS_CREATE = 'decisions.records.create';
 export const RECORDS_CONSENT_STATUS = 'decisions.records.consent-status';
+export const RECORDS_IMPORT = 'decisions.records.import';
+export const RECORDS_IMPORT_GET = 'decisions.records.import-get';
 
 export class RecordSubjectInput {
   @IsEmail()
@@ -95,4 +97,78 @@ export class ConsentStatusRequest {
 export interface ConsentStatusReply {
   subject: { id: string };
   purposes: Record<string, { status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed'; record_id: string; updated_at: string }>;
+}
+
+export class ImportRowInput {
+  @IsObject()
+  subject: { email?: unknown; external_id?: unknown };
+
+  @IsObject()
+  decisions: Record<string, { decision: string; default_checked?: boolean; mandatory?: boolean }>;
+
+  @IsString()
+  captured_at: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  idempotency_key?: string;
+}
+
+/**
+ * One chunk of an import (the gateway splits a request into chunks that fit a transport message);
+ * every chunk of one import shares its id, and `offset` is the index of its first row.
+ */
+export class ImportRecordsRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(/^imp_[0-9a-z]{20}$/)
+  import_id: string;
+
+  @IsInt()
+  @Min(0)
+  offset: number;
+
+  @Matches(FLOW_ID)
+  flow_id: string;
+
+  @IsBoolean()
+  dry_run: boolean;
+
+  @IsBoolean()
+  send_receipts: boolean;
+
+  /** Rows are checked one by one here (a bad row is refused by name, it does not fail the import). */
+  @IsObject({ each: true })
+  records: ImportRowInput[];
+}
+
+export interface ImportRowOutcome {
+  index: number;
+  outcome: 'recorded' | 'refused';
+  record_id?: string;
+  reasons?: Array<{ field: string; reason: string }>;
+}
+
+export interface ImportChunkReply {
+  rows: ImportRowOutcome[];
+}
+
+export interface ImportReport {
+  import_id: string;
+  flow_id: string;
+  dry_run: boolean;
+  status: 'completed';
+  summary: { recorded: number; refused: number };
+  rows: ImportRowOutcome[];
+  created_at: string;
+}
+
+export class ImportGetRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(/^imp_[0-9a-z]{20}$/)
+  import_id: string;
 }
