@@ -8,8 +8,8 @@ import { RecordConsent } from './record-consent';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-/** Rows recorded at once: each is its own transaction, so a bad row never takes others with it. */
-const CONCURRENCY = 2;
+/** Rows recorded at once (more than the pool holds just wait): each is its own transaction, so a bad row never takes others with it. */
+const CONCURRENCY = 4;
 
 /**
  * Imports historical consent records: every row goes through the same capture rules and record path

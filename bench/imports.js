@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+/**
+ * Import benchmark (issue 7): one `POST /api/v1/consent_records/imports` of `--rows` rows (10,000 by
+ * default), first as a dry run, then for real, against the US endpoint of a country pair started
+ * with the repository's start command (bench/lib.js). Reports the wall time of each request.
+ *
+ *   node bench/imports.js [--mode embedded|distributed] [--rows 10000]
+ */
+const { performance } = require('node:perf_hooks');
+const { option, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+const { call, log } = require('./decisions');
+
+const mode = option('mode', 'embedded');
+const rowCount = Number(option('rows', '10000'));
+
+async function main() {
+  const measuredSource = source();
+  const service = await startCountryPair({ mode });
+  const result = { date: new Date().toISOString(), mode, machine: machine(), source: measuredSource, rows: rowCount };
+  try {
+    const { credentials } = service;
+    const base = credentials.endpoints.US;
+    const token = credentials.api_token;
+    const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
+      token,
+      body: {
+        name: 'Legacy signup form',
+        pattern: 'standard',
+        purposes: ['newsletter', 'analytics', 'fraud'],
+        purpose_definitions: {
+          newsletter: { label: 'Newsletter', basis: 'consent' },
+          analytics: { label: 'Usage analytics', basis: 'consent' },
+          fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+        },
+        consent_duration: 'P2Y',
+      },
+    });
+    await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token });
+    const records = Array.from({ length: rowCount }, (_, i) => ({
+      subject: { email: `legacy-${i}@example.com`, external_id: `legacy-${i}` },
+      decisions: { newsletter: { decision: i % 3 ? 'granted' : 'declined' }, analytics: { decision: i % 2 ? 'granted' : 'declined' }, fraud: { decision: 'granted' } },
+      captured_at: new Date(Date.UTC(2023, 0, 1) + i * 60_000).toISOString(),
+      idempotency_key: `legacy-${i}`,
+    }));
+    for (const dryRun of [true, false]) {
+      log(`${dryRun ? 'dry run' : 'import'} of ${rowCount} rows…`);
+      const meter = cpuMeter(service.child.pid);
+      const started = performance.now();
+      const response = await fetch(`${base}/api/v1/consent_records/imports`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ flow_id: flow.id, dry_run: dryRun, records }),
+      });
+      const body = await response.json();
+      const seconds = (performance.now() - started) / 1000;
+      const outcome = { status: response.status, seconds: Math.round(seconds * 100) / 100, rows_per_second: Math.round(rowCount / seconds), summary: body.summary, cpu: meter.stop(rowCount) };
+      result[dryRun ? 'dry_run' : 'import'] = outcome;
+      log(`${dryRun ? 'dry run' : 'import'}: ${outcome.status} in ${outcome.seconds} s (${outcome.rows_per_second} rows/s), ${JSON.stringify(outcome.summary)}`);
+    }
+    result.target = { seconds_for_10000_rows: 10 };
+  } finally {
+    await service.close();
+  }
+  const file = writeResult(result.date, `imports-${mode}`, result);
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  log(`written to ${file}`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
