@@ -200,6 +200,51 @@ describe('consent records', () => {
     expect(await count()).toBe(before + 600);
   });
 
+  it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {
+    // A person first recorded in DE is homed there: the US import refuses that row, naming only the country.
+    const deFlow = await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken });
+    expect(deFlow.status).toBe(200);
+    const inDe = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId, subject: { email: 'hedy@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z',
+    }, de);
+    expect(inDe.status).toBe(201);
+    await eventually(async () => (await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId, subject: { email: 'hedy@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z',
+    })).status === 421);
+
+    const row = (email: string, newsletter: string, key?: string) => ({
+      subject: { email },
+      decisions: { newsletter: { decision: newsletter }, analytics: { decision: 'declined' } },
+      captured_at: '2022-05-06T07:08:09.000Z',
+      ...(key ? { idempotency_key: key } : {}),
+    });
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [
+        row('Margaret@Example.com', 'granted'),
+        row('margaret@example.com', 'declined'),
+        row('hedy@example.com', 'granted'),
+        row('barbara@example.com', 'granted', 'twice'),
+        row('barbara@example.com', 'granted', 'twice'),
+        row('barbara@example.com', 'declined', 'twice'),
+      ],
+    });
+    expect(imported.status).toBe(201);
+    const [first, second, hedy, keyed, repeat, clash] = imported.body.rows;
+    expect(first).toMatchObject({ outcome: 'recorded' });
+    expect(second).toMatchObject({ outcome: 'recorded' });
+    expect(hedy).toEqual({ index: 2, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }] });
+    expect(repeat).toEqual({ ...keyed, index: 4 });
+    expect(clash).toMatchObject({ outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] });
+    const margaret = await db.query(`SELECT record_id, supersedes, status, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1) ORDER BY recorded_at, record_id`, [[first.record_id, second.record_id]]);
+    const byId = new Map<string, Record<string, any>>(margaret.rows.map((r: { record_id: string }) => [r.record_id, r]));
+    expect(byId.get(second.record_id)).toMatchObject({ supersedes: first.record_id, status: 'declined' });
+    expect(byId.get(first.record_id)?.withdrawals).toEqual([expect.objectContaining({ channel: 'newer_record' })]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=margaret%40example.com`);
+    expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

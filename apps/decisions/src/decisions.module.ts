@@ -23,6 +23,7 @@ import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
 import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
+import { ImportBatch } from './records/import-batch';
 import { ImportConsentRecords } from './records/import-consent-records';
 import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
@@ -55,6 +56,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     RecordConsent,
     ConsentStatus,
     ImportConsentRecords,
+    ImportBatch,
   ],
 })
 export class DecisionsModule {}

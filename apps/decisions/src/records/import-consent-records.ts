@@ -4,17 +4,16 @@ import { assertCapturable, DomainError, FieldIssue, FlowTerms, notFound, recordA
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
-import { RecordConsent } from './record-consent';
+import { CheckedRow, ImportBatch } from './import-batch';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-/** Rows recorded at once (more than the pool holds just wait): each is its own transaction, so a bad row never takes others with it. */
-const CONCURRENCY = 4;
 
 /**
- * Imports historical consent records: every row goes through the same capture rules and record path
- * as the Record API, with channel `imported`, its original `captured_at` and the service's
- * `recorded_at`. A dry run checks every row and writes nothing (not even its report). The gateway
+ * Imports historical consent records: every row goes through the same capture rules as the Record
+ * API and is recorded with channel `imported`, its original `captured_at` and the service's
+ * `recorded_at`, a chunk in one transaction (ImportBatch); a bad row is refused by name and never
+ * takes the others with it. A dry run checks every row and writes nothing (not even its report). The gateway
  * sends an import in chunks under one id; each chunk appends its outcomes to the report.
  */
 @Injectable()
@@ -22,7 +21,7 @@ export class ImportConsentRecords {
   constructor(
     private readonly dataSource: DataSource,
     private readonly flows: FlowsRepository,
-    private readonly recordConsent: RecordConsent,
+    private readonly batch: ImportBatch,
   ) {}
 
   /** One chunk: its rows checked (and, unless a dry run, recorded), its outcomes added to the import's report. */
@@ -33,15 +32,13 @@ export class ImportConsentRecords {
     }
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
-    const rows: ImportRowOutcome[] = new Array(request.records.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < request.records.length) {
-        const index = next++;
-        rows[index] = await this.row(request, terms, request.offset + index, request.records[index]);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, request.records.length) }, worker));
+    const checked = request.records.map((row, i) => this.check(request, terms, request.offset + i, row));
+    const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
+    const recorded = request.dry_run
+      ? passing.map((row): ImportRowOutcome => ({ index: row.index, outcome: 'recorded' }))
+      : await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
+    const byIndex = new Map(recorded.map((row) => [row.index, row]));
+    const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
     if (!request.dry_run) {
       const recorded = rows.filter((row) => row.outcome === 'recorded').length;
       await this.dataSource.query(
@@ -74,45 +71,40 @@ export class ImportConsentRecords {
     };
   }
 
-  private async row(request: ImportRecordsRequest, terms: FlowTerms, index: number, row: ImportRowInput): Promise<ImportRowOutcome> {
+  /** The capture rules and the row's own fields; a refusal names every problem of the row. */
+  private check(request: ImportRecordsRequest, terms: FlowTerms, index: number, row: ImportRowInput): CheckedRow | ImportRowOutcome {
     const issues: FieldIssue[] = [];
     const email = row.subject?.email;
-    if (typeof email !== 'string' || !EMAIL.test(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
-    const externalId = row.subject?.external_id;
+    if (typeof email !== 'string' || !EMAIL.test(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
+    const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });
     }
     if (typeof row.captured_at !== 'string' || !UTC_TIME.test(row.captured_at) || Number.isNaN(Date.parse(row.captured_at))) {
       issues.push({ field: 'captured_at', reason: 'must be an ISO 8601 UTC time' });
+    } else if (Date.parse(row.captured_at) > Date.now() + 5 * 60_000) {
+      issues.push({ field: 'captured_at', reason: 'lies in the future' });
     }
+    if (row.idempotency_key !== undefined && (typeof row.idempotency_key !== 'string' || row.idempotency_key.length === 0 || row.idempotency_key.length > 200)) {
+      issues.push({ field: 'idempotency_key', reason: 'must be 1 to 200 characters' });
+    }
+    let purposes: CheckedRow['purposes'] = {};
     try {
-      recordAttestation(terms, row.decisions as never);
+      purposes = recordAttestation(terms, row.decisions as never);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       issues.push(...(error.details ?? [{ field: 'decisions', reason: error.message }]));
     }
     if (issues.length > 0) return { index, outcome: 'refused', reasons: issues };
-    if (request.dry_run) return { index, outcome: 'recorded' };
-    try {
-      const { consent_record } = await this.recordConsent.execute({
-        application_id: request.application_id,
-        flow_id: request.flow_id,
-        subject: { email: email as string, ...(typeof externalId === 'string' ? { external_id: externalId } : {}) },
-        decisions: row.decisions,
-        captured_at: row.captured_at,
-        idempotency_key: row.idempotency_key,
-        channel: 'imported',
-        request_fingerprint: recordRequestFingerprint({ flow_id: request.flow_id, ...row }),
-        send_receipt: request.send_receipts,
-      });
-      return { index, outcome: 'recorded', record_id: consent_record.record_id };
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      const home = error.extra?.home_country;
-      const reasons = home
-        ? [{ field: 'subject', reason: `the person's home country is ${String(home)}; import them there` }]
-        : (error.details ?? [{ field: 'record', reason: error.message }]);
-      return { index, outcome: 'refused', reasons };
-    }
+    return {
+      index,
+      // The same normalisation as the Record API, so both find the same person.
+      email: (email as string).trim().toLowerCase(),
+      ...(typeof externalId === 'string' ? { externalId } : {}),
+      purposes,
+      capturedAt: new Date(row.captured_at).toISOString(),
+      ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
+      fingerprint: recordRequestFingerprint({ flow_id: request.flow_id, ...row }),
+    };
   }
 }

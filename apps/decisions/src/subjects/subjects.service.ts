@@ -80,7 +80,8 @@ export class SubjectsService {
     return this.toMessage(subject);
   }
 
-  private references(applicationId: string, by: { email?: string; externalId?: string; id: string }): string[] {
+  /** The opaque directory references of a person (keyed hashes of their id, external id and e-mail). */
+  references(applicationId: string, by: { email?: string; externalId?: string; id: string }): string[] {
     const key = this.context.env.SUBJECT_REF_KEY;
     const references = [subjectReference(key, applicationId, 'subject_id', by.id)];
     if (by.externalId) references.push(subjectReference(key, applicationId, 'external_id', by.externalId));

@@ -28,6 +28,10 @@ const RPC_TIMEOUT_MS = 10_000;
 export class ReceiptFreezer {
   private readonly logger = new Logger(ReceiptFreezer.name);
   private readonly env: ReceiptsEnvironment;
+  /** A flow version's terms never change: kept once fetched (bounded). */
+  private readonly flowVersions = new Map<string, Promise<FlowMessage>>();
+  /** An application's name may change: kept a minute, so an import's thousands of receipts ask once. */
+  private readonly applications = new Map<string, { at: number; identity: Promise<ApplicationIdentityReply> }>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -70,16 +74,35 @@ export class ReceiptFreezer {
     return inserted.length;
   }
 
+  private flowVersion(flowId: string, version: number): Promise<FlowMessage> {
+    const key = `${flowId}@${version}`;
+    let known = this.flowVersions.get(key);
+    if (!known) {
+      known = firstValueFrom(this.clients.own.send<FlowMessage>(FLOWS_GET, { flow_id: flowId, version }).pipe(timeout(RPC_TIMEOUT_MS)));
+      known.catch(() => this.flowVersions.delete(key));
+      if (this.flowVersions.size > 1000) this.flowVersions.clear();
+      this.flowVersions.set(key, known);
+    }
+    return known;
+  }
+
+  private application(applicationId: string): Promise<ApplicationIdentityReply> {
+    const known = this.applications.get(applicationId);
+    if (known && Date.now() - known.at < 60_000) return known.identity;
+    const identity = firstValueFrom(
+      this.clients.own.send<ApplicationIdentityReply>(GATEWAY_APPLICATION_IDENTITY, { application_id: applicationId }).pipe(timeout(RPC_TIMEOUT_MS)),
+    );
+    identity.catch(() => this.applications.delete(applicationId));
+    if (this.applications.size > 1000) this.applications.clear();
+    this.applications.set(applicationId, { at: Date.now(), identity });
+    return identity;
+  }
+
   private async freeze(event: ReceiptEventInput, recordId: string): Promise<number> {
     const [known] = await this.dataSource.query(`SELECT 1 FROM "receipts"."receipts" WHERE "record_id" = $1`, [recordId]);
     if (known) return 0;
     const data = event.data as Record<string, any>;
-    const [flow, application] = await Promise.all([
-      firstValueFrom(this.clients.own.send<FlowMessage>(FLOWS_GET, { flow_id: data.flow_id, version: data.flow_version }).pipe(timeout(RPC_TIMEOUT_MS))),
-      firstValueFrom(
-        this.clients.own.send<ApplicationIdentityReply>(GATEWAY_APPLICATION_IDENTITY, { application_id: event.application_id }).pipe(timeout(RPC_TIMEOUT_MS)),
-      ),
-    ]);
+    const [flow, application] = await Promise.all([this.flowVersion(data.flow_id, data.flow_version), this.application(event.application_id)]);
     const base = this.env.PUBLIC_BASE_URL;
     const input: FrozenReceiptInput = {
       recordId,

@@ -9,6 +9,9 @@ import {
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
   RESIDENCY_REGISTER,
+  RESIDENCY_REGISTER_MANY,
+  RegisterManyReply,
+  RegisterManyRequest,
 } from '@dcr/contracts';
 import { DirectoryService } from './directory.service';
 
@@ -19,6 +22,11 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_LOCATE)
   async locate(@Payload() request: LocateRequest): Promise<LocateReply> {
     return { entry: await this.directory.locate(request.references) };
+  }
+
+  @MessagePattern(RESIDENCY_REGISTER_MANY)
+  async registerMany(@Payload() request: RegisterManyRequest): Promise<RegisterManyReply> {
+    return { home_countries: await this.directory.registerMany(request.subjects.map((subject) => subject.references)) };
   }
 
   @MessagePattern(RESIDENCY_REGISTER)

@@ -7,6 +7,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, Matches, Validate
  */
 export const RESIDENCY_LOCATE = 'residency-router.locate';
 export const RESIDENCY_REGISTER = 'residency-router.register';
+export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
 /** Event sent to each peer country's residency-router when this country records a new entry. */
 export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
 
@@ -33,6 +34,21 @@ export class RegisterRequest {
   @ArrayMaxSize(16)
   @Matches(REFERENCE, { each: true, message: 'references must be 64 lower-case hex characters' })
   references: string[];
+}
+
+/** Many people at once (imports): each person's references, homed as `register` would one by one. */
+export class RegisterManyRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => RegisterRequest)
+  subjects: RegisterRequest[];
+}
+
+export class RegisterManyReply {
+  /** Per person, in the order asked. */
+  home_countries: string[];
 }
 
 export class RegisterReply {

@@ -1,0 +1,264 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
+import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
+import { OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { firstValueFrom } from 'rxjs';
+import { DataSource, EntityManager } from 'typeorm';
+import { OutboxRelay } from '../outbox/outbox';
+import { SubjectsService } from '../subjects/subjects.service';
+
+/** A row that passed the capture rules, on its way to a record. */
+export interface CheckedRow {
+  index: number;
+  email: string;
+  externalId?: string;
+  purposes: Record<string, RecordedPurpose>;
+  capturedAt: string;
+  idempotencyKey?: string;
+  fingerprint: string;
+}
+
+interface Person {
+  id: string;
+  email: string | null;
+  externalId: string | null;
+  isNew: boolean;
+}
+
+interface Latest {
+  recordId: string;
+  purposes: Record<string, RecordedPurpose>;
+}
+
+/**
+ * Records a chunk of import rows in one transaction instead of one per row: people found and homed
+ * in bulk (one directory round for the new ones), records, predecessor withdrawals and outbox
+ * events inserted with arrays. The rules are the Record API's: idempotency keys replay or refuse,
+ * a later record of the same person and flow supersedes (in row order within the chunk too), and
+ * a person homed in another country is refused with that country only.
+ */
+@Injectable()
+export class ImportBatch {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly subjects: SubjectsService,
+    private readonly clients: ServiceClients,
+    private readonly relay: OutboxRelay,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<ImportRowOutcome[]> {
+    if (rows.length === 0) return [];
+    const outcomes = new Map<number, ImportRowOutcome>();
+    const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
+
+    // Idempotency keys used before: the same body answers the earlier record, another body is refused.
+    const keyed = rows.filter((row) => row.idempotencyKey);
+    const earlier = new Map<string, { record_id: string; request_fingerprint: string | null }>();
+    if (keyed.length > 0) {
+      const found: Array<{ idempotency_key: string; record_id: string; request_fingerprint: string | null }> = await this.dataSource.query(
+        `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
+         WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
+        [applicationId, keyed.map((row) => row.idempotencyKey)],
+      );
+      for (const row of found) earlier.set(row.idempotency_key, row);
+    }
+    const fresh: CheckedRow[] = [];
+    const firstOfKey = new Map<string, CheckedRow>();
+    for (const row of rows) {
+      const key = row.idempotencyKey;
+      const before = key ? earlier.get(key) : undefined;
+      if (before) {
+        if (before.request_fingerprint === row.fingerprint) outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: before.record_id });
+        else refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
+        continue;
+      }
+      if (key && firstOfKey.has(key)) continue; // settled after the first row of that key is recorded
+      if (key) firstOfKey.set(key, row);
+      fresh.push(row);
+    }
+
+    const people = await this.people(applicationId, fresh);
+    const recorded = await this.dataSource.transaction(async (manager) => {
+      const homed = fresh.filter((row) => {
+        const person = people.get(row.index);
+        if (typeof person === 'string') refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
+        return typeof person !== 'string';
+      });
+      const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+      const created = persons.filter((person) => person.isNew);
+      if (created.length > 0) {
+        const inserted: Array<{ id: string }> = await manager.query(
+          `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
+           SELECT *, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING RETURNING "id"`,
+          [created.map((p) => p.id), created.map(() => applicationId), created.map((p) => p.email), created.map((p) => p.externalId)],
+        );
+        if (inserted.length < created.length) {
+          // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
+          const won = new Set(inserted.map((row) => row.id));
+          const raced = created.filter((person) => !won.has(person.id));
+          const rows: Array<{ id: string; email: string }> = await manager.query(
+            `SELECT "id", "email" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2::text[])`,
+            [applicationId, raced.map((person) => person.email)],
+          );
+          const idOf = new Map(rows.map((row) => [row.email, row.id]));
+          for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
+        }
+      }
+      // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
+      const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`, [lockKeys]);
+      const latest = await this.latest(manager, persons.map((person) => person.id), flow.id);
+
+      const now = new Date();
+      const recordedAt = now.toISOString();
+      const records: Array<Record<string, unknown>> = [];
+      const events: OutboxEvent[] = [];
+      const withdrawals: Array<{ recordId: string; marks: Array<Record<string, string>> }> = [];
+      for (const row of homed) {
+        const person = people.get(row.index) as Person;
+        const previous = latest.get(person.id) ?? null;
+        const recordId = newRecordId(this.context.env.COUNTRY);
+        const status = recordStatus(row.purposes);
+        records.push({ recordId, person: person.id, row, status, supersedes: previous?.recordId ?? null });
+        const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
+        events.push(
+          outboxRow({
+            type: status === 'granted' ? 'consent.granted' : 'consent.denied',
+            applicationId,
+            occurredAt: now,
+            data: {
+              record_id: recordId,
+              kind: 'consent',
+              outcome: status === 'granted' ? 'granted' : 'declined',
+              flow_id: flow.id,
+              flow_version: flow.version,
+              subject: { id: person.id },
+              purposes: statuses,
+              channel: 'imported',
+              captured_at: row.capturedAt,
+              recorded_at: recordedAt,
+              ...(previous ? { supersedes: previous.recordId } : {}),
+            },
+          }),
+        );
+        if (previous) {
+          const change = supersessionOf(previous.purposes, row.purposes);
+          if (change.event && change.withdrawn.length > 0) {
+            const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: 'newer_record' }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: 'newer_record' }));
+            withdrawals.push({ recordId: previous.recordId, marks });
+            events.push(
+              outboxRow({
+                type: change.event,
+                applicationId,
+                occurredAt: now,
+                data: { record_id: previous.recordId, superseded_by: recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: 'newer_record' },
+              }),
+            );
+          }
+        }
+        latest.set(person.id, { recordId, purposes: row.purposes });
+        outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: recordId });
+      }
+      if (records.length > 0) {
+        const column = <T>(pick: (record: { recordId: string; person: string; row: CheckedRow; status: string; supersedes: string | null }) => T) =>
+          records.map((record) => pick(record as never));
+        await manager.query(
+          `INSERT INTO "decisions"."consent_records"
+             ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
+              "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
+           SELECT r.id, $1, $2, $3, r.subject, r.purposes, r.status, 'imported', r.captured,
+                  -- One microsecond apart in row order, so "newest" stays the later row of the same person.
+                  $4::timestamptz + (r.n * interval '1 microsecond'), r.key, r.fingerprint, r.supersedes, '[]'::jsonb
+             FROM unnest($5::text[], $6::text[], $7::jsonb[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[])
+               WITH ORDINALITY AS r(id, subject, purposes, status, captured, key, fingerprint, supersedes, n)`,
+          [
+            applicationId,
+            flow.id,
+            flow.version,
+            recordedAt,
+            column((r) => r.recordId),
+            column((r) => r.person),
+            column((r) => JSON.stringify(r.row.purposes)),
+            column((r) => r.status),
+            column((r) => r.row.capturedAt),
+            column((r) => r.row.idempotencyKey ?? null),
+            column((r) => (r.row.idempotencyKey ? r.row.fingerprint : null)),
+            column((r) => r.supersedes),
+          ],
+        );
+      }
+      for (const { recordId, marks } of withdrawals) {
+        await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [recordId, JSON.stringify(marks)]);
+      }
+      if (events.length > 0) await manager.insert(OutboxEvent, events as never[]);
+      return records.length;
+    });
+    if (recorded > 0) this.relay.kick();
+
+    // Later rows repeating a key of this chunk: the same body answers the record made for the first.
+    for (const row of rows) {
+      if (outcomes.has(row.index)) continue;
+      const first = firstOfKey.get(row.idempotencyKey!)!;
+      const made = outcomes.get(first.index);
+      if (first.fingerprint !== row.fingerprint) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
+      else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
+    }
+    return rows.map((row) => outcomes.get(row.index)!);
+  }
+
+  /** Each row's person: found, or new (and homed here), or the country they are homed in. */
+  private async people(applicationId: string, rows: CheckedRow[]): Promise<Map<number, Person | string>> {
+    const emails = [...new Set(rows.map((row) => row.email))];
+    const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
+    const known: Array<{ id: string; email: string | null; external_id: string | null }> = await this.dataSource.query(
+      `SELECT "id", "email", "external_id" FROM "decisions"."subjects"
+       WHERE "application_id" = $1 AND ("email" = ANY($2::text[]) OR "external_id" = ANY($3::text[]))`,
+      [applicationId, emails, externalIds],
+    );
+    const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
+    const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
+    const result = new Map<number, Person | string>();
+    const newcomers = new Map<string, Person>();
+    for (const row of rows) {
+      const found = (row.externalId ? byExternal.get(row.externalId) : undefined) ?? byEmail.get(row.email);
+      if (found) {
+        result.set(row.index, { id: found.id, email: found.email, externalId: found.external_id, isNew: false });
+        continue;
+      }
+      const key = row.externalId ? `x:${row.externalId}` : `e:${row.email}`;
+      let person = newcomers.get(key) ?? newcomers.get(`e:${row.email}`);
+      if (!person) {
+        person = { id: newSubjectId(), email: row.email, externalId: row.externalId ?? null, isNew: true };
+        newcomers.set(key, person);
+        newcomers.set(`e:${row.email}`, person);
+      }
+      result.set(row.index, person);
+    }
+    const fresh = [...new Set(newcomers.values())];
+    if (fresh.length > 0) {
+      const homes = await firstValueFrom(
+        this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
+          subjects: fresh.map((person) => ({
+            references: this.subjects.references(applicationId, { id: person.id, email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
+          })),
+        }),
+      );
+      const homeOf = new Map(fresh.map((person, i) => [person, homes.home_countries[i]]));
+      for (const [index, person] of result) {
+        if (typeof person !== 'string' && person.isNew && homeOf.get(person) !== this.context.env.COUNTRY) result.set(index, homeOf.get(person)!);
+      }
+    }
+    return result;
+  }
+
+  private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
+    if (subjectIds.length === 0) return new Map();
+    const rows: Array<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose> }> = await manager.query(
+      `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes" FROM "decisions"."consent_records"
+       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
+      [subjectIds, flowId],
+    );
+    return new Map(rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes }]));
+  }
+}
