@@ -245,6 +245,49 @@ describe('consent records', () => {
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
   });
 
+  it('captures in the organisation\'s form: a capture token from the browser, committed by the server with the person', async () => {
+    const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
+    await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });
+    const browser = (body: unknown) => http(us.url, 'POST', '/api/v1/captures', { body, headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:5173' } });
+    const digest = (text: string) => require('node:crypto').createHash('sha256').update(text).digest('hex');
+
+    const refused = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: { ...granted, default_checked: true }, analytics: declined } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.details[0].field).toBe('decisions.newsletter');
+    expect((await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, commit: true })).body.details[0].field).toBe('commit');
+
+    const captured = await browser({
+      flow_id: flowId,
+      channel: 'form_capture',
+      decisions: { newsletter: granted, analytics: declined },
+      labels: { newsletter: digest('Newsletter'), analytics: digest('Analytics (we changed this text)') },
+    });
+    expect(captured.status).toBe(201);
+    expect(captured.body).toMatchObject({ capture_token: expect.stringMatching(/^cap_us[0-9a-z]{30}$/), wording_verdict: { newsletter: 'match', analytics: 'drift' } });
+    const { rows } = await db.query('SELECT token_hash, decisions FROM decisions.captures ORDER BY created_at DESC LIMIT 1');
+    expect(rows[0].token_hash).not.toContain(captured.body.capture_token);
+
+    const token = captured.body.capture_token;
+    const commit = (email: string, country = us) => http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: { email } } });
+    expect((await commit('katherine@example.com', de)).status).toBe(421);
+    const committed = await commit('katherine@example.com');
+    expect(committed.status).toBe(200);
+    expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
+    expect((await commit('katherine@example.com')).body.record_id).toBe(committed.body.record_id);
+    expect((await commit('someone-else@example.com')).status).toBe(409);
+
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
+    expect(receipt.extensions).toMatchObject({ collection_channel: 'form_capture', wording_drift: { newsletter: 'match', analytics: 'drift' } });
+    expect(validateReceipt(receipt).valid).toBe(true);
+
+    const stale = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } });
+    await db.query(`UPDATE decisions.captures SET expires_at = now() - interval '1 minute' WHERE record_id IS NULL`);
+    const late = await http(us.url, 'POST', `/api/v1/decisions/${stale.body.capture_token}/authorize`, { token: apiToken, body: { subject: { email: 'late@example.com' } } });
+    expect(late.status).toBe(410);
+    expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -21,6 +21,8 @@ import { SessionExpiry } from './sessions/session-expiry';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
+import { Capture } from './records/capture.entity';
+import { Captures } from './records/captures';
 import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
 import { ImportBatch } from './records/import-batch';
@@ -33,7 +35,7 @@ import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport, Capture];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
@@ -57,6 +59,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ConsentStatus,
     ImportConsentRecords,
     ImportBatch,
+    Captures,
   ],
 })
 export class DecisionsModule {}

@@ -7,6 +7,7 @@ import { ActivityEventRecord } from './activity/activity-event.entity';
 import { ActivityController } from './activity/activity.controller';
 import { AnchorsController, WitnessController } from './audit/anchors.controller';
 import { AuditController } from './audit/audit.controller';
+import { CapturesController } from './records/captures.controller';
 import { RecordsController } from './records/records.controller';
 import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
@@ -79,6 +80,7 @@ export const GATEWAY_ENTITIES = [
     WebhookDeliveriesController,
     ConsentReceiptsController,
     RecordsController,
+    CapturesController,
     PendingReceiptsController,
     ReceiptDiscoveryController,
     HostedPagesController,

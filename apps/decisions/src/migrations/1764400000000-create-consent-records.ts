@@ -35,9 +35,28 @@ export class CreateConsentRecords1764400000000 implements MigrationInterface {
         CONSTRAINT "PK_consent_imports" PRIMARY KEY ("id")
       )`);
     await runner.query(`CREATE INDEX "IX_consent_imports_application" ON "decisions"."consent_imports" ("application_id", "created_at")`);
+    await runner.query(`
+      CREATE TABLE "decisions"."captures" (
+        "id" text NOT NULL,
+        "token_hash" text NOT NULL,
+        "application_id" text NOT NULL,
+        "flow_id" text NOT NULL,
+        "flow_version" integer NOT NULL,
+        "channel" text NOT NULL,
+        "decisions" jsonb NOT NULL,
+        "wording_verdict" jsonb,
+        "origin" text,
+        "created_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+        "expires_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+        "record_id" text,
+        CONSTRAINT "PK_captures" PRIMARY KEY ("id")
+      )`);
+    await runner.query(`CREATE UNIQUE INDEX "UQ_captures_token_hash" ON "decisions"."captures" ("token_hash")`);
+    await runner.query(`CREATE INDEX "IX_captures_expiry" ON "decisions"."captures" ("expires_at") WHERE "record_id" IS NULL`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP TABLE "decisions"."captures"`);
     await runner.query(`DROP TABLE "decisions"."consent_imports"`);
     await runner.query(`DROP TABLE "decisions"."consent_records"`);
   }

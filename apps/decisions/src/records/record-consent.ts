@@ -52,7 +52,7 @@ export class RecordConsent {
   ) {}
 
   async execute(request: CreateConsentRecordRequest): Promise<CreateConsentRecordReply> {
-    const flow = await this.flows.active(request.flow_id);
+    const flow = request.flow_version ? await this.flows.version(request.flow_id, request.flow_version) : await this.flows.active(request.flow_id);
     if (!flow || flow.applicationId !== request.application_id) {
       throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
     }
@@ -95,7 +95,7 @@ export class RecordConsent {
           withdrawals: [],
         });
         await manager.insert(ConsentRecord, record);
-        await this.recordEvents(manager, record, previous);
+        await this.recordEvents(manager, record, previous, request.wording_verdict);
         return { consent_record: recordMessage(record), created: true };
       });
       this.relay.kick();
@@ -127,7 +127,12 @@ export class RecordConsent {
     return manager.findOne(ConsentRecord, { where: { subjectId, flowId }, order: { recordedAt: 'DESC', recordId: 'DESC' } });
   }
 
-  private async recordEvents(manager: EntityManager, record: ConsentRecord, previous: ConsentRecord | null): Promise<void> {
+  private async recordEvents(
+    manager: EntityManager,
+    record: ConsentRecord,
+    previous: ConsentRecord | null,
+    wordingVerdict?: Record<string, 'match' | 'drift'>,
+  ): Promise<void> {
     const statuses = Object.fromEntries(Object.entries(record.purposes).map(([key, value]) => [key, value.status]));
     await recordEvent(manager, {
       type: record.status === 'granted' ? 'consent.granted' : 'consent.denied',
@@ -145,6 +150,7 @@ export class RecordConsent {
         captured_at: record.capturedAt.toISOString(),
         recorded_at: record.recordedAt.toISOString(),
         ...(record.supersedes ? { supersedes: record.supersedes } : {}),
+        ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}),
       },
     });
     if (!previous) return;

@@ -1,6 +1,10 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  AuthorizeCaptureRequest,
+  CAPTURES_AUTHORIZE,
+  CAPTURES_CREATE,
+  CreateCaptureRequest,
   ConsentStatusRequest,
   CreateConsentRecordRequest,
   ImportGetRequest,
@@ -10,6 +14,7 @@ import {
   RECORDS_IMPORT,
   RECORDS_IMPORT_GET,
 } from '@dcr/contracts';
+import { Captures } from './captures';
 import { ConsentStatus } from './consent-status';
 import { ImportConsentRecords } from './import-consent-records';
 import { RecordConsent } from './record-consent';
@@ -20,7 +25,18 @@ export class RecordsController {
     private readonly recordConsent: RecordConsent,
     private readonly status: ConsentStatus,
     private readonly imports: ImportConsentRecords,
+    private readonly captures: Captures,
   ) {}
+
+  @MessagePattern(CAPTURES_CREATE)
+  capture(@Payload() request: CreateCaptureRequest) {
+    return this.captures.create(request);
+  }
+
+  @MessagePattern(CAPTURES_AUTHORIZE)
+  authorize(@Payload() request: AuthorizeCaptureRequest) {
+    return this.captures.authorize(request);
+  }
 
   @MessagePattern(RECORDS_IMPORT)
   import(@Payload() request: ImportRecordsRequest) {

@@ -128,6 +128,7 @@ export class ReceiptFreezer {
         ...(this.env.RECEIPT_PROCESSOR_URL ? { url: this.env.RECEIPT_PROCESSOR_URL } : {}),
       },
       ...(SUPERVISORY_AUTHORITIES[this.env.COUNTRY] ? { supervisoryAuthority: SUPERVISORY_AUTHORITIES[this.env.COUNTRY] } : {}),
+      ...(data.wording_verdict ? { evidence: { wordingVerdict: data.wording_verdict as Record<string, 'match' | 'drift'> } } : {}),
       // The person withdraws from their inbox (a mailed one-time code): an entry point with no credential in it.
       ...(base ? { withdrawalUrl: `${base}/inbox` } : {}),
     };

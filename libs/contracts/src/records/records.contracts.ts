@@ -6,6 +6,8 @@ import { APPLICATION_ID, FLOW_ID } from '../patterns';
 export const RECORDS_CREATE = 'decisions.records.create';
 export const RECORDS_CONSENT_STATUS = 'decisions.records.consent-status';
 export const RECORDS_IMPORT = 'decisions.records.import';
+export const CAPTURES_CREATE = 'decisions.captures.create';
+export const CAPTURES_AUTHORIZE = 'decisions.captures.authorize';
 export const RECORDS_IMPORT_GET = 'decisions.records.import-get';
 
 export class RecordSubjectInput {
@@ -45,8 +47,19 @@ export class CreateConsentRecordRequest {
   @Matches(/^[0-9a-f]{64}$/)
   notice_digest?: string;
 
-  @IsIn(['controller_attested', 'imported'])
-  channel: 'controller_attested' | 'imported';
+  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field'])
+  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field';
+
+  /** Pins the flow version a capture was made against (otherwise the active one). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  flow_version?: number;
+
+  /** Per purpose: did the attested label text match the published wording (recorded, never refused). */
+  @IsOptional()
+  @IsObject()
+  wording_verdict?: Record<string, 'match' | 'drift'>;
 
   /** The fingerprint of the caller's body (without the key): the same key with another body is a conflict. */
   @Matches(/^[0-9a-f]{64}$/)
@@ -171,4 +184,61 @@ export class ImportGetRequest {
 
   @Matches(/^imp_[0-9a-z]{20}$/)
   import_id: string;
+}
+
+export const CAPTURE_TOKEN = /^cap_[a-z]{2}[0-9a-z]{30}$/;
+
+export class CreateCaptureRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(FLOW_ID)
+  flow_id: string;
+
+  @IsIn(['form_capture', 'embedded_field'])
+  channel: 'form_capture' | 'embedded_field';
+
+  @IsObject()
+  decisions: Record<string, { decision: string; default_checked?: boolean; mandatory?: boolean }>;
+
+  @IsOptional()
+  @IsObject()
+  labels?: Record<string, string>;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 4096)
+  render_proof?: string;
+
+  @IsOptional()
+  @IsString()
+  origin?: string;
+}
+
+export interface CaptureCreatedReply {
+  capture_token: string;
+  expires_at: string;
+  wording_verdict?: Record<string, 'match' | 'drift'>;
+}
+
+export class AuthorizeCaptureRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(CAPTURE_TOKEN)
+  capture_token: string;
+
+  @ValidateNested()
+  @Type(() => RecordSubjectInput)
+  subject: RecordSubjectInput;
+
+  @IsOptional()
+  @IsBoolean()
+  suppress_receipt?: boolean;
+}
+
+export interface AuthorizeCaptureReply {
+  status: 'granted' | 'declined';
+  record_id: string;
+  channel: string;
 }

@@ -1,0 +1,48 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * A consent captured in the organisation's own form, waiting for its server to commit it with the
+ * person's e-mail. It holds the sanitised snapshot only (each purpose's decision and how it was
+ * presented, label digests), never other input values; the token is kept as a hash. Uncommitted
+ * captures expire after 24 hours and leave no record.
+ */
+@Entity({ name: 'captures' })
+@Index('UQ_captures_token_hash', ['tokenHash'], { unique: true })
+@Index('IX_captures_expiry', ['expiresAt'], { where: '"record_id" IS NULL' })
+export class Capture {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'token_hash', type: 'text' })
+  tokenHash: string;
+
+  @Column({ name: 'application_id', type: 'text' })
+  applicationId: string;
+
+  @Column({ name: 'flow_id', type: 'text' })
+  flowId: string;
+
+  @Column({ name: 'flow_version', type: 'integer' })
+  flowVersion: number;
+
+  @Column({ type: 'text' })
+  channel: string;
+
+  @Column({ type: 'jsonb' })
+  decisions: Record<string, { decision: string; default_checked: boolean; mandatory: boolean }>;
+
+  @Column({ name: 'wording_verdict', type: 'jsonb', nullable: true })
+  wordingVerdict: Record<string, 'match' | 'drift'> | null;
+
+  @Column({ type: 'text', nullable: true })
+  origin: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ name: 'record_id', type: 'text', nullable: true })
+  recordId: string | null;
+}

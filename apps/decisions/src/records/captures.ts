@@ -1,0 +1,127 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CreateCaptureRequest } from '@dcr/contracts';
+import {
+  assertCapturable,
+  DomainError,
+  FlowTerms,
+  hashCredential,
+  newOpaqueId,
+  notFound,
+  randomString,
+  recordAttestation,
+  recordRequestFingerprint,
+  validationFailed,
+} from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { FlowsRepository } from '../flows/flows.repository';
+import { Capture } from './capture.entity';
+import { RecordConsent } from './record-consent';
+
+/** An uncommitted capture is held this long, then it leaves no record. */
+export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
+
+/** The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text. */
+export function labelDigest(label: string): string {
+  return createHash('sha256').update(label, 'utf8').digest('hex');
+}
+
+/**
+ * Consent captured in the organisation's own form: the browser posts the sanitised snapshot (each
+ * purpose's decision and presentation, label digests) with the publishable key and gets a capture
+ * token; the organisation's server commits it with the person's e-mail (`authorize`), which records
+ * it through the Record API's path with the capture's channel.
+ */
+@Injectable()
+export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly flows: FlowsRepository,
+    private readonly recordConsent: RecordConsent,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  async create(request: CreateCaptureRequest): Promise<CaptureCreatedReply> {
+    const flow = await this.flows.active(request.flow_id);
+    if (!flow || flow.applicationId !== request.application_id) {
+      throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
+    }
+    const terms = flow.terms as unknown as FlowTerms;
+    assertCapturable(terms);
+    recordAttestation(terms, request.decisions as never);
+    // The snapshot keeps each purpose's decision and presentation, nothing else the browser sent.
+    const decisions = Object.fromEntries(
+      Object.entries(request.decisions).map(([key, value]) => [key, { decision: value.decision, default_checked: value.default_checked === true, mandatory: value.mandatory === true }]),
+    );
+    let wordingVerdict: Record<string, 'match' | 'drift'> | null = null;
+    if (request.labels) {
+      wordingVerdict = {};
+      for (const [key, digest] of Object.entries(request.labels)) {
+        const purpose = terms.purposes.find((candidate) => candidate.key === key);
+        if (!purpose) throw validationFailed([{ field: `labels.${key}`, reason: 'not a purpose of this flow' }]);
+        if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest)) throw validationFailed([{ field: `labels.${key}`, reason: 'must be the SHA-256 (hex) of the label text' }]);
+        wordingVerdict[key] = digest === labelDigest(purpose.label) ? 'match' : 'drift';
+      }
+    }
+    const token = `cap_${this.context.env.COUNTRY.toLowerCase()}${randomString(30)}`;
+    const now = new Date();
+    const capture = Object.assign(new Capture(), {
+      id: newOpaqueId('cpt', 20),
+      tokenHash: hashCredential(token),
+      applicationId: request.application_id,
+      flowId: flow.id,
+      flowVersion: flow.version,
+      channel: request.channel,
+      decisions,
+      wordingVerdict,
+      origin: request.origin ?? null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + CAPTURE_TTL_MS),
+      recordId: null,
+    });
+    await this.dataSource.manager.insert(Capture, capture);
+    return { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
+  }
+
+  async authorize(request: AuthorizeCaptureRequest): Promise<AuthorizeCaptureReply> {
+    const capture = await this.dataSource.manager.findOne(Capture, { where: { tokenHash: hashCredential(request.capture_token) } });
+    if (!capture || capture.applicationId !== request.application_id) throw notFound('Capture');
+    if (!capture.recordId && capture.expiresAt.getTime() <= Date.now()) {
+      throw new DomainError('gone', 'The capture expired uncommitted (captures are held 24 hours) and left no record');
+    }
+    const { consent_record } = await this.recordConsent.execute({
+      application_id: capture.applicationId,
+      flow_id: capture.flowId,
+      flow_version: capture.flowVersion,
+      subject: request.subject,
+      decisions: capture.decisions,
+      captured_at: capture.createdAt.toISOString(),
+      // Committing the same capture again answers the same record; with another person it is a conflict.
+      idempotency_key: `capture:${capture.id}`,
+      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: request.subject.email.trim().toLowerCase(), external_id: request.subject.external_id ?? null } }),
+      channel: capture.channel as 'form_capture' | 'embedded_field',
+      ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
+      send_receipt: !request.suppress_receipt,
+    });
+    if (!capture.recordId) await this.dataSource.manager.update(Capture, { id: capture.id }, { recordId: consent_record.record_id });
+    return { status: consent_record.status, record_id: consent_record.record_id, channel: consent_record.channel };
+  }
+
+  onApplicationBootstrap(): void {
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), 60_000);
+    this.sweeper.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  /** Uncommitted captures past their 24 hours are deleted: they leave no record. */
+  async sweep(): Promise<number> {
+    const removed: unknown[] = await this.dataSource.query(`DELETE FROM "decisions"."captures" WHERE "record_id" IS NULL AND "expires_at" < now() RETURNING 1`);
+    return removed.length;
+  }
+}
