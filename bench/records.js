@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * Record API benchmark (issue 7): `POST /api/v1/consent_records` through the whole path (edge
+ * validation, capture rules, the person bound through the residency directory, one transaction with
+ * the record and its outbox event; the audit entry, webhooks and receipt follow from the outbox),
+ * against the single-row insert rate `pgbench` reaches on the same PostgreSQL at the same
+ * concurrency in the same run. Then half the measured rate, evenly paced, for the p99.
+ *
+ *   node bench/records.js [--duration 10] [--connections 16]
+ *
+ * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
+ * a new person. Results go to bench/results/<timestamp>-records-embedded.json.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const autocannon = require('autocannon');
+const { option, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+const { call, summary, warnIfFailed, paced, log } = require('./decisions');
+
+const duration = Number(option('duration', '10'));
+const connections = Number(option('connections', '16'));
+
+function pgbench(databaseUrl) {
+  const url = new URL(databaseUrl);
+  const env = { ...process.env, PGPASSWORD: decodeURIComponent(url.password) };
+  const args = ['-h', url.hostname, '-p', url.port, '-U', decodeURIComponent(url.username), url.pathname.slice(1)];
+  execFileSync('psql', [...args, '-qc', 'CREATE TABLE IF NOT EXISTS public.pgbench_single_row (id bigserial PRIMARY KEY, payload text NOT NULL)'], { env });
+  const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pgbench-')), 'insert.sql');
+  fs.writeFileSync(script, "INSERT INTO public.pgbench_single_row (payload) VALUES ('consent');\n");
+  const output = execFileSync('pgbench', ['-n', '-c', String(connections), '-j', '2', '-T', String(duration), '-f', script, ...args], { env, encoding: 'utf8' });
+  execFileSync('psql', [...args, '-qc', 'DROP TABLE public.pgbench_single_row'], { env });
+  const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1]);
+  return { tps: Math.round(tps), output: output.split('\n').filter((line) => /tps|latency|clients/.test(line)) };
+}
+
+async function main() {
+  const measuredSource = source();
+  const service = await startCountryPair({ mode: 'embedded' });
+  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), source: measuredSource, load: { connections, duration_s: duration } };
+  try {
+    const { credentials } = service;
+    const base = credentials.endpoints.US;
+    const token = credentials.api_token;
+    const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
+      token,
+      body: {
+        name: 'Signup form',
+        pattern: 'standard',
+        purposes: ['newsletter', 'analytics', 'fraud'],
+        purpose_definitions: {
+          newsletter: { label: 'Newsletter', basis: 'consent' },
+          analytics: { label: 'Usage analytics', basis: 'consent' },
+          fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+        },
+        consent_duration: 'P1Y',
+      },
+    });
+    await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token });
+    let n = 0;
+    const body = () =>
+      JSON.stringify({
+        flow_id: flow.id,
+        subject: { email: `person-${process.pid}-${n++}@example.com` },
+        decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } },
+        captured_at: new Date().toISOString(),
+      });
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
+
+    log(`pgbench: single-row inserts, ${connections} clients, ${duration} s`);
+    result.pgbench = pgbench(service.databaseUrl('US'));
+    log(`pgbench: ${result.pgbench.tps} inserts/s`);
+
+    log('records: warm-up (3 s)');
+    await autocannon({ ...options, duration: 3 });
+    log(`records: saturation, ${connections} connections, ${duration} s`);
+    const meter = cpuMeter(service.child.pid);
+    const saturation = await autocannon({ ...options, duration });
+    warnIfFailed('records saturation', saturation);
+    const cpu = meter.stop(saturation.requests.total);
+    const rate = Math.round(saturation.requests.total / duration);
+    const half = Math.max(1, Math.round(rate / 2));
+    log(`records: ${rate}/s (${Math.round((100 * rate) / result.pgbench.tps)} % of pgbench); evenly paced ${half}/s for ${duration} s`);
+    const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
+    result.records = { saturation: { ...summary(saturation), cpu }, records_per_second: rate, share_of_pgbench: Math.round((1000 * rate) / result.pgbench.tps) / 1000, half_rate_paced: pacedRun };
+    result.target = { share_of_pgbench: 0.25, p99_ms_at_half_load: 100 };
+  } finally {
+    await service.close();
+  }
+  const file = writeResult(result.date, 'records-embedded', result);
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  log(`written to ${file}`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
