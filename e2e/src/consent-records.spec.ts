@@ -288,6 +288,47 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
   });
 
+  it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {
+    const email = 'ada@example.com';
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
+    const code = /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
+    const session = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
+    expect(session.status).toBe(201);
+    const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: session.body.inbox_token, body });
+
+    const listed = await person('GET', '/api/v1/inbox/records');
+    expect(listed.status).toBe(200);
+    expect(listed.body.length).toBeGreaterThan(0);
+    const target = listed.body.find((r: { purposes: Record<string, { status: string }> }) => r.purposes.newsletter?.status === 'granted');
+    expect(target).toMatchObject({ application_id: applicationId, title: expect.any(String), purposes: { newsletter: { label: 'Newsletter', status: 'granted' } } });
+
+    expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'lottery' })).status).toBe(422);
+    const withdrawn = await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' });
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body).toMatchObject({ record_id: target.record_id, withdrawn: ['newsletter'], withdrawn_at: expect.any(String) });
+    expect(withdrawn.body.record.purposes.newsletter.status).toBe('withdrawn');
+    expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' })).status).toBe(409);
+
+    await eventually(async () => {
+      const receipt = await api('GET', `/api/v1/consent_receipts/${target.record_id}`);
+      return receipt.status === 200 && receipt.body.event.some((e: { event_state: string; event_channel?: string }) => e.event_state === 'consent withdrawn' && e.event_channel === 'own_records');
+    });
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=ada%40example.com`);
+    expect(status.body.purposes.newsletter.status).not.toBe('granted');
+    const trail = await api('GET', `/api/v1/applications/${applicationId}/audit?type=consent.revoked,consent.purpose_revoked&limit=200`);
+    expect(trail.body.data.some((entry: { actor: { type: string } }) => entry.actor.type === 'participant')).toBe(true);
+
+    // Someone else's inbox never sees or withdraws this record.
+    const other = 'mallory@example.com';
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: other } });
+    const otherCode = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [other])).rows[0].text)![1];
+    const otherToken = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: other, code: otherCode } })).body.inbox_token;
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token: otherToken })).body).toEqual([]);
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { token: otherToken, body: {} })).status).toBe(404);
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records')).status).toBe(401);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -26,6 +26,7 @@ import { Captures } from './records/captures';
 import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
 import { ImportBatch } from './records/import-batch';
+import { PersonRecords } from './records/person-records';
 import { ImportConsentRecords } from './records/import-consent-records';
 import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
@@ -60,6 +61,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ImportConsentRecords,
     ImportBatch,
     Captures,
+    PersonRecords,
   ],
 })
 export class DecisionsModule {}

@@ -4,7 +4,11 @@ import {
   INBOX_CLOSE,
   INBOX_LIST,
   INBOX_OPEN,
+  INBOX_RECORDS,
   INBOX_SIGN_IN,
+  INBOX_WITHDRAW,
+  InboxRecordsRequest,
+  InboxWithdrawRequest,
   InboxListRequest,
   InboxOpenReply,
   InboxOpenRequest,
@@ -12,11 +16,25 @@ import {
   InboxSignInRequest,
   InboxTokenRequest,
 } from '@dcr/contracts';
+import { PersonRecords } from '../records/person-records';
 import { InboxService } from './inbox.service';
 
 @Controller()
 export class InboxController {
-  constructor(private readonly inbox: InboxService) {}
+  constructor(
+    private readonly inbox: InboxService,
+    private readonly records: PersonRecords,
+  ) {}
+
+  @MessagePattern(INBOX_RECORDS)
+  consentRecords(@Payload() request: InboxRecordsRequest) {
+    return this.records.list(request);
+  }
+
+  @MessagePattern(INBOX_WITHDRAW)
+  withdraw(@Payload() request: InboxWithdrawRequest) {
+    return this.records.withdraw(request);
+  }
 
   @MessagePattern(INBOX_SIGN_IN)
   signIn(@Payload() request: InboxSignInRequest) {

@@ -141,7 +141,8 @@ export class InboxService {
     };
   }
 
-  private async emailOf(token: string): Promise<string> {
+  /** The e-mail address an inbox token was opened for (401 when it is unknown or expired). */
+  async emailOf(token: string): Promise<string> {
     const session = await this.sessions.findOne({ where: { tokenHash: hashCredential(token) } });
     if (!session || session.expiresAt.getTime() <= Date.now()) {
       throw new DomainError('unauthenticated', 'Sign in to the inbox again: the inbox session is missing or has expired');

@@ -1,13 +1,13 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, InboxOpenReply } from '@dcr/contracts';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { DomainError } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
-import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto } from './inbox.dto';
+import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 
 export function inboxBearer(authorization: string | undefined): string {
@@ -63,5 +63,29 @@ export class InboxController {
   @ApiPage(InboxItemDto)
   list(@Query() query: InboxQueryDto, @Req() request: FastifyRequest, @Headers('authorization') authorization?: string) {
     return this.reader.page(inboxBearer(authorization), query, request);
+  }
+
+  @Get('records')
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary: "The signed-in person's consent records in this country, with each purpose's current status",
+    description: 'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw.',
+  })
+  records(@Headers('authorization') authorization?: string, @Query('application_id') applicationId?: string): Promise<InboxRecordMessage[]> {
+    if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
+      throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
+    }
+    return firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: inboxBearer(authorization), application_id: applicationId }));
+  }
+
+  @Post('records/:record_id/withdraw')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation' })
+  withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
+    if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
+    return firstValueFrom(
+      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose }),
+    );
   }
 }

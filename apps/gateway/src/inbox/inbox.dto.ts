@@ -54,3 +54,11 @@ export class InboxItemDto {
   @ApiProperty({ format: 'date-time' }) expires_at: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
+
+export class InboxWithdrawDto {
+  @ApiPropertyOptional({ example: 'newsletter', description: 'One purpose; absent withdraws every purpose still granted' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  purpose?: string;
+}

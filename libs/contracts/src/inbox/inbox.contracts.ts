@@ -9,6 +9,9 @@ export const INBOX_SIGN_IN = 'decisions.inbox.sign-in';
 export const INBOX_OPEN = 'decisions.inbox.open';
 export const INBOX_LIST = 'decisions.inbox.list';
 export const INBOX_CLOSE = 'decisions.inbox.close';
+/** The person's consent records in this country (their withdrawal entry point), and withdrawing. */
+export const INBOX_RECORDS = 'decisions.inbox.records';
+export const INBOX_WITHDRAW = 'decisions.inbox.withdraw';
 
 export class InboxSignInRequest {
   @IsEmail()
@@ -82,4 +85,38 @@ export interface InboxPageMessage {
   email: string;
   data: InboxItemMessage[];
   next_cursor: string | null;
+}
+
+export class InboxRecordsRequest extends InboxTokenRequest {
+  @IsOptional()
+  @Matches(APPLICATION_ID)
+  application_id?: string;
+}
+
+export class InboxWithdrawRequest extends InboxTokenRequest {
+  @Matches(/^rec_[a-z]{2}[0-9a-z]{20}$/)
+  record_id: string;
+
+  /** One purpose; absent withdraws every purpose still granted. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  purpose?: string;
+}
+
+export interface InboxRecordMessage {
+  record_id: string;
+  application_id: string;
+  flow_id: string;
+  title: string;
+  recorded_at: string;
+  channel: string;
+  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
+}
+
+export interface InboxWithdrawReply {
+  record_id: string;
+  withdrawn: string[];
+  withdrawn_at: string;
+  record: InboxRecordMessage;
 }

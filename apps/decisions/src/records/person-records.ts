@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
+import { consentStatusOf, DomainError, FlowTerms, notFound } from '@dcr/domain';
+import { DataSource, EntityManager } from 'typeorm';
+import { InboxService } from '../inbox/inbox.service';
+import { OutboxRelay, recordEvent } from '../outbox/outbox';
+import { ConsentRecord } from './consent-record.entity';
+
+interface Row {
+  record_id: string;
+  application_id: string;
+  flow_id: string;
+  subject_id: string;
+  recorded_at: Date;
+  channel: string;
+  purposes: ConsentRecord['purposes'];
+  withdrawals: ConsentRecord['withdrawals'];
+  terms: FlowTerms;
+}
+
+/**
+ * The person's side of their consent records: signed in to their inbox with a mailed one-time code
+ * (the credential-free entry every receipt names), they see each record of every organisation in
+ * this country and withdraw all of it or one purpose. A withdrawal appends to the record, never
+ * rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked` with channel
+ * `own_records` (onto the receipt, the audit trail and the webhooks).
+ */
+@Injectable()
+export class PersonRecords {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly inbox: InboxService,
+    private readonly relay: OutboxRelay,
+  ) {}
+
+  async list(request: InboxRecordsRequest): Promise<InboxRecordMessage[]> {
+    const email = await this.inbox.emailOf(request.inbox_token);
+    const rows = await this.rows(this.dataSource.manager, email, request.application_id);
+    return rows.map((row) => this.message(row));
+  }
+
+  async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
+    const email = await this.inbox.emailOf(request.inbox_token);
+    const result = await this.dataSource.transaction(async (manager) => {
+      const [row] = await this.rows(manager, email, undefined, request.record_id, true);
+      if (!row) throw notFound('Record');
+      const current = this.message(row).purposes;
+      const granted = Object.entries(current).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
+      if (request.purpose !== undefined && !(request.purpose in current)) {
+        throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
+      }
+      const withdrawn = request.purpose === undefined ? granted : granted.filter((key) => key === request.purpose);
+      if (withdrawn.length === 0) {
+        throw new DomainError('conflict', request.purpose ? `${request.purpose} is not granted on this record` : 'Nothing on this record is granted any more');
+      }
+      const at = new Date();
+      const whole = withdrawn.length === granted.length;
+      const marks = whole && request.purpose === undefined ? [{ at: at.toISOString(), channel: 'own_records' }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel: 'own_records' }));
+      await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [row.record_id, JSON.stringify(marks)]);
+      await recordEvent(manager, {
+        type: whole ? 'consent.revoked' : 'consent.purpose_revoked',
+        applicationId: row.application_id,
+        occurredAt: at,
+        data: {
+          record_id: row.record_id,
+          flow_id: row.flow_id,
+          subject: { id: row.subject_id },
+          ...(whole ? {} : { purposes: withdrawn }),
+          channel: 'own_records',
+          actor: { type: 'participant', id: row.subject_id },
+        },
+      });
+      const [after] = await this.rows(manager, email, undefined, row.record_id);
+      return { record_id: row.record_id, withdrawn, withdrawn_at: at.toISOString(), record: this.message(after) };
+    });
+    this.relay.kick();
+    return result;
+  }
+
+  private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
+    return manager.query(
+      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."channel", r."purposes", r."withdrawals", f."terms"
+         FROM "decisions"."consent_records" r
+         JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
+         JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
+        WHERE s."email" = $1 AND ($2::text IS NULL OR r."application_id" = $2) AND ($3::text IS NULL OR r."record_id" = $3)
+        ORDER BY r."recorded_at" DESC, r."record_id" DESC
+        ${lock ? 'FOR UPDATE OF r' : ''}`,
+      [email, applicationId ?? null, recordId ?? null],
+    );
+  }
+
+  private message(row: Row): InboxRecordMessage {
+    const status = consentStatusOf([
+      { record_id: row.record_id, recorded_at: new Date(row.recorded_at).toISOString(), purposes: row.purposes, withdrawn: row.withdrawals },
+    ]);
+    const labels = new Map(row.terms.purposes.map((purpose) => [purpose.key, purpose.label]));
+    return {
+      record_id: row.record_id,
+      application_id: row.application_id,
+      flow_id: row.flow_id,
+      title: row.terms.title ?? row.terms.name,
+      recorded_at: new Date(row.recorded_at).toISOString(),
+      channel: row.channel,
+      purposes: Object.fromEntries(Object.entries(status).map(([key, value]) => [key, { label: labels.get(key) ?? key, status: value.status }])),
+    };
+  }
+}
