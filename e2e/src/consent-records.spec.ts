@@ -329,6 +329,32 @@ describe('consent records', () => {
     expect((await http(us.url, 'GET', '/api/v1/inbox/records')).status).toBe(401);
   });
 
+  it('offers the same on the records page: forms per purpose, a post/redirect/get withdrawal and its confirmation', async () => {
+    const email = 'katherine@example.com';
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const token = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token;
+    const cookie = `service_inbox=${encodeURIComponent(token)}`;
+    const page = async () => (await fetch(`${us.url}/inbox/records`, { headers: { cookie } })).text();
+    const before = await page();
+    const recordId = /data-record-id="(rec_us[0-9a-z]{20})"/.exec(before)![1];
+    expect(before).toContain('<input type="hidden" name="purpose" value="newsletter">');
+    expect(before).toContain('From Acme');
+    const posted = await fetch(`${us.url}/inbox/records/${recordId}/withdraw`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'purpose=newsletter',
+    });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get('location')).toBe('/inbox/records?withdrawn=1');
+    const after = await (await fetch(`${us.url}/inbox/records?withdrawn=1`, { headers: { cookie } })).text();
+    expect(after).toContain('id="records-confirmation"');
+    expect(after).toMatch(/data-purpose="newsletter" data-status="withdrawn"/);
+    // Without the cookie the page asks the person to sign in first.
+    expect(await (await fetch(`${us.url}/inbox/records`)).text()).toContain('inbox-sign-in');
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

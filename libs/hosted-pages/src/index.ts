@@ -6,6 +6,8 @@ export type { ErrorPageInput, SimplePageOptions } from './render-pages';
 export { renderInboxPage, INBOX_TRIGGERS } from './render-inbox';
 export type { InboxPageOptions, InboxSort } from './render-inbox';
 export { renderInboxSignInPage } from './render-inbox-sign-in';
+export { renderRecordsPage } from './render-records';
+export type { PersonRecordItem, RecordsPageOptions } from './render-records';
 export type { InboxSignInPageOptions } from './render-inbox-sign-in';
 export { assetsDir, assetIntegrity, assetUrl, readAsset, ASSET_FILES, ASSET_CONTENT_TYPES, DEFAULT_ASSET_BASE } from './assets';
 export type { AssetFile } from './assets';

@@ -114,6 +114,7 @@ ${items.map((item) => row(item, tr, decisionPath))}
     bodyClass: 'hp-inbox-page',
     main: html`<div id="inbox" class="hp-inbox">
 <h1 id="page-title">${tr.t('inbox_title')}</h1>
+<p><a id="inbox-records-link" class="hp-link" href="/inbox/records">${tr.t('inbox_records_link')}</a></p>
 ${form}
 ${list}
 ${next}

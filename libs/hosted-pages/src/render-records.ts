@@ -1,0 +1,67 @@
+import { DEFAULT_ASSET_BASE } from './assets';
+import { html, SafeHtml } from './html';
+import { MessageKey, translator, Translator } from './i18n';
+import { renderDocument } from './layout';
+
+/** One consent record as the person's records page shows it. */
+export interface PersonRecordItem {
+  record_id: string;
+  title: string;
+  application_name?: string;
+  recorded_at: string;
+  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
+}
+
+export interface RecordsPageOptions {
+  locale?: string;
+  assetBase?: string;
+  /** Set after a withdrawal (post/redirect/get): the confirmation shown at the top. */
+  confirmation?: boolean;
+}
+
+function record(item: PersonRecordItem, tr: Translator): SafeHtml {
+  const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw`;
+  const granted = Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
+  const recorded = tr.dateTime(item.recorded_at);
+  return html`<li class="hp-inbox-item" data-record-id="${item.record_id}">
+<h2 class="hp-inbox-title">${item.title}</h2>
+<dl class="hp-facts hp-facts-inline">
+${item.application_name ? html`<div class="hp-fact"><dt class="hp-visually-hidden">${tr.t('application_label')}</dt><dd>${tr.t('records_from', { application: item.application_name })}</dd></div>` : null}
+${recorded ? html`<div class="hp-fact"><dt>${tr.t('records_recorded')}</dt><dd><time datetime="${item.recorded_at}" data-local-time="datetime">${recorded}</time></dd></div>` : null}
+</dl>
+<h3 class="hp-visually-hidden">${tr.t('records_purposes')}</h3>
+<ul class="hp-purposes">
+${Object.entries(item.purposes).map(
+  ([key, purpose]) => html`<li class="hp-purpose" data-purpose="${key}" data-status="${purpose.status}">
+<span class="hp-purpose-label">${purpose.label}</span> <span class="hp-badge">${tr.t(`record_status_${purpose.status}` as MessageKey)}</span>
+${purpose.status === 'granted'
+  ? html`<form class="hp-inline-form" method="post" action="${action}"><input type="hidden" name="purpose" value="${key}"><button type="submit" class="hp-button hp-button-secondary" aria-label="${tr.t('records_withdraw_purpose', { purpose: purpose.label })}">${tr.t('records_withdraw')}</button></form>`
+  : null}
+</li>`,
+)}
+</ul>
+${granted.length > 1 ? html`<form class="hp-inline-form" method="post" action="${action}"><button type="submit" class="hp-button">${tr.t('records_withdraw_all')}</button></form>` : null}
+</li>`;
+}
+
+/** The person's consent records, with a withdrawal form for every purpose still given. */
+export function renderRecordsPage(items: readonly PersonRecordItem[], options: RecordsPageOptions = {}): string {
+  const tr = translator(options.locale);
+  return renderDocument({
+    tr,
+    title: tr.t('records_title'),
+    mode: 'page',
+    assetBase: options.assetBase ?? DEFAULT_ASSET_BASE,
+    bodyClass: 'hp-inbox-page',
+    main: html`<div id="records" class="hp-inbox">
+<h1 id="page-title">${tr.t('records_title')}</h1>
+${options.confirmation ? html`<p id="records-confirmation" class="hp-notice" role="status">${tr.t('records_confirmation')}</p>` : null}
+<p>${tr.t('records_intro')}</p>
+${items.length > 0
+  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr))}</ol>`
+  : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
+<p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>
+</div>`,
+    footer: html`<footer class="hp-footer"><p>${tr.t('footer_text_generic')}</p></footer>`,
+  });
+}
