@@ -33,7 +33,7 @@ describe('consent records', () => {
   beforeAll(async () => {
     const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
     applicationId = app.body.id;
@@ -274,12 +274,24 @@ describe('consent records', () => {
     expect(committed.status).toBe(200);
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
     expect((await commit('katherine@example.com')).body.record_id).toBe(committed.body.record_id);
+    // The receipt mail, once, linking to the person's records page (no credential in the link).
+    await eventually(async () => (await db.query(`SELECT 1 FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rowCount === 1);
+    const receiptMail = (await db.query(`SELECT subject, text FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rows[0];
+    expect(receiptMail.subject).toContain('Your consent receipt');
+    expect(receiptMail.text).toContain(committed.body.record_id);
+    expect(receiptMail.text).toContain('https://us.decisions.example.com/inbox/records\n');
     expect((await commit('someone-else@example.com')).status).toBe(409);
 
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
     expect(receipt.extensions).toMatchObject({ collection_channel: 'form_capture', wording_drift: { newsletter: 'match', analytics: 'drift' } });
     expect(validateReceipt(receipt).valid).toBe(true);
+
+    const quiet = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } });
+    const suppressed = await http(us.url, 'POST', `/api/v1/decisions/${quiet.body.capture_token}/authorize`, { token: apiToken, body: { subject: { email: 'quiet@example.com' }, suppress_receipt: true } });
+    expect(suppressed.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await db.query(`SELECT 1 FROM decisions.dev_mailbox WHERE to_address = 'quiet@example.com'`)).rowCount).toBe(0);
 
     const stale = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } });
     await db.query(`UPDATE decisions.captures SET expires_at = now() - interval '1 minute' WHERE record_id IS NULL`);

@@ -109,7 +109,7 @@ describe('start commands', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
         anchors = await http(endpoints.US, 'GET', '/api/v1/anchors', { token });
       }
-      expect(anchors.body.data[0].witness_receipts).toEqual([expect.objectContaining({ witness: 'dcr.invalid/witness/de' })]);
+      expect(anchors.body.data[0].witness_receipts).toEqual([expect.objectContaining({ witness: `127.0.0.1:${env.DE_PORT}/witness/de` })]);
 
       const client = new Client({ connectionString: `${serverUrl.toString()}_de` });
       await client.connect();

@@ -74,6 +74,8 @@ async function main() {
           NODE_ENV: process.env.NODE_ENV ?? 'development',
           DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '5',
           ...(service === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: adminToken } : {}),
+          // Links in mails and receipts name the endpoint this country answers on.
+          PUBLIC_BASE_URL: process.env[`${country}_PUBLIC_BASE_URL`] ?? `http://127.0.0.1:${port}`,
         },
         stdio: ['ignore', log, log],
       });

@@ -63,6 +63,8 @@ function environmentFor(country, { serverUrl, secrets, adminToken, port }) {
     ADMIN_TOKEN: adminToken,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     PORT: String(port),
+    // Links in mails and receipts name the endpoint this country answers on.
+    PUBLIC_BASE_URL: process.env[`${country}_PUBLIC_BASE_URL`] ?? `http://127.0.0.1:${port}`,
     HOST: '127.0.0.1',
     DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '3',
   };

@@ -101,6 +101,11 @@ export class DecisionsEnvironment extends ServiceEnvironment {
   @IsString()
   MAIL_FROM = 'Decision Service <no-reply@decision-service.invalid>';
 
+  /** The country's public origin, for links in mails (the receipt mail links to the records page). */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  PUBLIC_BASE_URL?: string;
+
   /** How long an unfinished session stays open when the organisation gives no deadline, in seconds. */
   @IsOptional()
   @Transform(toInt)

@@ -129,8 +129,8 @@ export class ReceiptFreezer {
       },
       ...(SUPERVISORY_AUTHORITIES[this.env.COUNTRY] ? { supervisoryAuthority: SUPERVISORY_AUTHORITIES[this.env.COUNTRY] } : {}),
       ...(data.wording_verdict ? { evidence: { wordingVerdict: data.wording_verdict as Record<string, 'match' | 'drift'> } } : {}),
-      // The person withdraws from their inbox (a mailed one-time code): an entry point with no credential in it.
-      ...(base ? { withdrawalUrl: `${base}/inbox` } : {}),
+      // The person withdraws from their records page (signed in with a mailed one-time code): an entry with no credential in it.
+      ...(base ? { withdrawalUrl: `${base}/inbox/records` } : {}),
     };
     const receipt = freezeConsentReceipt(input);
     const inserted: unknown[] = await this.dataSource.query(
