@@ -46,7 +46,7 @@ export async function startService(context: ServiceContext): Promise<INestMicros
     }),
     logger: new PinoNestLogger(context.logger),
   });
-  useDomainRpcConventions(app);
+  useDomainRpcConventions(app, new PinoNestLogger(context.logger.child({ context: 'DomainRpcExceptionFilter' })));
   await app.listen();
   context.logger.info({ transport: env.TRANSPORT }, `${definition.name} listening`);
   return app;

@@ -137,7 +137,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     },
     { inheritAppConfig: false },
   );
-  useDomainRpcConventions(microservice);
+  useDomainRpcConventions(microservice, new PinoNestLogger(context.logger.child({ context: 'DomainRpcExceptionFilter' })));
 
   await app.init();
   app.get(OpenApiDocument).build(app);

@@ -1,4 +1,4 @@
-import { ArgumentsHost, Catch, Logger, RpcExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, Logger, LoggerService, RpcExceptionFilter } from '@nestjs/common';
 import { SerializedDomainError } from '@dcr/domain';
 import { Observable, throwError } from 'rxjs';
 import { toSerializedError } from '../wire/rpc-errors';
@@ -11,7 +11,11 @@ import { toSerializedError } from '../wire/rpc-errors';
  */
 @Catch()
 export class DomainRpcExceptionFilter implements RpcExceptionFilter<unknown, SerializedDomainError> {
-  private readonly logger = new Logger(DomainRpcExceptionFilter.name);
+  /**
+   * The service's own logger: Nest's static Logger is one per process, so with several services in
+   * one process (the embedded default) it would write this service's errors under another's name.
+   */
+  constructor(private readonly logger: LoggerService = new Logger(DomainRpcExceptionFilter.name)) {}
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<SerializedDomainError> {
     const serialized = toSerializedError(exception, this.logger);
