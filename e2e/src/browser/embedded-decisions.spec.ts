@@ -404,6 +404,37 @@ describe('hosted decision pages in a browser', () => {
       expect(problems).toEqual([]);
     });
 
+    it('has no violations on the records page, where a person signs in and withdraws one purpose by keyboard', async () => {
+      const flowId = await activeFlow('Records page');
+      const email = 'ruth.records@example.com';
+      const recorded = await api('POST', '/api/v1/consent_records', {
+        flow_id: flowId,
+        subject: { email },
+        decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'granted' } },
+        captured_at: new Date().toISOString(),
+      });
+      expect(recorded.status).toBe(201);
+      const { page, problems } = await newPage();
+      await page.goto(`${us.url}/inbox/records`);
+      await page.fill('#inbox-email', email);
+      await page.click('#inbox-send-code');
+      await page.waitForSelector('#inbox-code');
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+      await page.fill('#inbox-code', /\b(\d{6})\b/.exec(mail.body.data[0].text)![1]);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#inbox-records-link');
+      await page.click('#inbox-records-link');
+      await page.waitForSelector('#records-list');
+      await expectNoAxeViolations(page.mainFrame(), 'records page');
+      const withdraw = page.locator(`li[data-record-id="${recorded.body.consent_record.record_id}"] li[data-purpose="newsletter"] button`);
+      await withdraw.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#records-confirmation');
+      expect(await page.getAttribute(`li[data-record-id="${recorded.body.consent_record.record_id}"] li[data-purpose="newsletter"]`, 'data-status')).toBe('withdrawn');
+      await expectNoAxeViolations(page.mainFrame(), 'records page after a withdrawal');
+      expect(problems).toEqual([]);
+    });
+
     it('has no violations on the page of an unknown decision (404)', async () => {
       const { page } = await newPage();
       const response = await page.goto(`${us.url}/decisions/dts_us${'0'.repeat(30)}`);
