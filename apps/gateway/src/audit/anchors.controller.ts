@@ -5,12 +5,10 @@ import {
   AUDIT_ANCHORS,
   AUDIT_CONSISTENCY_PROOF,
   AUDIT_WITNESS_ADD_CHECKPOINT,
-  AUDIT_WITNESS_CONFIGURATION,
   AuditAnchorMessage,
   AuditAnchorsReply,
   AuditConsistencyMessage,
   WitnessAddCheckpointReply,
-  WitnessConfigurationMessage,
 } from '@dcr/contracts';
 import { decodeCursor, DomainError, encodeCursor, Page, parseLimit } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';

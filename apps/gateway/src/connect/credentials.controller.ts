@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';

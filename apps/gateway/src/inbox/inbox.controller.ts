@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { DomainError } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ReceiptsEnvironment } from '@dcr/config';
 import {
   ApplicationIdentityReply,
@@ -26,7 +26,6 @@ const RPC_TIMEOUT_MS = 10_000;
  */
 @Injectable()
 export class ReceiptFreezer {
-  private readonly logger = new Logger(ReceiptFreezer.name);
   private readonly env: ReceiptsEnvironment;
   /** A flow version's terms never change: kept once fetched (bounded). */
   private readonly flowVersions = new Map<string, Promise<FlowMessage>>();

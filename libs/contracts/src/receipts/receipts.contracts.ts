@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsObject, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, Matches, ValidateNested } from 'class-validator';
 import { OutboxEventInput } from '../events';
 import { APPLICATION_ID } from '../patterns';
 

@@ -5,8 +5,6 @@ import {
   IsArray,
   IsIn,
   IsInt,
-  IsISO8601,
-  IsObject,
   IsOptional,
   IsString,
   Length,
