@@ -245,6 +245,27 @@ describe('consent records', () => {
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
   });
 
+  it('imports mail receipts only when asked, and only for the records they make', async () => {
+    const rows = ['ida', 'jean'].map((name) => ({
+      subject: { email: `${name}@example.com` },
+      decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } },
+      captured_at: '2024-02-03T04:05:06.000Z',
+      idempotency_key: `mail-${name}`,
+    }));
+    const mails = async (name: string) => (await db.query(`SELECT subject, text FROM decisions.dev_mailbox WHERE to_address = $1`, [`${name}@example.com`])).rows;
+    const quiet = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [{ ...rows[0], idempotency_key: undefined, subject: { email: 'kim@example.com' } }] });
+    expect(quiet.status).toBe(201);
+    const asked = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, send_receipts: true, records: rows });
+    expect(asked.body.summary).toEqual({ recorded: 2, refused: 0 });
+    await eventually(async () => (await mails('ida')).length === 1 && (await mails('jean')).length === 1);
+    expect((await mails('ida'))[0].text).toContain(asked.body.rows[0].record_id);
+    // The same rows again: repeats of their idempotency keys make no record and send no mail.
+    await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, send_receipts: true, records: rows });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await mails('ida')).toHaveLength(1);
+    expect(await mails('kim')).toHaveLength(0);
+  });
+
   it('captures in the organisation\'s form: a capture token from the browser, committed by the server with the person', async () => {
     const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
     await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });

@@ -27,6 +27,7 @@ import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
 import { ImportBatch } from './records/import-batch';
 import { PersonRecords } from './records/person-records';
+import { ReceiptMailer } from './records/receipt-mailer';
 import { ImportConsentRecords } from './records/import-consent-records';
 import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
@@ -62,6 +63,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ImportBatch,
     Captures,
     PersonRecords,
+    ReceiptMailer,
   ],
 })
 export class DecisionsModule {}

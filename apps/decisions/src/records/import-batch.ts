@@ -47,8 +47,10 @@ export class ImportBatch {
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
-  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<ImportRowOutcome[]> {
-    if (rows.length === 0) return [];
+  /** Each row's outcome, and the indexes of the rows that made a new record (not a repeat). */
+  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<{ outcomes: ImportRowOutcome[]; created: Set<number> }> {
+    const created = new Set<number>();
+    if (rows.length === 0) return { outcomes: [], created };
     const outcomes = new Map<number, ImportRowOutcome>();
     const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
 
@@ -86,17 +88,17 @@ export class ImportBatch {
         return typeof person !== 'string';
       });
       const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
-      const created = persons.filter((person) => person.isNew);
-      if (created.length > 0) {
+      const newPeople = persons.filter((person) => person.isNew);
+      if (newPeople.length > 0) {
         const inserted: Array<{ id: string }> = await manager.query(
           `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
            SELECT *, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING RETURNING "id"`,
-          [created.map((p) => p.id), created.map(() => applicationId), created.map((p) => p.email), created.map((p) => p.externalId)],
+          [newPeople.map((p) => p.id), newPeople.map(() => applicationId), newPeople.map((p) => p.email), newPeople.map((p) => p.externalId)],
         );
-        if (inserted.length < created.length) {
+        if (inserted.length < newPeople.length) {
           // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
           const won = new Set(inserted.map((row) => row.id));
-          const raced = created.filter((person) => !won.has(person.id));
+          const raced = newPeople.filter((person) => !won.has(person.id));
           const rows: Array<{ id: string; email: string }> = await manager.query(
             `SELECT "id", "email" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2::text[])`,
             [applicationId, raced.map((person) => person.email)],
@@ -159,6 +161,7 @@ export class ImportBatch {
         }
         latest.set(person.id, { recordId, purposes: row.purposes });
         outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: recordId });
+        created.add(row.index);
       }
       if (records.length > 0) {
         const column = <T>(pick: (record: { recordId: string; person: string; row: CheckedRow; status: string; supersedes: string | null }) => T) =>
@@ -204,7 +207,7 @@ export class ImportBatch {
       if (first.fingerprint !== row.fingerprint) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
       else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
     }
-    return rows.map((row) => outcomes.get(row.index)!);
+    return { outcomes: rows.map((row) => outcomes.get(row.index)!), created };
   }
 
   /** Each row's person: found, or new (and homed here), or the country they are homed in. */

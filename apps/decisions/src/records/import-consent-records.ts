@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
 import { CheckedRow, ImportBatch } from './import-batch';
+import { ReceiptMailer } from './receipt-mailer';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
@@ -22,6 +23,7 @@ export class ImportConsentRecords {
     private readonly dataSource: DataSource,
     private readonly flows: FlowsRepository,
     private readonly batch: ImportBatch,
+    private readonly receipts: ReceiptMailer,
   ) {}
 
   /** One chunk: its rows checked (and, unless a dry run, recorded), its outcomes added to the import's report. */
@@ -34,9 +36,20 @@ export class ImportConsentRecords {
     assertCapturable(terms);
     const checked = request.records.map((row, i) => this.check(request, terms, request.offset + i, row));
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
-    const recorded = request.dry_run
-      ? passing.map((row): ImportRowOutcome => ({ index: row.index, outcome: 'recorded' }))
-      : await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
+    let recorded: ImportRowOutcome[];
+    if (request.dry_run) {
+      recorded = passing.map((row): ImportRowOutcome => ({ index: row.index, outcome: 'recorded' }));
+    } else {
+      const batch = await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
+      recorded = batch.outcomes;
+      // Imports mail receipts only when asked, and only for records they made (not for repeats).
+      if (request.send_receipts) {
+        const byIndex = new Map(batch.outcomes.map((row) => [row.index, row]));
+        for (const row of passing) {
+          if (batch.created.has(row.index)) this.receipts.send(row.email, terms, { record_id: byIndex.get(row.index)!.record_id!, purposes: row.purposes });
+        }
+      }
+    }
     const byIndex = new Map(recorded.map((row) => [row.index, row]));
     const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
     if (!request.dry_run) {

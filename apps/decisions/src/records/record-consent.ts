@@ -10,15 +10,13 @@ import {
   supersessionOf,
   validationFailed,
 } from '@dcr/domain';
-import { DecisionsEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
-import { MailTransport } from '../mail/mail-transport';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { ConsentRecord } from './consent-record.entity';
-import { receiptMail } from './receipt-mail';
+import { ReceiptMailer } from './receipt-mailer';
 
 export function recordMessage(record: ConsentRecord): ConsentRecordMessage {
   return {
@@ -51,7 +49,7 @@ export class RecordConsent {
     private readonly flows: FlowsRepository,
     private readonly subjects: SubjectsService,
     private readonly relay: OutboxRelay,
-    private readonly mail: MailTransport,
+    private readonly receipts: ReceiptMailer,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -103,7 +101,7 @@ export class RecordConsent {
         return { consent_record: recordMessage(record), created: true };
       });
       this.relay.kick();
-      if (request.send_receipt) this.mailReceipt(request.subject.email, terms, reply.consent_record);
+      if (request.send_receipt) this.receipts.send(request.subject.email, terms, reply.consent_record);
       return reply;
     } catch (error) {
       // A concurrent duplicate with the same key won the insert: answer what it recorded.
@@ -113,19 +111,6 @@ export class RecordConsent {
       }
       throw error;
     }
-  }
-
-  /**
-   * The receipt mail, after the commit. It is best effort: the record stands whether or not the mail
-   * goes out (a failure is logged), and the person can always reach their records from the inbox.
-   */
-  private mailReceipt(email: string, terms: FlowTerms, record: ConsentRecordMessage): void {
-    const base = (this.context.env as DecisionsEnvironment).PUBLIC_BASE_URL;
-    if (!base) return; // without a public origin there is no page to link to; the inbox still works
-    const labels = new Map(terms.purposes.map((purpose) => [purpose.key, purpose.label]));
-    const granted = Object.entries(record.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => labels.get(key) ?? key);
-    const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: `${base}/inbox/records` });
-    this.mail.send({ to: email.trim().toLowerCase(), ...mail }).catch(() => undefined);
   }
 
   private async replayOf(request: CreateConsentRecordRequest): Promise<CreateConsentRecordReply | null> {
