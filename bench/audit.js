@@ -24,9 +24,8 @@ const crypto = require('node:crypto');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
-const { firstValueFrom } = require('rxjs');
 const { option, machine, source, writeResult, cpuMeter } = require('./lib');
-const { benchDatabase } = require('./bench-database');
+const { startBenchService } = require('./bench-database');
 
 const duration = Number(option('duration', '10'));
 const producers = Number(option('producers', '4'));
@@ -57,27 +56,11 @@ function eventBatch(size) {
 
 async function main() {
   const { auditChainService } = require('../apps/audit-chain/dist');
-  const { AuditChainEnvironment, loadConfig } = require('../libs/config/dist');
-  const { countryContext, startService } = require('../libs/service-kit/dist');
-  const { createTransportClient, InProcessBus } = require('../libs/transport/dist');
+  const { AuditChainEnvironment } = require('../libs/config/dist');
   const { AUDIT_APPEND, AUDIT_ANCHOR_NOW, AUDIT_INCLUSION_PROOF, AUDIT_CONSISTENCY_PROOF } = require('../libs/contracts/dist');
 
-  const db = await benchDatabase('audit');
-  const bus = new InProcessBus();
-  const env = loadConfig(AuditChainEnvironment, {
-    COUNTRY: 'US',
-    REGION: 'dev',
-    DATABASE_URL: db.url,
-    TRANSPORT: 'inprocess',
-    SUBJECT_REF_KEY: crypto.randomBytes(32).toString('hex'),
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'error',
-    DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '3',
-    ANCHOR_INTERVAL: '24h',
-  });
-  const service = await startService(countryContext(auditChainService, env, { bus }));
-  const client = createTransportClient('inprocess', { bus, prefix: 'us', timeoutMs: 60_000 });
-  const send = (pattern, body) => firstValueFrom(client.send(pattern, body));
+  const bench = await startBenchService({ label: 'audit', definition: auditChainService, environment: AuditChainEnvironment, env: { ANCHOR_INTERVAL: '24h' } });
+  const { db, env, send } = bench;
   const result = { date: new Date().toISOString(), machine: machine(), source: source(), database: db.kind, settings: { duration, producers, batch, db_pool_size: env.DB_POOL_SIZE } };
   try {
     // 1. Appends at saturation.
@@ -153,9 +136,7 @@ async function main() {
       consistency_between_anchors: { proofs: consistencyTimes.length, mean_ms: round(consistencyTimes.reduce((a, b) => a + b, 0) / consistencyTimes.length, 3), p99_ms: round(quantile(consistencyTimes, 0.99), 3) },
     };
   } finally {
-    await client.close();
-    await service.close();
-    await db.close();
+    await bench.close();
   }
   const file = writeResult(result.date, 'audit', result);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -55,4 +55,41 @@ async function benchDatabase(label) {
   };
 }
 
-module.exports = { benchDatabase };
+/**
+ * One built service in this process (in-process transport, as the embedded default runs it) on a
+ * fresh bench database, with a client and `send(pattern, body)` to talk to it. `env` adds to (or
+ * overrides) the development settings; `close()` stops everything and drops the database.
+ */
+async function startBenchService({ label, definition, environment, env = {} }) {
+  const { loadConfig } = require('../libs/config/dist');
+  const { countryContext, startService } = require('../libs/service-kit/dist');
+  const { createTransportClient, InProcessBus } = require('../libs/transport/dist');
+  const { firstValueFrom } = require('rxjs');
+  const db = await benchDatabase(label);
+  const bus = new InProcessBus();
+  const config = loadConfig(environment, {
+    COUNTRY: 'US',
+    REGION: 'dev',
+    DATABASE_URL: db.url,
+    TRANSPORT: 'inprocess',
+    SUBJECT_REF_KEY: crypto.randomBytes(32).toString('hex'),
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'error',
+    DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '3',
+    ...env,
+  });
+  const service = await startService(countryContext(definition, config, { bus }));
+  const client = createTransportClient('inprocess', { bus, prefix: 'us', timeoutMs: 60_000 });
+  return {
+    db,
+    env: config,
+    send: (pattern, body) => firstValueFrom(client.send(pattern, body)),
+    async close() {
+      await client.close();
+      await service.close();
+      await db.close();
+    },
+  };
+}
+
+module.exports = { benchDatabase, startBenchService };

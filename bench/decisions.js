@@ -92,6 +92,29 @@ async function informedFlow(base, credentials) {
   return flow.id;
 }
 
+/**
+ * An active flow the Record API and imports can record against (decisions only, a consent duration):
+ * two consent purposes and a legitimate interest.
+ */
+async function capturableFlow(base, credentials, name) {
+  const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
+    token: credentials.api_token,
+    body: {
+      name,
+      pattern: 'standard',
+      purposes: ['newsletter', 'analytics', 'fraud'],
+      purpose_definitions: {
+        newsletter: { label: 'Newsletter', basis: 'consent' },
+        analytics: { label: 'Usage analytics', basis: 'consent' },
+        fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
+      },
+      consent_duration: 'P1Y',
+    },
+  });
+  await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token: credentials.api_token });
+  return flow.id;
+}
+
 /** At most `limit` of the wrapped calls at a time. */
 function limiter(limit) {
   let active = 0;
@@ -497,7 +520,7 @@ async function main() {
 }
 
 // bench/receipts.js reuses the load helpers (a flow, completed sessions, the paced generator).
-module.exports = { call, informedFlow, completedSession, completedPool, summary, warnIfFailed, paced, log, round };
+module.exports = { call, informedFlow, capturableFlow, completedSession, completedPool, summary, warnIfFailed, paced, log, round };
 
 if (require.main === module) {
   main().catch((error) => {

@@ -8,7 +8,7 @@
  */
 const { performance } = require('node:perf_hooks');
 const { option, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
-const { call, log } = require('./decisions');
+const { capturableFlow, log } = require('./decisions');
 
 const mode = option('mode', 'embedded');
 const rowCount = Number(option('rows', '10000'));
@@ -21,21 +21,7 @@ async function main() {
     const { credentials } = service;
     const base = credentials.endpoints.US;
     const token = credentials.api_token;
-    const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
-      token,
-      body: {
-        name: 'Legacy signup form',
-        pattern: 'standard',
-        purposes: ['newsletter', 'analytics', 'fraud'],
-        purpose_definitions: {
-          newsletter: { label: 'Newsletter', basis: 'consent' },
-          analytics: { label: 'Usage analytics', basis: 'consent' },
-          fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
-        },
-        consent_duration: 'P2Y',
-      },
-    });
-    await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token });
+    const flowId = await capturableFlow(base, credentials, 'Legacy signup form');
     const records = Array.from({ length: rowCount }, (_, i) => ({
       subject: { email: `legacy-${i}@example.com`, external_id: `legacy-${i}` },
       decisions: { newsletter: { decision: i % 3 ? 'granted' : 'declined' }, analytics: { decision: i % 2 ? 'granted' : 'declined' }, fraud: { decision: 'granted' } },
@@ -49,7 +35,7 @@ async function main() {
       const response = await fetch(`${base}/api/v1/consent_records/imports`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ flow_id: flow.id, dry_run: dryRun, records }),
+        body: JSON.stringify({ flow_id: flowId, dry_run: dryRun, records }),
       });
       const body = await response.json();
       const seconds = (performance.now() - started) / 1000;

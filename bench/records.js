@@ -17,7 +17,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
 const { option, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
-const { call, summary, warnIfFailed, paced, log } = require('./decisions');
+const { capturableFlow, summary, warnIfFailed, paced, log } = require('./decisions');
 
 const duration = Number(option('duration', '10'));
 const connections = Number(option('connections', '16'));
@@ -43,25 +43,11 @@ async function main() {
     const { credentials } = service;
     const base = credentials.endpoints.US;
     const token = credentials.api_token;
-    const flow = await call(base, 'POST', `/api/v1/applications/${credentials.application_id}/flows`, {
-      token,
-      body: {
-        name: 'Signup form',
-        pattern: 'standard',
-        purposes: ['newsletter', 'analytics', 'fraud'],
-        purpose_definitions: {
-          newsletter: { label: 'Newsletter', basis: 'consent' },
-          analytics: { label: 'Usage analytics', basis: 'consent' },
-          fraud: { label: 'Fraud prevention', basis: 'legitimate_interest' },
-        },
-        consent_duration: 'P1Y',
-      },
-    });
-    await call(base, 'POST', `/api/v1/flows/${flow.id}/activate`, { token });
+    const flowId = await capturableFlow(base, credentials, 'Signup form');
     let n = 0;
     const body = () =>
       JSON.stringify({
-        flow_id: flow.id,
+        flow_id: flowId,
         subject: { email: `person-${process.pid}-${n++}@example.com` },
         decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } },
         captured_at: new Date().toISOString(),

@@ -21,9 +21,8 @@ const crypto = require('node:crypto');
 const { fork } = require('node:child_process');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { firstValueFrom } = require('rxjs');
 const { option, machine, source, writeResult, cpuMeter } = require('./lib');
-const { benchDatabase } = require('./bench-database');
+const { startBenchService } = require('./bench-database');
 
 const backlog = Number(option('backlog', '20000'));
 const rate = Number(option('rate', '500'));
@@ -59,28 +58,13 @@ function ask(child, message, key) {
 
 async function main() {
   const { webhooksService } = require('../apps/webhooks/dist');
-  const { WebhooksEnvironment, loadConfig } = require('../libs/config/dist');
-  const { countryContext, startService } = require('../libs/service-kit/dist');
-  const { createTransportClient, InProcessBus } = require('../libs/transport/dist');
+  const { WebhooksEnvironment } = require('../libs/config/dist');
   const { WEBHOOKS_CREATE, WEBHOOKS_ENQUEUE } = require('../libs/contracts/dist');
 
   const receiver = fork(path.join(__dirname, 'webhook-receiver.js'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const { port } = await new Promise((resolve) => receiver.once('message', resolve));
-  const db = await benchDatabase('webhooks');
-  const bus = new InProcessBus();
-  const env = loadConfig(WebhooksEnvironment, {
-    COUNTRY: 'US',
-    REGION: 'dev',
-    DATABASE_URL: db.url,
-    TRANSPORT: 'inprocess',
-    SUBJECT_REF_KEY: crypto.randomBytes(32).toString('hex'),
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'error',
-    DB_POOL_SIZE: process.env.DB_POOL_SIZE ?? '3',
-  });
-  const service = await startService(countryContext(webhooksService, env, { bus }));
-  const client = createTransportClient('inprocess', { bus, prefix: 'us', timeoutMs: 60_000 });
-  const send = (pattern, body) => firstValueFrom(client.send(pattern, body));
+  const bench = await startBenchService({ label: 'webhooks', definition: webhooksService, environment: WebhooksEnvironment });
+  const { db, env, send } = bench;
   const result = { date: new Date().toISOString(), machine: machine(), source: source(), database: db.kind, settings: { backlog, rate, duration, concurrency: env.WEBHOOK_CONCURRENCY, db_pool_size: env.DB_POOL_SIZE } };
   const waitFor = async (count, timeoutMs) => {
     const deadline = Date.now() + timeoutMs;
@@ -159,9 +143,7 @@ async function main() {
     };
     log(`latency: p50 ${result.latency.event_to_first_attempt_p50_ms} ms, p99 ${result.latency.event_to_first_attempt_p99_ms} ms`);
   } finally {
-    await client.close();
-    await service.close();
-    await db.close();
+    await bench.close();
     receiver.kill();
   }
   const file = writeResult(result.date, 'webhooks', result);

@@ -6,6 +6,7 @@ import {
   FlowTerms,
   hashCredential,
   newOpaqueId,
+  normaliseEmail,
   notFound,
   randomString,
   recordAttestation,
@@ -101,7 +102,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       captured_at: capture.createdAt.toISOString(),
       // Committing the same capture again answers the same record; with another person it is a conflict.
       idempotency_key: `capture:${capture.id}`,
-      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: request.subject.email.trim().toLowerCase(), external_id: request.subject.external_id ?? null } }),
+      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: normaliseEmail(request.subject.email), external_id: request.subject.external_id ?? null } }),
       channel: capture.channel as 'form_capture' | 'embedded_field',
       ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
       send_receipt: !request.suppress_receipt,

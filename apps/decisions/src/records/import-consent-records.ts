@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ImportChunkReply, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, DomainError, FieldIssue, FlowTerms, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
+import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
@@ -112,7 +112,7 @@ export class ImportConsentRecords {
     return {
       index,
       // The same normalisation as the Record API, so both find the same person.
-      email: (email as string).trim().toLowerCase(),
+      email: normaliseEmail(email as string),
       ...(typeof externalId === 'string' ? { externalId } : {}),
       purposes,
       capturedAt: new Date(row.captured_at).toISOString(),

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DecisionsEnvironment } from '@dcr/config';
-import { FlowTerms, RecordedPurpose } from '@dcr/domain';
+import { FlowTerms, normaliseEmail, RecordedPurpose } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { MailTransport } from '../mail/mail-transport';
 import { receiptMail } from './receipt-mail';
@@ -28,6 +28,6 @@ export class ReceiptMailer {
     const labels = new Map(terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     const granted = Object.entries(record.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => labels.get(key) ?? key);
     const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: `${this.base}/inbox/records` });
-    this.mail.send({ to: email.trim().toLowerCase(), ...mail }).catch((error) => this.logger.warn(`receipt mail for ${record.record_id} not sent: ${(error as Error).message}`));
+    this.mail.send({ to: normaliseEmail(email), ...mail }).catch((error) => this.logger.warn(`receipt mail for ${record.record_id} not sent: ${(error as Error).message}`));
   }
 }

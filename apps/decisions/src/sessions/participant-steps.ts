@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
-import { assertTransition, DecisionStatus, DomainError, isInFlight, newOpaqueId, notFound } from '@dcr/domain';
+import { assertTransition, DecisionStatus, DomainError, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -22,7 +22,6 @@ import { toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
 
-const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
 /**
  * What the person does on the hosted pages before deciding: open the session, sign in with a

@@ -9,14 +9,14 @@ import {
   RESIDENCY_REGISTER,
   SubjectMessage,
 } from '@dcr/contracts';
-import { DomainError, newSubjectId, notFound, subjectReference, validationFailed, wrongCountry } from '@dcr/domain';
+import { DomainError, newSubjectId, normaliseEmail, notFound, subjectReference, validationFailed, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { EntityManager } from 'typeorm';
 import { Subject } from './subject.entity';
 import { SubjectsRepository } from './subjects.repository';
 
-const normaliseEmail = (email?: string) => email?.trim().toLowerCase() || undefined;
+const normalisedEmail = (email?: string) => (email ? normaliseEmail(email) || undefined : undefined);
 
 @Injectable()
 export class SubjectsService {
@@ -33,7 +33,7 @@ export class SubjectsService {
    */
   /** `manager`: the caller's transaction, when it binds a person while holding a lock. */
   async create(request: CreateSubjectRequest, manager?: EntityManager): Promise<CreateSubjectReply> {
-    const email = normaliseEmail(request.email);
+    const email = normalisedEmail(request.email);
     const externalId = request.external_id?.trim() || undefined;
     if (!email && !externalId) {
       throw validationFailed([{ field: 'subject', reason: 'email or external_id is required' }]);
@@ -68,7 +68,7 @@ export class SubjectsService {
   }
 
   async find(request: FindSubjectRequest): Promise<SubjectMessage> {
-    const email = normaliseEmail(request.email);
+    const email = normalisedEmail(request.email);
     const externalId = request.external_id?.trim() || undefined;
     if (!email && !externalId) {
       throw new DomainError('invalid_request', 'Give email or external_id', [

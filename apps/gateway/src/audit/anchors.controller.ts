@@ -17,7 +17,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, PublicRoute } from '../auth/auth.decorators';
 import { ListQueryDto } from '../connect/connect.dto';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
-import { witnessConfigurationWithReceiptKeys } from '../receipts/receipts.controller';
+import { witnessConfigurationWithReceiptKeys } from './witness-configuration';
 import { AnchorDto, ConsistencyProofDto, ConsistencyQueryDto } from './audit.dto';
 
 /**

@@ -2,14 +2,12 @@ import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/c
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import {
-  AUDIT_WITNESS_CONFIGURATION,
   RECEIPT_FLAVORS,
   RECEIPTS_EXPORT,
   RECEIPTS_KEYS,
   ReceiptExportReply,
   ReceiptFlavor,
   ReceiptKeysReply,
-  WitnessConfigurationMessage,
 } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, notFound, wrongCountry } from '@dcr/domain';
 import { RECEIPT_SCHEMA_PATH, receiptSchemaBytes } from '@dcr/receipts';
@@ -147,13 +145,4 @@ export class ReceiptDiscoveryController {
       keys: { jwks_uri: `${base}/.well-known/jwks.json`, witness_configuration: `${base}/.well-known/witness-configuration` },
     };
   }
-}
-
-/** The witness configuration of the audit trail, with the receipt signing keys' history beside it. */
-export async function witnessConfigurationWithReceiptKeys(clients: ServiceClients) {
-  const [audit, receipts] = await Promise.all([
-    firstValueFrom(clients.own.send<WitnessConfigurationMessage>(AUDIT_WITNESS_CONFIGURATION, {})),
-    firstValueFrom(clients.own.send<ReceiptKeysReply>(RECEIPTS_KEYS, {})),
-  ]);
-  return { ...audit, receipt_keys: receipts.receipt_keys };
 }

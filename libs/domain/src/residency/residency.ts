@@ -14,9 +14,14 @@ const FIELD_OF_KIND: Record<SubjectReferenceKind, string> = {
   subject_id: 'subject.id',
 };
 
-/** The value as it is hashed: e-mail addresses trimmed and lower-cased, other kinds exactly as given. */
+/** An e-mail address as the service keeps and compares it: trimmed and lower-cased. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** The value as it is hashed: e-mail addresses normalised, other kinds exactly as given. */
 export function normaliseSubjectValue(kind: SubjectReferenceKind, value: string): string {
-  return kind === 'email' ? value.trim().toLowerCase() : value;
+  return kind === 'email' ? normaliseEmail(value) : value;
 }
 
 /**
