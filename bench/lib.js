@@ -77,6 +77,9 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } 
   const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
   // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
   const flags = mode === 'embedded' ? ['--max-semi-space-size=64', ...nodeFlags] : nodeFlags;
+  // `--cpu-prof <dir>` on any benchmark: a V8 CPU profile of the service, written when it stops.
+  const profileDir = option('cpu-prof');
+  if (profileDir && mode === 'embedded') flags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`);
   let service;
   try {
     service = await start(script, fullEnv, 'stop with Ctrl-C', flags);

@@ -321,6 +321,57 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
   });
 
+  it('commits in the browser when the application turns browser commit on (it needs an allowed origin), on the _browser channel', async () => {
+    const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Browser commit shop', environment: 'sandbox' } })).body;
+    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
+    const shopToken = (await as('POST', `/api/v1/applications/${shop.id}/api_tokens`, {})).body.token;
+    const shopFlow = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/flows`, { token: shopToken, body: { ...NEWSLETTER_FLOW, name: 'Checkout' } })).body.id;
+    await http(us.url, 'POST', `/api/v1/flows/${shopFlow}/activate`, { token: shopToken });
+    const publishableKey = (await as('POST', `/api/v1/applications/${shop.id}/publishable_keys`)).body.key;
+    expect(shop.settings).toEqual({ browser_commit: false });
+
+    const noOrigin = await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true });
+    expect(noOrigin.status).toBe(422);
+    expect(noOrigin.body.details).toEqual([{ field: 'browser_commit', reason: expect.stringContaining('allowed origin') }]);
+    await as('POST', `/api/v1/applications/${shop.id}/allowed_origins`, { allowed_origin: { origin: 'https://shop.example' } });
+    const enabled = await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true });
+    expect(enabled.status).toBe(200);
+    expect(enabled.body.settings).toEqual({ browser_commit: true });
+    expect((await as('GET', `/api/v1/applications/${shop.id}`)).body.settings).toEqual({ browser_commit: true });
+    // The last origin cannot go while browser commit needs it.
+    expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(409);
+
+    const browser = (body: unknown, country = us) => http(country.url, 'POST', '/api/v1/captures', { body, headers: { 'x-publishable-key': publishableKey, origin: 'https://shop.example' } });
+    const decisions = { newsletter: granted, analytics: declined };
+    expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true })).body.details).toEqual([{ field: 'subject.email', reason: expect.any(String) }]);
+    const badEmail = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'not-an-email' } });
+    expect(badEmail.status).toBe(422);
+    expect(badEmail.body.details[0].field).toBe('subject.email');
+
+    const committed = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } });
+    expect(committed.status).toBe(201);
+    expect(committed.body).toMatchObject({ capture_token: expect.stringMatching(/^cap_us/), record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture_browser' });
+    // The organisation's server committing the same capture later answers the same record.
+    const again = await http(us.url, 'POST', `/api/v1/decisions/${committed.body.capture_token}/authorize`, { token: shopToken, body: { subject: { email: 'grace@example.com' } } });
+    expect(again.body).toEqual({ status: 'granted', record_id: committed.body.record_id, channel: 'form_capture_browser' });
+
+    await eventually(async () => (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).status === 200);
+    const receipt = (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).body;
+    expect(receipt.extensions.collection_channel).toBe('form_capture_browser');
+
+    // A person homed in another country: refused with the country only, and no capture is left behind.
+    await http(de.url, 'POST', '/api/v1/consent_records', { token: shopToken, body: { flow_id: shopFlow, subject: { email: 'hans@example.com' }, decisions, captured_at: new Date().toISOString() } });
+    const before = (await db.query(`SELECT count(*)::int AS n FROM decisions.captures`)).rows[0].n;
+    const elsewhere = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'hans@example.com' } });
+    expect(elsewhere.status).toBe(421);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.captures`)).rows[0].n).toBe(before);
+
+    // Off again: commit is refused by name, and the origin may go.
+    expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: false })).body.settings).toEqual({ browser_commit: false });
+    expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } })).body.details[0].field).toBe('commit');
+    expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(204);
+  });
+
   it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {
     const email = 'ada@example.com';
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);

@@ -3,11 +3,12 @@ import { GATEWAY_ENTITIES, GatewayModule } from './gateway.module';
 import { CreateConnect1763800000000 } from './migrations/1763800000000-create-connect';
 import { CreateIdempotencyKeys1764000000000 } from './migrations/1764000000000-create-idempotency-keys';
 import { CreateOutbox1764100000000 } from './migrations/1764100000000-create-outbox';
+import { AddApplicationSettings1764500000000 } from './migrations/1764500000000-add-application-settings';
 
 export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   schema: 'gateway',
   entities: GATEWAY_ENTITIES,
-  migrations: [CreateConnect1763800000000, CreateIdempotencyKeys1764000000000, CreateOutbox1764100000000],
+  migrations: [CreateConnect1763800000000, CreateIdempotencyKeys1764000000000, CreateOutbox1764100000000, AddApplicationSettings1764500000000],
   module: GatewayModule,
 };

@@ -84,7 +84,16 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       recordId: null,
     });
     await this.dataSource.manager.insert(Capture, capture);
-    return { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
+    const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
+    if (!request.commit) return reply;
+    // Browser commit: recorded now, at the lower assurance its channel names; a refusal leaves no capture.
+    try {
+      const committed = await this.commit(capture, request.commit.subject, false, `${capture.channel}_browser` as 'form_capture_browser' | 'embedded_field_browser');
+      return { ...reply, record_id: committed.record_id, channel: committed.channel };
+    } catch (error) {
+      await this.dataSource.manager.delete(Capture, { id: capture.id });
+      throw error;
+    }
   }
 
   async authorize(request: AuthorizeCaptureRequest): Promise<AuthorizeCaptureReply> {
@@ -93,19 +102,29 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     if (!capture.recordId && capture.expiresAt.getTime() <= Date.now()) {
       throw new DomainError('gone', 'The capture expired uncommitted (captures are held 24 hours) and left no record');
     }
+    // A capture committed before (by the browser too) answers its record, with the channel it was recorded on.
+    return this.commit(capture, request.subject, request.suppress_receipt === true, capture.channel as 'form_capture' | 'embedded_field');
+  }
+
+  private async commit(
+    capture: Capture,
+    subject: { email: string; external_id?: string },
+    suppressReceipt: boolean,
+    channel: 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser',
+  ): Promise<AuthorizeCaptureReply> {
     const { consent_record } = await this.recordConsent.execute({
       application_id: capture.applicationId,
       flow_id: capture.flowId,
       flow_version: capture.flowVersion,
-      subject: request.subject,
       decisions: capture.decisions,
       captured_at: capture.createdAt.toISOString(),
       // Committing the same capture again answers the same record; with another person it is a conflict.
       idempotency_key: `capture:${capture.id}`,
-      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: normaliseEmail(request.subject.email), external_id: request.subject.external_id ?? null } }),
-      channel: capture.channel as 'form_capture' | 'embedded_field',
+      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: normaliseEmail(subject.email), external_id: subject.external_id ?? null } }),
+      subject,
+      channel,
       ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
-      send_receipt: !request.suppress_receipt,
+      send_receipt: !suppressReceipt,
     });
     if (!capture.recordId) await this.dataSource.manager.update(Capture, { id: capture.id }, { recordId: consent_record.record_id });
     return { status: consent_record.status, record_id: consent_record.record_id, channel: consent_record.channel };

@@ -18,6 +18,7 @@ export function toSnapshot(
     region: application.region,
     authored_in: application.authoredIn,
     revision: application.revision,
+    settings: { browser_commit: application.browserCommit },
     created_at: application.createdAt.toISOString(),
     updated_at: application.updatedAt.toISOString(),
     api_tokens: tokens.map((token) => ({

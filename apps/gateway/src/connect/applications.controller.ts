@@ -1,10 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { ApplicationsService } from './applications.service';
-import { ApplicationDto, CreateApplicationDto, ListQueryDto } from './connect.dto';
+import { ApplicationDto, CreateApplicationDto, ListQueryDto, UpdateApplicationSettingsDto } from './connect.dto';
 
 @ApiTags('Connect: applications')
 @ApiBearerAuth()
@@ -37,5 +37,14 @@ export class ApplicationsController {
   @ApiOkResponse({ type: ApplicationDto })
   get(@CurrentPrincipal() principal: Principal, @Param('application_id') id: string): Promise<ApplicationDto> {
     return this.applications.get(principal, id);
+  }
+
+  @Patch(':application_id/settings')
+  @AcceptCredentials('admin', 'api_token')
+  @RequireScopes('applications:write')
+  @ApiOperation({ summary: 'Change the application\'s settings (browser commit; needs an allowed origin). Goes onto the audit trail.' })
+  @ApiOkResponse({ type: ApplicationDto })
+  updateSettings(@CurrentPrincipal() principal: Principal, @Param('application_id') id: string, @Body() body: UpdateApplicationSettingsDto): Promise<ApplicationDto> {
+    return this.applications.updateSettings(principal, id, body);
   }
 }

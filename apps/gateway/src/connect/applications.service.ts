@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, newApplicationId, newOpaqueId, Page } from '@dcr/domain';
+import { DomainError, newApplicationId, newOpaqueId, Page, validationFailed } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { pageOf } from '../http/paging';
 import { ConfigReplicator } from './config-replicator';
-import { ApplicationDto, CreateApplicationDto, ListQueryDto } from './connect.dto';
-import { ApplicationRecord } from './connect.entities';
+import { ApplicationDto, CreateApplicationDto, ListQueryDto, UpdateApplicationSettingsDto } from './connect.dto';
+import { AllowedOriginRecord, ApplicationRecord } from './connect.entities';
+import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
 
@@ -15,6 +16,7 @@ export const toApplicationDto = (a: ApplicationRecord): ApplicationDto => ({
   environment: a.environment,
   region: a.region,
   account_id: a.accountId,
+  settings: { browser_commit: a.browserCommit },
   created_at: a.createdAt.toISOString(),
 });
 
@@ -45,6 +47,7 @@ export class ApplicationsService {
       region,
       authoredIn: this.context.env.COUNTRY,
       revision: 1,
+      browserCommit: false,
       createdAt: now,
       updatedAt: now,
     });
@@ -63,6 +66,32 @@ export class ApplicationsService {
     requireApplicationAccess(principal, this.index.application(id));
     const record = await this.repository.findApplication(id);
     if (!record) throw new DomainError('not_found', 'Application was not found');
+    return toApplicationDto(record);
+  }
+
+  /**
+   * Changes the application's settings. Browser commit needs at least one allowed origin; the
+   * application row is locked first, as removing an origin does, so the two cannot race.
+   */
+  async updateSettings(principal: Principal, id: string, input: UpdateApplicationSettingsDto): Promise<ApplicationDto> {
+    if (principal.kind === 'publishable_key') throw new DomainError('forbidden', 'Publishable keys cannot change settings');
+    requireApplicationAccess(principal, this.index.application(id));
+    if (input.browser_commit === undefined) throw validationFailed([{ field: 'browser_commit', reason: 'give the setting to change' }]);
+    const browserCommit = input.browser_commit;
+    const record = await this.repository.change(
+      id,
+      async (manager) => {
+        const application = await manager.getRepository(ApplicationRecord).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (!application) throw new DomainError('not_found', 'Application was not found');
+        if (browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId: id } })) === 0) {
+          throw validationFailed([{ field: 'browser_commit', reason: 'needs at least one allowed origin; add one first' }]);
+        }
+        await manager.getRepository(ApplicationRecord).update({ id }, { browserCommit });
+        return Object.assign(application, { browserCommit });
+      },
+      { type: 'application.settings_changed', actor: actorOfPrincipal(principal), detail: { browser_commit: browserCommit } },
+    );
+    await this.replicator.changed(id);
     return toApplicationDto(record);
   }
 }

@@ -4,7 +4,7 @@ import { declaredActor, OutboxEvent, OutboxRelay, ServiceClients } from '@dcr/se
 import { DataSource } from 'typeorm';
 import { Principal } from '../auth/principal';
 
-/** A change of an application's credentials or allowed origins, as it goes onto the audit trail. */
+/** A change of an application's credentials, allowed origins or settings, as it goes onto the audit trail. */
 export interface ConfigurationChange {
   type:
     | 'credential.api_token_created'
@@ -12,7 +12,8 @@ export interface ConfigurationChange {
     | 'credential.publishable_key_created'
     | 'credential.publishable_key_revoked'
     | 'allowed_origin.added'
-    | 'allowed_origin.removed';
+    | 'allowed_origin.removed'
+    | 'application.settings_changed';
   actor: AuditActor;
   /** Ids and public parts only: never a secret, never a hash of one. */
   detail: Record<string, unknown>;

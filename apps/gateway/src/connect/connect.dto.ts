@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsNotEmptyObject,
   IsOptional,
@@ -31,13 +32,29 @@ export class CreateApplicationDto {
   region?: string;
 }
 
+export class ApplicationSettingsDto {
+  @ApiProperty({
+    description:
+      'Browser commit: a capture posted with `commit: true` is recorded in the same call, on the lower-assurance `<channel>_browser` channel. Needs at least one allowed origin.',
+  })
+  browser_commit: boolean;
+}
+
 export class ApplicationDto {
   @ApiProperty({ example: 'tp_dev_0123456789abcdef' }) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['sandbox', 'production'] }) environment: string;
   @ApiProperty({ example: 'dev' }) region: string;
   @ApiProperty({ example: 'acc_0123456789abcdef' }) account_id: string;
+  @ApiProperty({ type: ApplicationSettingsDto }) settings: ApplicationSettingsDto;
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export class UpdateApplicationSettingsDto {
+  @ApiPropertyOptional({ description: 'Turn browser commit on or off; on needs at least one allowed origin (422 otherwise)' })
+  @IsOptional()
+  @IsBoolean()
+  browser_commit?: boolean;
 }
 
 export class CreateApiTokenDto {

@@ -28,6 +28,10 @@ export class ApplicationRecord {
   @Column({ type: 'integer' })
   revision: number;
 
+  /** Browser commit: a capture with `commit: true` is recorded at once, on the `<channel>_browser` channel. */
+  @Column({ name: 'browser_commit', type: 'boolean', default: false })
+  browserCommit: boolean;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

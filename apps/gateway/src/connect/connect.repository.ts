@@ -106,6 +106,7 @@ export class ConnectRepository {
         region: snapshot.region,
         authoredIn: snapshot.authored_in,
         revision: snapshot.revision,
+        browserCommit: snapshot.settings?.browser_commit ?? false,
         createdAt: new Date(snapshot.created_at),
         updatedAt: new Date(snapshot.updated_at),
       });

@@ -8,6 +8,8 @@ export interface IndexedApplication {
   name: string;
   environment: 'sandbox' | 'production';
   origins: string[];
+  /** Captures may be committed by the browser (needs allowed origins). */
+  browserCommit: boolean;
 }
 
 export interface IndexedApiToken {
@@ -40,6 +42,7 @@ export class CredentialIndex {
       name: snapshot.name,
       environment: snapshot.environment,
       origins: snapshot.allowed_origins.map((o) => o.origin),
+      browserCommit: snapshot.settings?.browser_commit ?? false,
     };
     this.applications.set(snapshot.id, application);
     this.revisions.set(snapshot.id, snapshot.revision);

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, Page, validateAllowedOrigin } from '@dcr/domain';
+import { DomainError, notFound, Page, validateAllowedOrigin } from '@dcr/domain';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { pageOf } from '../http/paging';
 import { ConfigReplicator } from './config-replicator';
 import { AllowedOriginDto, ListQueryDto } from './connect.dto';
-import { AllowedOriginRecord } from './connect.entities';
+import { AllowedOriginRecord, ApplicationRecord } from './connect.entities';
 import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
@@ -54,6 +54,11 @@ export class OriginsService {
       throw notFound('Allowed origin');
     }
     await this.repository.change(applicationId, async (manager) => {
+      // Locked as changing settings locks it: browser commit is never left without an origin.
+      const current = await manager.getRepository(ApplicationRecord).findOne({ where: { id: applicationId }, lock: { mode: 'pessimistic_write' } });
+      if (current?.browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId } })) === 1) {
+        throw new DomainError('conflict', 'Browser commit is on and needs at least one allowed origin; turn it off first (PATCH …/settings)');
+      }
       const result = await manager.getRepository(AllowedOriginRecord).delete({ applicationId, origin });
       if (!result.affected) throw notFound('Allowed origin');
     }, { type: 'allowed_origin.removed', actor: actorOfPrincipal(principal), detail: { origin } });

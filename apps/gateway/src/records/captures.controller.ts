@@ -35,15 +35,19 @@ export class CreateCaptureDto {
   @Length(1, 4096)
   render_proof?: string;
 
-  @ApiPropertyOptional({ description: 'Browser commit; not enabled for any application yet (422)' })
+  @ApiPropertyOptional({
+    description:
+      'Browser commit: record at once, on the lower-assurance `<channel>_browser` channel, and answer `record_id` and `channel` too. Only when the application has browser commit on (`PATCH /api/v1/applications/<id>/settings`), otherwise 422; needs `subject.email`. The receipt e-mail is sent.',
+  })
   @IsOptional()
   @IsBoolean()
   commit?: boolean;
 
-  @ApiPropertyOptional({ description: 'Only with commit' })
+  @ApiPropertyOptional({ type: RecordSubjectDto, description: 'The person, only with `commit: true`' })
   @IsOptional()
-  @IsObject()
-  subject?: Record<string, unknown>;
+  @ValidateNested()
+  @Type(() => RecordSubjectDto)
+  subject?: RecordSubjectDto;
 }
 
 export class AuthorizeCaptureDto {
@@ -75,10 +79,14 @@ export class CapturesController {
   @AcceptCredentials('publishable_key')
   @ApiSecurity('publishable_key')
   @ApiOperation({ summary: 'Capture the consent controls of a form (publishable key, allowed origin); answers a capture token held 24 hours' })
-  @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`' })
+  @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
     if (principal.kind !== 'publishable_key') throw new DomainError('forbidden', 'Captures are made with the publishable key');
-    if (body.commit) throw validationFailed([{ field: 'commit', reason: 'browser commit is not enabled for this application; commit from your server with authorize' }]);
+    if (body.commit && !principal.application.browserCommit) {
+      throw validationFailed([{ field: 'commit', reason: 'browser commit is not enabled for this application; commit from your server with authorize' }]);
+    }
+    if (body.commit && !body.subject) throw validationFailed([{ field: 'subject.email', reason: 'browser commit binds the person by e-mail' }]);
+    if (!body.commit && body.subject) throw validationFailed([{ field: 'subject', reason: 'only with commit: true; otherwise your server gives the person when it authorizes' }]);
     return firstValueFrom(
       this.clients.own.send<CaptureCreatedReply>(CAPTURES_CREATE, {
         application_id: principal.application.id,
@@ -88,6 +96,7 @@ export class CapturesController {
         labels: body.labels,
         render_proof: body.render_proof,
         origin,
+        ...(body.commit ? { commit: { subject: body.subject } } : {}),
       }),
     );
   }

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import {
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsISO8601,
@@ -73,6 +74,11 @@ export class AllowedOriginSnapshot {
   created_at: string;
 }
 
+export class ApplicationSettingsSnapshot {
+  @IsBoolean()
+  browser_commit: boolean;
+}
+
 export class ApplicationSnapshot {
   @Matches(/^tp_[a-z]{2,8}_[0-9a-z]{16}$/)
   id: string;
@@ -99,6 +105,12 @@ export class ApplicationSnapshot {
   @IsInt()
   @Min(1)
   revision: number;
+
+  /** Absent from a peer that predates settings: every setting off. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ApplicationSettingsSnapshot)
+  settings?: ApplicationSettingsSnapshot;
 
   @IsISO8601({ strict: true })
   created_at: string;

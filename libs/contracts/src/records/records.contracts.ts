@@ -47,8 +47,8 @@ export class CreateConsentRecordRequest {
   @Matches(/^[0-9a-f]{64}$/)
   notice_digest?: string;
 
-  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field'])
-  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field';
+  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser'])
+  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser';
 
   /** Pins the flow version a capture was made against (otherwise the active one). */
   @IsOptional()
@@ -188,6 +188,12 @@ export class ImportGetRequest {
 
 export const CAPTURE_TOKEN = /^cap_[a-z]{2}[0-9a-z]{30}$/;
 
+export class BrowserCommitInput {
+  @ValidateNested()
+  @Type(() => RecordSubjectInput)
+  subject: RecordSubjectInput;
+}
+
 export class CreateCaptureRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
@@ -213,12 +219,21 @@ export class CreateCaptureRequest {
   @IsOptional()
   @IsString()
   origin?: string;
+
+  /** Browser commit (the gateway checked the application allows it): record at once with this person. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BrowserCommitInput)
+  commit?: BrowserCommitInput;
 }
 
 export interface CaptureCreatedReply {
   capture_token: string;
   expires_at: string;
   wording_verdict?: Record<string, 'match' | 'drift'>;
+  /** Browser commit only. */
+  record_id?: string;
+  channel?: string;
 }
 
 export class AuthorizeCaptureRequest {
