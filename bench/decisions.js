@@ -55,7 +55,6 @@ const poolSize = Number(option('pool', '5000'));
 const prepConnections = Number(option('prep-connections', '32'));
 const dbPoolSize = Number(process.env.DB_POOL_SIZE ?? (mode === 'embedded' ? 3 : 5)); // the launchers' defaults
 const completeConcurrency = Number(option('complete-concurrency', String(Math.max(1, dbPoolSize - 1))));
-const cpuProfDir = option('cpu-prof');
 const sqlTrace = option('sql-trace');
 
 const log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -301,10 +300,8 @@ function tokenSource(pool) {
 
 async function main() {
   const measuredSource = source();
-  const nodeFlags = [];
-  if (cpuProfDir && mode === 'embedded') nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`);
-  if (sqlTrace && mode === 'embedded') nodeFlags.push('--require', path.join(__dirname, 'sql-trace.js'));
-  const service = await startCountryPair({ mode, nodeFlags, env: sqlTrace ? { SQL_TRACE_FILE: path.resolve(sqlTrace) } : {} });
+  // --cpu-prof and --sql-trace are applied by startCountryPair (bench/lib.js).
+  const service = await startCountryPair({ mode });
   // SQL trace phases: bench/sql-trace.js writes what it counted since the last mark on SIGUSR2.
   let tracePhase = 0;
   const sqlPerRequest = {};

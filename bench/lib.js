@@ -77,9 +77,15 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } 
   const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
   // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
   const flags = mode === 'embedded' ? ['--max-semi-space-size=64', ...nodeFlags] : nodeFlags;
-  // `--cpu-prof <dir>` on any benchmark: a V8 CPU profile of the service, written when it stops.
+  // On any benchmark (embedded only): `--cpu-prof <dir>`, a V8 CPU profile of the service written
+  // when it stops; `--sql-trace <file>`, bench/sql-trace.js preloaded to count its SQL statements.
   const profileDir = option('cpu-prof');
   if (profileDir && mode === 'embedded') flags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`);
+  const sqlTrace = option('sql-trace');
+  if (sqlTrace && mode === 'embedded') {
+    flags.push('--require', path.join(__dirname, 'sql-trace.js'));
+    fullEnv.SQL_TRACE_FILE = path.resolve(sqlTrace);
+  }
   let service;
   try {
     service = await start(script, fullEnv, 'stop with Ctrl-C', flags);

@@ -121,6 +121,30 @@ describe('consent records', () => {
     expect(stored.rows[0].n).toBe(1);
   });
 
+  it('writes concurrent records together (group commit) with the same rules: each its own record, one person\'s records chained', async () => {
+    const people = Array.from({ length: 12 }, (_, i) => `batch-${i}@example.com`);
+    const one = (email: string, decisions: Record<string, unknown>) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions, captured_at: '2026-11-20T10:00:00.000Z' });
+    const answers = await Promise.all([
+      ...people.map((email) => one(email, { newsletter: granted, analytics: declined })),
+      one('twice@example.com', { newsletter: granted, analytics: granted }),
+      one('twice@example.com', { newsletter: granted, analytics: granted }),
+      one('not-capturable@example.com', { newsletter: { ...granted, default_checked: true }, analytics: declined }),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([...people.map(() => 201), 201, 201, 422]);
+    expect(answers[answers.length - 1].body.details[0].field).toBe('decisions.newsletter');
+    expect(new Set(answers.slice(0, -1).map((answer) => answer.body.consent_record.record_id)).size).toBe(people.length + 2);
+    const subjects = new Set(answers.slice(0, people.length).map((answer) => answer.body.consent_record.subject.id));
+    expect(subjects.size).toBe(people.length);
+    // The same person twice at once: the later record supersedes the earlier, whichever it was.
+    const [first, second] = answers.slice(people.length, people.length + 2).map((answer) => answer.body.consent_record);
+    expect(first.subject.id).toBe(second.subject.id);
+    expect([first.supersedes, second.supersedes].filter(Boolean)).toHaveLength(1);
+    expect([first.record_id, second.record_id]).toContain(first.supersedes ?? second.supersedes);
+    const stored = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email = 'not-capturable@example.com'`);
+    expect(stored.rows[0].n).toBe(0);
+  });
+
   it('supersedes with a later record: withdraws what moved away from granted, on the receipt and in consent_status', async () => {
     const earlier = await record({ newsletter: granted, analytics: granted });
     expect(earlier.status).toBe(201);

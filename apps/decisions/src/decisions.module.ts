@@ -31,6 +31,7 @@ import { ReceiptMailer } from './records/receipt-mailer';
 import { ImportConsentRecords } from './records/import-consent-records';
 import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
+import { RecordWriter } from './records/record-writer';
 import { RecordsController } from './records/records.controller';
 import { Subject } from './subjects/subject.entity';
 import { SubjectsController } from './subjects/subjects.controller';
@@ -58,6 +59,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     SessionExpiry,
     InboxService,
     RecordConsent,
+    RecordWriter,
     ConsentStatus,
     ImportConsentRecords,
     ImportBatch,

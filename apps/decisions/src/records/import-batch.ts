@@ -16,6 +16,32 @@ export interface CheckedRow {
   capturedAt: string;
   idempotencyKey?: string;
   fingerprint: string;
+  /** How the decision reached us; imports leave it out (`imported`). */
+  channel?: string;
+  /** Per purpose: did the attested label match the published wording (goes into the event). */
+  wordingVerdict?: Record<string, 'match' | 'drift'>;
+  /** The hosted form builder of a `form_platform_webhook` record (goes into the event). */
+  collectionPlatform?: string;
+}
+
+/** A record a batch made: what its reply needs beyond the row. */
+export interface MadeRecord {
+  recordId: string;
+  subjectId: string;
+  status: 'granted' | 'declined';
+  recordedAt: string;
+  supersedes: string | null;
+}
+
+/** What a batch did with its rows. */
+export interface BatchResult {
+  outcomes: ImportRowOutcome[];
+  /** Indexes of the rows that made a new record (not a repeat of an earlier key). */
+  created: Set<number>;
+  /** The records made, by row index. */
+  made: Map<number, MadeRecord>;
+  /** Rows refused because the person is homed in another country: that country. */
+  elsewhere: Map<number, string>;
 }
 
 interface Person {
@@ -47,10 +73,15 @@ export class ImportBatch {
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
-  /** Each row's outcome, and the indexes of the rows that made a new record (not a repeat). */
-  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<{ outcomes: ImportRowOutcome[]; created: Set<number> }> {
+  /**
+   * Records the rows (all of one application and flow version) in one transaction. Imports send
+   * their chunks here; the Record API sends the requests that arrive together (RecordWriter).
+   */
+  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<BatchResult> {
     const created = new Set<number>();
-    if (rows.length === 0) return { outcomes: [], created };
+    const made = new Map<number, MadeRecord>();
+    const elsewhere = new Map<number, string>();
+    if (rows.length === 0) return { outcomes: [], created, made, elsewhere };
     const outcomes = new Map<number, ImportRowOutcome>();
     const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
 
@@ -84,11 +115,15 @@ export class ImportBatch {
     const recorded = await this.dataSource.transaction(async (manager) => {
       const homed = fresh.filter((row) => {
         const person = people.get(row.index);
-        if (typeof person === 'string') refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
+        if (typeof person === 'string') {
+          refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
+          elsewhere.set(row.index, person);
+        }
         return typeof person !== 'string';
       });
       const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
-      const newPeople = persons.filter((person) => person.isNew);
+      // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
+      const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
       if (newPeople.length > 0) {
         const inserted: Array<{ id: string }> = await manager.query(
           `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
@@ -122,6 +157,7 @@ export class ImportBatch {
         const previous = latest.get(person.id) ?? null;
         const recordId = newRecordId(this.context.env.COUNTRY);
         const status = recordStatus(row.purposes);
+        const channel = row.channel ?? 'imported';
         records.push({ recordId, person: person.id, row, status, supersedes: previous?.recordId ?? null });
         const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
         events.push(
@@ -137,10 +173,12 @@ export class ImportBatch {
               flow_version: flow.version,
               subject: { id: person.id },
               purposes: statuses,
-              channel: 'imported',
+              channel,
               captured_at: row.capturedAt,
               recorded_at: recordedAt,
               ...(previous ? { supersedes: previous.recordId } : {}),
+              ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
+              ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
             },
           }),
         );
@@ -162,6 +200,7 @@ export class ImportBatch {
         latest.set(person.id, { recordId, purposes: row.purposes });
         outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: recordId });
         created.add(row.index);
+        made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
       }
       if (records.length > 0) {
         const column = <T>(pick: (record: { recordId: string; person: string; row: CheckedRow; status: string; supersedes: string | null }) => T) =>
@@ -170,11 +209,11 @@ export class ImportBatch {
           `INSERT INTO "decisions"."consent_records"
              ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
               "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
-           SELECT r.id, $1, $2, $3, r.subject, r.purposes, r.status, 'imported', r.captured,
+           SELECT r.id, $1, $2, $3, r.subject, r.purposes, r.status, r.channel, r.captured,
                   -- One microsecond apart in row order, so "newest" stays the later row of the same person.
                   $4::timestamptz + (r.n * interval '1 microsecond'), r.key, r.fingerprint, r.supersedes, '[]'::jsonb
-             FROM unnest($5::text[], $6::text[], $7::jsonb[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[])
-               WITH ORDINALITY AS r(id, subject, purposes, status, captured, key, fingerprint, supersedes, n)`,
+             FROM unnest($5::text[], $6::text[], $7::jsonb[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[])
+               WITH ORDINALITY AS r(id, subject, purposes, status, captured, key, fingerprint, supersedes, channel, n)`,
           [
             applicationId,
             flow.id,
@@ -188,6 +227,7 @@ export class ImportBatch {
             column((r) => r.row.idempotencyKey ?? null),
             column((r) => (r.row.idempotencyKey ? r.row.fingerprint : null)),
             column((r) => r.supersedes),
+            column((r) => r.row.channel ?? 'imported'),
           ],
         );
       }
@@ -207,7 +247,7 @@ export class ImportBatch {
       if (first.fingerprint !== row.fingerprint) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
       else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
     }
-    return { outcomes: rows.map((row) => outcomes.get(row.index)!), created };
+    return { outcomes: rows.map((row) => outcomes.get(row.index)!), created, made, elsewhere };
   }
 
   /** Each row's person: found, or new (and homed here), or the country they are homed in. */

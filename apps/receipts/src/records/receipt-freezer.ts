@@ -41,18 +41,42 @@ export class ReceiptFreezer {
   }
 
   async ingest(events: ReceiptEventInput[]): Promise<ReceiptsIngestReply> {
-    let frozen = 0;
+    const outcomes = events.filter((event) => typeof event.data.record_id === 'string' && CONSENT_OUTCOME_EVENTS.has(event.type) && event.data.kind === 'consent');
+    const frozen = await this.freezeAll(outcomes);
     let lifecycle = 0;
     for (const event of events) {
       const recordId = event.data.record_id;
       if (typeof recordId !== 'string') continue;
-      if (CONSENT_OUTCOME_EVENTS.has(event.type) && event.data.kind === 'consent') {
-        frozen += await this.freeze(event, recordId);
-      } else if (event.type === 'consent.revoked' || event.type === 'consent.purpose_revoked') {
-        lifecycle += await this.withdraw(event, recordId);
-      }
+      if (event.type === 'consent.revoked' || event.type === 'consent.purpose_revoked') lifecycle += await this.withdraw(event, recordId);
     }
     return { frozen, lifecycle };
+  }
+
+  /**
+   * The receipts of a batch of decision events: one look for those frozen before (a redelivery),
+   * one insert for the rest.
+   */
+  private async freezeAll(events: ReceiptEventInput[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const known: Array<{ record_id: string }> = await this.dataSource.query(`SELECT "record_id" FROM "receipts"."receipts" WHERE "record_id" = ANY($1::text[])`, [
+      events.map((event) => event.data.record_id as string),
+    ]);
+    const skip = new Set(known.map((row) => row.record_id));
+    const rows: Array<{ recordId: string; applicationId: string; eventId: string; frozen: string }> = [];
+    for (const event of events) {
+      const recordId = event.data.record_id as string;
+      if (skip.has(recordId)) continue;
+      skip.add(recordId);
+      rows.push({ recordId, applicationId: event.application_id, eventId: event.id, frozen: JSON.stringify(await this.frozenReceipt(event, recordId)) });
+    }
+    if (rows.length === 0) return 0;
+    const inserted: unknown[] = await this.dataSource.query(
+      `INSERT INTO "receipts"."receipts" ("record_id", "application_id", "source_event_id", "frozen", "frozen_at")
+       SELECT r.id, r.app, r.event, r.frozen, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS r(id, app, event, frozen)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [rows.map((row) => row.recordId), rows.map((row) => row.applicationId), rows.map((row) => row.eventId), rows.map((row) => row.frozen)],
+    );
+    return inserted.length;
   }
 
   /**
@@ -97,9 +121,7 @@ export class ReceiptFreezer {
     return identity;
   }
 
-  private async freeze(event: ReceiptEventInput, recordId: string): Promise<number> {
-    const [known] = await this.dataSource.query(`SELECT 1 FROM "receipts"."receipts" WHERE "record_id" = $1`, [recordId]);
-    if (known) return 0;
+  private async frozenReceipt(event: ReceiptEventInput, recordId: string): Promise<ReturnType<typeof freezeConsentReceipt>> {
     const data = event.data as Record<string, any>;
     const [flow, application] = await Promise.all([this.flowVersion(data.flow_id, data.flow_version), this.application(event.application_id)]);
     const base = this.env.PUBLIC_BASE_URL;
@@ -127,16 +149,18 @@ export class ReceiptFreezer {
         ...(this.env.RECEIPT_PROCESSOR_URL ? { url: this.env.RECEIPT_PROCESSOR_URL } : {}),
       },
       ...(SUPERVISORY_AUTHORITIES[this.env.COUNTRY] ? { supervisoryAuthority: SUPERVISORY_AUTHORITIES[this.env.COUNTRY] } : {}),
-      ...(data.wording_verdict ? { evidence: { wordingVerdict: data.wording_verdict as Record<string, 'match' | 'drift'> } } : {}),
+      ...(data.wording_verdict || typeof data.collection_platform === 'string'
+        ? {
+            evidence: {
+              ...(data.wording_verdict ? { wordingVerdict: data.wording_verdict as Record<string, 'match' | 'drift'> } : {}),
+              // The hosted form builder that delivered a form_platform_webhook record.
+              ...(typeof data.collection_platform === 'string' ? { collectionPlatform: data.collection_platform } : {}),
+            },
+          }
+        : {}),
       // The person withdraws from their records page (signed in with a mailed one-time code): an entry with no credential in it.
       ...(base ? { withdrawalUrl: `${base}/inbox/records` } : {}),
     };
-    const receipt = freezeConsentReceipt(input);
-    const inserted: unknown[] = await this.dataSource.query(
-      `INSERT INTO "receipts"."receipts" ("record_id", "application_id", "source_event_id", "frozen", "frozen_at") VALUES ($1, $2, $3, $4, now())
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [recordId, event.application_id, event.id, JSON.stringify(receipt)],
-    );
-    return inserted.length;
+    return freezeConsentReceipt(input);
   }
 }

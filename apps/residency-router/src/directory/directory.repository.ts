@@ -28,16 +28,29 @@ export class DirectoryRepository {
    * Applies an entry learnt from a peer. When two countries recorded the same reference, the earlier
    * record wins (ties go to the lower country code), so every country converges on one home.
    */
-  async mergeFromPeer(row: Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>): Promise<void> {
+  /**
+   * Entries a peer homed, in one statement. Per reference the earlier home wins (then the lower
+   * country code), and within one home a status change applies.
+   */
+  async mergeFromPeer(rows: Array<Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>>): Promise<void> {
+    if (rows.length === 0) return;
+    // One row per reference in a statement (ON CONFLICT cannot touch a row twice): the earliest claim.
+    const byReference = new Map<string, (typeof rows)[number]>();
+    for (const row of rows) {
+      const seen = byReference.get(row.reference);
+      const earlier = seen && (row.recordedAt.getTime() < seen.recordedAt.getTime() || (row.recordedAt.getTime() === seen.recordedAt.getTime() && row.homeCountry < seen.homeCountry));
+      if (!seen || earlier) byReference.set(row.reference, row);
+    }
+    const unique = [...byReference.values()];
     await this.entries.query(
       `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
-       VALUES ($1, $2, $3, $4)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
        ON CONFLICT (reference) DO UPDATE SET
          home_country = EXCLUDED.home_country, status = EXCLUDED.status,
          recorded_at = EXCLUDED.recorded_at, updated_at = now()
        WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
           OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`,
-      [row.reference, row.homeCountry, row.status, row.recordedAt],
+      [unique.map((row) => row.reference), unique.map((row) => row.homeCountry), unique.map((row) => row.status), unique.map((row) => row.recordedAt)],
     );
   }
 }

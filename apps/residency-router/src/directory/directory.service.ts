@@ -75,14 +75,9 @@ export class DirectoryService {
   }
 
   async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
-    for (const entry of event.entries) {
-      await this.directory.mergeFromPeer({
-        reference: entry.reference,
-        homeCountry: entry.home_country,
-        status: entry.status,
-        recordedAt: new Date(entry.recorded_at),
-      });
-    }
+    await this.directory.mergeFromPeer(
+      event.entries.map((entry) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) })),
+    );
   }
 
   private broadcast(entries: DirectoryEntryMessage[]): void {
