@@ -23,6 +23,7 @@ describe('configuration at boot', () => {
     ['audit-chain', 'AUDIT_WITNESS_KEY', { NODE_ENV: 'development', AUDIT_WITNESS_KEY: 'not a key' }],
     ['audit-chain', 'ANCHOR_INTERVAL', { NODE_ENV: 'development', ANCHOR_INTERVAL: 'soon' }],
     ['webhooks', 'WEBHOOK_SECRET_KEY', {}],
+    ['decisions', 'FORM_CONNECTION_SECRET_KEY', {}],
     ['receipts', 'RECEIPT_SIGNING_KEY', {}],
     ['webhooks', 'WEBHOOK_RETRY_WAITS', { NODE_ENV: 'development', WEBHOOK_RETRY_WAITS: '1s,2s' }],
   ])('%s exits 1 and names %s', (service, variable, override) => {

@@ -33,17 +33,23 @@ import { ConsentStatus } from './records/consent-status';
 import { RecordConsent } from './records/record-consent';
 import { RecordWriter } from './records/record-writer';
 import { RecordsController } from './records/records.controller';
+import { FormConnection } from './form-connections/form-connection.entity';
+import { FormConnectionSettings } from './form-connections/form-connection-settings';
+import { FormConnectionsController } from './form-connections/form-connections.controller';
+import { FormConnectionsService } from './form-connections/form-connections.service';
+import { ReceiveFormSubmission } from './form-connections/receive-form-submission';
+import { TypeformForms } from './form-connections/typeform-forms';
 import { Subject } from './subjects/subject.entity';
 import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport, Capture];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport, Capture, FormConnection];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
   imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
-  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController],
+  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController, FormConnectionsController],
   providers: [
     SubjectsRepository,
     SubjectsService,
@@ -66,6 +72,10 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     Captures,
     PersonRecords,
     ReceiptMailer,
+    FormConnectionSettings,
+    TypeformForms,
+    FormConnectionsService,
+    ReceiveFormSubmission,
   ],
 })
 export class DecisionsModule {}

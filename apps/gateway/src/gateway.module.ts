@@ -11,6 +11,8 @@ import { CapturesController } from './records/captures.controller';
 import { RecordsController } from './records/records.controller';
 import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
+import { FormConnectionsController } from './form-connections/form-connections.controller';
+import { FormHooksController } from './form-connections/form-hooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
 import { AuthGuard } from './auth/auth.guard';
@@ -78,6 +80,8 @@ export const GATEWAY_ENTITIES = [
     WitnessController,
     WebhooksController,
     WebhookDeliveriesController,
+    FormConnectionsController,
+    FormHooksController,
     ConsentReceiptsController,
     RecordsController,
     CapturesController,

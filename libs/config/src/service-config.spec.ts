@@ -1,4 +1,4 @@
-import { ConfigError, GatewayEnvironment, loadConfig, ServiceEnvironment } from './service-config';
+import { ConfigError, DecisionsEnvironment, GatewayEnvironment, loadConfig, ServiceEnvironment } from './service-config';
 
 const valid = {
   COUNTRY: 'us',
@@ -48,5 +48,34 @@ describe('loadConfig', () => {
   it('does not need NATS_URL with the in-process transport', () => {
     const { NATS_URL: _omitted, ...rest } = valid;
     expect(loadConfig(ServiceEnvironment, { ...rest, TRANSPORT: 'inprocess' }).NATS_URL).toBeUndefined();
+  });
+});
+
+describe('DecisionsEnvironment: hosted form-builder connections', () => {
+  const variablesOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(DecisionsEnvironment, env, 'decisions');
+    } catch (error) {
+      return (error as ConfigError).variables;
+    }
+    return [];
+  };
+
+  it('needs FORM_CONNECTION_SECRET_KEY in production and checks its shape wherever it is set', () => {
+    expect(variablesOf({ ...valid, SMTP_URL: 'smtp://mail.example.com' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
+    expect(variablesOf({ ...valid, NODE_ENV: 'development', FORM_CONNECTION_SECRET_KEY: 'too-short' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
+    expect(variablesOf({ ...valid, NODE_ENV: 'development' })).toEqual([]);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig(DecisionsEnvironment, { ...valid, SMTP_URL: 'smtp://mail.example.com', FORM_CONNECTION_SECRET_KEY: key }).FORM_CONNECTION_SECRET_KEY).toBe(key);
+  });
+
+  it("defaults Typeform's API and refuses a malformed base URL", () => {
+    expect(loadConfig(DecisionsEnvironment, { ...valid, NODE_ENV: 'test' }).FORM_BUILDER_TYPEFORM_API_URL).toBe('https://api.typeform.com');
+    expect(loadConfig(DecisionsEnvironment, { ...valid, NODE_ENV: 'test', FORM_BUILDER_TYPEFORM_API_URL: 'http://127.0.0.1:4567/typeform' }).FORM_BUILDER_TYPEFORM_API_URL).toBe(
+      'http://127.0.0.1:4567/typeform',
+    );
+    for (const bad of ['api.typeform.com', 'https://api.typeform.com/', 'ftp://x', 'https://x?y=1']) {
+      expect(variablesOf({ ...valid, NODE_ENV: 'test', FORM_BUILDER_TYPEFORM_API_URL: bad })).toEqual(['FORM_BUILDER_TYPEFORM_API_URL']);
+    }
   });
 });

@@ -113,6 +113,21 @@ export class DecisionsEnvironment extends ServiceEnvironment {
   @Min(60, { message: 'SESSION_TTL_SECONDS must be at least 60' })
   @Max(30 * 24 * 3600, { message: 'SESSION_TTL_SECONDS must be at most 30 days' })
   SESSION_TTL_SECONDS = 24 * 3600;
+
+  /**
+   * Hosted form-builder connections keep their webhook secrets and personal access tokens encrypted
+   * with FORM_CONNECTION_SECRET_KEY (32 bytes, base64; required in production, derived from
+   * SUBJECT_REF_KEY elsewhere), as the webhooks service does with WEBHOOK_SECRET_KEY.
+   */
+  @ValidateIf((env: DecisionsEnvironment) => env.NODE_ENV === 'production' || env.FORM_CONNECTION_SECRET_KEY !== undefined)
+  @IsString({ message: 'FORM_CONNECTION_SECRET_KEY must be set in production (32 random bytes, base64)' })
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'FORM_CONNECTION_SECRET_KEY must be 32 bytes, base64 (openssl rand -base64 32)' })
+  FORM_CONNECTION_SECRET_KEY?: string;
+
+  /** Typeform's API, where a connection with a personal access token reads its form's definition. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/, { message: 'FORM_BUILDER_TYPEFORM_API_URL must be an http(s) URL without a trailing slash, query or fragment' })
+  FORM_BUILDER_TYPEFORM_API_URL = 'https://api.typeform.com';
 }
 
 /** The mail transport in effect: the explicit setting, else SMTP in production and the mailbox otherwise. */

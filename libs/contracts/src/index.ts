@@ -11,3 +11,4 @@ export * from './audit';
 export * from './webhooks';
 export * from './receipts';
 export * from './records';
+export * from './form-connections';

@@ -10,3 +10,4 @@ export * from './flows';
 export * from './audit';
 export * from './webhooks';
 export * from './captures';
+export * from './form-connections';

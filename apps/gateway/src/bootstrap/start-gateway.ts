@@ -10,6 +10,7 @@ import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { CorsPolicy } from '../http/cors.policy';
 import { deprecationHeaders } from '../http/deprecation';
+import { configureFormHookRoute } from '../form-connections/raw-body';
 import { EdgeValidationPipe } from '../http/validation.pipe';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
@@ -60,10 +61,12 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   });
 
   const fastify = app.getHttpAdapter().getInstance();
-  // Routes are registered at init, after this hook: it raises the body limit of the import route only.
+  // Routes are registered at init, after this hook: it raises the body limit of the import route only,
+  // and keeps the raw body of the form builder's signed webhook (and only there).
   fastify.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
+    configureFormHookRoute(route);
   });
   const cors = app.get(CorsPolicy);
   const metrics = app.get(GatewayMetrics);

@@ -47,8 +47,13 @@ export class CreateConsentRecordRequest {
   @Matches(/^[0-9a-f]{64}$/)
   notice_digest?: string;
 
-  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser'])
-  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser';
+  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser', 'form_platform_webhook'])
+  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser' | 'form_platform_webhook';
+
+  /** The hosted form builder that delivered a `form_platform_webhook` record (the receipt's `collection_platform`). */
+  @IsOptional()
+  @IsIn(['typeform'])
+  collection_platform?: 'typeform';
 
   /** Pins the flow version a capture was made against (otherwise the active one). */
   @IsOptional()

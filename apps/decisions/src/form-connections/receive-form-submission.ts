@@ -1,0 +1,85 @@
+import { Injectable } from '@nestjs/common';
+import { FormSubmissionReceiveReply, FormSubmissionReceiveRequest } from '@dcr/contracts';
+import {
+  DomainError,
+  FORM_PLATFORM_CHANNEL,
+  isTypeformTestRequest,
+  notFound,
+  parseTypeformSubmission,
+  recordRequestFingerprint,
+  resolveFormMapping,
+  submissionRecord,
+  validationFailed,
+  verifyTypeformSignature,
+} from '@dcr/domain';
+import { DataSource } from 'typeorm';
+import { RecordConsent } from '../records/record-consent';
+import { FormConnection } from './form-connection.entity';
+import { FormConnectionsService } from './form-connections.service';
+
+/**
+ * One delivery of a connected form's webhook. In order: the connection (404), the signature over the
+ * raw bytes with the current secret or, for a day after a rotation, the previous one (401), the
+ * builder's test request (accepted, nothing recorded), then the submission read with the mapping and
+ * recorded through the Record API's path with channel `form_platform_webhook` and the platform's
+ * name. Typeform's response token is the idempotency key, so a redelivery answers the same record.
+ */
+@Injectable()
+export class ReceiveFormSubmission {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly connections: FormConnectionsService,
+    private readonly recordConsent: RecordConsent,
+  ) {}
+
+  async execute(request: FormSubmissionReceiveRequest): Promise<FormSubmissionReceiveReply> {
+    const row = await this.dataSource.getRepository(FormConnection).findOne({ where: { id: request.connection_id } });
+    if (!row) throw notFound('Form connection');
+
+    const raw = Buffer.from(request.raw_body, 'base64');
+    if (!verifyTypeformSignature(request.signature, raw, this.connections.secretsOf(row), new Date())) {
+      throw new DomainError(
+        'unauthenticated',
+        request.signature === undefined
+          ? 'The delivery carries no Typeform-Signature header: set the connection\'s secret on the Typeform webhook'
+          : "The Typeform-Signature does not match this connection's secret",
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new DomainError('malformed_json', 'The delivery is not JSON');
+    }
+    const submission = parseTypeformSubmission(body);
+
+    const emailQuestion = row.formDefinition.fields.find((field) => field.ref === row.mapping.email);
+    if (emailQuestion && isTypeformTestRequest({ field: emailQuestion.ref, field_id: emailQuestion.id }, submission)) {
+      return { accepted: true, test: true };
+    }
+    if (submission.event_type !== 'form_response') {
+      throw validationFailed([{ field: 'event_type', reason: `is ${submission.event_type}: only form_response (a completed submission) is recorded` }]);
+    }
+    if (submission.form_id !== row.formId) {
+      throw validationFailed([{ field: 'form_response.form_id', reason: `is ${submission.form_id}; this connection is for form ${row.formId}` }]);
+    }
+    // Read with the flow's active version: a purpose added since the mapping was saved is named here.
+    const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
+    const mapping = resolveFormMapping(terms, row.formDefinition, row.mapping);
+    const record = submissionRecord(mapping, submission);
+    const { consent_record } = await this.recordConsent.execute({
+      application_id: row.applicationId,
+      flow_id: row.flowId,
+      subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
+      decisions: record.decisions,
+      captured_at: record.captured_at,
+      idempotency_key: `typeform:${row.id}:${submission.token}`,
+      // A redelivery carries the same response; another body under the same token is a conflict.
+      request_fingerprint: recordRequestFingerprint({ connection: row.id, form_response: submission.form_response }),
+      channel: FORM_PLATFORM_CHANNEL,
+      collection_platform: 'typeform',
+      send_receipt: true,
+    });
+    return { accepted: true, record_id: consent_record.record_id };
+  }
+}

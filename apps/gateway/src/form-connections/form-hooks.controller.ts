@@ -1,0 +1,63 @@
+import { Controller, Headers, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { FORM_CONNECTIONS_RECEIVE, FormSubmissionReceiveReply } from '@dcr/contracts';
+import { countryOfFormConnectionId, DomainError, isFormConnectionId, notFound, TYPEFORM_TEST_REQUEST_RULE, wrongCountry } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { firstValueFrom } from 'rxjs';
+import { PublicRoute } from '../auth/auth.decorators';
+import { ErrorBodyDto } from '../openapi/openapi.decorators';
+import { FormSubmissionAcceptedDto } from './form-connections.dto';
+import { RawBodyRequest } from './raw-body';
+
+/**
+ * The inbound end of a form connection: Typeform posts each submission here. There is no credential:
+ * the `Typeform-Signature` over the raw body, made with the connection's secret, is the credential,
+ * and only the decisions service (which keeps the secret) checks it.
+ */
+@ApiTags('Form connections')
+@ApiExtraModels(ErrorBodyDto)
+@PublicRoute()
+@Controller('hooks')
+export class FormHooksController {
+  constructor(
+    private readonly clients: ServiceClients,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {}
+
+  @Post('typeform/:connection_id')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "A connected Typeform form's webhook (the connection's webhook_url)",
+    description:
+      "Typeform's webhook body, signed as Typeform documents: `Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>` " +
+      "with the connection's secret, or for one day after a rotation the previous secret. A `form_response` is read with the " +
+      'mapping and recorded like the Record API with channel `form_platform_webhook` and `collection_platform: typeform`; ' +
+      "Typeform's response token is the idempotency key, so a redelivery answers the same record. The builder's test request " +
+      `is answered \`{accepted: true, test: true}\` and records nothing; it is recognised as ${TYPEFORM_TEST_REQUEST_RULE}. ` +
+      'Bodies up to 512 KiB.',
+  })
+  @ApiHeader({ name: 'Typeform-Signature', required: true, description: 'sha256=<base64 HMAC-SHA256 of the raw body, keyed with the secret>' })
+  @ApiBody({ schema: { type: 'object', description: 'Typeform webhook payload: {event_id, event_type: "form_response", form_response: {form_id, token, submitted_at, hidden, answers}}' } })
+  @ApiOkResponse({ type: FormSubmissionAcceptedDto, description: '`{accepted: true, record_id}`, or `{accepted: true, test: true}` for the test request' })
+  @ApiResponse({ status: 401, description: 'Missing signature, or made with no secret of this connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 404, description: 'No such connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 421, description: 'A connection of another country', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({
+    status: 422,
+    description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `event_type` or `form_response.form_id`',
+    schema: { $ref: getSchemaPath(ErrorBodyDto) },
+  })
+  receive(@Param('connection_id') id: string, @Headers('typeform-signature') signature: string | undefined, @Req() request: RawBodyRequest) {
+    if (!isFormConnectionId(id)) throw notFound('Form connection');
+    const home = countryOfFormConnectionId(id)!;
+    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    if (!request.rawBody) throw new DomainError('invalid_request', 'The request has no body: a Typeform submission is expected');
+    return firstValueFrom(
+      this.clients.own.send<FormSubmissionReceiveReply>(FORM_CONNECTIONS_RECEIVE, {
+        connection_id: id,
+        ...(typeof signature === 'string' ? { signature: signature.slice(0, 200) } : {}),
+        raw_body: request.rawBody.toString('base64'),
+      }),
+    );
+  }
+}

@@ -1,0 +1,186 @@
+import { FieldIssue, validationFailed } from '../errors';
+import { FlowTerms } from '../flows/flow-terms';
+import { FormChoice, FormDefinition, FormField } from './form-definition';
+
+/*
+ * The field mapping of a hosted form-builder connection, checked when it is saved ("Hosted
+ * form-builder connection" and the Errors row on mapping in the specification):
+ *
+ * - `email` names the e-mail question (a field of type `email`): it binds the person.
+ * - `external_id`, optional, names a hidden field carrying the organisation's own id for the person.
+ * - `purposes` maps every purpose of the flow that takes a decision (consent, and legitimate interest
+ *   with the right to object) to one question: a yes/no or legal question, or a choice question
+ *   (multiple choice, dropdown, picture choice) with the reference of the choice that means yes.
+ *
+ * Refused, each by name (`mapping.purposes.<key>`, `mapping.purposes.<key>.field|choice`,
+ * `mapping.email`, `mapping.external_id`):
+ * - a consent purpose on a required question: a question that must be answered makes the consent a
+ *   condition of sending the form, which consent can never be;
+ * - a purpose on a question that cannot carry a decision: rating, number, opinion scale, free text
+ *   and every other type that is neither yes/no, legal nor a choice;
+ * - a choice question without the yes-choice reference, or with a reference that is not one of its
+ *   choices; a choice reference on a question that has no choices;
+ * - a purpose the flow does not have, a notice-only purpose (it takes no decision), and a purpose of
+ *   the flow that takes a decision but is left unmapped;
+ * - one question (or one choice of it) mapped to two purposes: one answer would decide both.
+ *
+ * A right-to-object purpose may sit on a required question: answering it is still a free choice
+ * between objecting and not (the capture rules allow such a box shown ticked, too).
+ */
+
+export const BOOLEAN_DECISION_FIELD_TYPES = ['yes_no', 'legal'] as const;
+export const CHOICE_DECISION_FIELD_TYPES = ['multiple_choice', 'dropdown', 'picture_choice'] as const;
+
+const SCALE_TYPES = new Set(['rating', 'number', 'opinion_scale', 'nps']);
+const FREE_TEXT_TYPES = new Set(['short_text', 'long_text']);
+
+export interface FormMappingInput {
+  email: string;
+  external_id?: string;
+  purposes: Record<string, { field: string; choice?: string }>;
+}
+
+export interface MappedPurpose {
+  field: string;
+  field_id: string;
+  field_type: string;
+  /** `consent`: the question's yes grants; `legitimate_interest`: its yes is an objection. */
+  basis: 'consent' | 'legitimate_interest';
+  /** For choice questions: the choice that means yes. */
+  choice?: FormChoice;
+}
+
+/** A mapping checked against a form and a flow version: what a submission is read with. */
+export interface ResolvedFormMapping {
+  email: { field: string; field_id: string };
+  external_id?: string;
+  purposes: Record<string, MappedPurpose>;
+}
+
+export const FORM_MAPPING_REFUSED_MESSAGE = 'The field mapping breaks the mapping rules';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const isChoiceType = (type: string) => (CHOICE_DECISION_FIELD_TYPES as readonly string[]).includes(type);
+const isBooleanType = (type: string) => (BOOLEAN_DECISION_FIELD_TYPES as readonly string[]).includes(type);
+
+/** Why a question of this type cannot carry a decision, or null when it can. */
+export function fieldTypeProblem(type: string): string | null {
+  if (isBooleanType(type) || isChoiceType(type)) return null;
+  if (SCALE_TYPES.has(type)) return `is mapped to a ${type} question: a score or a number is not a decision; map a yes_no, legal or choice question`;
+  if (FREE_TEXT_TYPES.has(type)) return `is mapped to a ${type} question: free text is not a decision; map a yes_no, legal or choice question`;
+  return `is mapped to a ${type} question, which cannot carry a decision; map a yes_no, legal or choice question`;
+}
+
+const describeChoices = (field: FormField) =>
+  field.choices.map((choice) => choice.ref ?? `(no ref) ${choice.label}`).join(', ') || 'none';
+
+/**
+ * Checks a mapping against the form's definition and the flow version's terms. Returns the resolved
+ * mapping (question ids and types, the yes-choice) that submissions are read with, or throws
+ * `validation_failed` with one issue per problem, in this order: e-mail, external id, the mapping's
+ * purposes in the order given, then the flow's purposes left unmapped in flow order.
+ */
+export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition, input: unknown): ResolvedFormMapping {
+  if (!isPlainObject(input)) throw validationFailed([{ field: 'mapping', reason: 'must be an object {email, external_id?, purposes}' }], FORM_MAPPING_REFUSED_MESSAGE);
+  const issues: FieldIssue[] = [];
+  const byRef = new Map(definition.fields.map((field) => [field.ref, field]));
+
+  let email: ResolvedFormMapping['email'] | undefined;
+  if (typeof input.email !== 'string' || input.email.length === 0) {
+    issues.push({ field: 'mapping.email', reason: 'must name the ref of the form\'s e-mail question' });
+  } else {
+    const field = byRef.get(input.email);
+    if (!field) issues.push({ field: 'mapping.email', reason: `the form has no question with ref ${input.email}` });
+    else if (field.type !== 'email') issues.push({ field: 'mapping.email', reason: `must be an email question; ${field.ref} is a ${field.type} question` });
+    else email = { field: field.ref, field_id: field.id };
+  }
+
+  let externalId: string | undefined;
+  if (input.external_id !== undefined && input.external_id !== null) {
+    if (typeof input.external_id !== 'string' || input.external_id.length === 0) {
+      issues.push({ field: 'mapping.external_id', reason: 'must name one of the form\'s hidden fields' });
+    } else if (!definition.hidden.includes(input.external_id)) {
+      const known = definition.hidden.length > 0 ? definition.hidden.join(', ') : 'none';
+      issues.push({ field: 'mapping.external_id', reason: `the form has no hidden field named ${input.external_id} (its hidden fields: ${known})` });
+    } else {
+      externalId = input.external_id;
+    }
+  }
+
+  const purposes: Record<string, MappedPurpose> = {};
+  if (!isPlainObject(input.purposes)) {
+    issues.push({ field: 'mapping.purposes', reason: 'must be an object of purpose key to {field, choice?}' });
+  } else {
+    const flowPurposes = new Map(terms.purposes.map((purpose) => [purpose.key, purpose]));
+    const taken = new Map<string, string>();
+    for (const [key, entry] of Object.entries(input.purposes)) {
+      const at = `mapping.purposes.${key}`;
+      const purpose = flowPurposes.get(key);
+      if (!purpose) {
+        issues.push({ field: at, reason: 'is not a purpose of this flow' });
+        continue;
+      }
+      if (!purpose.takes_decision) {
+        issues.push({ field: at, reason: `is a ${purpose.basis} purpose: notice-only, it takes no decision and is not mapped to a question` });
+        continue;
+      }
+      if (!isPlainObject(entry) || typeof entry.field !== 'string' || entry.field.length === 0) {
+        issues.push({ field: at, reason: 'must be {field: <question ref>, choice?: <choice ref>}' });
+        continue;
+      }
+      if (entry.choice !== undefined && (typeof entry.choice !== 'string' || entry.choice.length === 0)) {
+        issues.push({ field: `${at}.choice`, reason: 'must be the ref of one of the question\'s choices' });
+        continue;
+      }
+      const field = byRef.get(entry.field);
+      if (!field) {
+        issues.push({ field: `${at}.field`, reason: `the form has no question with ref ${entry.field}` });
+        continue;
+      }
+      const typeProblem = fieldTypeProblem(field.type);
+      if (typeProblem) {
+        issues.push({ field: at, reason: typeProblem });
+        continue;
+      }
+      const basis = purpose.basis === 'consent' ? 'consent' : 'legitimate_interest';
+      if (basis === 'consent' && field.required) {
+        issues.push({ field: at, reason: `is mapped to the required question ${field.ref}: consent cannot be a condition of sending the form` });
+        continue;
+      }
+      let choice: FormChoice | undefined;
+      if (isChoiceType(field.type)) {
+        if (entry.choice === undefined) {
+          issues.push({ field: `${at}.choice`, reason: `is missing: name the ref of the choice of ${field.ref} that means yes (its choices: ${describeChoices(field)})` });
+          continue;
+        }
+        choice = field.choices.find((candidate) => candidate.ref === entry.choice);
+        if (!choice) {
+          issues.push({ field: `${at}.choice`, reason: `${entry.choice} is not a choice of ${field.ref} (its choices: ${describeChoices(field)})` });
+          continue;
+        }
+      } else if (entry.choice !== undefined) {
+        issues.push({ field: `${at}.choice`, reason: `${field.ref} is a ${field.type} question: it has no choices` });
+        continue;
+      }
+      const slot = choice ? `${field.ref}#${choice.ref}` : field.ref;
+      const holder = taken.get(slot);
+      if (holder) {
+        issues.push({ field: at, reason: `${choice ? `choice ${choice.ref} of ` : ''}question ${field.ref} already decides ${holder}: one answer cannot decide two purposes` });
+        continue;
+      }
+      taken.set(slot, key);
+      purposes[key] = { field: field.ref, field_id: field.id, field_type: field.type, basis, ...(choice ? { choice } : {}) };
+    }
+    for (const purpose of terms.purposes) {
+      if (purpose.takes_decision && !Object.prototype.hasOwnProperty.call(input.purposes, purpose.key)) {
+        issues.push({ field: `mapping.purposes.${purpose.key}`, reason: 'is not mapped: every purpose of the flow that takes a decision needs a question' });
+      }
+    }
+  }
+
+  if (issues.length > 0 || !email) throw validationFailed(issues, FORM_MAPPING_REFUSED_MESSAGE);
+  return { email, ...(externalId ? { external_id: externalId } : {}), purposes };
+}

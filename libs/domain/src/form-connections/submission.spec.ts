@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { recordAttestation } from '../captures/attestation';
+import { DomainError } from '../errors';
+import { normaliseFlowTerms } from '../flows';
+import { ResolvedFormMapping } from './mapping';
+import { isTypeformTestRequest, parseTypeformSubmission, submissionRecord, TYPEFORM_TEST_EMAIL, TypeformSubmission } from './submission';
+
+function refusal(run: () => unknown): DomainError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe('validation_failed');
+    return error as DomainError;
+  }
+  throw new Error('expected a DomainError');
+}
+
+const terms = normaliseFlowTerms({
+  name: 'Sign-up',
+  pattern: 'standard',
+  consent_duration: 'P1Y',
+  purposes: ['newsletter', 'analytics', 'offers', 'fraud', 'billing'],
+  purpose_definitions: { fraud: { basis: 'legitimate_interest' }, billing: { basis: 'contract', required: true } },
+});
+
+const mapping: ResolvedFormMapping = {
+  email: { field: 'email_q', field_id: 'f_email' },
+  external_id: 'crm_id',
+  purposes: {
+    newsletter: { field: 'newsletter_q', field_id: 'f_news', field_type: 'yes_no', basis: 'consent' },
+    analytics: { field: 'analytics_q', field_id: 'f_analytics', field_type: 'multiple_choice', basis: 'consent', choice: { id: 'c_yes', ref: 'analytics_yes', label: 'Yes' } },
+    offers: { field: 'offers_q', field_id: 'f_offers', field_type: 'dropdown', basis: 'consent', choice: { id: 'd_yes', ref: 'offers_yes', label: 'Send offers' } },
+    fraud: { field: 'fraud_q', field_id: 'f_fraud', field_type: 'yes_no', basis: 'legitimate_interest' },
+  },
+};
+
+/** A delivery shaped like Typeform's documented example payload. */
+function delivery(answers: unknown[], extra: Record<string, unknown> = {}) {
+  return {
+    event_id: 'LtWXD3crgy',
+    event_type: 'form_response',
+    form_response: {
+      form_id: 'lT4Z3j',
+      token: 'a3a12ec67a1365927098a606107fac15',
+      landed_at: '2026-11-20T10:00:00Z',
+      submitted_at: '2026-11-20T10:02:00Z',
+      hidden: { crm_id: 'crm-4711' },
+      definition: { id: 'lT4Z3j', title: 'Sign up', fields: [] },
+      answers,
+      ...extra,
+    },
+  };
+}
+
+const email = (value: string) => ({ type: 'email', email: value, field: { id: 'f_email', type: 'email', ref: 'email_q' } });
+const yesNo = (ref: string, id: string, value: boolean) => ({ type: 'boolean', boolean: value, field: { id, type: 'yes_no', ref } });
+
+describe('parseTypeformSubmission', () => {
+  it('reads the documented payload', () => {
+    const submission = parseTypeformSubmission(delivery([email('ada@example.org')]));
+    expect(submission).toMatchObject({
+      event_id: 'LtWXD3crgy',
+      event_type: 'form_response',
+      form_id: 'lT4Z3j',
+      token: 'a3a12ec67a1365927098a606107fac15',
+      submitted_at: '2026-11-20T10:02:00.000Z',
+      hidden: { crm_id: 'crm-4711' },
+    });
+    expect(submission.answers[0].field).toEqual({ id: 'f_email', ref: 'email_q', type: 'email' });
+  });
+
+  it('names what is missing or malformed', () => {
+    const error = refusal(() =>
+      parseTypeformSubmission({ event_type: 'form_response', form_response: { form_id: 'x', token: 'a b', submitted_at: 'yesterday', answers: [{ text: 'x' }] } }),
+    );
+    expect(error.details!.map((issue) => issue.field)).toEqual(['event_id', 'form_response.token', 'form_response.submitted_at', 'form_response.answers[0]']);
+    expect(refusal(() => parseTypeformSubmission({ event_id: 'e', event_type: 'form_response' })).details!.map((i) => i.field)).toEqual(['form_response']);
+    expect(refusal(() => parseTypeformSubmission([])).details![0].field).toBe('body');
+  });
+});
+
+describe('submissionRecord', () => {
+  it('grants a yes/no answered true, a choice whose mapped ref was chosen, and records an objection', () => {
+    const submission = parseTypeformSubmission(
+      delivery([
+        email(' Ada@Example.org '),
+        yesNo('newsletter_q', 'f_news', true),
+        { type: 'choices', choices: { ids: ['c_no', 'c_yes'], labels: ['No', 'Yes'], refs: ['analytics_no', 'analytics_yes'] }, field: { id: 'f_analytics', type: 'multiple_choice', ref: 'analytics_q' } },
+        { type: 'choice', choice: { id: 'd_no', label: 'No offers', ref: 'offers_no' }, field: { id: 'f_offers', type: 'dropdown', ref: 'offers_q' } },
+        yesNo('fraud_q', 'f_fraud', true),
+      ]),
+    );
+    const record = submissionRecord(mapping, submission);
+    expect(record).toEqual({
+      email: 'Ada@Example.org',
+      external_id: 'crm-4711',
+      captured_at: '2026-11-20T10:02:00.000Z',
+      decisions: {
+        newsletter: { decision: 'granted', default_checked: false, mandatory: false },
+        analytics: { decision: 'granted', default_checked: false, mandatory: false },
+        offers: { decision: 'declined', default_checked: false, mandatory: false },
+        fraud: { decision: 'declined', default_checked: false, mandatory: false },
+      },
+    });
+    // Through the capture rules: the objection is recorded as such, the contract purpose as noticed.
+    expect(recordAttestation(terms, record.decisions)).toMatchObject({
+      newsletter: { status: 'granted' },
+      offers: { status: 'declined' },
+      fraud: { status: 'objected' },
+      billing: { status: 'noticed' },
+    });
+  });
+
+  it('reads an unanswered optional consent question as a decline and an unanswered objection as none', () => {
+    const record = submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: {} })));
+    expect(record.external_id).toBeUndefined();
+    expect(Object.values(record.decisions).map((d) => d.decision)).toEqual(['declined', 'declined', 'declined', 'granted']);
+  });
+
+  it('matches choices by id when a payload carries no refs, and an older dropdown answer by its label', () => {
+    const record = submissionRecord(
+      mapping,
+      parseTypeformSubmission(
+        delivery([
+          email('ada@example.org'),
+          { type: 'choice', choice: { id: 'c_yes', label: 'Yes' }, field: { id: 'f_analytics', type: 'multiple_choice' } },
+          { type: 'text', text: 'Send offers', field: { id: 'f_offers', type: 'dropdown', ref: 'offers_q' } },
+        ]),
+      ),
+    );
+    expect(record.decisions.analytics.decision).toBe('granted');
+    expect(record.decisions.offers.decision).toBe('granted');
+  });
+
+  it('refuses by purpose an answer that no longer fits the mapped question, and a missing e-mail', () => {
+    const error = refusal(() =>
+      submissionRecord(
+        mapping,
+        parseTypeformSubmission(delivery([{ type: 'text', text: 'yes', field: { id: 'f_news', type: 'short_text', ref: 'newsletter_q' } }, yesNo('analytics_q', 'f_analytics', true)])),
+      ),
+    );
+    expect(error.details!.map((issue) => issue.field)).toEqual(['email', 'decisions.newsletter', 'decisions.analytics']);
+  });
+});
+
+describe('isTypeformTestRequest', () => {
+  it('is the placeholder address of the test request on the mapped e-mail question, nothing else', () => {
+    expect(isTypeformTestRequest(mapping.email, parseTypeformSubmission(delivery([email(TYPEFORM_TEST_EMAIL)])))).toBe(true);
+    expect(isTypeformTestRequest(mapping.email, parseTypeformSubmission(delivery([email('AN_ACCOUNT@example.com')])))).toBe(true);
+    expect(isTypeformTestRequest(mapping.email, parseTypeformSubmission(delivery([email('ada@example.com')])))).toBe(false);
+    const elsewhere = { type: 'email', email: TYPEFORM_TEST_EMAIL, field: { id: 'f_other', type: 'email', ref: 'other_q' } };
+    expect(isTypeformTestRequest(mapping.email, parseTypeformSubmission(delivery([email('ada@example.com'), elsewhere])))).toBe(false);
+  });
+});
+
+// ---- properties ------------------------------------------------------------------------------
+
+type Answer = boolean | undefined;
+
+describe('submissionRecord properties', () => {
+  const yesNoMapping: ResolvedFormMapping = {
+    email: mapping.email,
+    purposes: {
+      newsletter: mapping.purposes.newsletter,
+      analytics: { field: 'analytics_q', field_id: 'f_analytics', field_type: 'legal', basis: 'consent' },
+      fraud: mapping.purposes.fraud,
+    },
+  };
+
+  it('consent is granted exactly when its question was answered yes; an objection exactly when the objection was', () => {
+    const answer = fc.constantFrom<Answer>(true, false, undefined);
+    fc.assert(
+      fc.property(answer, answer, answer, (newsletter, analytics, fraud) => {
+        const answers: unknown[] = [email('ada@example.org')];
+        if (newsletter !== undefined) answers.push(yesNo('newsletter_q', 'f_news', newsletter));
+        if (analytics !== undefined) answers.push({ type: 'boolean', boolean: analytics, field: { id: 'f_analytics', type: 'legal', ref: 'analytics_q' } });
+        if (fraud !== undefined) answers.push(yesNo('fraud_q', 'f_fraud', fraud));
+        const { decisions } = submissionRecord(yesNoMapping, parseTypeformSubmission(delivery(answers)));
+        expect(decisions.newsletter.decision).toBe(newsletter === true ? 'granted' : 'declined');
+        expect(decisions.analytics.decision).toBe(analytics === true ? 'granted' : 'declined');
+        expect(decisions.fraud.decision).toBe(fraud === true ? 'declined' : 'granted');
+      }),
+    );
+  });
+
+  it('a choice purpose is granted exactly when its choice ref is among those chosen', () => {
+    const refs = ['analytics_yes', 'analytics_no', 'analytics_maybe', 'other'];
+    fc.assert(
+      fc.property(fc.subarray(refs), (chosen) => {
+        const submission: TypeformSubmission = parseTypeformSubmission(
+          delivery([email('ada@example.org'), { type: 'choices', choices: { refs: chosen, labels: chosen }, field: { id: 'f_analytics', type: 'multiple_choice', ref: 'analytics_q' } }]),
+        );
+        expect(submissionRecord(mapping, submission).decisions.analytics.decision).toBe(chosen.includes('analytics_yes') ? 'granted' : 'declined');
+      }),
+    );
+  });
+});
