@@ -32,10 +32,18 @@ const freePort = () =>
 function start(script, env, readyText, flags = []) {
   const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let ready = false;
   return new Promise((resolve, reject) => {
+    // Until ready the whole output is kept and searched; after that only its last 256 KiB (for error
+    // reports), so a service logging a line per request under load is not slowed by this reader.
     const onData = (chunk) => {
       output += chunk.toString();
-      if (output.includes(readyText)) resolve({ child, output: () => output });
+      if (ready) {
+        if (output.length > 512 * 1024) output = output.slice(-256 * 1024);
+      } else if (output.includes(readyText)) {
+        ready = true;
+        resolve({ child, output: () => output });
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);

@@ -47,6 +47,10 @@ import { HealthController } from './observability/health.controller';
 import { OpenApiDocument } from './openapi/openapi-document';
 import { WellKnownController } from './openapi/well-known.controller';
 import { ResidencyLookup } from './residency/residency-lookup';
+import { ClientScripts } from './sdk/client-scripts';
+import { ClientScriptsController } from './sdk/client-scripts.controller';
+import { FlowWordingController } from './sdk/flow-wording.controller';
+import { TemplatePreviewsController } from './sdk/template-previews.controller';
 import { SubjectsController } from './residency/subjects.controller';
 
 export const GATEWAY_ENTITIES = [
@@ -90,6 +94,9 @@ export const GATEWAY_ENTITIES = [
     HostedPagesController,
     InboxController,
     InboxPagesController,
+    ClientScriptsController,
+    FlowWordingController,
+    TemplatePreviewsController,
   ],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -110,6 +117,7 @@ export const GATEWAY_ENTITIES = [
     DecisionAccess,
     InboxReader,
     IdempotencyService,
+    ClientScripts,
   ],
 })
 export class GatewayModule {}

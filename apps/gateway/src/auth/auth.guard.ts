@@ -54,7 +54,7 @@ export class AuthGuard implements CanActivate {
       throw new DomainError(
         'forbidden',
         principal.kind === 'publishable_key'
-          ? 'A publishable key may only create sessions and captures'
+          ? "A publishable key may only create sessions and captures and read a flow's published wording"
           : `This route does not accept a credential of kind ${principal.kind}`,
       );
     }

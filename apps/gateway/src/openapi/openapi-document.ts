@@ -13,8 +13,8 @@ Conventions shared by every endpoint:
 - Rate limits per application (token bucket, default 100/s, burst 200): \`RateLimit-Policy\` and \`RateLimit\`
   headers, and \`Retry-After\` on 429.
 - Bodies over 1 MiB: 413. Credentials: API token as bearer (server to server), publishable key as
-  \`X-Publishable-Key\` (browser; only session and capture creation). OAuth access tokens, agent tokens and
-  delegation grants are not accepted yet (401 saying so).`;
+  \`X-Publishable-Key\` (browser; only session and capture creation, and reading a flow's published
+  wording). OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
 
 /** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
 @Injectable()

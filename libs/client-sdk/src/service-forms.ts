@@ -1,0 +1,308 @@
+/*
+ * forms.attach: consent captured inside the organisation's own form (the capture snippet). At submit,
+ * before the form leaves the page, it reads the mapped consent controls, posts one sanitised capture
+ * with the publishable key and writes the capture token into `service_capture_token`. Whatever happens
+ * to that call, the form is submitted.
+ */
+import { safely } from './service-frame.js';
+import { requestJson, ServiceConfigurationError, ServiceError } from './service-http.js';
+
+export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
+const FLOW_ID = /^flw_[a-z]{2,8}_[0-9a-z]{16}$/;
+const PURPOSE_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** What a mapped control shows at submit. */
+export interface CapturedControl {
+  checked: boolean;
+  /** Shown ticked by default (the `checked` attribute). */
+  defaultChecked: boolean;
+  required: boolean;
+}
+
+export interface CaptureRequestBody {
+  flow_id: string;
+  channel: 'form_capture';
+  decisions: Record<string, { decision: 'granted' | 'declined'; default_checked: boolean; mandatory: boolean }>;
+  labels?: Record<string, string>;
+  commit?: true;
+  subject?: { email: string; external_id?: string };
+}
+
+/**
+ * The sanitised snapshot: each mapped consent control's state and the label digests, nothing else of
+ * the form. (The subject only for a browser commit, which the caller asks for explicitly.)
+ */
+export function captureRequestBody(
+  flowId: string,
+  controls: Record<string, CapturedControl>,
+  labels?: Record<string, string>,
+  subject?: { email: string; external_id?: string },
+): CaptureRequestBody {
+  const decisions: CaptureRequestBody['decisions'] = {};
+  for (const [key, control] of Object.entries(controls)) {
+    decisions[key] = { decision: control.checked ? 'granted' : 'declined', default_checked: control.defaultChecked, mandatory: control.required };
+  }
+  return {
+    flow_id: flowId,
+    channel: 'form_capture',
+    decisions,
+    ...(labels && Object.keys(labels).length > 0 ? { labels } : {}),
+    ...(subject ? { commit: true as const, subject } : {}),
+  };
+}
+
+/** The text of a label as the capture attests it: whitespace collapsed, trimmed. */
+export function labelText(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** SHA-256 of the UTF-8 bytes, lower-case hex (Web Crypto: secure contexts only). */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+type Target<T extends Element> = string | T;
+
+export interface FormsAttachOptions {
+  flowId: string;
+  /** The form, or a selector for it. */
+  form: Target<HTMLFormElement>;
+  /** Purpose key → its checkbox (or a selector, looked up in the form first). */
+  map: Record<string, Target<HTMLInputElement>>;
+  /** The consent field path (`service-consent-field`): not available yet. */
+  field?: string;
+  /** The e-mail input. Its value is sent only with `commit: true`. */
+  subjectField?: Target<HTMLInputElement>;
+  /** The organisation's own identifier input. Its value is sent only with `commit: true`. */
+  externalIdField?: Target<HTMLInputElement>;
+  /** Purpose key → label element: the SHA-256 of its text is attested; the record says match or drift. */
+  labels?: Record<string, Target<Element>>;
+  /** Purpose key → label element: the flow's published wording is written into it (and attested). */
+  wording?: Record<string, Target<Element>>;
+  /** Browser commit: recorded at once, on the lower-assurance `form_capture_browser` channel (the application must enable it). */
+  commit?: boolean;
+  /** Milliseconds the capture may take before the form is submitted without it (default: the client's). */
+  timeout?: number;
+  onCaptured?(result: CaptureResult): void;
+  onError?(error: ServiceError): void;
+}
+
+export interface CaptureResult {
+  /** The capture token, also written into the hidden `service_capture_token` input. */
+  token: string;
+  expiresAt: string;
+  wordingVerdict?: Record<string, 'match' | 'drift'>;
+  recordId?: string;
+  channel?: string;
+}
+
+export interface FormAttachment {
+  readonly form: HTMLFormElement;
+  /** Settles once the published wording is written (at once without `wording`). */
+  readonly ready: Promise<void>;
+  /** Captures now (for forms your own script submits); the token is also written into the form. */
+  capture(): Promise<CaptureResult>;
+  detach(): void;
+}
+
+export interface FormsContext {
+  baseUrl: string;
+  publishableKey: string | undefined;
+  timeoutMs: number;
+  maxRetries: number;
+}
+
+const attached = new WeakMap<HTMLFormElement, Set<string>>();
+
+function invalid(option: string, reason: string): ServiceConfigurationError {
+  return new ServiceConfigurationError(`forms.attach: ${option} ${reason}`, option);
+}
+
+function resolve<T extends Element>(target: unknown, option: string, within: ParentNode | null, accept: (element: Element) => element is T, what: string): T {
+  let element: Element | null = null;
+  if (typeof target === 'string') {
+    try {
+      element = within?.querySelector(target) ?? document.querySelector(target);
+    } catch {
+      throw invalid(option, `is not a valid selector: ${JSON.stringify(target)}`);
+    }
+    if (!element) throw invalid(option, `matches no element: ${JSON.stringify(target)}`);
+  } else if (target instanceof Element) {
+    element = target;
+  } else {
+    throw invalid(option, 'must be a selector or an element');
+  }
+  if (!accept(element)) throw invalid(option, `must be ${what}`);
+  return element;
+}
+
+const isForm = (element: Element): element is HTMLFormElement => element instanceof HTMLFormElement;
+const isCheckbox = (element: Element): element is HTMLInputElement => element instanceof HTMLInputElement && element.type === 'checkbox';
+const isInput = (element: Element): element is HTMLInputElement => element instanceof HTMLInputElement;
+const isElement = (element: Element): element is Element => element instanceof Element;
+
+function resolveMap<T extends Element>(
+  value: unknown,
+  option: string,
+  form: HTMLFormElement,
+  accept: (element: Element) => element is T,
+  what: string,
+): Map<string, T> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(option, 'must be an object of purpose key → selector');
+  const resolved = new Map<string, T>();
+  for (const [key, target] of Object.entries(value)) {
+    if (!PURPOSE_KEY.test(key)) throw invalid(`${option}.${key}`, 'is not a purpose key');
+    resolved.set(key, resolve(target, `${option}.${key}`, form, accept, what));
+  }
+  return resolved;
+}
+
+/** Writes the wording into a label, keeping any control inside it. */
+function writeLabel(label: Element, text: string): void {
+  if (label.children.length === 0) {
+    label.textContent = text;
+    return;
+  }
+  for (const node of Array.from(label.childNodes)) if (node.nodeType === Node.TEXT_NODE) node.remove();
+  label.append(document.createTextNode(` ${text}`));
+}
+
+export function attachForm(context: FormsContext, options: FormsAttachOptions): FormAttachment {
+  if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
+  if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
+  if (options.field !== undefined) {
+    throw new ServiceConfigurationError('forms.attach: the consent field path (field, service-consent-field) is not available yet; use map', 'field', 'not_available');
+  }
+  if (typeof options.flowId !== 'string' || !FLOW_ID.test(options.flowId)) throw invalid('flowId', 'must be a flow id (flw_…)');
+  const form = resolve(options.form, 'form', null, isForm, 'a <form> element');
+  const controls = resolveMap(options.map, 'map', form, isCheckbox, 'an <input type="checkbox">');
+  if (controls.size === 0) throw invalid('map', 'must map at least one purpose to its checkbox');
+  const labels = options.labels === undefined ? new Map<string, Element>() : resolveMap(options.labels, 'labels', form, isElement, 'an element');
+  const wording = options.wording === undefined ? new Map<string, Element>() : resolveMap(options.wording, 'wording', form, isElement, 'an element');
+  const subjectField = options.subjectField === undefined ? undefined : resolve(options.subjectField, 'subjectField', form, isInput, 'an <input>');
+  const externalIdField = options.externalIdField === undefined ? undefined : resolve(options.externalIdField, 'externalIdField', form, isInput, 'an <input>');
+  if (options.commit !== undefined && typeof options.commit !== 'boolean') throw invalid('commit', 'must be a boolean');
+  if (options.commit && !subjectField) throw invalid('subjectField', 'is required with commit: the record binds the person by e-mail');
+  for (const name of ['onCaptured', 'onError'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw invalid(name, 'must be a function');
+  }
+  const timeoutMs = options.timeout ?? context.timeoutMs;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw invalid('timeout', 'must be a positive integer of milliseconds');
+  if ((labels.size > 0 || wording.size > 0) && !globalThis.crypto?.subtle) {
+    throw invalid(labels.size > 0 ? 'labels' : 'wording', 'needs Web Crypto, which browsers offer only in secure contexts (https)');
+  }
+  const flows = attached.get(form) ?? new Set<string>();
+  if (flows.has(options.flowId)) throw invalid('form', `is already attached for ${options.flowId}`);
+  flows.add(options.flowId);
+  attached.set(form, flows);
+
+  const flowId = options.flowId;
+  const publishableKey = context.publishableKey;
+  const attested = new Map([...labels, ...wording]);
+
+  function tokenInput(): HTMLInputElement {
+    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD);
+    if (existing) return existing;
+    const input = document.createElement('input');
+    input.type = 'hidden';
+    input.name = CAPTURE_TOKEN_FIELD;
+    form.append(input);
+    return input;
+  }
+
+  function capture(): Promise<CaptureResult> {
+    const output = tokenInput();
+    output.value = '';
+    // Read everything now, before anything asynchronous: this is the state the person submitted.
+    const state: Record<string, CapturedControl> = {};
+    for (const [key, input] of controls) state[key] = { checked: input.checked, defaultChecked: input.defaultChecked, required: input.required };
+    const texts = new Map(Array.from(attested, ([key, element]) => [key, labelText(element.textContent ?? '')]));
+    const subject = options.commit && subjectField
+      ? { email: subjectField.value.trim(), ...(externalIdField && externalIdField.value.trim() ? { external_id: externalIdField.value.trim() } : {}) }
+      : undefined;
+    return (async () => {
+      const digests: Record<string, string> = {};
+      for (const [key, text] of texts) digests[key] = await sha256Hex(text);
+      const reply = await requestJson<Record<string, any> | undefined>({
+        method: 'POST',
+        url: `${context.baseUrl}/api/v1/captures`,
+        headers: { 'X-Publishable-Key': publishableKey },
+        body: captureRequestBody(flowId, state, digests, subject),
+        timeoutMs,
+        maxRetries: context.maxRetries,
+      });
+      if (!reply || typeof reply.capture_token !== 'string') throw new ServiceError('The service answered without a capture token', { code: 'invalid_response' });
+      output.value = reply.capture_token;
+      return {
+        token: reply.capture_token,
+        expiresAt: reply.expires_at,
+        ...(reply.wording_verdict ? { wordingVerdict: reply.wording_verdict } : {}),
+        ...(reply.record_id ? { recordId: reply.record_id, channel: reply.channel } : {}),
+      };
+    })();
+  }
+
+  let pending = false;
+  let resubmitting = false;
+  function submitAgain(submitter: HTMLElement | null): void {
+    resubmitting = true;
+    try {
+      const own = submitter && (submitter as HTMLButtonElement).form === form ? submitter : undefined;
+      if (typeof form.requestSubmit === 'function') form.requestSubmit(own);
+      else HTMLFormElement.prototype.submit.call(form);
+    } finally {
+      resubmitting = false;
+    }
+  }
+  const onSubmit = (event: SubmitEvent) => {
+    if (resubmitting) return;
+    if (pending) {
+      event.preventDefault();
+      return;
+    }
+    // The page submits this form itself (it called preventDefault): it calls capture() when it wants one.
+    if (event.defaultPrevented) return;
+    event.preventDefault();
+    pending = true;
+    const submitter = event.submitter;
+    capture()
+      .then(
+        (result) => safely(options.onCaptured, result),
+        (error) => safely(options.onError, error instanceof ServiceError ? error : new ServiceError(String((error as Error)?.message ?? error), { code: 'capture_failed' })),
+      )
+      .finally(() => {
+        pending = false;
+        submitAgain(submitter);
+      });
+  };
+  form.addEventListener('submit', onSubmit);
+
+  let ready: Promise<void> = Promise.resolve();
+  if (wording.size > 0) {
+    ready = requestJson<{ purposes?: Record<string, { label?: string }> }>({
+      method: 'GET',
+      url: `${context.baseUrl}/api/v1/flows/${flowId}/wording`,
+      headers: { 'X-Publishable-Key': publishableKey },
+      timeoutMs,
+      maxRetries: context.maxRetries,
+    }).then((published) => {
+      for (const [key, label] of wording) {
+        const text = published?.purposes?.[key]?.label;
+        if (typeof text !== 'string') throw new ServiceConfigurationError(`forms.attach: wording.${key} is not a purpose of ${flowId}`, `wording.${key}`);
+        writeLabel(label, text);
+      }
+    });
+    ready.catch((error) => safely(options.onError, error));
+  }
+
+  return {
+    form,
+    ready,
+    capture,
+    detach() {
+      form.removeEventListener('submit', onSubmit);
+      attached.get(form)?.delete(flowId);
+    },
+  };
+}
