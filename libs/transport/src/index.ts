@@ -15,4 +15,5 @@ export * from './client/nats-country-client';
 export * from './nest/domain-rpc-exception.filter';
 export * from './nest/rpc-validation.pipe';
 export * from './nest/use-domain-rpc-conventions';
+export * from './nest/validation-metadata-cache';
 export * from './factory';

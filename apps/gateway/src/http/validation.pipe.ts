@@ -1,5 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError, FieldIssue } from '@dcr/domain';
+import { cacheValidationMetadata } from '@dcr/transport';
 
 function flatten(errors: ValidationError[], parent = ''): FieldIssue[] {
   return errors.flatMap((error) => {
@@ -18,6 +19,7 @@ const isPlainObject = (value: unknown) => typeof value === 'object' && value !==
  */
 export class EdgeValidationPipe extends ValidationPipe {
   constructor() {
+    cacheValidationMetadata();
     super({
       whitelist: true,
       forbidNonWhitelisted: true,

@@ -1,5 +1,6 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError, FieldIssue } from '@dcr/domain';
+import { cacheValidationMetadata } from './validation-metadata-cache';
 
 /**
  * The ValidationPipe every microservice installs globally: unknown properties are refused (not
@@ -7,6 +8,7 @@ import { DomainError, FieldIssue } from '@dcr/domain';
  * DomainError whose details name each field by its dotted path (`address.street`, `items.0.name`).
  */
 export function createRpcValidationPipe(): ValidationPipe {
+  cacheValidationMetadata();
   return new ValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
