@@ -16,7 +16,9 @@ const DEFAULT_PORTS = { US: 3001, DE: 3002 };
 const ROOT = path.resolve(__dirname, '../..');
 // The gateway takes every request: a larger young generation means fewer scavenges under load
 // (see docs/performance.md). The other services keep Node's default, which idles smaller.
-const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
+// Every service: --expose-gc lets it give start-up's and bursts' garbage back once quiet (reclaimMemoryWhenIdle).
+const NODE_FLAGS = ['--expose-gc'];
+const GATEWAY_NODE_FLAGS = [...NODE_FLAGS, '--max-semi-space-size=64'];
 
 function required(name) {
   const value = process.env[name];
@@ -59,7 +61,7 @@ async function main() {
     endpoints[country] = `http://127.0.0.1:${port}`;
     for (const service of SERVICES) {
       const log = fs.openSync(path.join(logDir, `${country.toLowerCase()}-${service}.log`), 'a');
-      const flags = service === 'gateway' ? GATEWAY_NODE_FLAGS : [];
+      const flags = service === 'gateway' ? GATEWAY_NODE_FLAGS : NODE_FLAGS;
       const child = spawn(process.execPath, [...flags, path.join(ROOT, 'apps', service, 'dist', 'main.js')], {
         env: {
           ...process.env,

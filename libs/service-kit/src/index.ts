@@ -4,4 +4,5 @@ export * from './service-clients';
 export * from './service-core.module';
 export * from './health.controller';
 export * from './start-service';
+export * from './idle-memory';
 export * from './outbox';

@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { createLogger, PinoNestLogger } from './logger';
 import { ServiceCoreModule } from './service-core.module';
 import { ServiceContext, ServiceDefinition } from './service-definition';
+import { reclaimMemoryWhenIdle } from './idle-memory';
 
 /** Connects to the country's database and brings the service's schema up to date. */
 export async function openServiceDatabase(context: ServiceContext): Promise<DataSource> {
@@ -107,7 +108,9 @@ export async function runStandalone<E extends ServiceEnvironment>(
 `);
     process.exit(1);
   }
+  const stopReclaiming = reclaimMemoryWhenIdle();
   const stop = async () => {
+    stopReclaiming();
     await app.close();
     process.exit(0);
   };
