@@ -208,3 +208,60 @@ export async function expectNoAxeViolations(target: Frame, label: string): Promi
   const violations = await axeViolations(target);
   if (violations.length > 0) throw new Error(formatViolations(label, violations));
 }
+
+export interface Submission {
+  path: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Pages of an integrator on loopback, at `http://localhost:<port>` (an allowed origin of a sandbox
+ * application on any port), and the same server as `http://127.0.0.1:<port>`, another origin.
+ * Forms post to `/submit`, which records the fields; `/landing` is a redirect target.
+ */
+export interface PageServer {
+  origin: string;
+  otherOrigin: string;
+  serve(path: string, html: string): string;
+  submissions: Submission[];
+  close(): Promise<void>;
+}
+
+export async function startPageServer(): Promise<PageServer> {
+  const pages = new Map<string, string>();
+  const submissions: Submission[] = [];
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const html = (body: string) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+    if (request.method === 'POST' && url.pathname === '/submit') {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        submissions.push({ path: url.pathname, fields: Object.fromEntries(new URLSearchParams(body)) });
+        html('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title><link rel="icon" href="data:,"></head><body><h1 id="submitted">Submitted</h1></body></html>');
+      });
+      return;
+    }
+    if (url.pathname === '/landing') return html('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Back</title><link rel="icon" href="data:,"></head><body><h1 id="landing">Back</h1></body></html>');
+    const page = pages.get(url.pathname);
+    if (!page) return response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+    html(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://localhost:${port}`;
+  return {
+    origin,
+    otherOrigin: `http://127.0.0.1:${port}`,
+    serve(path, html) {
+      pages.set(path, html);
+      return `${origin}${path}`;
+    },
+    submissions,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}

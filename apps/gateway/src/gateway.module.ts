@@ -51,6 +51,8 @@ import { ClientScripts } from './sdk/client-scripts';
 import { ClientScriptsController } from './sdk/client-scripts.controller';
 import { FlowWordingController } from './sdk/flow-wording.controller';
 import { TemplatePreviewsController } from './sdk/template-previews.controller';
+import { ConsentFieldController } from './sdk/consent-field.controller';
+import { RenderProofs } from './sdk/render-proofs';
 import { SubjectsController } from './residency/subjects.controller';
 
 export const GATEWAY_ENTITIES = [
@@ -97,6 +99,7 @@ export const GATEWAY_ENTITIES = [
     ClientScriptsController,
     FlowWordingController,
     TemplatePreviewsController,
+    ConsentFieldController,
   ],
   providers: [
     { provide: APP_GUARD, useClass: AuthGuard },
@@ -118,6 +121,7 @@ export const GATEWAY_ENTITIES = [
     InboxReader,
     IdempotencyService,
     ClientScripts,
+    RenderProofs,
   ],
 })
 export class GatewayModule {}

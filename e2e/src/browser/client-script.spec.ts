@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createServer, Server } from 'node:http';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { InProcessBus } from '@dcr/transport';
-import { launchChromium, waitForStep } from '../../support/browser';
+import { launchChromium, PageServer, startPageServer, waitForStep } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
@@ -19,62 +18,6 @@ interface RecordedEvent {
   value: any;
 }
 
-interface Submission {
-  path: string;
-  fields: Record<string, string>;
-}
-
-/**
- * Pages of an integrator on loopback, at `http://localhost:<port>` (an allowed origin of a sandbox
- * application on any port), and the same server as `http://127.0.0.1:<port>`, another origin.
- * Forms post to `/submit`, which records the fields; `/landing` is a redirect target.
- */
-interface PageServer {
-  origin: string;
-  otherOrigin: string;
-  serve(path: string, html: string): string;
-  submissions: Submission[];
-  close(): Promise<void>;
-}
-
-async function startPageServer(): Promise<PageServer> {
-  const pages = new Map<string, string>();
-  const submissions: Submission[] = [];
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const html = (body: string) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(body);
-    if (request.method === 'POST' && url.pathname === '/submit') {
-      let body = '';
-      request.on('data', (chunk) => (body += chunk));
-      request.on('end', () => {
-        submissions.push({ path: url.pathname, fields: Object.fromEntries(new URLSearchParams(body)) });
-        html('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title><link rel="icon" href="data:,"></head><body><h1 id="submitted">Submitted</h1></body></html>');
-      });
-      return;
-    }
-    if (url.pathname === '/landing') return html('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Back</title><link rel="icon" href="data:,"></head><body><h1 id="landing">Back</h1></body></html>');
-    const page = pages.get(url.pathname);
-    if (!page) return response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
-    html(page);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://localhost:${port}`;
-  return {
-    origin,
-    otherOrigin: `http://127.0.0.1:${port}`,
-    serve(path, html) {
-      pages.set(path, html);
-      return `${origin}${path}`;
-    },
-    submissions,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}
 
 /** A protocol message built in the page, with a fresh UUID v4 and the time now. */
 const MESSAGE_HELPER = `
@@ -703,7 +646,7 @@ ${script}
              await settle('exchange', service.exchange({ sessionToken: 'dts_us000', consentToken: 'x' }));
              sync('bad-option', () => new sdk.Service({ publishableKey: 'sk_live_nope' }));
              sync('typo', () => new sdk.Service({ publishablekey: 'pk_test_x' }));
-             sync('field', () => service.forms.attach({ flowId: unknownFlow, form: 'form', field: 'service-consent-field', map: {} }));
+             sync('field', () => service.forms.attach({ flowId: unknownFlow, form: document.body.appendChild(document.createElement('form')), field: 'consent' }));
              record('done')({});
            })();`,
         ),
@@ -728,7 +671,7 @@ ${script}
     expect(byType.exchange).toMatchObject({ name: 'ServiceConfigurationError', code: 'server_side_only' });
     expect(byType['bad-option']).toMatchObject({ name: 'ServiceConfigurationError', option: 'publishableKey' });
     expect(byType.typo).toMatchObject({ name: 'ServiceConfigurationError', option: 'publishablekey' });
-    expect(byType.field).toMatchObject({ name: 'ServiceConfigurationError', option: 'field', code: 'not_available' });
+    expect(byType.field).toMatchObject({ name: 'ServiceConfigurationError', option: 'field', message: expect.stringContaining('names no <service-consent-field') });
     expect(await page.$$('#consent iframe')).toHaveLength(0);
     expect(unexpected(problems)).toEqual([]);
   });
@@ -768,7 +711,7 @@ ${script}
     expect(unexpected(problems)).toEqual([]);
   });
 
-  it('serves the consent field entry script, which defines nothing yet and says so', async () => {
+  it('serves the consent field entry script, which defines the service-consent-field element (e2e/src/browser/consent-field.spec.ts tests it)', async () => {
     const { page, problems } = await newPage();
     const field = manifest.entry_points['service-field.js'].loads[0];
     await page.goto(
@@ -779,9 +722,8 @@ ${script}
          <body><main><h1>Field</h1></main></body></html>`,
       ),
     );
-    await eventually(async () => problems.length > 0, 5000);
-    expect(problems).toEqual([expect.stringContaining('service-consent-field element is not available yet')]);
-    expect(await page.evaluate(() => (globalThis as any).customElements.get('service-consent-field') === undefined)).toBe(true);
+    await page.waitForFunction(() => (globalThis as any).customElements.get('service-consent-field') !== undefined);
+    expect(problems).toEqual([]);
   });
 
   it('reads the published wording with the publishable key from an allowed origin only', async () => {

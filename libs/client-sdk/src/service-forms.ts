@@ -68,9 +68,13 @@ export interface FormsAttachOptions {
   flowId: string;
   /** The form, or a selector for it. */
   form: Target<HTMLFormElement>;
-  /** Purpose key → its checkbox (or a selector, looked up in the form first). */
-  map: Record<string, Target<HTMLInputElement>>;
-  /** The consent field path (`service-consent-field`): not available yet. */
+  /** Snippet path: purpose key → its checkbox (or a selector, looked up in the form first). */
+  map?: Record<string, Target<HTMLInputElement>>;
+  /**
+   * Field path instead of `map`: the `name` of the form's `service-consent-field` element (load
+   * service-field.js). The element captures at submit and holds the token; the callbacks and
+   * `commit` apply to it. `labels` and `wording` belong to the snippet path.
+   */
   field?: string;
   /** The e-mail input. Its value is sent only with `commit: true`. */
   subjectField?: Target<HTMLInputElement>;
@@ -171,11 +175,10 @@ function writeLabel(label: Element, text: string): void {
 export function attachForm(context: FormsContext, options: FormsAttachOptions): FormAttachment {
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
   if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
-  if (options.field !== undefined) {
-    throw new ServiceConfigurationError('forms.attach: the consent field path (field, service-consent-field) is not available yet; use map', 'field', 'not_available');
-  }
+  if (options.field !== undefined) return attachField(options);
   if (typeof options.flowId !== 'string' || !FLOW_ID.test(options.flowId)) throw invalid('flowId', 'must be a flow id (flw_…)');
   const form = resolve(options.form, 'form', null, isForm, 'a <form> element');
+  if (options.map === undefined) throw invalid('map', 'is required: map each purpose to its checkbox, or name a service-consent-field with field');
   const controls = resolveMap(options.map, 'map', form, isCheckbox, 'an <input type="checkbox">');
   if (controls.size === 0) throw invalid('map', 'must map at least one purpose to its checkbox');
   const labels = options.labels === undefined ? new Map<string, Element>() : resolveMap(options.labels, 'labels', form, isElement, 'an element');
@@ -306,3 +309,70 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     },
   };
 }
+
+/** What forms.attach needs of a `service-consent-field` element (defined by service-field.js, not loaded here). */
+interface ConsentFieldElement extends HTMLElement {
+  capture(options?: FieldCommit): Promise<CaptureResult>;
+  /** Read by the element when it captures at submit. */
+  submitCaptureOptions?: () => FieldCommit;
+}
+
+interface FieldCommit {
+  commit?: boolean;
+  subject?: { email: string; external_id?: string };
+}
+
+/**
+ * The field path: the element renders the purposes in its own frame and captures at submit; the
+ * attachment checks it is there for this flow, passes browser commit on, and reports through the
+ * callbacks. One per flow per form, as on the snippet path.
+ */
+function attachField(options: FormsAttachOptions): FormAttachment {
+  if (typeof options.flowId !== 'string' || !FLOW_ID.test(options.flowId)) throw invalid('flowId', 'must be a flow id (flw_…)');
+  if (typeof options.field !== 'string' || options.field === '') throw invalid('field', 'must be the name of a service-consent-field element');
+  for (const name of ['map', 'labels', 'wording'] as const) {
+    if (options[name] !== undefined) throw invalid(name, 'belongs to the snippet path; the field path (field) renders the published wording itself');
+  }
+  const form = resolve(options.form, 'form', null, isForm, 'a <form> element');
+  const element = Array.from(form.querySelectorAll('service-consent-field')).find((candidate) => candidate.getAttribute('name') === options.field) as ConsentFieldElement | undefined;
+  if (!element) throw invalid('field', `names no <service-consent-field name="${options.field}"> in the form`);
+  if (element.getAttribute('flow') !== options.flowId) throw invalid('field', `the element answers ${element.getAttribute('flow')}, not ${options.flowId}`);
+  if (typeof element.capture !== 'function') throw invalid('field', 'the service-consent-field element is not defined yet: load service-field.js first');
+  const subjectField = options.subjectField === undefined ? undefined : resolve(options.subjectField, 'subjectField', form, isInput, 'an <input>');
+  const externalIdField = options.externalIdField === undefined ? undefined : resolve(options.externalIdField, 'externalIdField', form, isInput, 'an <input>');
+  if (options.commit !== undefined && typeof options.commit !== 'boolean') throw invalid('commit', 'must be a boolean');
+  if (options.commit && !subjectField) throw invalid('subjectField', 'is required with commit: the record binds the person by e-mail');
+  for (const name of ['onCaptured', 'onError'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw invalid(name, 'must be a function');
+  }
+  const flows = attached.get(form) ?? new Set<string>();
+  if (flows.has(options.flowId)) throw invalid('form', `is already attached for ${options.flowId}`);
+  flows.add(options.flowId);
+  attached.set(form, flows);
+
+  const commit = (): FieldCommit => {
+    if (!options.commit || !subjectField) return {};
+    const externalId = externalIdField?.value.trim();
+    return { commit: true, subject: { email: subjectField.value.trim(), ...(externalId ? { external_id: externalId } : {}) } };
+  };
+  if (options.commit) element.submitCaptureOptions = commit;
+  const onCaptured = (event: Event) => safely(options.onCaptured, (event as CustomEvent<CaptureResult>).detail);
+  const onError = (event: Event) => {
+    const detail = (event as CustomEvent<{ message: string; code?: string; error?: ServiceError }>).detail;
+    safely(options.onError, detail.error ?? new ServiceError(detail.message, { code: detail.code ?? 'field_error' }));
+  };
+  element.addEventListener('captured', onCaptured);
+  element.addEventListener('error', onError);
+  return {
+    form,
+    ready: Promise.resolve(),
+    capture: () => element.capture(commit()),
+    detach() {
+      element.removeEventListener('captured', onCaptured);
+      element.removeEventListener('error', onError);
+      if (element.submitCaptureOptions === commit) delete element.submitCaptureOptions;
+      attached.get(form)?.delete(options.flowId);
+    },
+  };
+}
+

@@ -6,6 +6,8 @@ const valid = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/dcr_us',
   NATS_URL: 'nats://127.0.0.1:4222',
   SUBJECT_REF_KEY: 'k'.repeat(32),
+  // The gateway's production key (other services ignore it).
+  FIELD_RENDER_PROOF_KEY: Buffer.alloc(32, 3).toString('base64'),
 };
 
 describe('loadConfig', () => {
@@ -48,6 +50,24 @@ describe('loadConfig', () => {
   it('does not need NATS_URL with the in-process transport', () => {
     const { NATS_URL: _omitted, ...rest } = valid;
     expect(loadConfig(ServiceEnvironment, { ...rest, TRANSPORT: 'inprocess' }).NATS_URL).toBeUndefined();
+  });
+});
+
+describe('GatewayEnvironment: the consent field render proof key', () => {
+  const variablesOf = (env: Record<string, string | undefined>) => {
+    try {
+      loadConfig(GatewayEnvironment, env, 'gateway');
+    } catch (error) {
+      return (error as ConfigError).variables;
+    }
+    return [];
+  };
+
+  it('needs FIELD_RENDER_PROOF_KEY in production and checks its shape wherever it is set', () => {
+    expect(variablesOf({ ...valid, FIELD_RENDER_PROOF_KEY: undefined })).toEqual(['FIELD_RENDER_PROOF_KEY']);
+    expect(variablesOf({ ...valid, NODE_ENV: 'development', FIELD_RENDER_PROOF_KEY: undefined })).toEqual([]);
+    expect(variablesOf({ ...valid, NODE_ENV: 'test', FIELD_RENDER_PROOF_KEY: 'c2hvcnQ=' })).toEqual(['FIELD_RENDER_PROOF_KEY']);
+    expect(loadConfig(GatewayEnvironment, valid).FIELD_RENDER_PROOF_KEY).toBe(valid.FIELD_RENDER_PROOF_KEY);
   });
 });
 

@@ -294,6 +294,16 @@ export class GatewayEnvironment extends ServiceEnvironment {
   @IsOptional()
   @MinLength(32, { message: 'ADMIN_TOKEN must be at least 32 characters' })
   ADMIN_TOKEN?: string;
+
+  /**
+   * Signs the consent field's render proofs (HS256), which authenticate the field's captures: 32 bytes,
+   * base64; required in production, derived from SUBJECT_REF_KEY elsewhere. Every gateway replica of
+   * a country holds the same key; a new key only invalidates fields rendered before it (an hour at most).
+   */
+  @ValidateIf((env: GatewayEnvironment) => env.NODE_ENV === 'production' || env.FIELD_RENDER_PROOF_KEY !== undefined)
+  @IsString({ message: 'FIELD_RENDER_PROOF_KEY must be set in production (32 random bytes, base64)' })
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'FIELD_RENDER_PROOF_KEY must be 32 bytes, base64 (openssl rand -base64 32)' })
+  FIELD_RENDER_PROOF_KEY?: string;
 }
 
 export class ConfigError extends Error {

@@ -3,7 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /** The files of `assets/` the gateway serves (e.g. under `/assets/hosted/v1/`). */
-export const ASSET_FILES = ['participant.js', 'participant.css'] as const;
+export const ASSET_FILES = ['participant.js', 'participant.css', 'consent-field.css'] as const;
 export type AssetFile = (typeof ASSET_FILES)[number];
 
 /** Where the pages expect the assets unless told otherwise. */
@@ -13,6 +13,7 @@ export const DEFAULT_ASSET_BASE = '/assets/hosted/v1';
 export const ASSET_CONTENT_TYPES: Readonly<Record<AssetFile, string>> = {
   'participant.js': 'text/javascript; charset=utf-8',
   'participant.css': 'text/css; charset=utf-8',
+  'consent-field.css': 'text/css; charset=utf-8',
 };
 
 /** Absolute path of `libs/hosted-pages/assets` (the same from `src/` and from `dist/`). */

@@ -3,12 +3,14 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 /**
  * A consent captured in the organisation's own form, waiting for its server to commit it with the
  * person's e-mail. It holds the sanitised snapshot only (each purpose's decision and how it was
- * presented, label digests), never other input values; the token is kept as a hash. Uncommitted
+ * presented, label digests, and for the consent field the rendering evidence), never other input
+ * values; the token is kept as a hash. Uncommitted
  * captures expire after 24 hours and leave no record.
  */
 @Entity({ name: 'captures' })
 @Index('UQ_captures_token_hash', ['tokenHash'], { unique: true })
 @Index('IX_captures_expiry', ['expiresAt'], { where: '"record_id" IS NULL' })
+@Index('UQ_captures_render_nonce', ['renderNonce'], { unique: true, where: '"render_nonce" IS NOT NULL' })
 export class Capture {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -36,6 +38,14 @@ export class Capture {
 
   @Column({ type: 'text', nullable: true })
   origin: string | null;
+
+  /** A consent field capture: the nonce of its render proof (a rendering captures once). */
+  @Column({ name: 'render_nonce', type: 'text', nullable: true })
+  renderNonce: string | null;
+
+  /** A consent field capture: the receipt's rendering_evidence entries. */
+  @Column({ name: 'rendering_evidence', type: 'jsonb', nullable: true })
+  renderingEvidence: Array<Record<string, any>> | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -20,6 +20,8 @@ import { FlowsRepository } from '../flows/flows.repository';
 import { Capture } from './capture.entity';
 import { RecordConsent } from './record-consent';
 
+const UNIQUE_VIOLATION = '23505';
+
 /** An uncommitted capture is held this long, then it leaves no record. */
 export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
 
@@ -50,6 +52,15 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     if (!flow || flow.applicationId !== request.application_id) {
       throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
     }
+    // A consent field capture answers the version the field showed: a newer one means new wording.
+    if (request.render && request.render.flow_version !== flow.version) {
+      throw validationFailed([
+        { field: 'render_proof', reason: `the field showed version ${request.render.flow_version} of the flow, version ${flow.version} is active now: reload the page` },
+      ]);
+    }
+    if (request.channel === 'embedded_field' && !request.render) {
+      throw validationFailed([{ field: 'render_proof', reason: "embedded_field captures are posted by the consent field's frame with its render proof" }]);
+    }
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
     recordAttestation(terms, request.decisions as never);
@@ -79,11 +90,25 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       decisions,
       wordingVerdict,
       origin: request.origin ?? null,
+      renderNonce: request.render?.nonce ?? null,
+      renderingEvidence: request.rendering_evidence ?? null,
       createdAt: now,
       expiresAt: new Date(now.getTime() + CAPTURE_TTL_MS),
       recordId: null,
     });
-    await this.dataSource.manager.insert(Capture, capture);
+    const used = 'The render proof was already used: each rendering of the consent field captures once (the field renews its proof)';
+    if (capture.renderNonce && (await this.dataSource.manager.exists(Capture, { where: { renderNonce: capture.renderNonce } }))) {
+      throw new DomainError('unauthenticated', used);
+    }
+    try {
+      // The unique index decides between two uses of one proof at the same moment.
+      await this.dataSource.manager.insert(Capture, capture);
+    } catch (error) {
+      if ((error as { code?: string; constraint?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === 'UQ_captures_render_nonce') {
+        throw new DomainError('unauthenticated', used);
+      }
+      throw error;
+    }
     const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
     if (!request.commit) return reply;
     // Browser commit: recorded now, at the lower assurance its channel names; a refusal leaves no capture.
@@ -124,6 +149,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       subject,
       channel,
       ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
+      ...(capture.renderingEvidence ? { rendering_evidence: capture.renderingEvidence } : {}),
       send_receipt: !suppressReceipt,
     });
     if (!capture.recordId) await this.dataSource.manager.update(Capture, { id: capture.id }, { recordId: consent_record.record_id });

@@ -22,6 +22,8 @@ export interface CheckedRow {
   wordingVerdict?: Record<string, 'match' | 'drift'>;
   /** The hosted form builder of a `form_platform_webhook` record (goes into the event). */
   collectionPlatform?: string;
+  /** The consent field's rendering evidence (`embedded_field*` records; goes into the event). */
+  renderingEvidence?: Array<Record<string, unknown>>;
 }
 
 /** A record a batch made: what its reply needs beyond the row. */
@@ -179,6 +181,7 @@ export class ImportBatch {
               ...(previous ? { supersedes: previous.recordId } : {}),
               ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
               ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
+              ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
             },
           }),
         );

@@ -65,6 +65,7 @@ export class RecordConsent {
           channel: request.channel,
           ...(request.wording_verdict ? { wordingVerdict: request.wording_verdict } : {}),
           ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
+          ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
         };
       },
     });

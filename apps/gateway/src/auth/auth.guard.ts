@@ -7,6 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { CredentialIndex } from '../connect/credential-index';
 import { TokenUseRecorder } from '../connect/token-use-recorder';
 import { RateLimitService } from '../http/rate-limit.service';
+import { RenderProofs } from '../sdk/render-proofs';
 import { ACCEPTED_CREDENTIALS, AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
 import { CredentialKind, Principal } from './principal';
 
@@ -34,13 +35,14 @@ export class AuthGuard implements CanActivate {
     private readonly index: CredentialIndex,
     private readonly uses: TokenUseRecorder,
     private readonly rateLimits: RateLimitService,
+    private readonly renderProofs: RenderProofs,
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
   ) {
     const env = context.env as GatewayEnvironment;
     this.adminTokenHash = env.ADMIN_TOKEN ? hashCredential(env.ADMIN_TOKEN) : undefined;
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     // NATS handlers of the gateway (configuration sync, health) are reached only from inside the country.
     if (context.getType() !== 'http') return true;
     const policy = this.policyOf(context);
@@ -48,6 +50,16 @@ export class AuthGuard implements CanActivate {
     const { accepted, scopes } = policy;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const reply = context.switchToHttp().getResponse<FastifyReply>();
+
+    // The consent field's frame has no credential but the render proof of its page (where a route takes it).
+    const renderProof = accepted.includes('render_proof') ? this.renderProofOnly(request) : undefined;
+    if (renderProof !== undefined) {
+      return this.fromRenderProof(renderProof).then((principal) => {
+        this.rateLimits.enforce(principal.application.id, reply);
+        request.principal = principal;
+        return true;
+      });
+    }
 
     const principal = this.authenticate(request);
     if (!accepted.includes(principal.kind)) {
@@ -112,6 +124,29 @@ export class AuthGuard implements CanActivate {
     if (!found) throw new DomainError('unauthenticated', 'The API token is not valid or was revoked');
     this.uses.record(found.id);
     return { kind: 'api_token', tokenId: found.id, application: found.application, scopes: found.scopes };
+  }
+
+  /** The body's render proof, when the request carries no other credential. */
+  private renderProofOnly(request: AuthenticatedRequest): string | undefined {
+    const { headers } = request;
+    if (headers.authorization !== undefined || headers['x-publishable-key'] !== undefined || headers['x-delegation-grant-id'] !== undefined) return undefined;
+    const body = request.body as Record<string, unknown> | undefined;
+    return typeof body === 'object' && body !== null && typeof body.render_proof === 'string' ? body.render_proof : undefined;
+  }
+
+  /**
+   * A render proof signed by this country's gateway, fresh, for an application that still exists and
+   * still allows the host origin the field was rendered for. Single use is the decisions service's
+   * (the capture keeps the proof's nonce).
+   */
+  private async fromRenderProof(proof: string): Promise<Extract<Principal, { kind: 'render_proof' }>> {
+    const verified = await this.renderProofs.verify(proof);
+    const application = this.index.application(verified.application_id);
+    if (!application) throw new DomainError('unauthenticated', 'The render proof names an application that does not exist');
+    if (!originMatches(verified.host_origin, application.origins, application.environment)) {
+      throw new DomainError('origin_not_allowed', `The field was rendered for ${verified.host_origin}, which is no longer an allowed origin of this application`);
+    }
+    return { kind: 'render_proof', application, proof: verified };
   }
 
   private fromPublishableKey(key: string, origin: string | undefined): Principal {

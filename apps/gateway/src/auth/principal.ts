@@ -1,11 +1,14 @@
 import { DomainError, notFound } from '@dcr/domain';
 import { IndexedApplication } from '../connect/credential-index';
+import type { VerifiedRenderProof } from '../sdk/render-proofs';
 
 /** Who is calling, as established by the authentication guard. */
 export type Principal =
   | { kind: 'admin' }
   | { kind: 'api_token'; tokenId: string; application: IndexedApplication; scopes: string[] }
-  | { kind: 'publishable_key'; application: IndexedApplication };
+  | { kind: 'publishable_key'; application: IndexedApplication }
+  /** The consent field's frame: its render proof stands in for the publishable key (embedded_field captures only). */
+  | { kind: 'render_proof'; application: IndexedApplication; proof: VerifiedRenderProof };
 
 export type CredentialKind = Principal['kind'];
 

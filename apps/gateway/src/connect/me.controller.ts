@@ -43,7 +43,7 @@ export class MeController {
     if (principal.kind === 'admin') {
       return { application_id: null, application: null, account_id: null, credential: { kind: 'admin', scopes: [] }, country: this.country };
     }
-    if (principal.kind === 'publishable_key') throw new Error('unreachable: /me does not accept publishable keys');
+    if (principal.kind !== 'api_token') throw new Error('unreachable: /me accepts API tokens and the admin token only');
     const { application } = principal;
     return {
       application_id: application.id,

@@ -3,13 +3,49 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProp
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { AuthorizeCaptureReply, CAPTURE_TOKEN, CAPTURES_AUTHORIZE, CAPTURES_CREATE, CaptureCreatedReply } from '@dcr/contracts';
-import { DomainError, notFound, validationFailed, wrongCountry } from '@dcr/domain';
+import {
+  DomainError,
+  FieldIssue,
+  fieldDecisionIssues,
+  fieldRenderingEvidence,
+  notFound,
+  originMatches,
+  validationFailed,
+  VISIBILITY_MEASUREMENTS,
+  VisibilityMeasurement,
+  wrongCountry,
+} from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
+import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
+
+/** What the consent field's frame observed, sent with an `embedded_field` capture. */
+export class RenderingEvidenceDto {
+  @ApiProperty({ description: 'The host origin as the browser states it (the origin of the host page\'s messages to the frame, or location.ancestorOrigins)', example: 'https://shop.example' })
+  @IsString()
+  @Length(1, 2048)
+  host_origin: string;
+
+  @ApiProperty({
+    description: 'Per rendered control: whether the person changed it, and whether only by trusted gestures (event.isTrusted)',
+    example: { newsletter: { changed: true, trusted_gesture: true }, fraud: { changed: false, trusted_gesture: false } },
+  })
+  @IsObject()
+  controls: Record<string, { changed: boolean; trusted_gesture: boolean }>;
+
+  @ApiPropertyOptional({ description: 'Whether the field was visible when the form was submitted (absent when not measured)' })
+  @IsOptional()
+  @IsBoolean()
+  visible_at_submit?: boolean;
+
+  @ApiProperty({ enum: VISIBILITY_MEASUREMENTS, description: 'How visibility was measured: IntersectionObserver v2 (occlusion counts), v1 (in the viewport), or not at all' })
+  @IsIn(VISIBILITY_MEASUREMENTS as unknown as string[])
+  visibility_measurement: VisibilityMeasurement;
+}
 
 export class CreateCaptureDto {
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
@@ -29,11 +65,20 @@ export class CreateCaptureDto {
   @IsObject()
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'The consent field element\'s render proof (kept, verified with the element)' })
+  @ApiPropertyOptional({
+    description:
+      '`embedded_field` only, and required there: the render proof of the consent field page, which authenticates the capture in place of the publishable key (the frame posts it; it captures once and is valid an hour)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 4096)
   render_proof?: string;
+
+  @ApiPropertyOptional({ type: RenderingEvidenceDto, description: '`embedded_field` only, and required there: what the frame observed (kept as the receipt\'s rendering_evidence with the proof\'s facts)' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RenderingEvidenceDto)
+  rendering_evidence?: RenderingEvidenceDto;
 
   @ApiPropertyOptional({
     description:
@@ -64,7 +109,8 @@ export class AuthorizeCaptureDto {
 
 /**
  * Consent inside the organisation's own form: the browser posts a capture with the publishable key
- * (from an allowed origin), the organisation's server commits it with the person's e-mail.
+ * (from an allowed origin), or the consent field's frame with its render proof; the organisation's
+ * server commits it with the person's e-mail.
  */
 @ApiTags('Consent records')
 @ApiErrorResponses()
@@ -72,16 +118,24 @@ export class AuthorizeCaptureDto {
 export class CapturesController {
   constructor(
     private readonly clients: ServiceClients,
+    private readonly proofs: RenderProofs,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
   @Post('api/v1/captures')
-  @AcceptCredentials('publishable_key')
+  @AcceptCredentials('publishable_key', 'render_proof')
   @ApiSecurity('publishable_key')
-  @ApiOperation({ summary: 'Capture the consent controls of a form (publishable key, allowed origin); answers a capture token held 24 hours' })
+  @ApiOperation({
+    summary: 'Capture the consent controls of a form; answers a capture token held 24 hours',
+    description:
+      '`form_capture` (the capture snippet): with the publishable key, from an allowed origin. `embedded_field` (the consent field): posted by the field\'s frame ' +
+      'without a credential header, authenticated by `render_proof` (signature, freshness, flow and version, the host origin still allowed; each proof captures once, ' +
+      'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed.',
+  })
   @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
-    if (principal.kind !== 'publishable_key') throw new DomainError('forbidden', 'Captures are made with the publishable key');
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
+    if (principal.kind !== 'publishable_key' && principal.kind !== 'render_proof') throw new DomainError('forbidden', 'Captures are made with the publishable key');
+    const field = body.channel === 'embedded_field' ? await this.fieldCapture(principal, body) : this.formCapture(principal, body);
     if (body.commit && !principal.application.browserCommit) {
       throw validationFailed([{ field: 'commit', reason: 'browser commit is not enabled for this application; commit from your server with authorize' }]);
     }
@@ -94,11 +148,49 @@ export class CapturesController {
         channel: body.channel,
         decisions: body.decisions,
         labels: body.labels,
-        render_proof: body.render_proof,
-        origin,
+        origin: field ? field.proof.host_origin : origin,
+        ...(field ? { render: { nonce: field.proof.nonce, flow_version: field.proof.flow_version }, rendering_evidence: field.evidence } : {}),
         ...(body.commit ? { commit: { subject: body.subject } } : {}),
       }),
     );
+  }
+
+  /**
+   * An `embedded_field` capture: its render proof verified (by the guard when it was the credential),
+   * its decisions exactly the rendered controls as rendered, and its rendering evidence built from the
+   * proof's facts and what the frame observed.
+   */
+  private async fieldCapture(principal: Extract<Principal, { kind: 'publishable_key' | 'render_proof' }>, body: CreateCaptureDto) {
+    if (typeof body.render_proof !== 'string') {
+      throw validationFailed([{ field: 'render_proof', reason: "embedded_field captures are posted by the consent field's frame with its render proof" }]);
+    }
+    const proof: VerifiedRenderProof = principal.kind === 'render_proof' ? principal.proof : await this.proofs.verify(body.render_proof);
+    if (proof.application_id !== principal.application.id) throw new DomainError('forbidden', 'The render proof was made for another application');
+    const { application } = principal;
+    if (principal.kind === 'publishable_key' && !originMatches(proof.host_origin, application.origins, application.environment)) {
+      throw new DomainError('origin_not_allowed', `The field was rendered for ${proof.host_origin}, which is no longer an allowed origin of this application`);
+    }
+    const issues: FieldIssue[] = [];
+    if (body.flow_id !== proof.flow_id) issues.push({ field: 'flow_id', reason: `differs from the flow the field was rendered for (${proof.flow_id})` });
+    if (body.labels !== undefined) issues.push({ field: 'labels', reason: 'the consent field renders the published wording itself; labels belong to form_capture' });
+    issues.push(...fieldDecisionIssues(proof.rendered, body.decisions));
+    if (!body.rendering_evidence) issues.push({ field: 'rendering_evidence', reason: 'is required with embedded_field: what the frame observed' });
+    if (issues.length > 0) throw validationFailed(issues, 'The capture does not match the rendered consent field');
+    const evidence = fieldRenderingEvidence(
+      { noticeVersion: proof.notice_version, renderedAt: proof.rendered_at, hostOrigin: proof.host_origin, locale: proof.locale, rendered: proof.rendered },
+      body.rendering_evidence!,
+    );
+    return { proof, evidence };
+  }
+
+  /** A `form_capture`: the publishable key's, without anything of the consent field. */
+  private formCapture(principal: Principal, body: CreateCaptureDto): undefined {
+    if (principal.kind === 'render_proof') throw validationFailed([{ field: 'channel', reason: 'a render proof authenticates embedded_field captures only' }]);
+    const issues: FieldIssue[] = [];
+    if (body.render_proof !== undefined) issues.push({ field: 'render_proof', reason: 'only with channel embedded_field (the consent field)' });
+    if (body.rendering_evidence !== undefined) issues.push({ field: 'rendering_evidence', reason: 'only with channel embedded_field (the consent field)' });
+    if (issues.length > 0) throw validationFailed(issues);
+    return undefined;
   }
 
   @Post('api/v1/decisions/:capture_token/authorize')

@@ -77,7 +77,7 @@ export class ClientScriptsController {
     summary: 'A client script (ES module)',
     description:
       'Entry points: `/sdk/v1/service.js` (the core: exports `Service`, sets `window.Service`), `/sdk/v1/service-field.js` ' +
-      '(the consent field entry; the element is not available yet: the module defines nothing and logs so), ' +
+      '(defines the `service-consent-field` element), ' +
       '`/js/v1/service-decision.js` (the `service-decision` element). Their sibling modules are served under both folders. ' +
       'Load with `<script type="module" integrity="sha384-…" src="…">`; brotli or gzip when accepted.',
   })

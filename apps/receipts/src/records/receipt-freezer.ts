@@ -149,12 +149,14 @@ export class ReceiptFreezer {
         ...(this.env.RECEIPT_PROCESSOR_URL ? { url: this.env.RECEIPT_PROCESSOR_URL } : {}),
       },
       ...(SUPERVISORY_AUTHORITIES[this.env.COUNTRY] ? { supervisoryAuthority: SUPERVISORY_AUTHORITIES[this.env.COUNTRY] } : {}),
-      ...(data.wording_verdict || typeof data.collection_platform === 'string'
+      ...(data.wording_verdict || typeof data.collection_platform === 'string' || Array.isArray(data.rendering_evidence)
         ? {
             evidence: {
               ...(data.wording_verdict ? { wordingVerdict: data.wording_verdict as Record<string, 'match' | 'drift'> } : {}),
               // The hosted form builder that delivered a form_platform_webhook record.
               ...(typeof data.collection_platform === 'string' ? { collectionPlatform: data.collection_platform } : {}),
+              // The consent field (embedded_field, embedded_field_browser): how the service rendered the controls and what the browser saw.
+              ...(Array.isArray(data.rendering_evidence) ? { renderingEvidence: data.rendering_evidence as Array<Record<string, unknown>> } : {}),
             },
           }
         : {}),

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
 import { APPLICATION_ID, FLOW_ID } from '../patterns';
 
 /** decisions: consent the organisation collected in its own form, recorded through the Record API. */
@@ -69,6 +69,12 @@ export class CreateConsentRecordRequest {
   /** The fingerprint of the caller's body (without the key): the same key with another body is a conflict. */
   @Matches(/^[0-9a-f]{64}$/)
   request_fingerprint: string;
+
+  /** `embedded_field` and `embedded_field_browser` only: the receipt's `extensions.rendering_evidence`. */
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  rendering_evidence?: Array<Record<string, unknown>>;
 
   @IsOptional()
   @IsBoolean()
@@ -199,6 +205,15 @@ export class BrowserCommitInput {
   subject: RecordSubjectInput;
 }
 
+export class RenderedFieldInput {
+  @Matches(/^[A-Za-z0-9_-]{22}$/)
+  nonce: string;
+
+  @IsInt()
+  @Min(1)
+  flow_version: number;
+}
+
 export class CreateCaptureRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
@@ -216,10 +231,20 @@ export class CreateCaptureRequest {
   @IsObject()
   labels?: Record<string, string>;
 
+  /**
+   * `embedded_field`: the rendering the gateway verified the render proof of: its nonce (a rendering
+   * captures once) and the flow version it showed (which must still be the active one).
+   */
   @IsOptional()
-  @IsString()
-  @Length(1, 4096)
-  render_proof?: string;
+  @ValidateNested()
+  @Type(() => RenderedFieldInput)
+  render?: RenderedFieldInput;
+
+  /** `embedded_field`: the rendering evidence entries, built by the gateway from the proof and the frame's observations. */
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  rendering_evidence?: Array<Record<string, unknown>>;
 
   @IsOptional()
   @IsString()

@@ -2,3 +2,4 @@ export * from './attestation';
 export * from './supersession';
 export * from './idempotency';
 export * from './status';
+export * from './field-rendering';

@@ -156,6 +156,12 @@ export const de: Catalogue = {
   error_generic_title: 'Etwas ist schiefgegangen',
   error_generic_message: 'Die Seite konnte nicht angezeigt werden.',
 
+  field_doc_title: 'Einwilligungen – {application}',
+  field_legend: 'Ihre Auswahl für {application}',
+  field_hint: 'Setzen Sie ein Häkchen bei allem, dem Sie zustimmen. Sie können Ihre Einwilligung jederzeit widerrufen.',
+  field_recorded_by: 'Erfasst von {service}',
+  field_error_title: 'Die Einwilligungsoptionen können nicht angezeigt werden',
+
   flow_unavailable_title: 'Dieses Formular ist nicht verfügbar',
   flow_unavailable_message: 'Das gesuchte Formular ist nicht veröffentlicht oder wurde zurückgezogen. Bitte wenden Sie sich an die Organisation, die Ihnen den Link gesendet hat.',
 

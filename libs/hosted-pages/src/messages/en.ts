@@ -157,6 +157,12 @@ export const en = {
   error_generic_title: 'Something went wrong',
   error_generic_message: 'The page could not be shown.',
 
+  field_doc_title: 'Consent choices – {application}',
+  field_legend: 'Your choices for {application}',
+  field_hint: 'Tick what you agree to. You can withdraw your consent at any time.',
+  field_recorded_by: 'Recorded by {service}',
+  field_error_title: 'The consent choices cannot be shown',
+
   flow_unavailable_title: 'This form is not available',
   flow_unavailable_message: 'The form you are looking for is not published or has been withdrawn. Please contact the organisation that sent you the link.',
 
