@@ -482,7 +482,7 @@ async function main() {
       service_settings: {
         db_pool_size: dbPoolSize,
         rate_limit_rps: 10000000,
-        node_flags: nodeFlags,
+        node_flags: service.nodeFlags,
       },
       against_targets: {
         create_rate_met: createRate >= targets.create_per_second,

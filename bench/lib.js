@@ -109,6 +109,8 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } 
   };
   return {
     databaseUrl,
+    /** The Node flags the embedded process was started with (the distributed launcher sets its own). */
+    nodeFlags: flags,
     child: service.child,
     output: service.output,
     dataDir,

@@ -39,17 +39,20 @@ import { FormConnectionsController } from './form-connections/form-connections.c
 import { FormConnectionsService } from './form-connections/form-connections.service';
 import { ReceiveFormSubmission } from './form-connections/receive-form-submission';
 import { TypeformForms } from './form-connections/typeform-forms';
+import { PreviewTemplate } from './templates/preview-template.entity';
+import { PreviewTemplatesController } from './templates/preview-templates.controller';
+import { PreviewTemplatesService } from './templates/preview-templates.service';
 import { Subject } from './subjects/subject.entity';
 import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
 import { SubjectsService } from './subjects/subjects.service';
 
-export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport, Capture, FormConnection];
+export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignInCode, OutboxEvent, DevMail, InboxSession, ConsentRecord, ConsentImport, Capture, FormConnection, PreviewTemplate];
 
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
   imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
-  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController, FormConnectionsController],
+  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController, FormConnectionsController, PreviewTemplatesController],
   providers: [
     SubjectsRepository,
     SubjectsService,
@@ -76,6 +79,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     TypeformForms,
     FormConnectionsService,
     ReceiveFormSubmission,
+    PreviewTemplatesService,
   ],
 })
 export class DecisionsModule {}

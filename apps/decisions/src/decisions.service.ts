@@ -7,12 +7,13 @@ import { CreateInbox1764000000000 } from './migrations/1764000000000-create-inbo
 import { CreateConsentRecords1764400000000 } from './migrations/1764400000000-create-consent-records';
 import { CreateFormConnections1764600000000 } from './migrations/1764600000000-create-form-connections';
 import { AddCaptureRendering1764700000000 } from './migrations/1764700000000-add-capture-rendering';
+import { CreatePreviewTemplates1764800000000 } from './migrations/1764800000000-create-preview-templates';
 
 export const decisionsService: ServiceDefinition = {
   name: 'decisions',
   schema: 'decisions',
   entities: DECISIONS_ENTITIES,
-  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000],
+  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000],
   module: DecisionsModule,
   environment: DecisionsEnvironment,
 };

@@ -51,6 +51,8 @@ import { ClientScripts } from './sdk/client-scripts';
 import { ClientScriptsController } from './sdk/client-scripts.controller';
 import { FlowWordingController } from './sdk/flow-wording.controller';
 import { TemplatePreviewsController } from './sdk/template-previews.controller';
+import { PreviewPageController } from './sdk/preview-page.controller';
+import { PreviewTokens } from './sdk/preview-tokens';
 import { ConsentFieldController } from './sdk/consent-field.controller';
 import { RenderProofs } from './sdk/render-proofs';
 import { SubjectsController } from './residency/subjects.controller';
@@ -99,6 +101,7 @@ export const GATEWAY_ENTITIES = [
     ClientScriptsController,
     FlowWordingController,
     TemplatePreviewsController,
+    PreviewPageController,
     ConsentFieldController,
   ],
   providers: [
@@ -122,6 +125,7 @@ export const GATEWAY_ENTITIES = [
     IdempotencyService,
     ClientScripts,
     RenderProofs,
+    PreviewTokens,
   ],
 })
 export class GatewayModule {}

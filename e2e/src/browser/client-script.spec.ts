@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { InProcessBus } from '@dcr/transport';
-import { launchChromium, PageServer, startPageServer, waitForStep } from '../../support/browser';
+import { expectNoAxeViolations, launchChromium, PageServer, startPageServer, waitForStep } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
@@ -216,7 +216,8 @@ ${script}
     for (const route of ['/sdk/v1/{file}', '/js/v1/{file}', '/sdk/v1/manifest.json', '/api/v1/flows/{flow_id}/wording', '/api/v1/templates/{template_id}/preview']) {
       expect([route, Object.keys(openapi.paths).includes(route)]).toEqual([route, true]);
     }
-    expect(Object.keys(openapi.paths['/api/v1/templates/{template_id}/preview'].post.responses)).toContain('501');
+    expect(Object.keys(openapi.paths['/api/v1/templates/{template_id}/preview'].post.responses)).toContain('200');
+    expect(Object.keys(openapi.paths['/api/v1/templates/{template_id}/preview'].post.responses)).not.toContain('501');
   });
 
   it('embeds a consent with consent(); the callbacks follow the frame and the token verifies server-side', async () => {
@@ -676,28 +677,68 @@ ${script}
     expect(unexpected(problems)).toEqual([]);
   });
 
-  it('previews a template only with the API key: the handle works, and the server answers 501 for now', async () => {
+  it('previews a template with the API key on the service origin: the frame shows the preview page, setDevice and setTheme reload it, destroy removes it', async () => {
     const { page, context, problems } = await newPage();
+    const template = await api('POST', `/api/v1/flows/${flowId}/templates`);
+    expect(template.status).toBe(201);
+    const templateId: string = template.body.id;
     // Internal tooling runs on the service's own origin (API tokens are never an allowed CORS header).
     const toolUrl = `${us.url}/__tooling/preview`;
     const html = scriptPage(
       'Preview',
-      '<div id="preview"></div>',
-      `const preview = new sdk.Service({ apiKey: ${JSON.stringify(apiToken)} }).previewTemplate({ templateId: 'tpl_welcome', container: '#preview', onError: record('onError') });
+      '<div id="preview"></div><div id="unknown"></div>',
+      `const service = new sdk.Service({ apiKey: ${JSON.stringify(apiToken)} });
+       const preview = service.previewTemplate({ templateId: ${JSON.stringify(templateId)}, container: '#preview', onError: record('onError') });
        window.preview = preview;
-       preview.ready.then(record('ready'), record('rejected'));`,
+       preview.ready.then(record('ready'), record('rejected'));
+       service.previewTemplate({ templateId: 'tpl_us0123456789abcdefghij', container: '#unknown', onError: record('unknownError') }).ready.catch(() => undefined);`,
     );
     await context.route(toolUrl, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+    const frameRequests: string[] = [];
+    page.on('request', (request) => {
+      if (request.frame() !== page.mainFrame()) frameRequests.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
     await page.goto(toolUrl);
-    const rejected = (await waitForEvent(page, 'rejected')).value;
-    expect(rejected).toMatchObject({ name: 'APIError', statusCode: 501, code: 'not_implemented', isServiceError: true, message: expect.stringContaining('not available yet') });
-    expect((await waitForEvent(page, 'onError')).value).toEqual(rejected);
+    await waitForEvent(page, 'ready');
+    // A template the service does not know rejects with the typed error.
+    expect((await waitForEvent(page, 'unknownError')).value).toMatchObject({ name: 'NotFoundError', statusCode: 404, code: 'not_found' });
+
+    const src = () => page.evaluate(() => (globalThis as any).preview.frame.getAttribute('src') as string);
+    const first = new URL(await src());
+    expect(first.origin).toBe(us.url);
+    expect(first.pathname).toMatch(new RegExp(`^/preview/${templateId}\\.dl\\.\\d{10}\\.[A-Za-z0-9_-]{43}$`));
+    expect(Object.fromEntries(first.searchParams)).toEqual({ device: 'desktop', theme: 'light' });
+    const frame = await frameIn(page, '#preview iframe');
+    await frame.waitForSelector('html[data-device="desktop"][data-theme="light"]');
+    expect(await frame.textContent('#preview-banner-title')).toBe('Preview – nothing is recorded');
+    expect(await frame.textContent('#decision-title')).toBe('Newsletter sign-up');
+    expect(await frame.isDisabled('#purpose-newsletter')).toBe(true);
+    expect(await frame.isDisabled('#grant-button')).toBe(true);
+    const look = () =>
+      frame.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const view = doc.defaultView;
+        return { background: view.getComputedStyle(doc.body).backgroundColor, mainWidth: view.getComputedStyle(doc.querySelector('.hp-main')).maxWidth };
+      });
+    expect(await look()).toEqual({ background: 'rgb(255, 255, 255)', mainWidth: '672px' });
+    await expectNoAxeViolations(frame, 'the template preview (light, desktop)');
+
+    await page.evaluate(() => (globalThis as any).preview.setDevice('mobile'));
+    expect(Object.fromEntries(new URL(await src()).searchParams)).toEqual({ device: 'mobile', theme: 'light' });
+    await frame.waitForSelector('html[data-device="mobile"][data-theme="light"]');
+    expect(await page.evaluate(() => (globalThis as any).preview.frame.style.width)).toBe('390px');
+    expect(await look()).toEqual({ background: 'rgb(255, 255, 255)', mainWidth: '390px' });
+
+    await page.evaluate(() => (globalThis as any).preview.setTheme('dark'));
+    expect(Object.fromEntries(new URL(await src()).searchParams)).toEqual({ device: 'mobile', theme: 'dark' });
+    await frame.waitForSelector('html[data-device="mobile"][data-theme="dark"]');
+    expect(await look()).toEqual({ background: 'rgb(18, 19, 23)', mainWidth: '390px' });
+    expect(await frame.textContent('#preview-banner-title')).toBe('Preview – nothing is recorded');
+    await expectNoAxeViolations(frame, 'the template preview (dark, mobile)');
+
     const handle = await page.evaluate(() => {
       const preview = (globalThis as any).preview;
-      const results: unknown[] = [preview.frame.style.width, preview.frame.getAttribute('sandbox')];
-      preview.setDevice('mobile');
-      preview.setTheme('dark');
-      results.push(preview.frame.style.width, preview.frame.dataset.theme);
+      const results: unknown[] = [preview.frame.getAttribute('sandbox'), preview.frame.dataset.theme];
       try {
         preview.setDevice('tablet');
       } catch (error: any) {
@@ -707,7 +748,10 @@ ${script}
       results.push((globalThis as any).document.querySelectorAll('#preview iframe').length);
       return results;
     });
-    expect(handle).toEqual(['100%', expect.stringContaining('allow-forms allow-scripts allow-same-origin'), '390px', 'dark', ['ServiceConfigurationError', 'device'], 0]);
+    expect(handle).toEqual([expect.stringContaining('allow-forms allow-scripts allow-same-origin'), 'dark', ['ServiceConfigurationError', 'device'], 0]);
+    // The preview page asked for nothing but itself and its stylesheet: no API call, no session.
+    expect([...new Set(frameRequests)].sort()).toEqual(['GET /assets/hosted/v1/participant.css', `GET ${first.pathname}`]);
+    expect((await events(page)).filter((e) => ['rejected', 'onError'].includes(e.type))).toEqual([]);
     expect(unexpected(problems)).toEqual([]);
   });
 

@@ -304,6 +304,16 @@ export class GatewayEnvironment extends ServiceEnvironment {
   @IsString({ message: 'FIELD_RENDER_PROOF_KEY must be set in production (32 random bytes, base64)' })
   @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'FIELD_RENDER_PROOF_KEY must be 32 bytes, base64 (openssl rand -base64 32)' })
   FIELD_RENDER_PROOF_KEY?: string;
+
+  /**
+   * Signs the preview links of preview templates (HMAC-SHA256, ten minutes): 32 bytes, base64. Optional:
+   * when unset it is derived from the render proof key (FIELD_RENDER_PROOF_KEY, which production
+   * sets, else that key's own derivation from SUBJECT_REF_KEY), so every replica of a country agrees.
+   * A new key only ends the preview links of the ten minutes before.
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'TEMPLATE_PREVIEW_KEY must be 32 bytes, base64 (openssl rand -base64 32)' })
+  TEMPLATE_PREVIEW_KEY?: string;
 }
 
 export class ConfigError extends Error {

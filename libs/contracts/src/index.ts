@@ -12,3 +12,4 @@ export * from './webhooks';
 export * from './receipts';
 export * from './records';
 export * from './form-connections';
+export * from './templates';

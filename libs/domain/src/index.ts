@@ -11,3 +11,4 @@ export * from './audit';
 export * from './webhooks';
 export * from './captures';
 export * from './form-connections';
+export * from './templates';

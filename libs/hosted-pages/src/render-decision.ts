@@ -1,7 +1,7 @@
 import { DEFAULT_ASSET_BASE } from './assets';
 import { html, idFragment, join, jsonForScript, raw, safeUrl, SafeHtml } from './html';
 import { clientMessages, MessageKey, translator, Translator } from './i18n';
-import { PageMode, renderDocument } from './layout';
+import { PageMode, PreviewPresentation, renderDocument } from './layout';
 import { DecisionStatus, ParticipantPurpose, ParticipantView, TERMINAL_STATUSES } from './view';
 
 export interface DecisionPageOptions {
@@ -13,6 +13,11 @@ export interface DecisionPageOptions {
   apiBase?: string;
   /** Preferred locale (a tag or an Accept-Language value); falls back to the view's locale, then English. */
   locale?: string;
+  /**
+   * A template preview (`renderDecisionPreviewPage`): the same page with the preview banner, every
+   * control inside a disabled fieldset, no script and no data for one, the theme and device fixed.
+   */
+  preview?: PreviewPresentation | null;
 }
 
 /** The page sections; exactly one is visible. */
@@ -440,6 +445,15 @@ function deadline(view: ParticipantView, tr: Translator): SafeHtml | null {
 </p>`;
 }
 
+/** The banner of a template preview: it states that nothing is recorded, above everything else. */
+function previewBanner(view: ParticipantView, tr: Translator): SafeHtml {
+  return html`<div id="preview-banner" class="hp-preview-banner" role="note" aria-labelledby="preview-banner-title">
+<p id="preview-banner-title" class="hp-preview-banner-title">${tr.t('preview_banner')}</p>
+<p id="preview-banner-detail" class="hp-preview-banner-detail">${tr.t('preview_banner_detail', { version: view.flow?.version ?? '' })}</p>
+</div>
+`;
+}
+
 /** The participant page for a decision (whole HTML document). */
 export function renderDecisionPage(view: ParticipantView, options: DecisionPageOptions): string {
   const tr = translator(options.locale, view.locale, view.flow?.locale);
@@ -450,8 +464,14 @@ export function renderDecisionPage(view: ParticipantView, options: DecisionPageO
   const lang = contentLang(view, tr);
   const desc = description(view);
   const terminal = isTerminal(view);
+  const preview = options.preview ?? null;
 
-  const main = html`<div id="decision-root" class="hp-decision" data-kind="${view.kind}" data-status="${view.status}" data-path="${pathOf(view)}" data-mode="${mode}" data-delivery-mode="${view.delivery_mode}" data-step="${current}" data-outcome="${view.outcome ?? ''}" aria-busy="false">
+  const controls = html`${sections(view, tr, current)}
+<div id="cancel-area" class="hp-cancel"${terminal ? raw(' hidden') : null}>
+<button type="button" id="cancel-button" class="hp-button hp-button-link">${tr.t('cancel_button')}</button>
+</div>`;
+
+  const main = html`${preview ? previewBanner(view, tr) : null}<div id="decision-root" class="hp-decision" data-kind="${view.kind}" data-status="${view.status}" data-path="${pathOf(view)}" data-mode="${mode}" data-delivery-mode="${view.delivery_mode}" data-step="${current}" data-outcome="${view.outcome ?? ''}"${preview ? raw(' data-preview="true"') : null} aria-busy="false">
 <header class="hp-header">
 <p class="hp-eyebrow">${tr.t(view.kind === 'approval' ? 'kind_approval' : 'kind_consent')}</p>
 <h1 id="decision-title"${lang}>${title}</h1>
@@ -462,11 +482,10 @@ ${progress(view, tr, current)}
 </header>
 <div id="status-message" class="hp-status" role="status" aria-live="polite" aria-atomic="true"></div>
 <div id="error-message" class="hp-error" role="alert" aria-atomic="true"></div>
-<noscript><p class="hp-notice">${tr.t('noscript')}</p></noscript>
-${sections(view, tr, current)}
-<div id="cancel-area" class="hp-cancel"${terminal ? raw(' hidden') : null}>
-<button type="button" id="cancel-button" class="hp-button hp-button-link">${tr.t('cancel_button')}</button>
-</div>
+${preview ? null : html`<noscript><p class="hp-notice">${tr.t('noscript')}</p></noscript>`}
+${preview ? html`<fieldset id="preview-controls" class="hp-preview-controls" disabled>
+${controls}
+</fieldset>` : controls}
 </div>`;
 
   const config = {
@@ -479,14 +498,17 @@ ${sections(view, tr, current)}
 
   return renderDocument({
     tr,
-    title: tr.t('doc_title', { title, application }),
+    title: tr.t(preview ? 'preview_doc_title' : 'doc_title', { title, application }),
     mode,
     assetBase: options.assetBase ?? DEFAULT_ASSET_BASE,
     bodyClass: 'hp-decision-page',
     banner: html`<header class="hp-banner"><p class="hp-banner-name">${tr.t('banner_label', { application })}</p></header>`,
     main,
     footer: mode === 'page' ? html`<footer class="hp-footer"><p>${tr.t('footer_text', { application })}</p></footer>` : null,
-    data: html`<script type="application/json" id="decision-view">${jsonForScript(view)}</script>
+    data: preview
+      ? null
+      : html`<script type="application/json" id="decision-view">${jsonForScript(view)}</script>
 <script type="application/json" id="decision-config">${jsonForScript(config)}</script>`,
+    preview,
   });
 }

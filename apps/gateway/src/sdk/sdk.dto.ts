@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 
 export class ClientScriptFileDto {
   @ApiProperty({ example: 'service.js' }) name: string;
@@ -61,4 +61,36 @@ export class PreviewTemplateDto {
   @IsOptional()
   @IsIn(['light', 'dark'])
   theme?: 'light' | 'dark';
+}
+
+export class CreateTemplateDto {
+  @ApiPropertyOptional({
+    example: 2,
+    description: 'The version of the flow to preview: a draft, the active version or a superseded one. The newest version (a pending draft included) when absent.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  flow_version?: number;
+}
+
+export class TemplateDto {
+  @ApiProperty({ example: 'tpl_us0123456789abcdefghij', description: '`tpl_` + the country that keeps it + 20 characters; another country answers 421' })
+  id: string;
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
+  @ApiProperty({ example: 2 }) flow_version: number;
+  @ApiProperty({ example: '2025-03-02T08:14:02.000Z' }) created_at: string;
+}
+
+export class TemplatePreviewLinkDto {
+  @ApiProperty({
+    example: 'https://us.decisions.example.com/preview/tpl_us0123456789abcdefghij.dl.1740903842.kPq7yF3rJ0m2bT1c8wZ9uXhN4sVdA6eLgR5oQiHtYjE',
+    description:
+      'The flow host’s preview page, `<flow host>/preview/<signed token>`; `?device=desktop|mobile` and `?theme=light|dark` override what was asked here. ' +
+      'Frame it from the service’s own origin only (`frame-ancestors \'self\'`).',
+  })
+  preview_url: string;
+  @ApiProperty({ example: '2025-03-02T08:24:02.000Z', description: 'The link works for 10 minutes' })
+  expires_at: string;
 }

@@ -165,6 +165,14 @@ export const de: Catalogue = {
   flow_unavailable_title: 'Dieses Formular ist nicht verfügbar',
   flow_unavailable_message: 'Das gesuchte Formular ist nicht veröffentlicht oder wurde zurückgezogen. Bitte wenden Sie sich an die Organisation, die Ihnen den Link gesendet hat.',
 
+  preview_banner: 'Vorschau – es wird nichts gespeichert',
+  preview_banner_detail: 'Dies ist Version {version} der Anfrage, wie eine Person sie sieht. Die Bedienelemente tun hier nichts, und es wird keine Sitzung eröffnet.',
+  preview_doc_title: 'Vorschau: {title} – {application}',
+  preview_expired_title: 'Diese Vorschau ist abgelaufen',
+  preview_expired_message: 'Vorschau-Links gelten 10 Minuten. Fordern Sie in Ihrem Werkzeug eine neue Vorschau an.',
+  preview_invalid_title: 'Vorschau nicht gefunden',
+  preview_invalid_message: 'Dieser Vorschau-Link ist ungültig, oder seine Vorlage wurde gelöscht.',
+
   inbox_title: 'Ihre offenen Anfragen',
   inbox_filters: 'Filtern und sortieren',
   filter_kind: 'Art',

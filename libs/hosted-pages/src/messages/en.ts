@@ -166,6 +166,14 @@ export const en = {
   flow_unavailable_title: 'This form is not available',
   flow_unavailable_message: 'The form you are looking for is not published or has been withdrawn. Please contact the organisation that sent you the link.',
 
+  preview_banner: 'Preview – nothing is recorded',
+  preview_banner_detail: 'This is version {version} of the request as a person sees it. The controls do nothing here and no session is opened.',
+  preview_doc_title: 'Preview: {title} – {application}',
+  preview_expired_title: 'This preview has expired',
+  preview_expired_message: 'Preview links last 10 minutes. Ask your tooling for a new preview.',
+  preview_invalid_title: 'Preview not found',
+  preview_invalid_message: 'This preview link is not valid, or its template was deleted.',
+
   inbox_title: 'Your pending requests',
   inbox_filters: 'Filter and sort',
   filter_kind: 'Kind',

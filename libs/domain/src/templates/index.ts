@@ -1,0 +1,2 @@
+export * from './template-id';
+export * from './preview-token';
