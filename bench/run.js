@@ -64,12 +64,14 @@ function togetherMiB(pids) {
 }
 
 /**
- * Idle memory once it has settled: V8 gives memory back some time after start-up work ends, so
- * sample every 5 s (up to two minutes) until two samples in a row differ by less than 2 %.
+ * Idle memory once it has settled: the services give start-up's heap back once they have been quiet
+ * for a while (reclaimMemoryWhenIdle, within about half a minute), so sample every 5 s from 30 s
+ * after ready (up to two minutes) until two samples in a row differ by less than 2 %.
  */
 async function settledMemory(pids) {
+  await new Promise((resolve) => setTimeout(resolve, 25000));
   let last = togetherMiB(pids);
-  for (let waited = 0; waited < 120; waited += 5) {
+  for (let waited = 25; waited < 120; waited += 5) {
     await new Promise((resolve) => setTimeout(resolve, 5000));
     const now = togetherMiB(pids);
     if (Math.abs(now - last) / last < 0.02) break;
