@@ -3,3 +3,4 @@ export * from './ensure-database';
 export * from './service-data-source';
 export * from './migrate';
 export * from './raw-rows';
+export * from './query-logger';

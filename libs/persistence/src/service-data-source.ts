@@ -1,4 +1,5 @@
 import { DataSource, MixedList, EntitySchema } from 'typeorm';
+import { QueryLogSink, ServiceQueryLogger } from './query-logger';
 
 export interface ServiceDatabaseOptions {
   /** The country's database. */
@@ -10,6 +11,8 @@ export interface ServiceDatabaseOptions {
   poolSize?: number;
   /** Shown in pg_stat_activity, e.g. `us/gateway`. */
   applicationName?: string;
+  /** The service's logger: failed queries are logged there without their parameters (ServiceQueryLogger). */
+  log?: QueryLogSink;
 }
 
 /**
@@ -30,6 +33,6 @@ export function createServiceDataSource(options: ServiceDatabaseOptions): DataSo
     // A request that cannot get a connection fails after 10 s instead of waiting for ever.
     extra: { connectionTimeoutMillis: 10_000 },
     applicationName: options.applicationName,
-    logging: ['error'],
+    ...(options.log ? { logger: new ServiceQueryLogger(options.log) } : { logging: ['error'] as const }),
   });
 }

@@ -20,6 +20,7 @@ export async function openServiceDatabase(context: ServiceContext): Promise<Data
     migrations: definition.migrations,
     poolSize: env.DB_POOL_SIZE,
     applicationName: `${env.COUNTRY.toLowerCase()}/${definition.name}`,
+    log: context.logger,
   });
   await dataSource.initialize();
   const applied = await migrateServiceSchema(dataSource);
