@@ -71,6 +71,17 @@ describe('two countries on the in-process transport', () => {
       const line = us.logs.lines.find((l) => l.request_id === 'trace-me-12345')!;
       expect(line).toMatchObject({ service: 'gateway', country: 'US', status: 200, route: '/api/v1/me', msg: 'request completed' });
     });
+
+    it('keeps personal data and tokens in query strings out of the access log', async () => {
+      await http(us.url, 'GET', '/api/v1/me?limit=5&subject%5Bemail%5D=grace.hopper%40example.com&consent_token=secret-value', {
+        token: apiToken,
+        headers: { 'x-request-id': 'trace-query-1' },
+      });
+      await eventually(async () => us.logs.lines.some((l) => l.request_id === 'trace-query-1'));
+      const line = us.logs.lines.find((l) => l.request_id === 'trace-query-1')!;
+      expect(line.url).toBe('/api/v1/me?limit=5&subject%5Bemail%5D=…&consent_token=…');
+      expect(JSON.stringify(us.logs.lines)).not.toContain('grace.hopper');
+    });
   });
 
   describe('errors', () => {

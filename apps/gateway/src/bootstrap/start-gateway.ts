@@ -15,6 +15,7 @@ import { EdgeValidationPipe } from '../http/validation.pipe';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
+import { loggableUrl } from '../observability/loggable-url';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Consent record imports carry up to 10,000 rows: that route alone takes bodies up to 16 MiB. */
@@ -115,7 +116,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
         {
           request_id: request.id,
           method: request.method,
-          url: request.url,
+          url: loggableUrl(request.url),
           route,
           status: reply.statusCode,
           duration_ms: Math.round(reply.elapsedTime * 100) / 100,
