@@ -83,9 +83,18 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const domainError = toDomainError(error);
   const status = httpStatusOf(domainError.code);
   if (status >= 500) {
-    // The full error stays in the log, tied to the request id; the caller sees only the id.
-    logger.error({ err: error, request_id: request.id }, 'request failed');
+    // The error stays in the log, tied to the request id; the caller sees only the id. Only its type,
+    // code, message and stack: a database error also carries the query's parameters and PostgreSQL's
+    // detail, which may hold personal data.
+    logger.error({ err: loggableError(error), request_id: request.id }, 'request failed');
   }
   if (domainError.code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
   void reply.status(status).type('application/json; charset=utf-8').send(errorBody(domainError, request.id));
+}
+
+/** What of an unexpected error goes into the log: never its other properties (see sendError). */
+export function loggableError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return { type: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}), stack: error.stack };
 }
