@@ -46,4 +46,11 @@ describe('per-application rate limits', () => {
     // Another application of the same gateway has its own bucket.
     expect((await http(us.url, 'GET', '/api/v1/me', { token: second })).status).toBe(200);
   });
+  it('limits the public form-builder hook per sending address, before any lookup', async () => {
+    const unknown = `/hooks/typeform/fcn_us${'0'.repeat(20)}`;
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await http(us.url, 'POST', unknown, { body: { event_type: 'form_response' }, headers: { 'typeform-signature': 'sha256=x' } }));
+    expect(answers.map((r) => r.status)).toEqual([404, 404, 404, 429]);
+    expect(answers[3].body).toMatchObject({ code: 'rate_limited' });
+  });
 });

@@ -1,10 +1,12 @@
-import { Controller, Headers, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
+import { Controller, Headers, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FORM_CONNECTIONS_RECEIVE, FormSubmissionReceiveReply } from '@dcr/contracts';
 import { countryOfFormConnectionId, DomainError, isFormConnectionId, notFound, TYPEFORM_TEST_REQUEST_RULE, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
+import { RateLimitService } from '../http/rate-limit.service';
 import { ErrorBodyDto } from '../openapi/openapi.decorators';
 import { FormSubmissionAcceptedDto } from './form-connections.dto';
 import { RawBodyRequest } from './raw-body';
@@ -21,6 +23,7 @@ import { RawBodyRequest } from './raw-body';
 export class FormHooksController {
   constructor(
     private readonly clients: ServiceClients,
+    private readonly rateLimits: RateLimitService,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -34,7 +37,7 @@ export class FormHooksController {
       'mapping and recorded like the Record API with channel `form_platform_webhook` and `collection_platform: typeform`; ' +
       "Typeform's response token is the idempotency key, so a redelivery answers the same record. The builder's test request " +
       `is answered \`{accepted: true, test: true}\` and records nothing; it is recognised as ${TYPEFORM_TEST_REQUEST_RULE}. ` +
-      'Bodies up to 512 KiB.',
+      'Bodies up to 512 KiB. Limited per sending address with the per-application bucket sizes (429 with Retry-After).',
   })
   @ApiHeader({ name: 'Typeform-Signature', required: true, description: 'sha256=<base64 HMAC-SHA256 of the raw body, keyed with the secret>' })
   @ApiBody({ schema: { type: 'object', description: 'Typeform webhook payload: {event_id, event_type: "form_response", form_response: {form_id, token, submitted_at, hidden, answers}}' } })
@@ -47,7 +50,15 @@ export class FormHooksController {
     description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `event_type` or `form_response.form_id`',
     schema: { $ref: getSchemaPath(ErrorBodyDto) },
   })
-  receive(@Param('connection_id') id: string, @Headers('typeform-signature') signature: string | undefined, @Req() request: RawBodyRequest) {
+  receive(
+    @Param('connection_id') id: string,
+    @Headers('typeform-signature') signature: string | undefined,
+    @Req() request: RawBodyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    // No credential reaches this route, so it is limited per sending address (the same bucket sizes
+    // as an application's) before any work: a flood of forged deliveries costs a lookup and an HMAC each.
+    this.rateLimits.enforce(`hook:${request.ip}`, reply);
     if (!isFormConnectionId(id)) throw notFound('Form connection');
     const home = countryOfFormConnectionId(id)!;
     if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
