@@ -9,13 +9,29 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+let isoMillisecond = -1;
+let isoField = '';
+
+/**
+ * pino's `isoTime` (`,"time":"<ISO 8601>"`), formatted once per millisecond: a busy gateway writes
+ * several access lines in the same millisecond, and formatting the date was 3 % of a request's CPU.
+ */
+export function isoTimeOncePerMillisecond(): string {
+  const now = Date.now();
+  if (now !== isoMillisecond) {
+    isoMillisecond = now;
+    isoField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return isoField;
+}
+
 /** One JSON line per event, with the service and country on every line. */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       level: options.level ?? 'info',
       base: { service: options.service, country: options.country },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeOncePerMillisecond,
       formatters: { level: (label) => ({ level: label }) },
     },
     options.destination ?? pino.destination({ sync: false }),
