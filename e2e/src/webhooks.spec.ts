@@ -123,6 +123,8 @@ describe('webhooks', () => {
     expect(JSON.stringify(body)).not.toMatch(/"consent_token"/);
     expect(() => verifyWebhook({ secret: 'whsec_wrong', headers: delivery.headers, rawBody: delivery.body })).toThrow();
 
+    // The receiver has the request before the dispatcher records its outcome (outcomes are written in batches).
+    await eventually(async () => (await deliveries(subscription.id))[0]?.status !== 'delivering');
     const [logged] = await deliveries(subscription.id);
     expect(logged).toMatchObject({ status: 'succeeded', attempts: 1, event_id: body.id, test: false });
     expect(logged.attempt_log).toEqual([expect.objectContaining({ attempt: 1, response_status: 200, response_excerpt: 'thanks', error: null })]);
