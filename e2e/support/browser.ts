@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import type { Browser, Frame, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 
 /*
  * Node 20 gives its own realm `Symbol.dispose` and `Symbol.asyncDispose` (the registry symbols
@@ -265,3 +265,37 @@ export async function startPageServer(): Promise<PageServer> {
       }),
   };
 }
+
+/**
+ * Fresh browser contexts for the tests of one file, each page collecting its script errors and
+ * console errors (`problems`, checked by each test); `closeAll()` after each test closes them.
+ */
+export class WatchedPages {
+  private readonly contexts: BrowserContext[] = [];
+
+  constructor(private readonly browser: () => Browser) {}
+
+  async open(options: { locale?: string } = {}): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+    const context = await this.browser().newContext({ locale: options.locale ?? 'en-US' });
+    this.contexts.push(context);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      // The browser asks every origin for /favicon.ico; pages that name none get a 404 that is noise.
+      if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console error: ${message.text()} (${message.location().url})`);
+    });
+    return { context, page, problems };
+  }
+
+  async closeAll(): Promise<void> {
+    for (const context of this.contexts.splice(0)) await context.close();
+  }
+}
+
+/** Problems other than failed loads (and, with `cors`, CORS refusals) that a test causes on purpose. */
+export function unexpectedProblems(problems: string[], options: { cors?: boolean } = {}): string[] {
+  const expected = options.cors ? /Failed to load resource|net::ERR_|blocked by CORS/ : /Failed to load resource|net::ERR_/;
+  return problems.filter((problem) => !expected.test(problem));
+}
+

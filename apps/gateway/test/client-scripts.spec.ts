@@ -16,7 +16,7 @@ const FILES: Record<string, string> = {
   'service.js': "import { frame } from './service-frame.js';\nexport * from './service-http.js';\nexport class Service {}\nwindow.Service = Service;\n",
   'service-frame.js': "import { ServiceError } from './service-http.js';\nexport const frame = 1;\n",
   'service-http.js': 'export class ServiceError extends Error {}\n'.repeat(40),
-  'service-field.js': "console.error('not available yet');\nexport {};\n",
+  'service-field.js': "customElements.define('service-consent-field', class extends HTMLElement {});\n",
   'service-decision.js': "import { frame } from './service-frame.js';\ncustomElements.define('service-decision', class extends HTMLElement {});\n",
 };
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { InProcessBus } from '@dcr/transport';
-import { expectNoAxeViolations, launchChromium, PageServer, startPageServer, waitForStep } from '../../support/browser';
+import { expectNoAxeViolations, launchChromium, PageServer, startPageServer, unexpectedProblems, waitForStep, WatchedPages } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
@@ -66,7 +66,7 @@ describe('client scripts in a browser', () => {
   let publishableKey: string;
   let flowId: string;
   let manifest: { entry_points: Record<string, { url: string; loads: Module[] }>; files: Array<{ name: string; integrity: string; bytes: number }> };
-  const contexts: BrowserContext[] = [];
+  const watched = new WatchedPages(() => browser);
 
   const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
   const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -99,21 +99,9 @@ ${script}
 </html>`;
   }
 
-  /** A fresh context and page; script errors and failed loads are collected (and checked by each test). */
-  async function newPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-    const context = await browser.newContext({ locale: 'en-US' });
-    contexts.push(context);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
-    return { context, page, problems };
-  }
+  const newPage = () => watched.open();
 
-  /** Problems other than the failed loads a test causes on purpose. */
-  const unexpected = (problems: string[]) => problems.filter((p) => !/Failed to load resource|net::ERR_|blocked by CORS/.test(p));
+  const unexpected = (problems: string[]) => unexpectedProblems(problems, { cors: true });
 
   async function events(page: Page): Promise<RecordedEvent[]> {
     return page.evaluate(() => (globalThis as any).events as RecordedEvent[]);
@@ -184,7 +172,7 @@ ${script}
   });
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
+    await watched.closeAll();
   });
 
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { base64url, SignJWT } from 'jose';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
-import { expectNoAxeViolations, HostPageServer, launchChromium, PageServer, receivedMessages, startHostPageServer, startPageServer, waitForMessage } from '../../support/browser';
+import { expectNoAxeViolations, HostPageServer, launchChromium, PageServer, receivedMessages, startHostPageServer, startPageServer, unexpectedProblems, waitForMessage, WatchedPages } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
@@ -51,7 +51,7 @@ describe('the consent field element in a browser', () => {
   let publishableKey: string;
   let flowId: string;
   let fieldScript: { url: string; loads: Array<{ url: string; integrity: string }> };
-  const contexts: BrowserContext[] = [];
+  const watched = new WatchedPages(() => browser);
 
   const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
 
@@ -83,20 +83,9 @@ ${extra}
 </html>`;
   }
 
-  async function newPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-    const context = await browser.newContext({ locale: 'en-US' });
-    contexts.push(context);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
-    return { context, page, problems };
-  }
+  const newPage = () => watched.open();
 
-  /** Failed loads a test causes on purpose are not problems. */
-  const unexpected = (problems: string[]) => problems.filter((p) => !/Failed to load resource|net::ERR_/.test(p));
+  const unexpected = (problems: string[]) => unexpectedProblems(problems);
 
   /** The field's frame inside `selector` (the element's shadow root is open), once its script runs. */
   async function fieldFrame(page: Page, selector = 'service-consent-field'): Promise<Frame> {
@@ -139,7 +128,7 @@ ${extra}
   });
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
+    await watched.closeAll();
   });
 
   afterAll(async () => {
@@ -404,9 +393,7 @@ ${extra}
   });
 
   it('speaks protocol version 2 to its host origin only, and takes its appearance from that host', async () => {
-    const context = await browser.newContext({ locale: 'en-US' });
-    contexts.push(context);
-    const page = await context.newPage();
+    const { context, page } = await newPage();
     await page.goto(host.pageUrl(fieldUrl({ origin: host.origin })));
     const ready = await waitForMessage(page, (m) => m.data?.type === 'service:field-ready');
     expect(ready.origin).toBe(us.url);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { validateFrameMessage } from '@dcr/frame-protocol';
 import { InProcessBus } from '@dcr/transport';
 import {
@@ -13,6 +13,7 @@ import {
   startHostPageServer,
   waitForMessage,
   waitForStep,
+  WatchedPages,
 } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
@@ -34,7 +35,7 @@ describe('hosted decision pages in a browser', () => {
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
-  const contexts: BrowserContext[] = [];
+  const watched = new WatchedPages(() => browser);
 
   const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
 
@@ -72,19 +73,7 @@ describe('hosted decision pages in a browser', () => {
     return line ? Number(line.trim().split(/\s+/).pop()) : 0;
   }
 
-  /** A fresh browser context (closed after the test) and a page that collects script errors. */
-  async function newPage(options: { locale?: string } = {}): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext({ locale: options.locale ?? 'en-US' });
-    contexts.push(context);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      // The browser asks every origin for /favicon.ico; the pages name none, so that 404 is noise.
-      if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console error: ${message.text()} (${message.location().url})`);
-    });
-    return { page, problems };
-  }
+  const newPage = (options: { locale?: string } = {}) => watched.open(options);
 
   /** A host page at http://localhost:<port> that frames the session's embed URL. */
   async function openEmbedded(embedUrl: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
@@ -165,7 +154,7 @@ describe('hosted decision pages in a browser', () => {
   });
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
+    await watched.closeAll();
   });
 
   afterAll(async () => {

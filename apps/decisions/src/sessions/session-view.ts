@@ -1,5 +1,5 @@
 import { ParticipantViewMessage } from '@dcr/contracts';
-import { DecisionStatus, FlowTerms, isInFlight, nextStatuses } from '@dcr/domain';
+import { DecisionStatus, FlowTerms, isInFlight, nextStatuses, participantFlow } from '@dcr/domain';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { DecisionSession } from './decision-session.entity';
 
@@ -36,25 +36,7 @@ export function toParticipantView(session: DecisionSession, flow: FlowVersion | 
     allowed_transitions: participantTransitions(session),
     signed_in: session.signedInAt && session.subjectEmail ? { email_hint: emailHint(session.subjectEmail) } : null,
     outcome: session.outcome,
-    flow:
-      flow && terms
-        ? {
-            id: flow.id,
-            version: flow.version,
-            pattern: terms.pattern,
-            name: terms.name,
-            title: terms.title,
-            description: terms.description,
-            policy_url: terms.policy_url,
-            locale: terms.locale,
-            consent_duration: terms.consent_duration,
-            retention: terms.retention,
-            revocation_policy: terms.revocation_policy,
-            data_fields: terms.data_fields,
-            steps: terms.steps,
-            purposes: terms.purposes,
-          }
-        : null,
+    flow: flow && terms ? participantFlow(flow, terms) : null,
     approval: session.approval,
   };
 }

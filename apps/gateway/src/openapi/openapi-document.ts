@@ -10,11 +10,12 @@ Conventions shared by every endpoint:
 - Errors: \`{message, code, details?, request_id}\`; 422 \`details\` name the fields; a resource homed in another
   country answers 421 with \`code: wrong_country\` and \`home_country\`, nothing else.
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
-- Rate limits per application (token bucket, default 100/s, burst 200): \`RateLimit-Policy\` and \`RateLimit\`
-  headers, and \`Retry-After\` on 429.
-- Bodies over 1 MiB: 413. Credentials: API token as bearer (server to server), publishable key as
-  \`X-Publishable-Key\` (browser; only session and capture creation, and reading a flow's published
-  wording). OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
+- Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
+  sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.
+- Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits). Credentials: API token as
+  bearer (server to server), publishable key as \`X-Publishable-Key\` (browser; only session and capture
+  creation, and reading a flow's published wording), and the consent field's render proof in the body of its
+  own \`embedded_field\` capture. OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
 
 /** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
 @Injectable()

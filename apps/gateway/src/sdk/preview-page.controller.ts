@@ -1,8 +1,8 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FLOWS_GET, FlowMessage, TEMPLATES_GET, TemplateMessage } from '@dcr/contracts';
-import { DomainError, FlowTerms, PREVIEW_DEVICES, PREVIEW_THEMES, PreviewDevice, PreviewTheme, VerifiedPreviewToken } from '@dcr/domain';
-import { contentSecurityPolicy, ParticipantFlow, renderDecisionPreviewPage, renderPreviewErrorPage } from '@dcr/hosted-pages';
+import { DomainError, FlowTerms, participantFlow, PREVIEW_DEVICES, PREVIEW_THEMES, PreviewDevice, PreviewTheme, VerifiedPreviewToken } from '@dcr/domain';
+import { contentSecurityPolicy, renderDecisionPreviewPage, renderPreviewErrorPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -17,27 +17,6 @@ class PreviewRefusal extends Error {
   ) {
     super(message ?? `preview refused (${status})`);
   }
-}
-
-/** The participant page's flow section, from a flow version's normalised terms. */
-function participantFlowOf(flow: FlowMessage): ParticipantFlow {
-  const terms = flow.terms as unknown as FlowTerms;
-  return {
-    id: flow.id,
-    version: flow.version,
-    pattern: terms.pattern,
-    name: terms.name,
-    title: terms.title,
-    description: terms.description,
-    policy_url: terms.policy_url,
-    locale: terms.locale,
-    consent_duration: terms.consent_duration,
-    retention: terms.retention,
-    revocation_policy: terms.revocation_policy,
-    data_fields: terms.data_fields,
-    steps: terms.steps,
-    purposes: terms.purposes,
-  };
 }
 
 function choice<T extends string>(values: readonly T[], value: string | undefined, fallback: T, name: string): T {
@@ -99,7 +78,7 @@ export class PreviewPageController {
       if (!application) throw new PreviewRefusal(404);
       const flow = await this.lookUp<FlowMessage>(FLOWS_GET, { flow_id: template.flow_id, version: template.flow_version });
       const body = renderDecisionPreviewPage(
-        { application: { id: application.id, name: application.name }, flow: participantFlowOf(flow) },
+        { application: { id: application.id, name: application.name }, flow: participantFlow(flow, flow.terms as unknown as FlowTerms) },
         { ...presentation, locale: language },
       );
       return this.html(reply, 200, body);

@@ -3,3 +3,4 @@ export * from './iso-duration';
 export * from './flow-terms';
 export * from './capture';
 export * from './fingerprint';
+export * from './participant-flow';
