@@ -1,54 +1,55 @@
 import { reclaimMemoryWhenIdle } from './idle-memory';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const busyFor = (ms: number) => {
-  const until = Date.now() + ms;
-  while (Date.now() < until);
-};
 const MiB = 1024 * 1024;
 
+/** A process whose busy share per check period and heap the test sets; timers are fake. */
+function simulated(heapTotal: number, shrinkTo?: number) {
+  const state = { busy: 0, heapUsed: 10 * MiB, heapTotal };
+  const collect = jest.fn(() => {
+    if (shrinkTo !== undefined) state.heapTotal = Math.min(state.heapTotal, shrinkTo);
+  });
+  const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000, collect, heap: () => ({ heapUsed: state.heapUsed, heapTotal: state.heapTotal }), busyShare: () => state.busy });
+  const periods = (n: number) => jest.advanceTimersByTime(n * 1000);
+  return { state, collect, stop, periods };
+}
+
 describe('reclaimMemoryWhenIdle', () => {
-  it('does nothing when collections cannot be asked for (no --expose-gc)', async () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('does nothing when collections cannot be asked for (no --expose-gc)', () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
-    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 10 });
-    await sleep(50);
+    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000 });
+    jest.advanceTimersByTime(5000);
     stop();
   });
 
-  it('after start-up, collects each quiet period until the heap shrinks, at most eight times', async () => {
-    const collect = jest.fn();
-    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 15, collect, heap: () => ({ heapUsed: 10 * MiB, heapTotal: 60 * MiB }) });
-    try {
-      await sleep(400);
-      expect(collect).toHaveBeenCalledTimes(8);
-    } finally {
-      stop();
-    }
+  it('never collects while busy; after start-up, collects each quiet period until the heap shrinks, at most eight times', () => {
+    const { state, collect, stop, periods } = simulated(60 * MiB);
+    state.busy = 0.5;
+    periods(5);
+    expect(collect).not.toHaveBeenCalled();
+    state.busy = 0.01;
+    periods(20);
+    expect(collect).toHaveBeenCalledTimes(8);
+    stop();
   });
 
-  it('stops once the heap shrank, collects again after 4 MiB of growth, and after a busy period', async () => {
-    const heap = { heapUsed: 10 * MiB, heapTotal: 60 * MiB };
-    const collect = jest.fn(() => {
-      heap.heapTotal = 30 * MiB;
-    });
-    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 30, collect, heap: () => ({ ...heap }) });
-    try {
-      await sleep(200);
-      expect(collect).toHaveBeenCalledTimes(1);
-      heap.heapUsed += 5 * MiB; // a quiet poller's garbage
-      await sleep(120);
-      expect(collect).toHaveBeenCalledTimes(2);
-      // A burst: its period is busy (no collection); the quiet one after collects.
-      heap.heapTotal = 60 * MiB;
-      busyFor(80);
-      await sleep(20);
-      busyFor(40);
-      await sleep(150);
-      expect(collect).toHaveBeenCalledTimes(3);
-    } finally {
-      stop();
-    }
-    await sleep(100);
+  it('stops once the heap shrank, collects again after 4 MiB of growth, and once after a busy period when already compact', () => {
+    const { state, collect, stop, periods } = simulated(60 * MiB, 30 * MiB);
+    periods(5);
+    expect(collect).toHaveBeenCalledTimes(1);
+    expect(state.heapTotal).toBe(30 * MiB);
+    state.heapUsed += 5 * MiB; // a quiet poller's garbage
+    periods(3);
+    expect(collect).toHaveBeenCalledTimes(2);
+    state.busy = 0.9; // a burst
+    periods(2);
+    state.busy = 0;
+    periods(5);
+    expect(collect).toHaveBeenCalledTimes(3);
+    stop();
+    periods(5);
     expect(collect).toHaveBeenCalledTimes(3);
   });
 });

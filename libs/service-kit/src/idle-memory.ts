@@ -4,8 +4,10 @@ import { performance } from 'node:perf_hooks';
 const QUIET_UTILIZATION = 0.05;
 /** A quiet process collects again once its heap has grown this much since the last collection. */
 const GROWTH_BYTES = 4 * 1024 * 1024;
-/** After a busy period, quiet periods keep collecting until the heap shrinks, at most this many times. */
+/** After a busy period, quiet periods keep collecting until the heap is compact, at most this many times. */
 const SHRINK_ATTEMPTS = 8;
+/** Within this of the smallest heap seen after a collection, the heap counts as compact. */
+const COMPACT_SLACK_BYTES = 2 * 1024 * 1024;
 
 export interface IdleMemoryOptions {
   checkEveryMs?: number;
@@ -13,6 +15,19 @@ export interface IdleMemoryOptions {
   collect?: () => void;
   /** The heap's size (default: process.memoryUsage()). */
   heap?: () => { heapUsed: number; heapTotal: number };
+  /** The busy share of the check period just ended (default: the event loop's utilization). */
+  busyShare?: () => number;
+}
+
+/** The event loop's utilization since the previous call. */
+function eventLoopBusyShare(): () => number {
+  let mark = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const period = performance.eventLoopUtilization(now, mark);
+    mark = now;
+    return period.utilization;
+  };
 }
 
 /**
@@ -21,24 +36,22 @@ export interface IdleMemoryOptions {
  * needs a full collection, which an idle process may not for a long time. When collections can be
  * asked for (`node --expose-gc`, which every launcher here sets), quiet check periods (less than 5 %
  * busy) run a full collection after a busy period (start-up included), repeating each period until
- * the heap actually shrinks (V8 keeps its young generation large while it still estimates a high
- * allocation rate, so the first collections after work often give nothing back), and again whenever
- * the heap has grown by 4 MiB since the last one (a poller's slow garbage). Each is a pause of a few
- * tens of milliseconds, taken only when nothing is waiting; busy periods never collect. Without
- * `--expose-gc` this does nothing. Answers a function that stops it.
+ * the heap shrinks or is as compact as it has been after an earlier collection (V8 keeps its young generation large while
+ * it still estimates a high allocation rate, so the first collections after work often give nothing
+ * back), and again whenever the heap has grown by 4 MiB since the last one (a poller's slow garbage).
+ * Each is a pause of a few tens of milliseconds, taken only when nothing is waiting; busy periods
+ * never collect. Without `--expose-gc` this does nothing. Answers a function that stops it.
  */
 export function reclaimMemoryWhenIdle(options: IdleMemoryOptions = {}): () => void {
   const { checkEveryMs = 5_000, collect = (globalThis as { gc?: () => void }).gc, heap = () => process.memoryUsage() } = options;
   if (typeof collect !== 'function') return () => undefined;
-  let mark = performance.eventLoopUtilization();
+  const busyShare = options.busyShare ?? eventLoopBusyShare();
   let busy = true;
   let attempts = 0;
   let heapAfterCollection = 0;
+  let compactTotal = Number.POSITIVE_INFINITY;
   const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const period = performance.eventLoopUtilization(now, mark);
-    mark = now;
-    if (period.utilization > QUIET_UTILIZATION) {
+    if (busyShare() > QUIET_UTILIZATION) {
       busy = true;
       return;
     }
@@ -51,8 +64,15 @@ export function reclaimMemoryWhenIdle(options: IdleMemoryOptions = {}): () => vo
     const before = heap().heapTotal;
     collect();
     const after = heap();
-    attempts = after.heapTotal < before ? 0 : Math.max(0, attempts - 1);
     heapAfterCollection = after.heapUsed;
+    if (after.heapTotal < before) {
+      compactTotal = Math.min(compactTotal, after.heapTotal);
+      attempts = 0;
+    } else if (Number.isFinite(compactTotal) && after.heapTotal <= compactTotal + COMPACT_SLACK_BYTES) {
+      attempts = 0; // as compact as it has been: nothing more to give back
+    } else {
+      attempts = Math.max(0, attempts - 1);
+    }
   }, checkEveryMs);
   timer.unref();
   return () => clearInterval(timer);
