@@ -384,6 +384,7 @@ describe('consent records', () => {
     expect(receipt.extensions.collection_channel).toBe('form_capture_browser');
 
     // A person homed in another country: refused with the country only, and no capture is left behind.
+    await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: shopToken })).status === 200);
     await http(de.url, 'POST', '/api/v1/consent_records', { token: shopToken, body: { flow_id: shopFlow, subject: { email: 'hans@example.com' }, decisions, captured_at: new Date().toISOString() } });
     const before = (await db.query(`SELECT count(*)::int AS n FROM decisions.captures`)).rows[0].n;
     const elsewhere = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'hans@example.com' } });

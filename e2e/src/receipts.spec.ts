@@ -34,6 +34,8 @@ describe('consent receipts', () => {
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
     applicationId = app.body.id;
     apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    // The token reaches DE by configuration replication (asynchronous); the misdirected-request test asks DE.
+    await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: apiToken })).status === 200);
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'Newsletter',
       pattern: 'informed',
