@@ -28,26 +28,50 @@ const freePort = () =>
     });
   });
 
-/** Starts `node [flags] <script>` and resolves once its output contains readyText. */
+/**
+ * Starts `node [flags] <script>` and resolves once its output contains readyText. The output goes to
+ * a file, not to a pipe: a service writing an access line per request would otherwise have this
+ * process (which also runs the load generator) read every line, slowing the load for that target
+ * only. The file is polled until ready; `output()` returns its last 256 KiB (for error reports).
+ */
 function start(script, env, readyText, flags = []) {
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  let ready = false;
-  return new Promise((resolve, reject) => {
-    // Until ready the whole output is kept and searched; after that only its last 256 KiB (for error
-    // reports), so a service logging a line per request under load is not slowed by this reader.
-    const onData = (chunk) => {
-      output += chunk.toString();
-      if (ready) {
-        if (output.length > 512 * 1024) output = output.slice(-256 * 1024);
-      } else if (output.includes(readyText)) {
-        ready = true;
-        resolve({ child, output: () => output });
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-log-'));
+  const logFile = path.join(logDir, 'output.log');
+  const fd = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  let finalOutput;
+  const output = () => {
+    if (finalOutput !== undefined) return finalOutput;
+    try {
+      const size = fs.statSync(logFile).size;
+      const length = Math.min(size, 256 * 1024);
+      const buffer = Buffer.alloc(length);
+      const handle = fs.openSync(logFile, 'r');
+      try {
+        fs.readSync(handle, buffer, 0, length, size - length);
+      } finally {
+        fs.closeSync(handle);
       }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+      return buffer.toString();
+    } catch {
+      return '';
+    }
+  };
+  child.once('exit', () => {
+    finalOutput = output();
+    fs.rmSync(logDir, { recursive: true, force: true });
+  });
+  return new Promise((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (!output().includes(readyText)) return;
+      clearInterval(poll);
+      resolve({ child, output });
+    }, 100);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`${script} exited with ${code}:\n${output()}`));
+    });
   });
 }
 

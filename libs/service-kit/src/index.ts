@@ -6,3 +6,4 @@ export * from './health.controller';
 export * from './start-service';
 export * from './idle-memory';
 export * from './outbox';
+export * from './access-log';

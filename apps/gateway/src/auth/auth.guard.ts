@@ -119,11 +119,15 @@ export class AuthGuard implements CanActivate {
     if (kind === 'agent_token') throw notAcceptedYet('AI agent tokens (ra_agent_…)');
     if (kind === 'oauth_access_token') throw notAcceptedYet('OAuth access tokens');
     const hash = hashCredential(token);
-    if (this.adminTokenHash && constantTimeEqualHex(hash, this.adminTokenHash)) return { kind: 'admin' };
+    // API tokens first: they are nearly every request, and a token's hash cannot be both an API
+    // token's and the admin token's, so the admin comparison is only made for what is not an API token.
     const found = this.index.tokenByHash(hash);
-    if (!found) throw new DomainError('unauthenticated', 'The API token is not valid or was revoked');
-    this.uses.record(found.id);
-    return { kind: 'api_token', tokenId: found.id, application: found.application, scopes: found.scopes };
+    if (found) {
+      this.uses.record(found.id);
+      return { kind: 'api_token', tokenId: found.id, application: found.application, scopes: found.scopes };
+    }
+    if (this.adminTokenHash && constantTimeEqualHex(hash, this.adminTokenHash)) return { kind: 'admin' };
+    throw new DomainError('unauthenticated', 'The API token is not valid or was revoked');
   }
 
   /** The body's render proof, when the request carries no other credential. */

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
 import { newRequestId } from '@dcr/domain';
-import { createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
+import { AccessLog, createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
 import { createTransportServer, useDomainRpcConventions } from '@dcr/transport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigReplicator } from '../connect/config-replicator';
@@ -73,6 +73,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const metrics = app.get(GatewayMetrics);
   const { logger } = context;
   const logAll = env.ACCESS_LOG === 'all';
+  const accessLog = new AccessLog(logger);
   metrics.setCountry(env.COUNTRY);
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -110,19 +111,17 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';
-    metrics.observe(request.method, route, reply.statusCode, reply.elapsedTime);
-    if (logAll || reply.statusCode >= 400 || reply.elapsedTime >= SLOW_REQUEST_MS) {
-      logger.info(
-        {
-          request_id: request.id,
-          method: request.method,
-          url: loggableUrl(request.url),
-          route,
-          status: reply.statusCode,
-          duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-        },
-        'request completed',
-      );
+    const elapsed = reply.elapsedTime;
+    metrics.observe(request.method, route, reply.statusCode, elapsed);
+    if (logAll || reply.statusCode >= 400 || elapsed >= SLOW_REQUEST_MS) {
+      accessLog.write({
+        requestId: request.id,
+        method: request.method,
+        url: loggableUrl(request.url),
+        route,
+        status: reply.statusCode,
+        durationMs: elapsed,
+      });
     }
     done();
   });

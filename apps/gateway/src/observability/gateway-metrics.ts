@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { RequestMetrics } from './request-metrics';
 
 /**
  * The gateway's Prometheus metrics, in a registry of its own: in the embedded default two
@@ -9,20 +10,8 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 export class GatewayMetrics {
   readonly registry = new Registry();
 
-  readonly requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-
-  readonly duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time to answer an HTTP request',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
+  /** `http_requests_total` and `http_request_duration_seconds`, in this registry. */
+  private readonly requests = new RequestMetrics(this.registry);
 
   readonly corsPreflightDenied = new Counter({
     name: 'cors_preflight_denied_total',
@@ -44,21 +33,9 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
-
-  /** Records one answered request; label children are cached so the hot path does no label hashing. */
+  /** Records one answered request. */
   observe(method: string, route: string, status: number, elapsedMs: number): void {
-    const key = `${method} ${route} ${status}`;
-    let child = this.children.get(key);
-    if (!child) {
-      child = {
-        count: this.requests.labels(method, route, String(status)),
-        time: this.duration.labels(method, route),
-      };
-      this.children.set(key, child);
-    }
-    child.count.inc();
-    child.time.observe(elapsedMs / 1000);
+    this.requests.observe(method, route, status, elapsedMs);
   }
 
   constructor() {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type Environment = 'sandbox' | 'production';
 
@@ -38,7 +38,8 @@ export function publishableKeyEnvironment(key: unknown): Environment | undefined
 
 /** How a credential is stored: lower-case hex SHA-256 of its UTF-8 bytes (tokens have 256 bits of entropy, so no salt or KDF is needed). */
 export function hashCredential(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  // The one-shot form: no Hash object per call (it is on every authenticated request).
+  return hash('sha256', value, 'hex');
 }
 
 /**
@@ -69,6 +70,7 @@ export function classifyBearer(token: string): BearerKind {
 }
 
 function looksLikeJwt(token: string): boolean {
+  if (token.indexOf('.') === -1) return false; // API tokens (base64url) never contain a dot
   const segments = token.split('.');
   if (segments.length !== 3 || !segments.every((s) => BASE64URL_SEGMENT.test(s))) return false;
   if (segments[0].length % 4 === 1) return false; // not a possible base64 length
