@@ -31,6 +31,9 @@ function requestIdOf(request: { headers: Record<string, string | string[] | unde
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
 }
 
+/** A route option that takes one hook or several, as a list. */
+const hookList = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+
 interface IdempotentRequest extends FastifyRequest {
   idempotency?: { scope: string; key: string };
 }
@@ -62,29 +65,10 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   });
 
   const fastify = app.getHttpAdapter().getInstance();
-  // Routes are registered at init, after this hook: it raises the body limit of the import route only,
-  // and keeps the raw body of the form builder's signed webhook (and only there).
-  fastify.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
-    configureFormHookRoute(route);
-  });
-  const cors = app.get(CorsPolicy);
-  const metrics = app.get(GatewayMetrics);
-  const { logger } = context;
-  const logAll = env.ACCESS_LOG === 'all';
-  const accessLog = new AccessLog(logger);
-  metrics.setCountry(env.COUNTRY);
-  // Callback-style hooks: on the hot path they avoid a promise per hook per request.
-  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    reply.header('x-request-id', request.id);
-    const deprecated = deprecationHeaders(request.url);
-    if (deprecated) reply.headers(deprecated);
-    if (!cors.apply(request, reply)) done();
-  });
   // Idempotency-Key on mutating POSTs: claim or replay before the handler, keep the answer after it.
+  // Route hooks of the POST routes only (added as routes are registered, below): GETs run neither.
   const idempotency = app.get(IdempotencyService);
-  fastify.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+  const claimIdempotencyKey = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     const key = request.headers['idempotency-key'];
     if (request.method !== 'POST' || key === undefined) return done();
     const path = request.url.split('?')[0];
@@ -100,14 +84,39 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
         void reply.status(outcome.status).header('idempotent-replayed', 'true').type(outcome.contentType).send(outcome.body);
       })
       .catch((error: Error) => done(error));
-  });
-  fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+  };
+  const keepIdempotentAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
     const claim = (request as IdempotentRequest).idempotency;
     if (!claim) return done(null, payload);
     (request as IdempotentRequest).idempotency = undefined;
     const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
     const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
     void idempotency.finish(claim.scope, claim.key, reply.statusCode, body, type).then(() => done(null, payload));
+  };
+  // Routes are registered at init, after this hook: it raises the body limit of the import route only,
+  // and keeps the raw body of the form builder's signed webhook (and only there), and
+  // gives POST routes the idempotency hooks.
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
+    configureFormHookRoute(route);
+    if (methods.includes('POST')) {
+      route.preHandler = [...hookList(route.preHandler), claimIdempotencyKey];
+      route.onSend = [...hookList(route.onSend), keepIdempotentAnswer];
+    }
+  });
+  const cors = app.get(CorsPolicy);
+  const metrics = app.get(GatewayMetrics);
+  const { logger } = context;
+  const logAll = env.ACCESS_LOG === 'all';
+  const accessLog = new AccessLog(logger);
+  metrics.setCountry(env.COUNTRY);
+  // Callback-style hooks: on the hot path they avoid a promise per hook per request.
+  fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('x-request-id', request.id);
+    const deprecated = deprecationHeaders(request.url);
+    if (deprecated) reply.headers(deprecated);
+    if (!cors.apply(request, reply)) done();
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions?.url ?? 'unmatched';

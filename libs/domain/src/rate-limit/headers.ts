@@ -25,14 +25,29 @@ export function rateLimitHeaders(
   opts: { ratePerSecond: number; burst: number },
 ): Record<string, string> {
   if (!(opts.ratePerSecond > 0)) return {};
-  const window = Math.max(1, Math.ceil(opts.burst / opts.ratePerSecond));
-  const reset = decision.allowed ? decision.resetSeconds : decision.retryAfterSeconds;
   const headers: Record<string, string> = {
-    'RateLimit-Policy': `"${RATE_LIMIT_POLICY}";q=${opts.burst};w=${window}`,
-    RateLimit: `"${RATE_LIMIT_POLICY}";r=${nonNegativeInteger(decision.remaining)};t=${nonNegativeInteger(reset)}`,
+    'RateLimit-Policy': rateLimitPolicyField(opts),
+    RateLimit: rateLimitField(decision),
   };
-  if (!decision.allowed) headers['Retry-After'] = String(Math.max(1, nonNegativeInteger(decision.retryAfterSeconds)));
+  if (!decision.allowed) headers['Retry-After'] = retryAfterField(decision);
   return headers;
+}
+
+/** The `RateLimit-Policy` value: the same for every decision of one policy (so it can be made once). */
+export function rateLimitPolicyField(opts: { ratePerSecond: number; burst: number }): string {
+  const window = Math.max(1, Math.ceil(opts.burst / opts.ratePerSecond));
+  return `"${RATE_LIMIT_POLICY}";q=${opts.burst};w=${window}`;
+}
+
+/** The `RateLimit` value of one decision. */
+export function rateLimitField(decision: RateLimitDecision): string {
+  const reset = decision.allowed ? decision.resetSeconds : decision.retryAfterSeconds;
+  return `"${RATE_LIMIT_POLICY}";r=${nonNegativeInteger(decision.remaining)};t=${nonNegativeInteger(reset)}`;
+}
+
+/** The `Retry-After` value of a refusal. */
+export function retryAfterField(decision: RateLimitDecision): string {
+  return String(Math.max(1, nonNegativeInteger(decision.retryAfterSeconds)));
 }
 
 const nonNegativeInteger = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0);

@@ -97,6 +97,21 @@ describe('TokenBucketLimiter', () => {
     expect(limiter.size).toBe(2);
   });
 
+  it('keeps the least-recently-used order when the most recent key is taken again and again', () => {
+    const c = clock();
+    const limiter = new TokenBucketLimiter({ ratePerSecond: 0.001, burst: 3, now: c.now, maxKeys: 2 });
+    limiter.take('a');
+    limiter.take('b');
+    limiter.take('b'); // b is already the most recent
+    limiter.take('a'); // a moves to the most recent end
+    limiter.take('a');
+    expect(limiter.take('a').remaining).toBe(0); // four takes of a burst of three: the bucket kept its count
+    limiter.take('c'); // drops b
+    expect(limiter.take('b').remaining).toBe(2); // b was forgotten: a fresh bucket; this drops a, now the oldest
+    expect(limiter.take('a').remaining).toBe(2); // a was forgotten too
+    expect(limiter.size).toBe(2);
+  });
+
   it('never tracks more than maxKeys keys', () => {
     const limiter = new TokenBucketLimiter({ ratePerSecond: 1, burst: 1, now: () => 0, maxKeys: 50 });
     for (let i = 0; i < 1000; i++) limiter.take(`k${i}`);

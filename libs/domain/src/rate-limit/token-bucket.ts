@@ -44,6 +44,8 @@ export class TokenBucketLimiter {
   private readonly burst: number;
   private readonly now: () => number;
   private readonly maxKeys: number;
+  /** The key at the most-recent end of `buckets`. */
+  private mostRecentKey: string | undefined;
 
   constructor(opts: TokenBucketOptions) {
     if (!Number.isFinite(opts.ratePerSecond) || opts.ratePerSecond < 0) {
@@ -82,13 +84,20 @@ export class TokenBucketLimiter {
       at = Math.max(now, bucket.at);
       const elapsedMs = at - bucket.at;
       tokens = Math.min(this.burst, snap(bucket.tokens + (elapsedMs * this.rate) / 1000));
-      this.buckets.delete(key); // re-inserted below: moves the key to the most-recent end
     }
 
     const allowed = tokens >= 1;
     if (allowed) tokens -= 1;
-    this.buckets.set(key, { tokens, at });
-    if (this.buckets.size > this.maxKeys) this.evict();
+    if (bucket !== undefined && key === this.mostRecentKey) {
+      // Already at the most-recent end (the common case: one busy application): updated in place.
+      bucket.tokens = tokens;
+      bucket.at = at;
+    } else {
+      if (bucket !== undefined) this.buckets.delete(key); // re-inserted: moves the key to the most-recent end
+      this.buckets.set(key, { tokens, at });
+      this.mostRecentKey = key;
+      if (this.buckets.size > this.maxKeys) this.evict();
+    }
 
     // Waits count from the bucket's time, which is ahead of `now` only after the clock stepped back.
     const aheadSeconds = (at - now) / 1000;
