@@ -157,6 +157,7 @@ describe('two countries on the in-process transport', () => {
     it('answers /me with the identity of an API token, in both countries', async () => {
       const response = await http(us.url, 'GET', '/api/v1/me', { token: apiToken });
       expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.body).toMatchObject({
         application_id: applicationId,
         application: { id: applicationId, name: 'Acme', environment: 'sandbox' },

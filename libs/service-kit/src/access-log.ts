@@ -16,6 +16,19 @@ const INFO = 30;
 /** Printable ASCII without `"` and `\`: such a string is its own JSON string body. */
 const NEEDS_NO_ESCAPING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** Access logs with lines not yet handed to their destination. */
+const awaitingFlush = new Set<AccessLog>();
+let exitHooked = false;
+
+/** Once per process: pending access lines are written at exit, before pino's own exit flush. */
+function flushAtExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.prependListener('exit', () => {
+    for (const log of [...awaitingFlush]) log.flush();
+  });
+}
+
 const jsonString = (value: string): string => (NEEDS_NO_ESCAPING.test(value) ? `"${value}"` : JSON.stringify(value));
 
 /**
@@ -26,11 +39,21 @@ const jsonString = (value: string): string => (NEEDS_NO_ESCAPING.test(value) ? `
  * an arbitrary object, which was most of the access line's cost on the busiest route. The logger's
  * level is honoured; a destination that needs pino's per-line metadata (a multistream routing by
  * level) gets the line through `logger.info` instead.
+ *
+ * Lines are handed to the destination once per turn of the event loop (`setImmediate`), all of that
+ * turn's lines in one write: a busy gateway finishes several requests per turn, and the destination's
+ * per-write work (pino's sonic-boom measures its whole pending buffer on every write, and starts a
+ * file write whenever none is running) was a measurable part of a request. An access line can
+ * therefore follow another line logged later in the same turn; each line carries its own time. Lines
+ * still pending when the process exits are written before pino's own exit flush.
  */
 export class AccessLog {
   private readonly stream: pino.DestinationStream;
   private readonly bindings: string;
   private readonly direct: boolean;
+  private pending = '';
+  private scheduled = false;
+  private readonly flushNow = () => this.flush();
 
   constructor(private readonly logger: Logger) {
     const internals = logger as unknown as Record<symbol, unknown>;
@@ -38,6 +61,16 @@ export class AccessLog {
     this.bindings = (internals[pino.symbols.chindingsSym] as string | undefined) ?? '';
     const needsMetadata = (this.stream as unknown as Record<symbol, unknown>)[pino.symbols.needsMetadataGsym] === true;
     this.direct = !needsMetadata && typeof this.stream?.write === 'function';
+  }
+
+  /** Writes the pending lines now (also run at process exit, and by tests). */
+  flush(): void {
+    this.scheduled = false;
+    awaitingFlush.delete(this);
+    if (this.pending === '') return;
+    const lines = this.pending;
+    this.pending = '';
+    this.stream.write(lines);
   }
 
   write(entry: AccessEntry): void {
@@ -50,10 +83,15 @@ export class AccessLog {
       );
       return;
     }
-    this.stream.write(
+    this.pending +=
       `{"level":"info"${isoTimeOncePerMillisecond()}${this.bindings},"request_id":${jsonString(entry.requestId)},` +
-        `"method":${jsonString(entry.method)},"url":${jsonString(entry.url)},"route":${jsonString(entry.route)},` +
-        `"status":${entry.status},"duration_ms":${durationMs},"msg":"request completed"}\n`,
-    );
+      `"method":${jsonString(entry.method)},"url":${jsonString(entry.url)},"route":${jsonString(entry.route)},` +
+      `"status":${entry.status},"duration_ms":${durationMs},"msg":"request completed"}\n`;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      awaitingFlush.add(this);
+      flushAtExit();
+      setImmediate(this.flushNow);
+    }
   }
 }

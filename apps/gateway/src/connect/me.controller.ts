@@ -1,8 +1,9 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { AcceptCredentials, CurrentPrincipal } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
+import { IndexedApplication } from './credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 
 class MeCredentialDto {
@@ -36,10 +37,35 @@ export class MeController {
     this.country = context.env.COUNTRY;
   }
 
+  /**
+   * The answer is a function of the credential alone, and `/me` is the route clients call most (a
+   * health check of their token), so its JSON is made once per token. Keyed by the application
+   * object of the credential index, which replaces that object whenever the application changes
+   * (name, tokens, scopes), so a changed application is never answered from an old body.
+   */
+  private readonly bodies = new WeakMap<IndexedApplication, Map<string, string>>();
+
   @Get()
   @AcceptCredentials('api_token', 'admin')
+  @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ type: MeDto })
-  me(@CurrentPrincipal() principal: Principal): MeDto {
+  me(@CurrentPrincipal() principal: Principal): string {
+    if (principal.kind === 'admin') return JSON.stringify(this.body(principal));
+    if (principal.kind !== 'api_token') throw new Error('unreachable: /me accepts API tokens and the admin token only');
+    let byToken = this.bodies.get(principal.application);
+    if (!byToken) {
+      byToken = new Map();
+      this.bodies.set(principal.application, byToken);
+    }
+    let body = byToken.get(principal.tokenId);
+    if (body === undefined) {
+      body = JSON.stringify(this.body(principal));
+      byToken.set(principal.tokenId, body);
+    }
+    return body;
+  }
+
+  private body(principal: Principal): MeDto {
     if (principal.kind === 'admin') {
       return { application_id: null, application: null, account_id: null, credential: { kind: 'admin', scopes: [] }, country: this.country };
     }
