@@ -1,4 +1,5 @@
 import type { ServiceContext } from '@dcr/service-kit';
+import type { AuthenticatedRequest } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import type { IndexedApplication } from './credential-index';
 import { MeController } from './me.controller';
@@ -12,12 +13,10 @@ const application = (name: string): IndexedApplication => ({
   browserCommit: false,
 });
 
-const tokenOf = (app: IndexedApplication, tokenId = 'api_token_0123456789abcdef'): Principal => ({
-  kind: 'api_token',
-  tokenId,
-  application: app,
-  scopes: ['applications:read'],
-});
+const requestOf = (principal: Principal) => ({ principal }) as AuthenticatedRequest;
+
+const tokenOf = (app: IndexedApplication, tokenId = 'api_token_0123456789abcdef') =>
+  requestOf({ kind: 'api_token', tokenId, application: app, scopes: ['applications:read'] });
 
 describe('MeController', () => {
   const controller = new MeController({ env: { COUNTRY: 'US' } } as unknown as ServiceContext);
@@ -51,7 +50,7 @@ describe('MeController', () => {
   });
 
   it('answers the admin token without an application', () => {
-    expect(JSON.parse(controller.me({ kind: 'admin' }))).toEqual({
+    expect(JSON.parse(controller.me(requestOf({ kind: 'admin' })))).toEqual({
       application_id: null,
       application: null,
       account_id: null,

@@ -1,7 +1,7 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { AcceptCredentials, CurrentPrincipal } from '../auth/auth.decorators';
+import { AcceptCredentials, AuthenticatedRequest } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { IndexedApplication } from './credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
@@ -49,7 +49,11 @@ export class MeController {
   @AcceptCredentials('api_token', 'admin')
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ type: MeDto })
-  me(@CurrentPrincipal() principal: Principal): string {
+  // The request itself rather than @CurrentPrincipal(): Nest runs the global pipes on a custom
+  // parameter decorator's value (a promise per request, for nothing here), never on the request.
+  me(@Req() request: AuthenticatedRequest): string {
+    const { principal } = request;
+    if (!principal) throw new Error('unreachable: /me is an authenticated route');
     if (principal.kind === 'admin') return JSON.stringify(this.body(principal));
     if (principal.kind !== 'api_token') throw new Error('unreachable: /me accepts API tokens and the admin token only');
     let byToken = this.bodies.get(principal.application);
