@@ -110,6 +110,16 @@ describe('frameMessageErrors', () => {
     expect(frameMessageErrors(null)).toEqual(['/: must be object']);
   });
 
+  it.each(['toString', 'constructor', 'hasOwnProperty', '__proto__'])('refuses an unexpected property named %s, as Ajv does (found by the property test below)', (name) => {
+    const candidate: Record<string, unknown> = JSON.parse(JSON.stringify(message('service:ready', 'consent')));
+    Object.defineProperty(candidate, name, { value: '', enumerable: true, configurable: true, writable: true });
+    const payload = { ...(candidate.payload as Record<string, unknown>) };
+    Object.defineProperty(payload, name, { value: '', enumerable: true, configurable: true, writable: true });
+    expect(frameMessageErrors(candidate)).toEqual([`/: unexpected property '${name}'`]);
+    expect(validateFrameMessage(candidate).valid).toBe(false);
+    expect(frameMessageErrors({ ...message('service:ready', 'consent'), payload })).toEqual([`/payload: unexpected property '${name}'`]);
+  });
+
   it('agrees with Ajv (Draft 2020-12, ajv-formats) on mutated messages', () => {
     fc.assert(
       fc.property(mutatedMessage, (candidate) => {

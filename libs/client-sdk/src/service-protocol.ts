@@ -149,7 +149,8 @@ export function schemaErrors(schema: JsonSchema, value: unknown, path = ''): str
   if (isObject(value)) {
     for (const key of schema.required ?? []) if (!Object.prototype.hasOwnProperty.call(value, key)) errors.push(`${at}: missing property '${key}'`);
     for (const [key, child] of Object.entries(value)) {
-      const property = schema.properties?.[key];
+      // Own properties only: a message's `toString` or `constructor` key is not a declared property.
+      const property = schema.properties && Object.prototype.hasOwnProperty.call(schema.properties, key) ? schema.properties[key] : undefined;
       if (property) errors.push(...schemaErrors(property, child, `${path}/${key}`));
       else if (schema.additionalProperties === false) errors.push(`${at}: unexpected property '${key}'`);
       else if (isObject(schema.additionalProperties)) errors.push(...schemaErrors(schema.additionalProperties, child, `${path}/${key}`));
