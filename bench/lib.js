@@ -34,11 +34,11 @@ const freePort = () =>
  * process (which also runs the load generator) read every line, slowing the load for that target
  * only. The file is polled until ready; `output()` returns its last 256 KiB (for error reports).
  */
-function start(script, env, readyText, flags = []) {
+function start(script, env, readyText, flags = [], root = ROOT) {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-log-'));
   const logFile = path.join(logDir, 'output.log');
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [...flags, path.join(root, script)], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   let finalOutput;
   const output = () => {
@@ -91,9 +91,10 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
  * folder on free ports, with the per-application rate limit raised out of the way (on, so its cost
  * is measured, but at 10,000,000/s). Resolves once it is ready, with the development credentials
  * it wrote (`dev-credentials.json`: application_id, api_token, publishable_key, endpoints).
- * `nodeFlags` are added to the embedded process (the distributed launcher sets its own).
+ * `nodeFlags` are added to the embedded process (the distributed launcher sets its own). `root` is
+ * the checkout to start (another work tree, for an A/B run of two commits on the same host).
  */
-async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } = {}) {
+async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], root = ROOT } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dcr-bench-'));
   fs.chmodSync(dataDir, 0o755);
   const fullEnv = {
@@ -120,7 +121,7 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [] } 
   }
   let service;
   try {
-    service = await start(script, fullEnv, 'stop with Ctrl-C', flags);
+    service = await start(script, fullEnv, 'stop with Ctrl-C', flags, root);
   } catch (error) {
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw error;

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { OutboxEvent } from '@dcr/service-kit';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -15,7 +14,9 @@ import { FormConnectionsController } from './form-connections/form-connections.c
 import { FormHooksController } from './form-connections/form-hooks.controller';
 import { ConfigurationAuditRelay } from './connect/configuration-audit';
 import { ActivityRecorder } from './activity/activity.recorder';
-import { AuthGuard } from './auth/auth.guard';
+import { Authenticator } from './auth/authenticator';
+import { RoutePolicies } from './auth/route-policies';
+import { ControllerMethods } from './http/controller-methods';
 import { ApplicationsController } from './connect/applications.controller';
 import { ApplicationsService } from './connect/applications.service';
 import { ConfigReplicator } from './connect/config-replicator';
@@ -105,7 +106,9 @@ export const GATEWAY_ENTITIES = [
     ConsentFieldController,
   ],
   providers: [
-    { provide: APP_GUARD, useClass: AuthGuard },
+    Authenticator,
+    RoutePolicies,
+    ControllerMethods,
     GatewayMetrics,
     CredentialIndex,
     ConnectRepository,

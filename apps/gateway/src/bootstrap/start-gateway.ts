@@ -6,11 +6,16 @@ import { newRequestId } from '@dcr/domain';
 import { AccessLog, createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
 import { createTransportServer, useDomainRpcConventions } from '@dcr/transport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Authenticator } from '../auth/authenticator';
+import { RoutePolicies } from '../auth/route-policies';
 import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
 import { CorsPolicy } from '../http/cors.policy';
 import { deprecationHeaders } from '../http/deprecation';
 import { configureFormHookRoute } from '../form-connections/raw-body';
+import { ControllerMethods } from '../http/controller-methods';
+import { directHandlerFor } from '../http/direct-route';
+import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
@@ -30,9 +35,6 @@ function requestIdOf(request: { headers: Record<string, string | string[] | unde
   const given = request.headers['x-request-id'];
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
 }
-
-/** A route option that takes one hook or several, as a list. */
-const hookList = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
 
 interface IdempotentRequest extends FastifyRequest {
   idempotency?: { scope: string; key: string };
@@ -93,16 +95,26 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
     void idempotency.finish(claim.scope, claim.key, reply.statusCode, body, type).then(() => done(null, payload));
   };
-  // Routes are registered at init, after this hook: it raises the body limit of the import route only,
-  // and keeps the raw body of the form builder's signed webhook (and only there), and
-  // gives POST routes the idempotency hooks.
+  const authenticator = app.get(Authenticator);
+  const policies = app.get(RoutePolicies);
+  const controllerMethods = app.get(ControllerMethods);
+  // Routes are registered at init, after this hook. Each is traced back to its controller method,
+  // whose decorators decide, once: its authentication (a preHandler hook, first: nothing else runs for
+  // a caller who is refused), and whether Fastify answers it directly (@DirectRoute()). It also
+  // raises the body limit of the import route only, keeps the raw body of the form builder's signed
+  // webhook (and only there), and gives POST routes the idempotency hooks.
   fastify.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const methods = routeMethods(route);
+    const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
+    const authenticate = authenticator.hookFor(policies.of(resolved));
+    if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
+    const direct = directHandlerFor(resolved, route.url);
+    if (direct) route.handler = direct;
     if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
     configureFormHookRoute(route);
     if (methods.includes('POST')) {
-      route.preHandler = [...hookList(route.preHandler), claimIdempotencyKey];
-      route.onSend = [...hookList(route.onSend), keepIdempotentAnswer];
+      addRouteHook(route, 'preHandler', claimIdempotencyKey);
+      addRouteHook(route, 'onSend', keepIdempotentAnswer);
     }
   });
   const cors = app.get(CorsPolicy);

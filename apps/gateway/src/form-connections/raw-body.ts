@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { pipeline, Transform } from 'node:stream';
 import { MAX_FORM_SUBMISSION_BYTES } from '@dcr/contracts';
+import { addRouteHook, routeMethods } from '../http/route-hooks';
 
 /** The form builder's inbound webhook: the only route whose raw body bytes are kept. */
 export const TYPEFORM_HOOK_ROUTE = '/hooks/typeform/:connection_id';
@@ -42,9 +43,7 @@ export function captureRawBody(request: FastifyRequest, _reply: FastifyReply, pa
 
 /** For the gateway's `onRoute` hook: the inbound form-builder route keeps its raw body and takes up to 512 KiB. */
 export function configureFormHookRoute(route: RouteOptions): void {
-  const methods = Array.isArray(route.method) ? route.method : [route.method];
-  if (route.url !== TYPEFORM_HOOK_ROUTE || !methods.includes('POST')) return;
+  if (route.url !== TYPEFORM_HOOK_ROUTE || !routeMethods(route).includes('POST')) return;
   route.bodyLimit = MAX_FORM_SUBMISSION_BYTES;
-  const existing = route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing];
-  route.preParsing = [...existing, captureRawBody as never];
+  addRouteHook(route, 'preParsing', captureRawBody);
 }

@@ -14,7 +14,7 @@ const ALLOWED_HEADERS = 'Content-Type, X-Publishable-Key, Idempotency-Key, X-Req
  * CORS for browser calls. Public documents are readable from anywhere. The API answers browsers
  * only from origins some application registered: a preflight carries no credential, so it is
  * checked against every registered origin, and the publishable key's own application is checked
- * again on the real request (AuthGuard). API tokens never belong in a browser, so `Authorization`
+ * again on the real request (Authenticator). API tokens never belong in a browser, so `Authorization`
  * is not an allowed header. A denied preflight is recorded as `cors.preflight_denied`.
  */
 @Injectable()

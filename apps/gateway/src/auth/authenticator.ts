@@ -1,21 +1,18 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { Inject, Injectable } from '@nestjs/common';
 import { GatewayEnvironment } from '@dcr/config';
 import { classifyBearer, constantTimeEqualHex, DomainError, hashCredential, originMatches } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CredentialIndex } from '../connect/credential-index';
 import { TokenUseRecorder } from '../connect/token-use-recorder';
 import { RateLimitService } from '../http/rate-limit.service';
 import { RenderProofs } from '../sdk/render-proofs';
-import { ACCEPTED_CREDENTIALS, AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
-import { CredentialKind, Principal } from './principal';
+import { AuthenticatedRequest } from './auth.decorators';
+import { Principal } from './principal';
+import { RoutePolicy } from './route-policies';
 
-interface RoutePolicy {
-  public: boolean;
-  accepted: CredentialKind[];
-  scopes: string[];
-}
+/** A Fastify `preHandler` hook in callback form (no promise per request on the synchronous path). */
+export type AuthenticationHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
 
 const notAcceptedYet = (what: string) =>
   new DomainError('credential_not_accepted', `${what} are not accepted yet; use an API token or a publishable key`);
@@ -24,14 +21,18 @@ const notAcceptedYet = (what: string) =>
  * Establishes who is calling, for every route that is not public: API token (bearer), admin token
  * (bearer, operator bootstrap), or publishable key (`X-Publishable-Key`, only where a route allows
  * it, and only from the application's allowed origins). Then applies the application's rate limit.
+ *
+ * It runs as a Fastify `preHandler` hook of each authenticated route (added by the gateway's
+ * `onRoute` hook with the route's policy, see RoutePolicies), after the body is parsed (a render
+ * proof travels in the body) and before the idempotency claim and the Nest handler. Its errors go
+ * through Nest's exception filters like any other. A Nest guard did this before; as a hook it costs
+ * no promise chain per request, and the policy lookup is done once per route at start.
  */
 @Injectable()
-export class AuthGuard implements CanActivate {
+export class Authenticator {
   private readonly adminTokenHash?: string;
-  private readonly policies = new WeakMap<Function, RoutePolicy>();
 
   constructor(
-    private readonly reflector: Reflector,
     private readonly index: CredentialIndex,
     private readonly uses: TokenUseRecorder,
     private readonly rateLimits: RateLimitService,
@@ -42,22 +43,30 @@ export class AuthGuard implements CanActivate {
     this.adminTokenHash = env.ADMIN_TOKEN ? hashCredential(env.ADMIN_TOKEN) : undefined;
   }
 
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    // NATS handlers of the gateway (configuration sync, health) are reached only from inside the country.
-    if (context.getType() !== 'http') return true;
-    const policy = this.policyOf(context);
-    if (policy.public) return true;
-    const { accepted, scopes } = policy;
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
+  /** The hook that authenticates a route's callers, or none for a public route. */
+  hookFor(policy: RoutePolicy): AuthenticationHook | undefined {
+    if (policy.public) return undefined;
+    return (request, reply, done) => {
+      let pending: Promise<void> | undefined;
+      try {
+        pending = this.admit(request as AuthenticatedRequest, reply, policy);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (pending) pending.then(() => done(), done);
+      else done();
+    };
+  }
 
+  /** Sets `request.principal`, or throws; a promise only on the render-proof path (a signature check). */
+  admit(request: AuthenticatedRequest, reply: FastifyReply, policy: RoutePolicy): Promise<void> | undefined {
+    const { accepted, scopes } = policy;
     // The consent field's frame has no credential but the render proof of its page (where a route takes it).
     const renderProof = accepted.includes('render_proof') ? this.renderProofOnly(request) : undefined;
     if (renderProof !== undefined) {
       return this.fromRenderProof(renderProof).then((principal) => {
         this.rateLimits.enforce(principal.application.id, reply);
         request.principal = principal;
-        return true;
       });
     }
 
@@ -76,23 +85,7 @@ export class AuthGuard implements CanActivate {
     }
     if (principal.kind !== 'admin') this.rateLimits.enforce(principal.application.id, reply);
     request.principal = principal;
-    return true;
-  }
-
-  /** A route's metadata never changes, so it is read once per handler rather than per request. */
-  private policyOf(context: ExecutionContext): RoutePolicy {
-    const handler = context.getHandler();
-    let policy = this.policies.get(handler);
-    if (!policy) {
-      const targets = [handler, context.getClass()];
-      policy = {
-        public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
-        accepted: this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'],
-        scopes: this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [],
-      };
-      this.policies.set(handler, policy);
-    }
-    return policy;
+    return undefined;
   }
 
   private authenticate(request: AuthenticatedRequest): Principal {

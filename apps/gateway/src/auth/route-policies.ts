@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ControllerMethod } from '../http/controller-methods';
+import { ACCEPTED_CREDENTIALS, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
+import { CredentialKind } from './principal';
+
+/** What a route asks of its caller, from its decorators (method first, then controller). */
+export interface RoutePolicy {
+  public: boolean;
+  accepted: CredentialKind[];
+  scopes: string[];
+}
+
+/** The authentication policy of an HTTP route, read once (at start) from its controller's metadata. */
+@Injectable()
+export class RoutePolicies {
+  constructor(private readonly reflector: Reflector) {}
+
+  of({ controller, method }: ControllerMethod): RoutePolicy {
+    const targets = [method, controller];
+    return {
+      public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
+      accepted: this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'],
+      scopes: this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [],
+    };
+  }
+}

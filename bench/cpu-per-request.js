@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * CPU time per request of the service process, next to bare Fastify's, over a fixed number of
+ * requests. On a shared host the request rate moves by a factor of two within an hour; the CPU a
+ * process spends on each request moves far less, so this is the figure to compare when changing
+ * the gateway's hot path (bench/run.js gives the rates the target is stated in).
+ *
+ *   node bench/cpu-per-request.js [--path /api/v1/me] [--requests 100000] [--rounds 3] [--connections 32]
+ *                                 [--compare <another checkout, built>]
+ *
+ * Embedded mode only (one process holds the whole country pair, so its CPU is the gateway's plus
+ * whatever else the request reaches). Rounds alternate between bare Fastify, the service and, with
+ * --compare, the same service started from another work tree (an A/B of two commits on one host:
+ * `git worktree add /tmp/base <commit> && cd /tmp/base && npm ci && npm run build`).
+ */
+const fs = require('node:fs');
+const autocannon = require('autocannon');
+const { option, freePort, start, stop, median, startCountryPair, source } = require('./lib');
+
+const requestPath = option('path', '/api/v1/me');
+const requests = Number(option('requests', '100000'));
+const rounds = Number(option('rounds', '3'));
+const connections = Number(option('connections', '32'));
+const compare = option('compare');
+// --pin: the load generator on the first core, the servers on the second (less scheduler noise).
+const pin = process.argv.includes('--pin');
+const { execFileSync } = require('node:child_process');
+const pinTo = (pid, cpu) => execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+const CLOCK_TICKS = 100;
+
+/** User and system CPU seconds of a process so far. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
+async function measure(pid, url, headers) {
+  const before = cpuSeconds(pid);
+  const result = await autocannon({ url, headers, connections, amount: requests, pipelining: 1 });
+  const after = cpuSeconds(pid);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  const perRequest = (seconds) => Math.round((seconds * 1e6) / requests);
+  return {
+    cpu_us_per_request: perRequest(after.user + after.system - before.user - before.system),
+    user_us: perRequest(after.user - before.user),
+    system_us: perRequest(after.system - before.system),
+    requests_per_second: Math.round(result.requests.average),
+    p99_ms: result.latency.p99,
+  };
+}
+
+async function main() {
+  const baseline = await start('bench/hello-fastify.js', { PORT: String(await freePort()) }, 'listening');
+  const targets = [{ name: 'bare_fastify', pid: baseline.child.pid, url: /listening (\S+)/.exec(baseline.output())[1] }];
+  const pairs = [];
+  try {
+    for (const [name, root] of [['service', undefined], ...(compare ? [['compared', compare]] : [])]) {
+      const pair = await startCountryPair({ mode: 'embedded', ...(root ? { root } : {}) });
+      pairs.push(pair);
+      const headers = { authorization: `Bearer ${pair.credentials.api_token}` };
+      targets.push({ name, pid: pair.child.pid, url: `${pair.credentials.endpoints.US}${requestPath}`, headers });
+    }
+    if (pin) {
+      pinTo(process.pid, 0);
+      for (const target of targets) pinTo(target.pid, 1);
+    }
+    for (const target of targets) await autocannon({ url: target.url, headers: target.headers, connections, amount: requests / 2 });
+    const runs = Object.fromEntries(targets.map((target) => [target.name, []]));
+    for (let i = 0; i < rounds; i++) {
+      for (const target of targets) runs[target.name].push(await measure(target.pid, target.url, target.headers));
+    }
+    const summary = {
+      source: source(),
+      ...(compare ? { compared: compare } : {}),
+      path: requestPath,
+      requests_per_round: requests,
+      ...runs,
+      median_cpu_us: Object.fromEntries(Object.entries(runs).map(([name, list]) => [name, median(list.map((r) => r.cpu_us_per_request))])),
+    };
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  } finally {
+    for (const pair of pairs) await pair.close();
+    await stop(baseline.child);
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
