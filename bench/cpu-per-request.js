@@ -6,7 +6,7 @@
  * the gateway's hot path (bench/run.js gives the rates the target is stated in).
  *
  *   node bench/cpu-per-request.js [--path /api/v1/me] [--requests 100000] [--rounds 3] [--connections 32]
- *                                 [--compare <another checkout, built>]
+ *                                 [--compare <another checkout, built>] [--compare-env KEY=VALUE,…]
  *
  * Embedded mode only (one process holds the whole country pair, so its CPU is the gateway's plus
  * whatever else the request reaches). Rounds alternate between bare Fastify, the service and, with
@@ -22,6 +22,8 @@ const requests = Number(option('requests', '100000'));
 const rounds = Number(option('rounds', '3'));
 const connections = Number(option('connections', '32'));
 const compare = option('compare');
+// --compare-env KEY=VALUE[,KEY=VALUE]: environment for the compared pair only (e.g. ACCESS_LOG=errors).
+const compareEnv = Object.fromEntries((option('compare-env') ?? '').split(',').filter(Boolean).map((pair) => pair.split('=')));
 // --pin: the load generator on the first core, the servers on the second (less scheduler noise).
 const pin = process.argv.includes('--pin');
 const { execFileSync } = require('node:child_process');
@@ -55,8 +57,8 @@ async function main() {
   const targets = [{ name: 'bare_fastify', pid: baseline.child.pid, url: /listening (\S+)/.exec(baseline.output())[1] }];
   const pairs = [];
   try {
-    for (const [name, root] of [['service', undefined], ...(compare ? [['compared', compare]] : [])]) {
-      const pair = await startCountryPair({ mode: 'embedded', ...(root ? { root } : {}) });
+    for (const [name, root, env] of [['service', undefined, {}], ...(compare ? [['compared', compare, compareEnv]] : [])]) {
+      const pair = await startCountryPair({ mode: 'embedded', env, ...(root ? { root } : {}) });
       pairs.push(pair);
       const headers = { authorization: `Bearer ${pair.credentials.api_token}` };
       targets.push({ name, pid: pair.child.pid, url: `${pair.credentials.endpoints.US}${requestPath}`, headers });
@@ -72,7 +74,7 @@ async function main() {
     }
     const summary = {
       source: source(),
-      ...(compare ? { compared: compare } : {}),
+      ...(compare ? { compared: compare, compared_env: compareEnv } : {}),
       path: requestPath,
       requests_per_round: requests,
       ...runs,
