@@ -6,7 +6,7 @@
  *
  *   node bench/decisions.js [--mode embedded|distributed] [--duration 10] [--connections 32]
  *                           [--rounds 1] [--pool 5000] [--prep-connections 32] [--complete-concurrency <DB_POOL_SIZE - 1>]
- *                           [--cpu-prof <dir>] [--sql-trace <file prefix>]
+ *                           [--cpu-prof <dir>] [--sql-trace <file prefix>] [--pin]
  *
  * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The country pair is
  * started with the repository's own start command (bench/lib.js: temporary data folder, free ports,
@@ -449,6 +449,7 @@ async function main() {
       date: new Date().toISOString(),
       mode,
       machine: machine(),
+      placement: service.placement ?? 'none (pass --pin to place the processes on cores)',
       source: measuredSource,
       load: {
         tool: 'autocannon (saturation, overallRate) and an evenly paced open-loop node:http generator (half rate)',

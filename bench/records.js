@@ -38,7 +38,7 @@ function pgbench(databaseUrl) {
 async function main() {
   const measuredSource = source();
   const service = await startCountryPair({ mode: 'embedded' });
-  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), source: measuredSource, load: { connections, duration_s: duration } };
+  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration } };
   try {
     const { credentials } = service;
     const base = credentials.endpoints.US;

@@ -148,6 +148,7 @@ async function main() {
       date: new Date().toISOString(),
       mode,
       machine: machine(),
+      placement: service.placement ?? 'none',
       source: source(),
       load: { tool: 'autocannon', connections, duration_s: duration, rounds },
       baseline_fastify_hello: baselineRuns,
