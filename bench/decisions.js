@@ -275,6 +275,28 @@ async function auditDelay(databaseUrl, window) {
   }
 }
 
+/**
+ * Waits until the decisions outbox of a country has no unpublished event (the relay has handed
+ * everything to the audit trail, webhooks and receipts), so that a half-rate run measures half the
+ * load rather than the saturation run's backlog on top of it. Answers the seconds waited.
+ */
+async function drainOutbox(databaseUrl, limitSeconds = 180) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  const started = performance.now();
+  try {
+    for (;;) {
+      const { rows } = await client.query('SELECT count(*)::int AS n FROM decisions.outbox WHERE published_at IS NULL');
+      if (rows[0].n === 0) return round((performance.now() - started) / 1000, 1);
+      if (performance.now() - started > limitSeconds * 1000) throw new Error(`the decisions outbox still holds ${rows[0].n} unpublished events after ${limitSeconds} s`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** Hands out the pool's tokens one by one; past its end, replays (counted apart). */
 function tokenSource(pool) {
   let index = 0;
@@ -352,11 +374,13 @@ async function main() {
     createSaturationWindow.to = new Date();
     const createRate = median(createSaturation.map((r) => r.requests_per_second));
     const createHalf = Math.max(1, Math.round(createRate / 2));
-    log(`create: ${createRate} req/s at saturation; autocannon overallRate ${createHalf}/s, ${duration} s`);
+    const drainedAfterSaturation = await drainOutbox(service.databaseUrl('US'));
+    log(`create: ${createRate} req/s at saturation (its outbox backlog drained in ${drainedAfterSaturation} s); autocannon overallRate ${createHalf}/s, ${duration} s`);
     const createHalfRun = await measured(() => autocannon({ ...createOptions, duration, overallRate: createHalf, ignoreCoordinatedOmission: true }));
     warnIfFailed('create half rate', createHalfRun.result);
     const createHalfAutocannon = { ...summary(createHalfRun.result), cpu: createHalfRun.cpu(createHalfRun.result.requests.total) };
-    log(`create: evenly paced ${createHalf}/s, ${duration} s`);
+    const drainedAfterHalf = await drainOutbox(service.databaseUrl('US'));
+    log(`create: evenly paced ${createHalf}/s, ${duration} s (backlog of the previous run drained in ${drainedAfterHalf} s)`);
     const createPacedWindow = { from: new Date() };
     const createPacedRun = await measured(() =>
       paced({
@@ -470,6 +494,8 @@ async function main() {
         half_rate: createHalf,
         half_rate_autocannon: createHalfAutocannon,
         half_rate_paced: createHalfPaced,
+        // Before each half-rate run the relay finished the previous run's events (seconds it took).
+        outbox_drained_before_half_rate_s: { autocannon: drainedAfterSaturation, paced: drainedAfterHalf },
       },
       verify: {
         saturation: verifySaturation,

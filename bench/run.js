@@ -123,6 +123,8 @@ async function main() {
   let service;
   try {
     service = await startCountryPair({ mode });
+    // With --pin the baseline gets the service's cores too, so that both are measured alike.
+    if (service.placement) execFileSync('taskset', ['-a', '-p', '-c', service.placement.service_cores, String(baseline.child.pid)], { stdio: 'ignore' });
     const { credentials } = service;
     const meUrl = `${credentials.endpoints.US}/api/v1/me`;
     const headers = { authorization: `Bearer ${credentials.api_token}` };
