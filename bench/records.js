@@ -22,14 +22,16 @@ const { capturableFlow, summary, warnIfFailed, paced, log } = require('./decisio
 const duration = Number(option('duration', '10'));
 const connections = Number(option('connections', '16'));
 
-function pgbench(databaseUrl) {
+function pgbench(databaseUrl, placement) {
   const url = new URL(databaseUrl);
   const env = { ...process.env, PGPASSWORD: decodeURIComponent(url.password) };
   const args = ['-h', url.hostname, '-p', url.port, '-U', decodeURIComponent(url.username), url.pathname.slice(1)];
   execFileSync('psql', [...args, '-qc', 'CREATE TABLE IF NOT EXISTS public.pgbench_single_row (id bigserial PRIMARY KEY, payload text NOT NULL)'], { env });
   const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pgbench-')), 'insert.sql');
   fs.writeFileSync(script, "INSERT INTO public.pgbench_single_row (payload) VALUES ('consent');\n");
-  const output = execFileSync('pgbench', ['-n', '-c', String(connections), '-j', '2', '-T', String(duration), '-f', script, ...args], { env, encoding: 'utf8' });
+  // With --pin, pgbench (the client standing where the service stands) runs on the service's cores.
+  const command = placement ? ['taskset', '-c', placement.service_cores, 'pgbench'] : ['pgbench'];
+  const output = execFileSync(command[0], [...command.slice(1), '-n', '-c', String(connections), '-j', '2', '-T', String(duration), '-f', script, ...args], { env, encoding: 'utf8' });
   execFileSync('psql', [...args, '-qc', 'DROP TABLE public.pgbench_single_row'], { env });
   const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1]);
   return { tps: Math.round(tps), output: output.split('\n').filter((line) => /tps|latency|clients/.test(line)) };
@@ -56,7 +58,7 @@ async function main() {
     const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
 
     log(`pgbench: single-row inserts, ${connections} clients, ${duration} s`);
-    result.pgbench = pgbench(service.databaseUrl('US'));
+    result.pgbench = pgbench(service.databaseUrl('US'), service.placement);
     log(`pgbench: ${result.pgbench.tps} inserts/s`);
 
     log('records: warm-up (3 s)');
