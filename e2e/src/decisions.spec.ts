@@ -445,6 +445,30 @@ describe('flows and decisions', () => {
       expect(badKey.body.details).toEqual([{ field: 'Idempotency-Key', reason: expect.any(String) }]);
     });
 
+    it('authenticates before it claims a key: a refused caller keeps nothing under it', async () => {
+      const keys = async () => {
+        const client = new Client({ connectionString: us.database.url });
+        await client.connect();
+        try {
+          return (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM gateway.idempotency_keys')).rows[0].n;
+        } finally {
+          await client.end();
+        }
+      };
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'Refused first' });
+      const before = await keys();
+      const refused = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1', 'not-a-valid-token');
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('idempotent-replayed')).toBeNull();
+      const again = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1', 'not-a-valid-token');
+      expect(again.status).toBe(401);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      expect(await keys()).toBe(before);
+      const accepted = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1');
+      expect(accepted.status).toBe(201);
+      expect(await keys()).toBe(before + 1);
+    });
+
     it('creates one session for concurrent duplicates', async () => {
       const flowId = await activeFlow({ ...newsletterFlow, name: 'Concurrent' });
       const answers = await Promise.all(Array.from({ length: 6 }, () => post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'burst-1')));
