@@ -463,6 +463,12 @@ describe('flows and decisions', () => {
       const again = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1', 'not-a-valid-token');
       expect(again.status).toBe(401);
       expect(again.headers.get('idempotent-replayed')).toBeNull();
+      // A valid credential this route does not accept (the admin token) has a key scope of its own:
+      // claimed before authentication, its 403 would be kept and replayed.
+      const forbidden = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1', adminToken);
+      const forbiddenAgain = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1', adminToken);
+      expect([forbidden.status, forbiddenAgain.status]).toEqual([403, 403]);
+      expect(forbiddenAgain.headers.get('idempotent-replayed')).toBeNull();
       expect(await keys()).toBe(before);
       const accepted = await post('/api/v1/decisions', { kind: 'consent', flow_id: flowId }, 'refused-1');
       expect(accepted.status).toBe(201);

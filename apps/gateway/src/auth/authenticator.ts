@@ -59,7 +59,7 @@ export class Authenticator {
   }
 
   /** Sets `request.principal`, or throws; a promise only on the render-proof path (a signature check). */
-  admit(request: AuthenticatedRequest, reply: FastifyReply, policy: RoutePolicy): Promise<void> | undefined {
+  private admit(request: AuthenticatedRequest, reply: FastifyReply, policy: RoutePolicy): Promise<void> | undefined {
     const { accepted, scopes } = policy;
     // The consent field's frame has no credential but the render proof of its page (where a route takes it).
     const renderProof = accepted.includes('render_proof') ? this.renderProofOnly(request) : undefined;

@@ -2,7 +2,7 @@ import { DomainError, notFound } from '@dcr/domain';
 import { IndexedApplication } from '../connect/credential-index';
 import type { VerifiedRenderProof } from '../sdk/render-proofs';
 
-/** Who is calling, as established by the authentication guard. */
+/** Who is calling, as established by the Authenticator (a route hook). */
 export type Principal =
   | { kind: 'admin' }
   | { kind: 'api_token'; tokenId: string; application: IndexedApplication; scopes: string[] }

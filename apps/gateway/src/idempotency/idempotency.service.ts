@@ -63,7 +63,7 @@ export class IdempotencyService {
   /**
    * The scope of a request: the hash of a valid credential; for routes without one (the participant
    * API, authenticated by the token in its path) the path itself; undefined for an invalid credential,
-   * which is then refused by the guard as usual.
+   * which the Authenticator refuses (it runs before the claim in any case).
    */
   scopeOf(headers: Record<string, string | string[] | undefined>, path: string): string | undefined {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(String(headers.authorization ?? ''))?.[1];

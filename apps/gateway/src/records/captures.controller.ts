@@ -156,7 +156,7 @@ export class CapturesController {
   }
 
   /**
-   * An `embedded_field` capture: its render proof verified (by the guard when it was the credential),
+   * An `embedded_field` capture: its render proof verified (by the Authenticator when it was the credential),
    * its decisions exactly the rendered controls as rendered, and its rendering evidence built from the
    * proof's facts and what the frame observed.
    */
