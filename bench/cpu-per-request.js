@@ -6,7 +6,7 @@
  * the gateway's hot path (bench/run.js gives the rates the target is stated in).
  *
  *   node bench/cpu-per-request.js [--path /api/v1/me] [--requests 100000] [--rounds 3] [--connections 32]
- *                                 [--compare <another checkout, built>] [--compare-env KEY=VALUE,…]
+ *                                 [--compare <another checkout, built>] [--compare-env KEY=VALUE,…] [--compare-flags "--node-flag …"]
  *
  * Embedded mode only (one process holds the whole country pair, so its CPU is the gateway's plus
  * whatever else the request reaches). Rounds alternate between bare Fastify, the service and, with
@@ -24,6 +24,8 @@ const connections = Number(option('connections', '32'));
 const compare = option('compare');
 // --compare-env KEY=VALUE[,KEY=VALUE]: environment for the compared pair only (e.g. ACCESS_LOG=errors).
 const compareEnv = Object.fromEntries((option('compare-env') ?? '').split(',').filter(Boolean).map((pair) => pair.split('=')));
+// --compare-flags "--flag …": Node flags for the compared pair only, after the service's own (a later V8 flag wins).
+const compareFlags = (option('compare-flags') ?? '').split(' ').filter(Boolean);
 // --pin: the load generator on the first core, the servers on the second (less scheduler noise).
 const pin = process.argv.includes('--pin');
 const { execFileSync } = require('node:child_process');
@@ -39,14 +41,23 @@ function cpuSeconds(pid) {
 
 async function measure(pid, url, headers) {
   const before = cpuSeconds(pid);
+  const generatorBefore = process.cpuUsage();
+  const startedAt = process.hrtime.bigint();
   const result = await autocannon({ url, headers, connections, amount: requests, pipelining: 1 });
   const after = cpuSeconds(pid);
+  const generator = process.cpuUsage(generatorBefore);
+  const elapsed = Number(process.hrtime.bigint() - startedAt) / 1e9;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   const perRequest = (seconds) => Math.round((seconds * 1e6) / requests);
   return {
     cpu_us_per_request: perRequest(after.user + after.system - before.user - before.system),
     user_us: perRequest(after.user - before.user),
     system_us: perRequest(after.system - before.system),
+    // The load generator's own CPU per request: on two cores it can be the side that limits the rate.
+    generator_cpu_us_per_request: Math.round((generator.user + generator.system) / requests),
+    // Share of one core each side was busy: near 1 is the side that sets the rate.
+    server_busy: Number(((after.user + after.system - before.user - before.system) / elapsed).toFixed(2)),
+    generator_busy: Number(((generator.user + generator.system) / 1e6 / elapsed).toFixed(2)),
     requests_per_second: Math.round(result.requests.average),
     p99_ms: result.latency.p99,
   };
@@ -57,8 +68,9 @@ async function main() {
   const targets = [{ name: 'bare_fastify', pid: baseline.child.pid, url: /listening (\S+)/.exec(baseline.output())[1] }];
   const pairs = [];
   try {
-    for (const [name, root, env] of [['service', undefined, {}], ...(compare ? [['compared', compare, compareEnv]] : [])]) {
-      const pair = await startCountryPair({ mode: 'embedded', env, ...(root ? { root } : {}) });
+    const compared = compare || compareFlags.length > 0 || Object.keys(compareEnv).length > 0;
+    for (const [name, root, env, nodeFlags] of [['service', undefined, {}, []], ...(compared ? [['compared', compare, compareEnv, compareFlags]] : [])]) {
+      const pair = await startCountryPair({ mode: 'embedded', env, nodeFlags, ...(root ? { root } : {}) });
       pairs.push(pair);
       const headers = { authorization: `Bearer ${pair.credentials.api_token}` };
       targets.push({ name, pid: pair.child.pid, url: `${pair.credentials.endpoints.US}${requestPath}`, headers });
@@ -74,7 +86,7 @@ async function main() {
     }
     const summary = {
       source: source(),
-      ...(compare ? { compared: compare, compared_env: compareEnv } : {}),
+      ...(compare || compareFlags.length || Object.keys(compareEnv).length ? { compared: compare ?? 'this work tree', compared_env: compareEnv, compared_flags: compareFlags } : {}),
       path: requestPath,
       requests_per_round: requests,
       ...runs,

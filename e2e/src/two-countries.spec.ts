@@ -257,6 +257,9 @@ describe('two countries on the in-process transport', () => {
       const created = await http(de.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: {} });
       expect(created.status).toBe(201);
       await eventually(async () => (await http(us.url, 'GET', '/api/v1/me', { token: created.body.token })).status === 200);
+      // Used on both sides first, so each gateway remembers the token's hash (RecentTokenHashes):
+      // a remembered hash must not outlive the token.
+      expect((await http(de.url, 'GET', '/api/v1/me', { token: created.body.token })).status).toBe(200);
       const revoked = await http(de.url, 'DELETE', `/api/v1/applications/${applicationId}/api_tokens/${created.body.id}`, { token: apiToken });
       expect(revoked.status).toBe(204);
       expect((await http(de.url, 'GET', '/api/v1/me', { token: created.body.token })).status).toBe(401);

@@ -28,57 +28,74 @@ function throughPino(logger: pino.Logger, e: AccessEntry): void {
   );
 }
 
-/** Lets the event loop turn once: pending access lines are written by then. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 describe('AccessLog', () => {
+  beforeEach(() => jest.useFakeTimers({ now: new Date('2026-11-22T18:00:00.123Z') }));
   afterEach(() => jest.useRealTimers());
+  /** Past the longest a pending line waits (100 ms): every line written so far has gone out. */
+  const afterDelay = () => jest.advanceTimersByTime(100);
 
   it.each([
     ['a plain request', entry()],
     ['a URL with quotes, backslashes, control and non-ASCII characters', entry({ url: '/api/v1/x?q="a\\b"\n\u0001é…', route: 'unmatched', status: 404 })],
     ['a client-chosen request id and a slow error', entry({ requestId: 'client:abc-123.XYZ_9', method: 'POST', status: 503, durationMs: 1234.5 })],
-  ])('writes exactly the line pino writes for the same fields: %s', async (_name, e) => {
-    jest.useFakeTimers({ now: new Date('2026-11-22T18:00:00.123Z'), doNotFake: ['setImmediate'] });
+  ])('writes exactly the line pino writes for the same fields: %s', (_name, e) => {
     const fast = capture();
     const reference = capture();
     new AccessLog(createLogger({ service: 'gateway', country: 'US', destination: fast.destination }).child({ context: 'http' })).write(e);
-    await nextTurn();
     throughPino(createLogger({ service: 'gateway', country: 'US', destination: reference.destination }).child({ context: 'http' }), e);
+    afterDelay(); // the same millisecond for both lines; then the held line goes out
     expect(fast.lines).toHaveLength(1);
     expect(fast.lines[0]).toBe(reference.lines[0]);
     expect(JSON.parse(fast.lines[0])).toMatchObject({ level: 'info', service: 'gateway', country: 'US', context: 'http', url: e.url, msg: 'request completed' });
   });
 
-  it('writes nothing when the logger is above info', async () => {
+  it('writes nothing when the logger is above info', () => {
     const { lines, destination } = capture();
     const logger = createLogger({ service: 'gateway', country: 'US', destination, level: 'warn' });
     const log = new AccessLog(logger);
     log.write(entry());
-    await nextTurn();
+    afterDelay();
     expect(lines).toEqual([]);
     logger.level = 'info';
     log.write(entry());
-    await nextTurn();
+    afterDelay();
     expect(lines).toHaveLength(1);
   });
 
-  it("hands one turn's lines to the destination in one write, once the turn is over", async () => {
+  it('holds lines for 100 ms after the first, then hands them to the destination in one write', () => {
     const { lines, destination } = capture();
     const log = new AccessLog(createLogger({ service: 'gateway', country: 'US', destination }));
     log.write(entry({ requestId: 'req_one' }));
+    jest.advanceTimersByTime(60);
     log.write(entry({ requestId: 'req_two' }));
     log.write(entry({ requestId: 'req_three' }));
+    jest.advanceTimersByTime(39);
     expect(lines).toEqual([]);
-    await nextTurn();
+    jest.advanceTimersByTime(1); // 100 ms after the first line, not after the last
     expect(lines).toHaveLength(1);
     expect(lines[0].split('\n').filter(Boolean).map((line) => JSON.parse(line).request_id)).toEqual(['req_one', 'req_two', 'req_three']);
     log.write(entry({ requestId: 'req_four' }));
     log.flush(); // what the process's exit handler does
     expect(lines).toHaveLength(2);
     expect(JSON.parse(lines[1])).toMatchObject({ request_id: 'req_four' });
-    await nextTurn();
-    expect(lines).toHaveLength(2); // the scheduled flush found nothing left
+    afterDelay();
+    expect(lines).toHaveLength(2); // the flush cancelled the timer: nothing is written twice or empty
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('writes at once when the pending lines reach the size limit, without waiting for the delay', () => {
+    const { lines, destination } = capture();
+    const log = new AccessLog(createLogger({ service: 'gateway', country: 'US', destination }), { flushBytes: 600 });
+    log.write(entry({ requestId: 'req_a' }));
+    log.write(entry({ requestId: 'req_b' }));
+    expect(lines).toEqual([]); // two lines are under 600 characters
+    log.write(entry({ requestId: 'req_c' }));
+    expect(lines).toHaveLength(1);
+    expect(lines[0].split('\n').filter(Boolean).map((line) => JSON.parse(line).request_id)).toEqual(['req_a', 'req_b', 'req_c']);
+    expect(jest.getTimerCount()).toBe(0);
+    log.write(entry({ requestId: 'req_d' }));
+    afterDelay();
+    expect(lines.map((chunk) => chunk.split('\n').filter(Boolean).length)).toEqual([3, 1]);
   });
 
   it('goes through pino when the destination routes lines by level (a multistream)', () => {
@@ -98,7 +115,7 @@ describe('AccessLog', () => {
     expect(errors.lines).toEqual([]);
   });
 
-  it('writes pending lines when the process exits before the turn is over (built library, as shipped)', () => {
+  it('writes pending lines when the process exits before they are due (built library, as shipped)', () => {
     const library = join(__dirname, '..', 'dist', 'index.js');
     const script = `
       const { AccessLog, createLogger } = require(${JSON.stringify(library)});

@@ -9,6 +9,7 @@ import { RateLimitService } from '../http/rate-limit.service';
 import { RenderProofs } from '../sdk/render-proofs';
 import { AuthenticatedRequest } from './auth.decorators';
 import { Principal } from './principal';
+import { RecentTokenHashes } from './recent-token-hashes';
 import { RoutePolicy } from './route-policies';
 
 /** A Fastify `preHandler` hook in callback form (no promise per request on the synchronous path). */
@@ -31,6 +32,7 @@ const notAcceptedYet = (what: string) =>
 @Injectable()
 export class Authenticator {
   private readonly adminTokenHash?: string;
+  private readonly recentHashes = new RecentTokenHashes();
 
   constructor(
     private readonly index: CredentialIndex,
@@ -111,14 +113,18 @@ export class Authenticator {
     const kind = classifyBearer(token);
     if (kind === 'agent_token') throw notAcceptedYet('AI agent tokens (ra_agent_…)');
     if (kind === 'oauth_access_token') throw notAcceptedYet('OAuth access tokens');
-    const hash = hashCredential(token);
+    const remembered = this.recentHashes.get(token);
+    const hash = remembered ?? hashCredential(token);
     // API tokens first: they are nearly every request, and a token's hash cannot be both an API
     // token's and the admin token's, so the admin comparison is only made for what is not an API token.
+    // The index is asked every time, remembered hash or not: a revoked token is refused at once.
     const found = this.index.tokenByHash(hash);
     if (found) {
+      if (remembered === undefined) this.recentHashes.remember(token, hash);
       this.uses.record(found.id);
       return { kind: 'api_token', tokenId: found.id, application: found.application, scopes: found.scopes };
     }
+    if (remembered !== undefined) this.recentHashes.drop(token);
     if (this.adminTokenHash && constantTimeEqualHex(hash, this.adminTokenHash)) return { kind: 'admin' };
     throw new DomainError('unauthenticated', 'The API token is not valid or was revoked');
   }

@@ -95,6 +95,32 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     const type = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
     void idempotency.finish(claim.scope, claim.key, reply.statusCode, body, type).then(() => done(null, payload));
   };
+  const cors = app.get(CorsPolicy);
+  const metrics = app.get(GatewayMetrics);
+  const { logger } = context;
+  const logAll = env.ACCESS_LOG === 'all';
+  const accessLog = new AccessLog(logger);
+  metrics.setCountry(env.COUNTRY);
+  /** The metrics sample and (with ACCESS_LOG=all, or for a failure or a slow answer) the access line of an answer. */
+  const recordAnswer = (request: FastifyRequest, reply: FastifyReply, route: string, observe: (method: string, status: number, elapsedMs: number) => void) => {
+    const elapsed = reply.elapsedTime;
+    const status = reply.statusCode;
+    observe(request.method, status, elapsed);
+    if (logAll || status >= 400 || elapsed >= SLOW_REQUEST_MS) {
+      accessLog.write({ requestId: request.id, method: request.method, url: loggableUrl(request.url), route, status, durationMs: elapsed });
+    }
+  };
+  /**
+   * A route's own `onResponse` hook: its path and its metrics cells are known when it is registered,
+   * so an answer costs neither Fastify's `request.routeOptions` (a new object per read) nor a label key.
+   */
+  const answerRecorder = (route: string) => {
+    const observe = metrics.forRoute(route);
+    return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      recordAnswer(request, reply, route, observe);
+      done();
+    };
+  };
   const authenticator = app.get(Authenticator);
   const policies = app.get(RoutePolicies);
   const controllerMethods = app.get(ControllerMethods);
@@ -112,17 +138,12 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     if (direct) route.handler = direct;
     if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
     configureFormHookRoute(route);
+    addRouteHook(route, 'onResponse', answerRecorder(route.url));
     if (methods.includes('POST')) {
       addRouteHook(route, 'preHandler', claimIdempotencyKey);
       addRouteHook(route, 'onSend', keepIdempotentAnswer);
     }
   });
-  const cors = app.get(CorsPolicy);
-  const metrics = app.get(GatewayMetrics);
-  const { logger } = context;
-  const logAll = env.ACCESS_LOG === 'all';
-  const accessLog = new AccessLog(logger);
-  metrics.setCountry(env.COUNTRY);
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
@@ -130,20 +151,10 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     if (deprecated) reply.headers(deprecated);
     if (!cors.apply(request, reply)) done();
   });
+  // Requests no route matched (404s), labelled `unmatched`: each route's own hook records the rest.
+  const observeUnmatched = metrics.forRoute('unmatched');
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = request.routeOptions?.url ?? 'unmatched';
-    const elapsed = reply.elapsedTime;
-    metrics.observe(request.method, route, reply.statusCode, elapsed);
-    if (logAll || reply.statusCode >= 400 || elapsed >= SLOW_REQUEST_MS) {
-      accessLog.write({
-        requestId: request.id,
-        method: request.method,
-        url: loggableUrl(request.url),
-        route,
-        status: reply.statusCode,
-        durationMs: elapsed,
-      });
-    }
+    if (request.is404) recordAnswer(request, reply, 'unmatched', observeUnmatched);
     done();
   });
 

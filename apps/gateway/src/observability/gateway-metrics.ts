@@ -38,6 +38,11 @@ export class GatewayMetrics {
     this.requests.observe(method, route, status, elapsedMs);
   }
 
+  /** Records answered requests of one route (see RequestMetrics.forRoute). */
+  forRoute(route: string): (method: string, status: number, elapsedMs: number) => void {
+    return this.requests.forRoute(route);
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -86,4 +86,21 @@ describe('RequestMetrics', () => {
     expect(text).toContain('http_request_duration_seconds_bucket{le="0.01",method="GET",route="/healthz"} 3');
     expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz"} 3');
   });
+
+  it("records through a route's own recorder into the same series as observe()", async () => {
+    const registry = new Registry();
+    const metrics = new RequestMetrics(registry);
+    const me = metrics.forRoute('/api/v1/me');
+    me('GET', 200, 1);
+    me('GET', 200, 30);
+    me('HEAD', 200, 1);
+    me('GET', 401, 1);
+    metrics.observe('GET', '/api/v1/me', 200, 1); // the same cell, reached the other way
+    const text = await registry.metrics();
+    expect(text).toContain('http_requests_total{method="GET",route="/api/v1/me",status="200"} 3');
+    expect(text).toContain('http_requests_total{method="HEAD",route="/api/v1/me",status="200"} 1');
+    expect(text).toContain('http_requests_total{method="GET",route="/api/v1/me",status="401"} 1');
+    expect(text).toContain('http_request_duration_seconds_bucket{le="0.025",method="GET",route="/api/v1/me"} 3');
+    expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/api/v1/me"} 4');
+  });
 });

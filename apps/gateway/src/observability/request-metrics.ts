@@ -45,12 +45,42 @@ export class RequestMetrics {
   }
 
   observe(method: string, route: string, status: number, elapsedMs: number): void {
+    this.record(this.cell(method, route, status), elapsedMs);
+  }
+
+  /**
+   * A recorder for one route, known when the route is registered: it keeps that route's cells by
+   * method and status, so an observation makes no label key (the gateway's per-route `onResponse`
+   * hook; `observe` is for what no route matched).
+   */
+  forRoute(route: string): (method: string, status: number, elapsedMs: number) => void {
+    const byMethod = new Map<string, Map<number, Cell>>();
+    return (method, status, elapsedMs) => {
+      let byStatus = byMethod.get(method);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        byMethod.set(method, byStatus);
+      }
+      let cell = byStatus.get(status);
+      if (cell === undefined) {
+        cell = this.cell(method, route, status);
+        byStatus.set(status, cell);
+      }
+      this.record(cell, elapsedMs);
+    };
+  }
+
+  private cell(method: string, route: string, status: number): Cell {
     const key = `${method} ${route} ${status}`;
     let cell = this.cells.get(key);
     if (cell === undefined) {
       cell = { requests: { method, route, status: String(status), count: 0 }, duration: this.durationSeries(method, route) };
       this.cells.set(key, cell);
     }
+    return cell;
+  }
+
+  private record(cell: Cell, elapsedMs: number): void {
     cell.requests.count += 1;
     const seconds = elapsedMs / 1000;
     const series = cell.duration;

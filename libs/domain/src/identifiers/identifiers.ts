@@ -55,8 +55,8 @@ export function newFlowId(region: string): string {
 /** `api_token_<16>`: the id of an API token's record (never the token itself). */
 export const newApiTokenRecordId = (): string => newOpaqueId('api_token');
 
-/** `req_<16>`: the `request_id` of every answer. */
-export const newRequestId = (): string => newOpaqueId('req');
+/** `req_<16>`: the `request_id` of every answer (made for every request, so its constant prefix is not re-checked). */
+export const newRequestId = (): string => `req_${randomString(HASHID_LENGTH)}`;
 
 /** `sub_<20>`: the opaque person id returned as `subject.id`. */
 export const newSubjectId = (): string => newOpaqueId('sub', SUBJECT_ID_LENGTH);
