@@ -8,16 +8,25 @@
  *   node bench/cpu-per-request.js [--path /api/v1/me] [--requests 100000] [--rounds 3] [--connections 32]
  *                                 [--compare <another checkout, built>] [--compare-env KEY=VALUE,…] [--compare-flags "--node-flag …"]
  *
- * Embedded mode only (one process holds the whole country pair, so its CPU is the gateway's plus
- * whatever else the request reaches). Rounds alternate between bare Fastify, the service and, with
- * --compare, the same service started from another work tree (an A/B of two commits on one host:
- * `git worktree add /tmp/base <commit> && cd /tmp/base && npm ci && npm run build`).
+ * Embedded mode (default): one process holds the whole country pair, so its CPU is the gateway's plus
+ * whatever else the request reaches. `--mode distributed` (DATABASE_URL, NATS_URL): the US gateway
+ * process's CPU alone. Rounds alternate between bare Fastify, the service and, with --compare, the
+ * same service started from another work tree (an A/B of two commits on one host:
+ * `git worktree add /tmp/base <commit> && cd /tmp/base && npm ci && npm run build`), or with
+ * `--compare-mode distributed` the same tree in the other mode (two distributed pairs would share
+ * their databases and subjects, so the compared pair may not be distributed when the service is).
  */
 const fs = require('node:fs');
 const autocannon = require('autocannon');
-const { option, freePort, start, stop, median, startCountryPair, source } = require('./lib');
+const { option, freePort, start, stop, median, startCountryPair, launchedService, source } = require('./lib');
 
 const requestPath = option('path', '/api/v1/me');
+// --mode distributed (with DATABASE_URL and NATS_URL): the CPU measured is the US gateway process's alone.
+const mode = option('mode', 'embedded');
+const compareMode = option('compare-mode', mode);
+if (mode === 'distributed' && compareMode === 'distributed' && (option('compare') || option('compare-env') || option('compare-flags'))) {
+  throw new Error('two distributed pairs would share databases and NATS subjects: compare against --compare-mode embedded');
+}
 const requests = Number(option('requests', '100000'));
 const rounds = Number(option('rounds', '3'));
 const connections = Number(option('connections', '32'));
@@ -68,12 +77,13 @@ async function main() {
   const targets = [{ name: 'bare_fastify', pid: baseline.child.pid, url: /listening (\S+)/.exec(baseline.output())[1] }];
   const pairs = [];
   try {
-    const compared = compare || compareFlags.length > 0 || Object.keys(compareEnv).length > 0;
-    for (const [name, root, env, nodeFlags] of [['service', undefined, {}, []], ...(compared ? [['compared', compare, compareEnv, compareFlags]] : [])]) {
-      const pair = await startCountryPair({ mode: 'embedded', env, nodeFlags, ...(root ? { root } : {}) });
+    const compared = compare || compareFlags.length > 0 || Object.keys(compareEnv).length > 0 || compareMode !== mode;
+    for (const [name, root, env, nodeFlags, pairMode] of [['service', undefined, {}, [], mode], ...(compared ? [['compared', compare, compareEnv, compareFlags, compareMode]] : [])]) {
+      const pair = await startCountryPair({ mode: pairMode, env, nodeFlags, ...(root ? { root } : {}) });
       pairs.push(pair);
       const headers = { authorization: `Bearer ${pair.credentials.api_token}` };
-      targets.push({ name, pid: pair.child.pid, url: `${pair.credentials.endpoints.US}${requestPath}`, headers });
+      const pid = pairMode === 'distributed' ? launchedService(pair.child.pid, 'gateway', 'US').pid : pair.child.pid;
+      targets.push({ name, pid, url: `${pair.credentials.endpoints.US}${requestPath}`, headers });
     }
     if (pin) {
       pinTo(process.pid, 0);
@@ -86,7 +96,9 @@ async function main() {
     }
     const summary = {
       source: source(),
-      ...(compare || compareFlags.length || Object.keys(compareEnv).length ? { compared: compare ?? 'this work tree', compared_env: compareEnv, compared_flags: compareFlags } : {}),
+      ...(compare || compareFlags.length || Object.keys(compareEnv).length || compareMode !== mode ? { compared: compare ?? 'this work tree', compared_env: compareEnv, compared_flags: compareFlags } : {}),
+      mode,
+      ...(compareMode !== mode ? { compared_mode: compareMode } : {}),
       path: requestPath,
       requests_per_round: requests,
       ...runs,

@@ -23,7 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { ROOT, option, freePort, stop, median, startCountryPair, source, writeResult } = require('./lib');
+const { ROOT, option, freePort, stop, median, startCountryPair, launchedService, source, writeResult } = require('./lib');
 
 const requestPath = option('path', '/api/v1/me');
 const requests = Number(option('requests', '3000'));
@@ -31,21 +31,6 @@ const rounds = Number(option('rounds', '3'));
 const compare = option('compare');
 const WARM_UP_REQUESTS = 6000;
 const CONNECTIONS = 8;
-
-/** The process of the US gateway the distributed launcher started: its environment and Node flags. */
-function launchedGateway(launcherPid) {
-  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(launcherPid)], { encoding: 'utf8' }).split('\n').map(Number).filter(Boolean);
-  for (const pid of children) {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    const script = argv.findIndex((arg) => arg.endsWith(path.join('apps', 'gateway', 'dist', 'main.js')));
-    if (script < 0) continue;
-    const env = Object.fromEntries(
-      fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-    );
-    if (env.COUNTRY === 'US') return { env, flags: argv.slice(1, script) };
-  }
-  throw new Error('the US gateway of the distributed launcher was not found');
-}
 
 /** `node [flags] script` under callgrind with instrumentation off; resolves once `ready()` is true. */
 async function underCallgrind(name, flags, script, env, ready) {
@@ -116,7 +101,7 @@ async function main() {
   const pair = await startCountryPair({ mode: 'distributed' });
   const targets = [];
   try {
-    const gateway = launchedGateway(pair.child.pid);
+    const gateway = launchedService(pair.child.pid, 'gateway', 'US');
     const headers = { authorization: `Bearer ${pair.credentials.api_token}` };
     const barePort = await freePort();
     const bare = await underCallgrind('bare_fastify', [], path.join(ROOT, 'bench', 'hello-fastify.js'), { ...process.env, PORT: String(barePort) }, async () =>

@@ -210,6 +210,24 @@ function pinProcesses(servicePid) {
 }
 
 /** pid → {ppid, comm, cpu seconds (user + system)} for every process, from /proc. */
+/**
+ * One service process the distributed launcher started (its child with `apps/<service>/dist/main.js`
+ * and COUNTRY=<country>): its pid, environment and Node flags, read from /proc.
+ */
+function launchedService(launcherPid, service, country) {
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(launcherPid)], { encoding: 'utf8' }).split('\n').map(Number).filter(Boolean);
+  for (const pid of children) {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const script = argv.findIndex((arg) => arg.endsWith(path.join('apps', service, 'dist', 'main.js')));
+    if (script < 0) continue;
+    const env = Object.fromEntries(
+      fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
+    if (env.COUNTRY === country) return { pid, env, flags: argv.slice(1, script) };
+  }
+  throw new Error(`the ${country} ${service} of the distributed launcher (pid ${launcherPid}) was not found`);
+}
+
 function processTable() {
   const table = new Map();
   for (const entry of fs.readdirSync('/proc')) {
@@ -307,4 +325,4 @@ function writeResult(date, name, result) {
   return file;
 }
 
-module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, machine, source, writeResult, cpuMeter };
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, source, writeResult, cpuMeter };
