@@ -61,6 +61,9 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: true,
+    // No Nest middleware anywhere (hooks do that work), so no @fastify/middie: its `onRequest` hook
+    // would run for every request with nothing to call. Nest middleware would need middie back.
+    skipMiddie: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(createRootModule(context, dataSource), adapter, {
     logger: new PinoNestLogger(context.logger),
