@@ -64,6 +64,25 @@ describe('two countries on the in-process transport', () => {
       expect(metrics.body).toMatch(/http_requests_total\{[^}]*route="\/api\/v1\/me"[^}]*status="200"[^}]*country="US"[^}]*\} \d+/);
     });
 
+    it('counts each answer once, under its route, and requests no route matched as unmatched', async () => {
+      const count = async (method: string, route: string, status: number) => {
+        const text = (await http(us.url, 'GET', '/metrics')).body as string;
+        const line = text
+          .split('\n')
+          .find((l) => l.startsWith('http_requests_total{') && l.includes(`method="${method}"`) && l.includes(`route="${route}"`) && l.includes(`status="${status}"`));
+        return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+      };
+      const meBefore = await count('GET', '/api/v1/me', 401);
+      const unmatched401Before = await count('GET', 'unmatched', 401);
+      expect((await http(us.url, 'GET', '/api/v1/me')).status).toBe(401);
+      expect(await count('GET', '/api/v1/me', 401)).toBe(meBefore + 1);
+      expect(await count('GET', 'unmatched', 401)).toBe(unmatched401Before); // not counted a second time
+      const unmatchedBefore = await count('GET', 'unmatched', 404);
+      expect((await http(us.url, 'GET', '/api/v1/no-such-route')).status).toBe(404);
+      expect(await count('GET', 'unmatched', 404)).toBe(unmatchedBefore + 1);
+      expect(await count('GET', '/api/v1/no-such-route', 404)).toBe(0);
+    });
+
     it('logs one JSON line per request carrying the request id', async () => {
       const response = await http(us.url, 'GET', '/api/v1/me', { token: apiToken, headers: { 'x-request-id': 'trace-me-12345' } });
       expect(response.headers.get('x-request-id')).toBe('trace-me-12345');

@@ -188,5 +188,13 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
   context.logger.info({ url }, 'gateway listening');
-  return { app, url, close: () => app.close() };
+  return {
+    app,
+    url,
+    close: async () => {
+      await app.close();
+      // The access lines of the last requests, now rather than at the next timer or at exit.
+      accessLog.flush();
+    },
+  };
 }

@@ -33,12 +33,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** Records one answered request. */
-  observe(method: string, route: string, status: number, elapsedMs: number): void {
-    this.requests.observe(method, route, status, elapsedMs);
-  }
-
-  /** Records answered requests of one route (see RequestMetrics.forRoute). */
+  /** Records answered requests of one route, or of no route (`unmatched`): see RequestMetrics.forRoute. */
   forRoute(route: string): (method: string, status: number, elapsedMs: number) => void {
     return this.requests.forRoute(route);
   }

@@ -64,7 +64,7 @@ describe('RequestMetrics', () => {
     const reference = referenceRegistry();
     reference.registry.setDefaultLabels({ country: 'US' });
     for (const [method, route, status, ms] of observations) {
-      metrics.observe(method, route, status, ms);
+      metrics.forRoute(route)(method, status, ms);
       reference.observe(method, route, status, ms);
     }
     const expected = await render(reference.registry);
@@ -75,9 +75,10 @@ describe('RequestMetrics', () => {
   it('counts each request once, in the first bucket at or above its duration', async () => {
     const registry = new Registry();
     const metrics = new RequestMetrics(registry);
-    metrics.observe('GET', '/healthz', 200, 4);
-    metrics.observe('GET', '/healthz', 200, 6);
-    metrics.observe('GET', '/healthz', 503, 6);
+    const healthz = metrics.forRoute('/healthz');
+    healthz('GET', 200, 4);
+    healthz('GET', 200, 6);
+    healthz('GET', 503, 6);
     const text = await registry.metrics();
     expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="200"} 2');
     expect(text).toContain('http_requests_total{method="GET",route="/healthz",status="503"} 1');
@@ -87,7 +88,7 @@ describe('RequestMetrics', () => {
     expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz"} 3');
   });
 
-  it("records through a route's own recorder into the same series as observe()", async () => {
+  it('keeps one series per method, route and status, however many recorders reach it', async () => {
     const registry = new Registry();
     const metrics = new RequestMetrics(registry);
     const me = metrics.forRoute('/api/v1/me');
@@ -95,7 +96,7 @@ describe('RequestMetrics', () => {
     me('GET', 200, 30);
     me('HEAD', 200, 1);
     me('GET', 401, 1);
-    metrics.observe('GET', '/api/v1/me', 200, 1); // the same cell, reached the other way
+    metrics.forRoute('/api/v1/me')('GET', 200, 1); // a second recorder of the same route: the same cell
     const text = await registry.metrics();
     expect(text).toContain('http_requests_total{method="GET",route="/api/v1/me",status="200"} 3');
     expect(text).toContain('http_requests_total{method="HEAD",route="/api/v1/me",status="200"} 1');

@@ -44,14 +44,10 @@ export class RequestMetrics {
     registry.registerMetric(this.durationCollector() as never);
   }
 
-  observe(method: string, route: string, status: number, elapsedMs: number): void {
-    this.record(this.cell(method, route, status), elapsedMs);
-  }
-
   /**
    * A recorder for one route, known when the route is registered: it keeps that route's cells by
    * method and status, so an observation makes no label key (the gateway's per-route `onResponse`
-   * hook; `observe` is for what no route matched).
+   * hooks, and its global one for requests no route matched, as `unmatched`).
    */
   forRoute(route: string): (method: string, status: number, elapsedMs: number) => void {
     const byMethod = new Map<string, Map<number, Cell>>();
