@@ -201,6 +201,17 @@ describe('flows and decisions', () => {
       expect(done.status).toBe(200);
       expect(done.body).toEqual({ outcome: 'granted', exchange_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), completed_at: expect.any(String) });
 
+      // Another application's token finds no such decision, and spends nothing: the owner's check below still wins.
+      const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
+      const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const foreign = await http(us.url, 'GET', `/api/v1/decisions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: otherToken });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body).toMatchObject({ code: 'not_found', message: expect.stringContaining('Decision') });
+      const foreignExchange = await http(us.url, 'POST', `/api/v1/decisions/${token}/exchange`, { token: otherToken, body: { exchange_token: done.body.exchange_token } });
+      expect(foreignExchange.status).toBe(404);
+      const unknown = await api('GET', `/api/v1/decisions/${token.slice(0, -4)}zzzz/verify?consent_token=${done.body.exchange_token}`);
+      expect(unknown.status).toBe(404);
+
       const first = await http(us.url, 'GET', `/api/v1/consent_sessions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
       expect(first.body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });
       expect(first.headers.get('deprecation')).toBe('@1763769600');

@@ -4,3 +4,4 @@ export * from './service-data-source';
 export * from './migrate';
 export * from './raw-rows';
 export * from './query-logger';
+export * from './prepared-statement';

@@ -1,8 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { entityFromRow } from '@dcr/persistence';
+import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
+
+/** On the path of every new session: plain SQL, prepared once per connection. */
+const CURRENT_VERSION = new PreparedStatement(
+  'decisions_flow_current_version',
+  `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1
+    ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
+);
 
 /** Flow versions in this country's database; no rules here, only queries. */
 @Injectable()
@@ -23,13 +30,8 @@ export class FlowsRepository {
 
   /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
   async current(flowId: string): Promise<FlowVersion | null> {
-    // On the path of every new session: plain SQL, no query building.
-    const rows: Record<string, unknown>[] = await this.versions.query(
-      `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1
-        ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
-      [flowId],
-    );
-    return rows[0] ? entityFromRow(this.versions.metadata, rows[0], new FlowVersion()) : null;
+    const [row] = await CURRENT_VERSION.rows(this.versions.manager.connection, [flowId]);
+    return row ? entityFromRow(this.versions.metadata, row, new FlowVersion()) : null;
   }
 
   /** Every version of one flow, locked for the rest of the transaction (activation, new version). */

@@ -96,9 +96,12 @@ export class Completion {
 
   /** Consumes the consent token: the first check answers the session's status, later ones `expired`. */
   async verify(request: VerifyRequest, applicationId: string): Promise<VerifyReply> {
-    const session = await this.consume(request.session_token, request.consent_token, applicationId);
-    if (!session) return { valid: false, status: 'expired' };
-    return { valid: session.status === 'fulfilled', status: session.status, outcome: session.outcome ?? undefined };
+    const consumed = await this.sessions.consumeConsentTokenStatus(request.session_token, applicationId, hashCredential(request.consent_token));
+    if (!consumed) {
+      await this.requireSessionOf(request.session_token, applicationId);
+      return { valid: false, status: 'expired' };
+    }
+    return { valid: consumed.status === 'fulfilled', status: consumed.status, outcome: consumed.outcome ?? undefined };
   }
 
   async exchange(request: ExchangeRequest): Promise<ExchangeReply> {
@@ -137,9 +140,14 @@ export class Completion {
   private async consume(token: string, consentToken: string, applicationId: string): Promise<DecisionSession | null> {
     const consumed = await this.sessions.consumeConsentToken(token, applicationId, hashCredential(consentToken));
     if (consumed) return consumed;
+    await this.requireSessionOf(token, applicationId);
+    return null;
+  }
+
+  /** A session of another application is answered as not found, like one that does not exist. */
+  private async requireSessionOf(token: string, applicationId: string): Promise<void> {
     const session = await this.sessions.find(token);
     if (!session || session.applicationId !== applicationId) throw notFound('Decision');
-    return null;
   }
 
   private recordOutcome(manager: EntityManager, session: DecisionSession, purposes: Record<string, PurposeStatus> | null, at: Date) {

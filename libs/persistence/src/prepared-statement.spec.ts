@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { dropDatabase, ensureDatabase } from './ensure-database';
+import { PreparedStatement } from './prepared-statement';
+
+// CI's PostgreSQL (see .ci/run); a database of this file's own, so files run in parallel.
+const server = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+server.pathname = `/t_prepared_${randomBytes(5).toString('hex')}`;
+const url = server.toString();
+
+describe('PreparedStatement (real PostgreSQL)', () => {
+  const failures: Array<{ error: unknown; query: string }> = [];
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    await ensureDatabase(url);
+    dataSource = new DataSource({
+      type: 'postgres',
+      url,
+      poolSize: 1, // one connection, so that its prepared statements can be listed
+      logger: {
+        logQuery: () => undefined,
+        logQueryError: (error, query) => void failures.push({ error, query }),
+        logQuerySlow: () => undefined,
+        logSchemaBuild: () => undefined,
+        logMigration: () => undefined,
+        log: () => undefined,
+      },
+    });
+    await dataSource.initialize();
+    await dataSource.query('CREATE TABLE items (id text PRIMARY KEY, n int NOT NULL, at timestamptz NOT NULL DEFAULT now())');
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await dropDatabase(url);
+  });
+
+  const insert = new PreparedStatement<{ id: string; n: number }>(
+    'items_insert',
+    'INSERT INTO items (id, n) VALUES ($1, $2) RETURNING id, n',
+  );
+  const bump = new PreparedStatement('items_bump', 'UPDATE items SET n = n + 1 WHERE n >= $1');
+
+  it('answers the rows of RETURNING, with the columns it names only, parsed by their types', async () => {
+    expect(await insert.rows(dataSource, ['a', 1])).toEqual([{ id: 'a', n: 1 }]);
+    expect(await insert.rows(dataSource, ['b', 5])).toEqual([{ id: 'b', n: 5 }]);
+  });
+
+  it('answers how many rows a statement without RETURNING changed', async () => {
+    expect(await bump.run(dataSource, [2])).toEqual({ rows: [], rowCount: 1 });
+    expect((await dataSource.query('SELECT n FROM items WHERE id = $1', ['b']))[0].n).toBe(6);
+  });
+
+  it('is prepared once on the connection and reused', async () => {
+    await insert.rows(dataSource, ['c', 3]);
+    const prepared: Array<{ name: string; statement: string }> = await dataSource.query(
+      'SELECT name, statement FROM pg_prepared_statements WHERE name LIKE $1 ORDER BY name',
+      ['items_%'],
+    );
+    expect(prepared).toEqual([
+      { name: 'items_bump', statement: bump.text },
+      { name: 'items_insert', statement: insert.text },
+    ]);
+  });
+
+  it('fails as TypeORM does: a QueryFailedError with the driver code, logged without its parameters', async () => {
+    failures.length = 0;
+    const failure = insert.rows(dataSource, ['a', 9]);
+    await expect(failure).rejects.toBeInstanceOf(QueryFailedError);
+    await expect(failure).rejects.toMatchObject({ code: '23505' });
+    expect(failures).toHaveLength(1);
+    expect(failures[0].query).toBe(insert.text);
+    // The pool is still usable afterwards.
+    expect(await insert.rows(dataSource, ['d', 4])).toEqual([{ id: 'd', n: 4 }]);
+  });
+
+  it('refuses a data source that is not initialised, and a name PostgreSQL would fold or refuse', async () => {
+    const closed = new DataSource({ type: 'postgres', url });
+    await expect(insert.rows(closed, ['e', 1])).rejects.toThrow('needs an initialised PostgreSQL data source');
+    expect(() => new PreparedStatement('Items-Insert', 'SELECT 1')).toThrow('lower-case letters');
+  });
+});
