@@ -617,10 +617,13 @@ describe('flows and decisions', () => {
   });
 
   it('walks the informed path: informed, evidenced, fulfilled', async () => {
-    const flowId = await activeFlow({ ...newsletterFlow, name: 'Informed', pattern: 'informed' });
+    const flowId = await activeFlow({ ...newsletterFlow, name: 'Informed', pattern: 'informed', locale: 'de' });
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
     const view = await http(us.url, 'GET', `/api/v1/decisions/${token}`);
-    expect(view.body).toMatchObject({ path: 'informed', allowed_transitions: ['informed'] });
+    // The path follows the flow's pattern, and the session speaks the flow's language unless asked otherwise.
+    expect(view.body).toMatchObject({ path: 'informed', allowed_transitions: ['informed'], locale: 'de' });
+    const english = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, locale: 'en' })).body.session_token;
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${english}`)).body.locale).toBe('en');
     const skip = await participant(token, 'transitions', { to: 'evidenced' });
     expect(skip.status).toBe(409);
     expect(skip.body.allowed).toEqual(['informed', 'expired']);

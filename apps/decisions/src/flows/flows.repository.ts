@@ -1,13 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
 
-/** On the path of every new session: plain SQL, prepared once per connection. */
-const CURRENT_VERSION = new PreparedStatement(
+/** What opening a session needs of the flow version it will use. */
+export interface SessionFlow {
+  applicationId: string;
+  version: number;
+  status: string;
+  /** The terms' pattern and locale: the rest of the terms stays in the database. */
+  pattern: string | null;
+  locale: string | null;
+}
+
+/**
+ * On the path of every new session: plain SQL, prepared once per connection, reading back only what
+ * a new session needs (the whole row, with its terms document and time stamps, cost more to parse
+ * than the rest of the lookup).
+ */
+const CURRENT_VERSION = new PreparedStatement<{ application_id: string; version: number; status: string; pattern: string | null; locale: string | null }>(
   'decisions_flow_current_version',
-  `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1
+  `SELECT "application_id", "version", "status", "terms"->>'pattern' AS "pattern", "terms"->>'locale' AS "locale"
+     FROM "decisions"."flow_versions" WHERE "id" = $1
     ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
 );
 
@@ -29,9 +44,9 @@ export class FlowsRepository {
   }
 
   /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
-  async current(flowId: string): Promise<FlowVersion | null> {
+  async current(flowId: string): Promise<SessionFlow | null> {
     const [row] = await CURRENT_VERSION.rows(this.versions.manager.connection, [flowId]);
-    return row ? entityFromRow(this.versions.metadata, row, new FlowVersion()) : null;
+    return row ? { applicationId: row.application_id, version: row.version, status: row.status, pattern: row.pattern, locale: row.locale } : null;
   }
 
   /** Every version of one flow, locked for the rest of the transaction (activation, new version). */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
-import { decisionPathFor, DomainError, FlowTerms, newOpaqueId, newSessionToken } from '@dcr/domain';
+import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { FlowsRepository } from '../flows/flows.repository';
 import { OutboxRelay, outboxRow } from '../outbox/outbox';
@@ -40,7 +40,8 @@ export class CreateDecision {
     }
 
     let flowVersion: number | null = null;
-    let terms: FlowTerms | undefined;
+    let pattern: FlowPattern | null = null;
+    let flowLocale: string | null = null;
     if (request.flow_id) {
       const active = await this.flows.current(request.flow_id);
       if (!active || active.applicationId !== request.application_id) {
@@ -52,7 +53,8 @@ export class CreateDecision {
         ]);
       }
       flowVersion = active.version;
-      terms = active.terms as unknown as FlowTerms;
+      pattern = active.pattern as FlowPattern | null;
+      flowLocale = active.locale;
     }
 
     let deadline: Date | null = null;
@@ -80,7 +82,7 @@ export class CreateDecision {
       subjectId = subject.id;
     }
 
-    const path = decisionPathFor(request.kind, terms?.pattern ?? null);
+    const path = decisionPathFor(request.kind, pattern);
     const session = Object.assign(new DecisionSession(), {
       token: newSessionToken(env.COUNTRY),
       id: newOpaqueId('dcs', 20),
@@ -94,7 +96,7 @@ export class CreateDecision {
       deliveryMode: request.delivery_mode,
       embedOrigin: request.embed_origin ?? null,
       redirectUri: request.redirect_uri ?? null,
-      locale: request.locale ?? terms?.locale ?? 'en',
+      locale: request.locale ?? flowLocale ?? 'en',
       subjectId,
       subjectEmail: email,
       subjectExternalId: externalId,
