@@ -4,13 +4,17 @@
  * measured in the same run on the same machine (the machine is shared and noisy, so the figure that
  * counts is the ratio), plus the idle memory of one country's services.
  *
- *   node bench/run.js [--mode embedded|distributed] [--duration 6] [--connections 32] [--rounds 5]
+ *   node bench/run.js [--mode embedded|distributed] [--duration 6] [--connections 32] [--rounds 5] [--shape-baseline]
  *   node bench/run.js --target http://127.0.0.1:3001 --token <API token>   # a country already running
  *
  * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The service is
  * started by this script with the per-application limit raised to 10,000,000/s (at its default of
  * 100/s it would cap the load; raised rather than off, so its cost is measured) and its normal logging (one JSON access line per request, to a file).
  * Results are printed and written to bench/results/<timestamp>-<mode>.json.
+ *
+ * --shape-baseline adds a third server to every round: bare Fastify answering `/me`'s headers and
+ * body (bench/hello-fastify.js, SHAPE=me). `ratio` stays the target's figure (against the
+ * hello-world); `ratio_to_me_shaped` tells how much of the gap is the answer itself.
  */
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -22,6 +26,7 @@ const mode = option('mode', 'embedded');
 const duration = Number(option('duration', '6'));
 const connections = Number(option('connections', '32'));
 const rounds = Number(option('rounds', '5'));
+const shapeBaseline = process.argv.includes('--shape-baseline');
 
 /**
  * The figure the target is stated in: the median, over rounds, of `/me`'s rate divided by the rate of
@@ -132,11 +137,17 @@ async function main() {
   if (target) return againstRunningCountry(target, option('token') ?? process.env.DCR_API_TOKEN);
   const baseline = await start('bench/hello-fastify.js', { PORT: String(await freePort()) }, 'listening');
   const baselineUrl = /listening (\S+)/.exec(baseline.output())[1];
+  const shaped = shapeBaseline ? await start('bench/hello-fastify.js', { PORT: String(await freePort()), SHAPE: 'me' }, 'listening') : undefined;
+  const shapedUrl = shaped && /listening (\S+)/.exec(shaped.output())[1];
   let service;
   try {
     service = await startCountryPair({ mode });
     // With --pin the baseline gets the service's cores too, so that both are measured alike.
-    if (service.placement) execFileSync('taskset', ['-a', '-p', '-c', service.placement.service_cores, String(baseline.child.pid)], { stdio: 'ignore' });
+    if (service.placement) {
+      for (const child of [baseline.child, shaped?.child].filter(Boolean)) {
+        execFileSync('taskset', ['-a', '-p', '-c', service.placement.service_cores, String(child.pid)], { stdio: 'ignore' });
+      }
+    }
     const { credentials } = service;
     const meUrl = `${credentials.endpoints.US}/api/v1/me`;
     const headers = { authorization: `Bearer ${credentials.api_token}` };
@@ -152,12 +163,22 @@ async function main() {
     const warm = { ...{ duration: 3 } };
     await autocannon({ url: baselineUrl, connections, ...warm });
     await autocannon({ url: meUrl, headers, connections, ...warm });
+    if (shapedUrl) await autocannon({ url: shapedUrl, connections, ...warm });
     const baselineRuns = [];
     const meRuns = [];
+    const shapedRuns = [];
     for (let i = 0; i < rounds; i++) {
       baselineRuns.push(await load(baselineUrl));
+      if (shapedUrl) shapedRuns.push(await load(shapedUrl));
       meRuns.push(await load(meUrl, headers));
     }
+    const shapedFigures = shapedUrl
+      ? {
+          baseline_fastify_me_shaped: shapedRuns,
+          ratio_to_me_shaped: pairedRatio(shapedRuns, meRuns),
+          me_shaped_to_hello: pairedRatio(baselineRuns, shapedRuns),
+        }
+      : {};
     const result = {
       date: new Date().toISOString(),
       mode,
@@ -171,6 +192,7 @@ async function main() {
       round_ratios: meRuns.map((me, i) => Number((me.requests_per_second / baselineRuns[i].requests_per_second).toFixed(3))),
       ratio_of_medians: median(meRuns.map((r) => r.requests_per_second)) / median(baselineRuns.map((r) => r.requests_per_second)),
       gateway_me_p99_ms: median(meRuns.map((r) => r.latency_p99_ms)),
+      ...shapedFigures,
       idle_memory: idleMemory,
     };
     const file = writeResult(result.date, mode, result);
@@ -179,11 +201,15 @@ async function main() {
       `\n${mode}: /api/v1/me ${median(meRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s = ${(result.ratio * 100).toFixed(0)} % of bare Fastify ` +
         `(${median(baselineRuns.map((r) => r.requests_per_second)).toFixed(0)} req/s): the median of ${rounds} paired rounds (${result.round_ratios.join(', ')}; ` +
         `quotient of the medians ${(result.ratio_of_medians * 100).toFixed(0)} %), p99 ${result.gateway_me_p99_ms} ms; idle ${idleMemory.together_mib} MiB together, ${idleMemory.rss_sum_mib} MiB as a sum of RSS (${idleMemory.note})\n` +
+        (shapedUrl
+          ? `against bare Fastify answering /me's headers and body: ${(result.ratio_to_me_shaped * 100).toFixed(0)} %; that server reaches ${(result.me_shaped_to_hello * 100).toFixed(0)} % of the hello-world\n`
+          : '') +
         `written to ${path.relative(ROOT, file)}\n`,
     );
   } finally {
     await service?.close();
     await stop(baseline.child);
+    if (shaped) await stop(shaped.child);
   }
 }
 

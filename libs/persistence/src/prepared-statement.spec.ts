@@ -64,6 +64,22 @@ describe('PreparedStatement (real PostgreSQL)', () => {
     ]);
   });
 
+  it("runs inside a transaction on the transaction's connection: rolled back with it, and seeing its rows", async () => {
+    const lock = new PreparedStatement<{ id: string }>('items_lock', 'SELECT id FROM items WHERE id = $1 FOR UPDATE SKIP LOCKED');
+    await expect(
+      dataSource.transaction(async (manager) => {
+        await insert.rows(manager, ['tx', 7]);
+        // Written by the same transaction, so visible to it (a pooled connection would wait for the
+        // only connection, held here, and fail the test by its timeout).
+        expect(await lock.rows(manager, ['tx'])).toEqual([{ id: 'tx' }]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await dataSource.query('SELECT id FROM items WHERE id = $1', ['tx'])).toEqual([]);
+    // A manager outside any transaction runs on the pool.
+    expect(await insert.rows(dataSource.manager, ['tx', 8])).toEqual([{ id: 'tx', n: 8 }]);
+  });
+
   it('fails as TypeORM does: a QueryFailedError with the driver code, logged without its parameters', async () => {
     failures.length = 0;
     const failure = insert.rows(dataSource, ['a', 9]);

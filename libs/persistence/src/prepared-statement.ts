@@ -1,8 +1,9 @@
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 
 /**
  * One statement of a hot path (a decision's creation, a consent token's verification, a recorded
- * consent), run as a named prepared statement on the connection pool TypeORM opened for the service.
+ * consent, the outbox relay), run as a named prepared statement: on the connection pool TypeORM
+ * opened for the service, or, given a transaction's EntityManager, on that transaction's connection.
  *
  * Why not `DataSource.query()`: that builds a query runner per call, broadcasts to subscribers and
  * sends the text to be parsed and planned again every time. Here PostgreSQL parses and plans the
@@ -24,32 +25,47 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
   }
 
   /** The rows the statement returned (none for a statement without RETURNING). */
-  async rows(dataSource: DataSource, values: unknown[]): Promise<Row[]> {
-    return (await this.run(dataSource, values)).rows;
+  async rows(on: DataSource | EntityManager, values: unknown[]): Promise<Row[]> {
+    return (await this.run(on, values)).rows;
   }
 
-  /** The rows and how many rows the statement affected. */
-  async run(dataSource: DataSource, values: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
-    const pool = poolOf(dataSource);
+  /**
+   * The rows and how many rows the statement affected. `on` is the data source (any pooled
+   * connection) or an EntityManager: a transaction's runs it on the transaction's connection.
+   */
+  async run(on: DataSource | EntityManager, values: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
+    const dataSource = on instanceof DataSource ? on : on.connection;
     try {
-      const result = await pool.query({ name: this.name, text: this.text, values });
+      const connection = await connectionOf(on);
+      const result = await connection.query({ name: this.name, text: this.text, values });
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
+      if (error instanceof NotPostgres) throw error;
       dataSource.logger.logQueryError(error as Error, this.text);
       throw new QueryFailedError(this.text, values, error as Error);
     }
   }
 }
 
-interface PgPool {
+/** `pg`'s Pool and Client both take a named statement as `{ name, text, values }`. */
+interface PgQueryable {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
-/** The `pg` pool of a PostgreSQL data source (TypeORM's PostgresDriver keeps it as `master`). */
-function poolOf(dataSource: DataSource): PgPool {
-  const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
+class NotPostgres extends Error {}
+
+/**
+ * Where the statement runs: a transaction's own connection (its query runner's `pg` client), else
+ * the `pg` pool of the PostgreSQL data source (TypeORM's PostgresDriver keeps it as `master`).
+ */
+async function connectionOf(on: DataSource | EntityManager): Promise<PgQueryable> {
+  if (!(on instanceof DataSource) && on.queryRunner && !on.queryRunner.isReleased) {
+    return (await on.queryRunner.connect()) as PgQueryable;
+  }
+  const dataSource = on instanceof DataSource ? on : on.connection;
+  const pool = (dataSource.driver as unknown as { master?: PgQueryable }).master;
   if (!dataSource.isInitialized || !pool || typeof pool.query !== 'function') {
-    throw new Error('A prepared statement needs an initialised PostgreSQL data source');
+    throw new NotPostgres('A prepared statement needs an initialised PostgreSQL data source');
   }
   return pool;
 }

@@ -1,6 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
 import { newOpaqueId } from '@dcr/domain';
+import { PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -50,6 +51,34 @@ const AUDIT_TIMEOUT_MS = 10_000;
 /** Rows left behind (a lost kick, a failed batch, another replica's crash) are picked up this often. */
 const SWEEP_MS = 1000;
 
+interface OutboxRow extends Record<string, unknown> {
+  id: string;
+  type: string;
+  application_id: string;
+  internal: boolean;
+  data: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+/**
+ * The relay's two statements on one service's outbox table (prepared: the relay runs them for every
+ * batch, and the sweep runs the first every second): claim the oldest unpublished rows, skipping rows
+ * another replica holds, and mark relayed rows published.
+ */
+function relayStatements(dataSource: DataSource) {
+  const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
+  const table = schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
+  const prefix = `outbox_${(schema ?? 'public').replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
+  return {
+    claim: new PreparedStatement<OutboxRow>(
+      `${prefix}_claim`,
+      `SELECT "id", "type", "application_id", "internal", "data", "occurred_at" FROM ${table}
+        WHERE "published_at" IS NULL ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    ),
+    markPublished: new PreparedStatement(`${prefix}_mark_published`, `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::text[])`),
+  };
+}
+
 /**
  * Relays a service's committed outbox rows: appends them to the country's audit trail
  * (`audit-chain.append`, request/reply), hands them to `afterAppend` (the decisions service queues
@@ -65,6 +94,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   private scheduled?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
   private closed = false;
+  private statements?: ReturnType<typeof relayStatements>;
 
   protected constructor(
     protected readonly dataSource: DataSource,
@@ -111,17 +141,21 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   }
 
   private async drain(): Promise<void> {
+    const statements = (this.statements ??= relayStatements(this.dataSource));
     try {
       for (;;) {
         const relayed = await this.dataSource.transaction(async (manager) => {
-          const rows = await manager
-            .createQueryBuilder(OutboxEvent, 'e')
-            .where('e.published_at IS NULL')
-            .orderBy('e.occurred_at', 'ASC')
-            .limit(BATCH)
-            .setLock('pessimistic_write')
-            .setOnLocked('skip_locked')
-            .getMany();
+          const rows = (await statements.claim.rows(manager, [BATCH])).map((row) =>
+            Object.assign(new OutboxEvent(), {
+              id: row.id,
+              type: row.type,
+              applicationId: row.application_id,
+              internal: row.internal,
+              data: row.data,
+              occurredAt: row.occurred_at,
+              publishedAt: null,
+            }),
+          );
           if (rows.length === 0) return 0;
           const append: AuditAppendRequest = {
             source: this.source,
@@ -136,12 +170,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
           };
           await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
           await this.afterAppend(rows);
-          await manager
-            .createQueryBuilder()
-            .update(OutboxEvent)
-            .set({ publishedAt: () => 'now()' })
-            .whereInIds(rows.map((row) => row.id))
-            .execute();
+          await statements.markPublished.run(manager, [rows.map((row) => row.id)]);
           return rows.length;
         });
         if (relayed < BATCH) return;
