@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
 
@@ -26,6 +26,15 @@ const CURRENT_VERSION = new PreparedStatement<{ application_id: string; version:
     ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
 );
 
+/** One version, for completions and recorded consents against a pinned version. */
+const VERSION = new PreparedStatement('decisions_flow_version', `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`);
+
+/** The newest active version, for every recorded consent (the Record API, captures, imports). */
+const ACTIVE_VERSION = new PreparedStatement(
+  'decisions_flow_active_version',
+  `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "status" = 'active' ORDER BY "version" DESC LIMIT 1`,
+);
+
 /** Flow versions in this country's database; no rules here, only queries. */
 @Injectable()
 export class FlowsRepository {
@@ -35,12 +44,14 @@ export class FlowsRepository {
     return manager.findOne(FlowVersion, { where: { id: flowId }, order: { version: 'DESC' } });
   }
 
-  version(flowId: string, version: number, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {
-    return manager.findOne(FlowVersion, { where: { id: flowId, version } });
+  async version(flowId: string, version: number, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {
+    const [row] = await VERSION.rows(manager, [flowId, version]);
+    return row ? entityFromRow(this.versions.metadata, row, new FlowVersion()) : null;
   }
 
-  active(flowId: string): Promise<FlowVersion | null> {
-    return this.versions.findOne({ where: { id: flowId, status: 'active' }, order: { version: 'DESC' } });
+  async active(flowId: string): Promise<FlowVersion | null> {
+    const [row] = await ACTIVE_VERSION.rows(this.versions.manager, [flowId]);
+    return row ? entityFromRow(this.versions.metadata, row, new FlowVersion()) : null;
   }
 
   /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */

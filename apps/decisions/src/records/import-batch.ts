@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
-import { OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { insertOutboxRows, OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { OutboxRelay } from '../outbox/outbox';
@@ -237,7 +237,7 @@ export class ImportBatch {
       for (const { recordId, marks } of withdrawals) {
         await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [recordId, JSON.stringify(marks)]);
       }
-      if (events.length > 0) await manager.insert(OutboxEvent, events as never[]);
+      await insertOutboxRows(manager, events);
       return records.length;
     });
     if (recorded > 0) this.relay.kick();

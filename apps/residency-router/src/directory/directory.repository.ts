@@ -1,27 +1,43 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { Repository } from 'typeorm';
 import { DirectoryEntry } from './directory-entry.entity';
+
+// On the path of every recorded consent and every new person (the Record API's residency round):
+// prepared once per connection. `char(64)[]` keeps the comparison on the key's own type, so the
+// primary key's index serves it.
+const FIND_MANY = new PreparedStatement(
+  'residency_directory_find_many',
+  `SELECT * FROM "residency_router"."directory_entries" WHERE "reference" = ANY($1::char(64)[])`,
+);
+const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
+  'residency_directory_insert_missing',
+  `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+   ON CONFLICT ("reference") DO NOTHING RETURNING "reference"`,
+);
 
 @Injectable()
 export class DirectoryRepository {
   constructor(@InjectRepository(DirectoryEntry) private readonly entries: Repository<DirectoryEntry>) {}
 
-  findMany(references: string[]): Promise<DirectoryEntry[]> {
-    return this.entries.find({ where: { reference: In(references) } });
+  async findMany(references: string[]): Promise<DirectoryEntry[]> {
+    if (references.length === 0) return [];
+    const rows = await FIND_MANY.rows(this.entries.manager, [references]);
+    return rows.map((row) => entityFromRow(this.entries.metadata, row, new DirectoryEntry()));
   }
 
   /** Inserts entries that are not there yet; existing rows are left alone. Returns what was inserted. */
   async insertMissing(rows: Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>[]): Promise<string[]> {
     if (rows.length === 0) return [];
-    const result = await this.entries
-      .createQueryBuilder()
-      .insert()
-      .values(rows)
-      .orIgnore()
-      .returning(['reference'])
-      .execute();
-    return (result.raw as { reference: string }[]).map((row) => row.reference);
+    const inserted = await INSERT_MISSING.rows(this.entries.manager, [
+      rows.map((row) => row.reference),
+      rows.map((row) => row.homeCountry),
+      rows.map((row) => row.status),
+      rows.map((row) => row.recordedAt),
+    ]);
+    return inserted.map((row) => row.reference);
   }
 
   /**

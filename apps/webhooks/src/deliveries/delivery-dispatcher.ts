@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { afterDeliveryEnded, AttemptOutcome, nextStep, openWebhookSecret, webhookHeaders } from '@dcr/domain';
-import { OutboxEvent, outboxRow } from '@dcr/service-kit';
+import { insertOutboxRows, OutboxEvent, outboxRow } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { WebhooksOutboxRelay } from '../webhooks-outbox';
 import { WebhooksSettings } from '../webhooks-settings';
@@ -249,7 +249,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
         [0, 1, 2, 3, 4].map((column) => deliveries.map((row) => row[column])),
       );
       failedEvents.push(...(await this.countFailures(manager, ended, now)));
-      if (failedEvents.length > 0) await manager.insert(OutboxEvent, failedEvents as never[]);
+      await insertOutboxRows(manager, failedEvents);
     });
     if (failedEvents.length > 0) this.outbox.kick();
   }

@@ -4,7 +4,6 @@ import { newOpaqueId } from '@dcr/domain';
 import { PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ServiceClients } from '../service-clients';
 import { OutboxEvent } from './outbox-event.entity';
 
@@ -32,7 +31,21 @@ export function outboxRow(event: NewOutboxEvent): OutboxEvent {
 
 /** Writes events inside the caller's transaction: the event commits with the change or not at all. */
 export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Promise<unknown> {
-  return manager.insert(OutboxEvent, outboxRow(event) as QueryDeepPartialEntity<OutboxEvent>);
+  return insertOutboxRows(manager, [outboxRow(event)]);
+}
+
+/**
+ * Inserts outbox rows (from `outboxRow`) in the caller's transaction, any number in one statement:
+ * the rows travel as one JSON document (`jsonb_to_recordset`), so the statement's text is the same
+ * for one row or five hundred and is prepared once per connection, and no row is escaped into an
+ * array literal on the way.
+ */
+export async function insertOutboxRows(manager: EntityManager, rows: OutboxEvent[]): Promise<void> {
+  if (rows.length === 0) return;
+  const document = JSON.stringify(
+    rows.map((row) => ({ id: row.id, type: row.type, application_id: row.applicationId, internal: row.internal, data: row.data, occurred_at: row.occurredAt })),
+  );
+  await outboxStatements(manager.connection).insert.run(manager, [document]);
 }
 
 /** The actor an event names in its data (`data.actor`), if any. */
@@ -60,16 +73,34 @@ interface OutboxRow extends Record<string, unknown> {
   occurred_at: Date;
 }
 
+const statementsBySource = new WeakMap<DataSource, ReturnType<typeof createOutboxStatements>>();
+
+/** The outbox statements of one service's data source (its own schema's `outbox` table). */
+function outboxStatements(dataSource: DataSource): ReturnType<typeof createOutboxStatements> {
+  let statements = statementsBySource.get(dataSource);
+  if (!statements) {
+    statements = createOutboxStatements(dataSource);
+    statementsBySource.set(dataSource, statements);
+  }
+  return statements;
+}
+
 /**
- * The relay's two statements on one service's outbox table (prepared: the relay runs them for every
- * batch, and the sweep runs the first every second): claim the oldest unpublished rows, skipping rows
- * another replica holds, and mark relayed rows published.
+ * The outbox's statements on one service's table, prepared: every state change writes a row, the
+ * relay claims and marks rows for every batch, and its sweep claims every second. Claiming takes the
+ * oldest unpublished rows and skips rows another replica holds.
  */
-function relayStatements(dataSource: DataSource) {
+function createOutboxStatements(dataSource: DataSource) {
   const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
   const table = schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
   const prefix = `outbox_${(schema ?? 'public').replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
   return {
+    insert: new PreparedStatement(
+      `${prefix}_insert`,
+      `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at", "published_at")
+       SELECT "id", "type", "application_id", "internal", "data", "occurred_at", NULL
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "type" text, "application_id" text, "internal" boolean, "data" jsonb, "occurred_at" timestamptz)`,
+    ),
     claim: new PreparedStatement<OutboxRow>(
       `${prefix}_claim`,
       `SELECT "id", "type", "application_id", "internal", "data", "occurred_at" FROM ${table}
@@ -94,7 +125,6 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   private scheduled?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
   private closed = false;
-  private statements?: ReturnType<typeof relayStatements>;
 
   protected constructor(
     protected readonly dataSource: DataSource,
@@ -141,7 +171,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   }
 
   private async drain(): Promise<void> {
-    const statements = (this.statements ??= relayStatements(this.dataSource));
+    const statements = outboxStatements(this.dataSource);
     try {
       for (;;) {
         const relayed = await this.dataSource.transaction(async (manager) => {
