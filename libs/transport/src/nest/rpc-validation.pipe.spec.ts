@@ -1,6 +1,7 @@
 import { DomainError } from '@dcr/domain';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsString, ValidateNested } from 'class-validator';
+import { IsBoolean, IsObject, IsString, ValidateNested } from 'class-validator';
+import type { ArgumentMetadata } from '@nestjs/common';
 import { createRpcValidationPipe } from './rpc-validation.pipe';
 
 class PurposeDto {
@@ -23,9 +24,23 @@ class DecisionDto {
   lines: LineDto[];
 }
 
-async function issuesFor(value: unknown) {
+class EventDto {
+  @IsString()
+  type: string;
+
+  /** Free-form: any JSON object. */
+  @IsObject()
+  payload: Record<string, unknown>;
+}
+
+class UntypedNestedDto {
+  @ValidateNested()
+  inner: LineDto;
+}
+
+async function issuesFor(value: unknown, metatype: ArgumentMetadata['metatype'] = DecisionDto) {
   try {
-    await createRpcValidationPipe().transform(value, { type: 'body', metatype: DecisionDto });
+    await createRpcValidationPipe().transform(value, { type: 'body', metatype });
   } catch (error) {
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe('validation_failed');
@@ -55,5 +70,40 @@ describe('createRpcValidationPipe', () => {
     );
     expect(value).toBeInstanceOf(DecisionDto);
     expect(value.decisions).toBeInstanceOf(PurposeDto);
+  });
+
+  it('keeps free-form values as they came, whatever their keys, and builds instances only where a class is declared', async () => {
+    const payload = { deep: { list: [1, { a: null }], 'odd key': true } };
+    const value = await createRpcValidationPipe().transform({ type: 'consent.recorded', payload }, { type: 'body', metatype: EventDto });
+    expect(value).toBeInstanceOf(EventDto);
+    expect(value.payload).toEqual(payload);
+    expect(Object.getPrototypeOf(value.payload)).toBe(Object.prototype);
+    const nested = await createRpcValidationPipe().transform({ decisions: { marketing: true }, lines: [{ name: 'a' }, { name: 'b' }] }, { type: 'body', metatype: DecisionDto });
+    expect(nested.lines.map((line: unknown) => line instanceof LineDto)).toEqual([true, true]);
+  });
+
+  it('refuses a payload that is not an object, and judges a missing one as empty', async () => {
+    expect(await issuesFor([{ decisions: { marketing: true } }])).toEqual([{ field: 'payload', reason: 'an object is expected' }]);
+    expect(await issuesFor('text')).toEqual([{ field: 'payload', reason: 'an object is expected' }]);
+    expect((await issuesFor(null, EventDto))?.map((issue) => issue.field)).toEqual(['type', 'payload']);
+    // A nested value that is not an object fails its @ValidateNested().
+    expect((await issuesFor({ decisions: 'yes', lines: [] }))?.map((issue) => issue.field)).toEqual(['decisions']);
+  });
+
+  it('refuses __proto__ and constructor keys on a message, which would change what the instance is', async () => {
+    const parsed = JSON.parse('{"decisions": {"marketing": true, "__proto__": {"polluted": true}}, "lines": [], "constructor": "x"}');
+    expect(await issuesFor(parsed)).toEqual([
+      { field: 'constructor', reason: 'property constructor should not exist' },
+      { field: 'decisions.__proto__', reason: 'property __proto__ should not exist' },
+    ]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('passes through what names no message class, and refuses to guess an undeclared nested class', async () => {
+    const pipe = createRpcValidationPipe();
+    const anything = { any: 'thing' };
+    expect(pipe.transform(anything, { type: 'body', metatype: Object })).toBe(anything);
+    expect(pipe.transform(anything, { type: 'body' })).toBe(anything);
+    expect(() => pipe.transform({ inner: { name: 'a' } }, { type: 'body', metatype: UntypedNestedDto })).toThrow('without @Type(() => Class)');
   });
 });
