@@ -2,7 +2,8 @@ import { Controller, Get, Module, Post, Body } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DomainError } from '@dcr/domain';
-import { IsEmail } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsEmail, IsInt } from 'class-validator';
 import pino from 'pino';
 import request from 'supertest';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
@@ -11,6 +12,12 @@ import { EdgeValidationPipe } from '../src/http/validation.pipe';
 class SignInDto {
   @IsEmail()
   email: string;
+}
+
+class PageDto {
+  @IsInt()
+  @Type(() => Number)
+  limit: number;
 }
 
 @Controller('probe')
@@ -32,7 +39,12 @@ class ProbeController {
 
   @Post('sign-in')
   signIn(@Body() body: SignInDto) {
-    return body;
+    return { email: body.email, is_dto: body instanceof SignInDto };
+  }
+
+  @Post('page')
+  page(@Body() body: PageDto) {
+    return { limit: body.limit, is_dto: body instanceof PageDto };
   }
 }
 
@@ -67,6 +79,19 @@ describe('gateway error responses', () => {
     const wrong = await request(app.getHttpServer()).get('/probe/wrong-country');
     expect(wrong.status).toBe(421);
     expect(wrong.body).toEqual({ message: 'Served from DE', code: 'wrong_country', home_country: 'DE', request_id: expect.any(String) });
+  });
+
+  it('hands a valid body to the handler as its DTO, refusing fields the DTO does not declare', async () => {
+    const valid = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'ada@example.com' });
+    expect(valid.body).toEqual({ email: 'ada@example.com', is_dto: true });
+    const extra = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'ada@example.com', role: 'admin' });
+    expect(extra.status).toBe(422);
+    expect(extra.body.details).toEqual([{ field: 'role', reason: 'property role should not exist' }]);
+  });
+
+  it("still converts what a DTO's @Type() converts (those DTOs keep Nest's pipe)", async () => {
+    const page = await request(app.getHttpServer()).post('/probe/page').send({ limit: '5' });
+    expect(page.body).toEqual({ limit: 5, is_dto: true });
   });
 
   it('answers validation failures with 422 naming the field', async () => {

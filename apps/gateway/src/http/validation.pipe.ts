@@ -1,14 +1,6 @@
-import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
-import { DomainError, FieldIssue } from '@dcr/domain';
-import { cacheValidationMetadata } from '@dcr/transport';
-
-function flatten(errors: ValidationError[], parent = ''): FieldIssue[] {
-  return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    const own = error.constraints ? [{ field, reason: Object.values(error.constraints).join('; ') }] : [];
-    return [...own, ...flatten(error.children ?? [], field)];
-  });
-}
+import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
+import { DomainError } from '@dcr/domain';
+import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, toFieldIssues } from '@dcr/transport';
 
 const isPlainObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -25,7 +17,7 @@ export class EdgeValidationPipe extends ValidationPipe {
       forbidNonWhitelisted: true,
       transform: true,
       exceptionFactory: (errors) =>
-        new DomainError('validation_failed', 'The request did not pass validation', flatten(errors)),
+        new DomainError('validation_failed', 'The request did not pass validation', toFieldIssues(errors)),
     });
   }
 
@@ -39,6 +31,14 @@ export class EdgeValidationPipe extends ValidationPipe {
     const validatesClass = typeof metadata.metatype === 'function' && this.toValidate(metadata);
     if (metadata.type === 'body' && validatesClass && !isPlainObject(value)) {
       throw new DomainError('invalid_request', 'The request body must be a JSON object');
+    }
+    // A body whose DTO needs nothing of class-transformer but instances of its nested classes is
+    // checked without copying it first (the RPC pipe's way, libs/transport): the same rules and
+    // issues, at a fraction of the cost on the busiest routes. Anything else takes Nest's pipe.
+    if (metadata.type === 'body' && validatesClass && buildsOnlyInstances(metadata.metatype as Class)) {
+      const checked = checkAsMessage(metadata.metatype as Class, value as Record<string, unknown>);
+      if ('issues' in checked) throw new DomainError('validation_failed', 'The request did not pass validation', checked.issues);
+      return checked.instance;
     }
     try {
       return await super.transform(value, metadata);

@@ -1,8 +1,8 @@
 import { DomainError } from '@dcr/domain';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsObject, IsString, ValidateNested } from 'class-validator';
+import { Expose, Transform, Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsObject, IsString, ValidateNested } from 'class-validator';
 import type { ArgumentMetadata } from '@nestjs/common';
-import { createRpcValidationPipe } from './rpc-validation.pipe';
+import { buildsOnlyInstances, createRpcValidationPipe } from './rpc-validation.pipe';
 
 class PurposeDto {
   @IsBoolean()
@@ -105,5 +105,30 @@ describe('createRpcValidationPipe', () => {
     expect(pipe.transform(anything, { type: 'body', metatype: Object })).toBe(anything);
     expect(pipe.transform(anything, { type: 'body' })).toBe(anything);
     expect(() => pipe.transform({ inner: { name: 'a' } }, { type: 'body', metatype: UntypedNestedDto })).toThrow('without @Type(() => Class)');
+  });
+
+  it('tells which classes class-transformer would do nothing for but build nested instances', () => {
+    class Converted {
+      @IsInt()
+      @Type(() => Number)
+      limit: number;
+    }
+    class Transformed {
+      @IsString()
+      @Transform(({ value }) => String(value).trim())
+      name: string;
+    }
+    class Exposed {
+      @IsString()
+      @Expose({ name: 'full_name' })
+      name: string;
+    }
+    class HoldsExposed {
+      @ValidateNested()
+      @Type(() => Exposed)
+      inner: Exposed;
+    }
+    expect([DecisionDto, EventDto, PurposeDto].map(buildsOnlyInstances)).toEqual([true, true, true]);
+    expect([Converted, Transformed, Exposed, HoldsExposed].map(buildsOnlyInstances)).toEqual([false, false, false, false]);
   });
 });

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { DomainError, FieldIssue } from '@dcr/domain';
+import { TransformationType } from 'class-transformer';
 import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import { getMetadataStorage, validateSync, ValidationError, ValidatorOptions } from 'class-validator';
 import { cacheValidationMetadata } from './validation-metadata-cache';
@@ -21,7 +22,7 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   validationError: { target: false, value: false },
 };
 
-type Class = new (...args: never[]) => object;
+export type Class = new (...args: never[]) => object;
 
 /**
  * The pipe every microservice installs globally: unknown properties are refused (not silently
@@ -50,13 +51,53 @@ class RpcValidationPipe implements PipeTransform {
     if (!isPlainObject(payload)) {
       throw failed([{ field: metadata.data || 'payload', reason: 'an object is expected' }]);
     }
-    const forbidden: FieldIssue[] = [];
-    const instance = instantiate(metatype as Class, payload, '', forbidden);
-    if (forbidden.length > 0) throw failed(forbidden);
-    const errors = validateSync(instance, VALIDATOR_OPTIONS);
-    if (errors.length > 0) throw failed(toFieldIssues(errors));
-    return instance;
+    const checked = checkAsMessage(metatype as Class, payload);
+    if ('issues' in checked) throw failed(checked.issues);
+    return checked.instance;
   }
+}
+
+/**
+ * A parsed JSON object checked against a message class's class-validator rules, as the RPC pipe
+ * does (whitelist, unknown properties refused): the instance, or the issues by dotted field path.
+ * The gateway's edge pipe uses it for request bodies whose DTOs need nothing else of
+ * class-transformer (see `buildsOnlyInstances`).
+ */
+export function checkAsMessage(type: Class, payload: Record<string, unknown>): { instance: object } | { issues: FieldIssue[] } {
+  const forbidden: FieldIssue[] = [];
+  const instance = instantiate(type, payload, '', forbidden);
+  if (forbidden.length > 0) return { issues: forbidden };
+  const errors = validateSync(instance, VALIDATOR_OPTIONS);
+  return errors.length > 0 ? { issues: toFieldIssues(errors) } : { instance };
+}
+
+const onlyInstances = new WeakMap<Class, boolean>();
+
+/**
+ * Whether class-transformer would do nothing for this class but build instances of the nested
+ * classes it declares: no `@Transform()`, `@Expose()` or `@Exclude()`, and no `@Type()` that
+ * converts a value (to a number, a date…) rather than naming a nested message class; the same for
+ * every nested class. Only the properties with validation rules count: with the whitelist, any
+ * other property is refused anyway. Final once the class is defined.
+ */
+export function buildsOnlyInstances(type: Class): boolean {
+  let answer = onlyInstances.get(type);
+  if (answer === undefined) {
+    onlyInstances.set(type, true); // a class that nests itself: assumed, then checked below
+    const nested = new Map(nestedProperties(type));
+    const properties = new Set(getMetadataStorage().getTargetValidationMetadatas(type, '', true, false).map((rule) => rule.propertyName));
+    answer =
+      defaultMetadataStorage.getExposedMetadatas(type).length === 0 &&
+      defaultMetadataStorage.getExcludedMetadatas(type).length === 0 &&
+      [...properties].every(
+        (property) =>
+          defaultMetadataStorage.findTransformMetadatas(type, property, TransformationType.PLAIN_TO_CLASS).length === 0 &&
+          (nested.has(property) || !defaultMetadataStorage.findTypeMetadata(type, property)),
+      ) &&
+      [...nested.values()].every((nestedType) => buildsOnlyInstances(nestedType));
+    onlyInstances.set(type, answer);
+  }
+  return answer;
 }
 
 function failed(issues: FieldIssue[]): DomainError {
@@ -73,7 +114,7 @@ export function toFieldIssues(errors: ValidationError[], parentPath = ''): Field
   });
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
