@@ -37,6 +37,31 @@ function pgbench(databaseUrl, placement) {
   return { tps: Math.round(tps), output: output.split('\n').filter((line) => /tps|latency|clients/.test(line)) };
 }
 
+/**
+ * pgbench leaves work behind in the same server: dirty pages of its inserts (a checkpoint) and an
+ * autovacuum of its table. Without waiting for both, that work landed in the Record API's measured
+ * window in some runs (PostgreSQL's CPU per record doubled). Forces the checkpoint, then waits until
+ * no autovacuum worker has run for two polls in a row (at most a minute). Answers the seconds waited.
+ */
+async function settlePostgres(databaseUrl) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  const started = Date.now();
+  try {
+    await client.query('CHECKPOINT');
+    let quiet = 0;
+    while (quiet < 2 && Date.now() - started < 60_000) {
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`);
+      quiet = rows[0].n === 0 ? quiet + 1 : 0;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return Math.round((Date.now() - started) / 100) / 10;
+  } finally {
+    await client.end();
+  }
+}
+
 async function main() {
   const measuredSource = source();
   const service = await startCountryPair({ mode: 'embedded' });
@@ -60,6 +85,8 @@ async function main() {
     log(`pgbench: single-row inserts, ${connections} clients, ${duration} s`);
     result.pgbench = pgbench(service.databaseUrl('US'), service.placement);
     log(`pgbench: ${result.pgbench.tps} inserts/s`);
+    result.postgres_settled_after_pgbench_s = await settlePostgres(service.databaseUrl('US'));
+    log(`PostgreSQL settled after pgbench in ${result.postgres_settled_after_pgbench_s} s`);
 
     log('records: warm-up (3 s)');
     await autocannon({ ...options, duration: 3 });

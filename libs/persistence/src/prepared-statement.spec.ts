@@ -64,6 +64,13 @@ describe('PreparedStatement (real PostgreSQL)', () => {
     ]);
   });
 
+  it('sends a statement that must be planned per call unnamed, so that no plan of it is kept', async () => {
+    const byKeys = new PreparedStatement<{ id: string }>('items_by_keys', 'SELECT id FROM items WHERE id = ANY($1::text[]) ORDER BY id', { reusePlan: false });
+    for (let i = 0; i < 7; i++) expect(await byKeys.rows(dataSource, [['a', 'b', 'zz']])).toEqual([{ id: 'a' }, { id: 'b' }]);
+    const kept: unknown[] = await dataSource.query('SELECT name FROM pg_prepared_statements WHERE name = $1', ['items_by_keys']);
+    expect(kept).toEqual([]);
+  });
+
   it("runs inside a transaction on the transaction's connection: rolled back with it, and seeing its rows", async () => {
     const lock = new PreparedStatement<{ id: string }>('items_lock', 'SELECT id FROM items WHERE id = $1 FOR UPDATE SKIP LOCKED');
     await expect(

@@ -16,12 +16,27 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
  * ServiceQueryLogger).
  */
 export class PreparedStatement<Row extends Record<string, unknown> = Record<string, unknown>> {
+  private readonly sentName: string | undefined;
+
   constructor(
     /** Unique among the statements one service runs: PostgreSQL keys a connection's statements by name. */
     readonly name: string,
     readonly text: string,
+    options: {
+      /**
+       * false: send the statement unnamed, so that PostgreSQL plans it for the values of each call.
+       * For statements whose best plan depends on the values or on a table's size: a lookup by an
+       * array of keys (`= ANY($1)`), a queue that starts empty. A named statement's plan becomes a
+       * generic one after five calls and is kept on the connection; chosen while a table was small,
+       * it scans the whole table for as long as it lasts (seen on the residency directory: the lookup
+       * read the table through for every batch until autovacuum analysed it). Default true: for
+       * lookups and updates by a primary key, the generic plan is the index's at any size.
+       */
+      reusePlan?: boolean;
+    } = {},
   ) {
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`A prepared statement's name is lower-case letters, digits and "_" (${name})`);
+    this.sentName = options.reusePlan === false ? undefined : name;
   }
 
   /** The rows the statement returned (none for a statement without RETURNING). */
@@ -37,7 +52,7 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
     const dataSource = on instanceof DataSource ? on : on.connection;
     try {
       const connection = await connectionOf(on);
-      const result = await connection.query({ name: this.name, text: this.text, values });
+      const result = await connection.query(this.sentName ? { name: this.sentName, text: this.text, values } : { text: this.text, values });
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
       if (error instanceof NotPostgres) throw error;
@@ -49,7 +64,7 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
 
 /** `pg`'s Pool and Client both take a named statement as `{ name, text, values }`. */
 interface PgQueryable {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 class NotPostgres extends Error {}

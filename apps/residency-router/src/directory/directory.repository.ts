@@ -4,12 +4,13 @@ import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { Repository } from 'typeorm';
 import { DirectoryEntry } from './directory-entry.entity';
 
-// On the path of every recorded consent and every new person (the Record API's residency round):
-// prepared once per connection. `char(64)[]` keeps the comparison on the key's own type, so the
-// primary key's index serves it.
+// On the path of every recorded consent and every new person (the Record API's residency round).
+// `char(64)[]` keeps the comparison on the key's own type, so the primary key's index serves it.
+// Planned per call: a plan kept from when the directory was small scanned the whole table.
 const FIND_MANY = new PreparedStatement(
   'residency_directory_find_many',
   `SELECT * FROM "residency_router"."directory_entries" WHERE "reference" = ANY($1::char(64)[])`,
+  { reusePlan: false },
 );
 const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
   'residency_directory_insert_missing',

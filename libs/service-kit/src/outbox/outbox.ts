@@ -101,12 +101,17 @@ function createOutboxStatements(dataSource: DataSource) {
        SELECT "id", "type", "application_id", "internal", "data", "occurred_at", NULL
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "type" text, "application_id" text, "internal" boolean, "data" jsonb, "occurred_at" timestamptz)`,
     ),
+    // Both planned per call: the outbox starts empty and keeps its published rows, so a plan kept
+    // from its first minutes would scan all of it (PreparedStatement's reusePlan).
     claim: new PreparedStatement<OutboxRow>(
       `${prefix}_claim`,
       `SELECT "id", "type", "application_id", "internal", "data", "occurred_at" FROM ${table}
         WHERE "published_at" IS NULL ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      { reusePlan: false },
     ),
-    markPublished: new PreparedStatement(`${prefix}_mark_published`, `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::text[])`),
+    markPublished: new PreparedStatement(`${prefix}_mark_published`, `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::text[])`, {
+      reusePlan: false,
+    }),
   };
 }
 
