@@ -1,8 +1,6 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
-import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, toFieldIssues } from '@dcr/transport';
-
-const isPlainObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, isPlainObject, toFieldIssues } from '@dcr/transport';
 
 /**
  * Validation at the edge. A body that breaks its DTO is a 422 whose `details` name the fields, and

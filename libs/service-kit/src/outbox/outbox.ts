@@ -1,7 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
 import { newOpaqueId } from '@dcr/domain';
-import { PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceClients } from '../service-clients';
@@ -64,15 +64,6 @@ const AUDIT_TIMEOUT_MS = 10_000;
 /** Rows left behind (a lost kick, a failed batch, another replica's crash) are picked up this often. */
 const SWEEP_MS = 1000;
 
-interface OutboxRow extends Record<string, unknown> {
-  id: string;
-  type: string;
-  application_id: string;
-  internal: boolean;
-  data: Record<string, unknown>;
-  occurred_at: Date;
-}
-
 const statementsBySource = new WeakMap<DataSource, ReturnType<typeof createOutboxStatements>>();
 
 /** The outbox statements of one service's data source (its own schema's `outbox` table). */
@@ -103,9 +94,9 @@ function createOutboxStatements(dataSource: DataSource) {
     ),
     // Both planned per call: the outbox starts empty and keeps its published rows, so a plan kept
     // from its first minutes would scan all of it (PreparedStatement's reusePlan).
-    claim: new PreparedStatement<OutboxRow>(
+    claim: new PreparedStatement(
       `${prefix}_claim`,
-      `SELECT "id", "type", "application_id", "internal", "data", "occurred_at" FROM ${table}
+      `SELECT * FROM ${table}
         WHERE "published_at" IS NULL ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`,
       { reusePlan: false },
     ),
@@ -180,17 +171,8 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
     try {
       for (;;) {
         const relayed = await this.dataSource.transaction(async (manager) => {
-          const rows = (await statements.claim.rows(manager, [BATCH])).map((row) =>
-            Object.assign(new OutboxEvent(), {
-              id: row.id,
-              type: row.type,
-              applicationId: row.application_id,
-              internal: row.internal,
-              data: row.data,
-              occurredAt: row.occurred_at,
-              publishedAt: null,
-            }),
-          );
+          const metadata = manager.connection.getMetadata(OutboxEvent);
+          const rows = (await statements.claim.rows(manager, [BATCH])).map((row) => entityFromRow(metadata, row, new OutboxEvent()));
           if (rows.length === 0) return 0;
           const append: AuditAppendRequest = {
             source: this.source,
