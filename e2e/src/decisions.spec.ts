@@ -211,6 +211,13 @@ describe('flows and decisions', () => {
       expect(foreignExchange.status).toBe(404);
       const unknown = await api('GET', `/api/v1/decisions/${token.slice(0, -4)}zzzz/verify?consent_token=${done.body.exchange_token}`);
       expect(unknown.status).toBe(404);
+      // Bad query parameters are a 400 naming them, and spend nothing either.
+      const withoutToken = await api('GET', `/api/v1/decisions/${token}/verify`);
+      expect(withoutToken.status).toBe(400);
+      expect(withoutToken.body).toMatchObject({ code: 'invalid_request', details: [expect.objectContaining({ field: 'consent_token' })] });
+      const extra = await api('GET', `/api/v1/decisions/${token}/verify?consent_token=${done.body.exchange_token}&colour=red`);
+      expect(extra.status).toBe(400);
+      expect(extra.body.details).toEqual([expect.objectContaining({ field: 'colour' })]);
 
       const first = await http(us.url, 'GET', `/api/v1/consent_sessions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
       expect(first.body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });

@@ -5,3 +5,4 @@ export * from './migrate';
 export * from './raw-rows';
 export * from './query-logger';
 export * from './prepared-statement';
+export * from './call-batcher';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, EntityMetadata, Repository } from 'typeorm';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
@@ -22,6 +22,33 @@ const CONSUME_CONSENT_TOKEN_STATUS = new PreparedStatement<{ status: string; out
   `UPDATE "decisions"."decision_sessions" SET "consent_token_consumed_at" = now() ${CONSUME_WHERE} RETURNING "status", "outcome"`,
 );
 
+/**
+ * The verifications that arrived while the previous ones were at the database, as one UPDATE: the
+ * calls travel as three arrays and an ordinal, and each updated row names the call that won it. Two
+ * checks of one token in one batch join the same row, which PostgreSQL updates once, for one of
+ * them: the other finds no row, as a replay does. Planned per call (an array parameter).
+ */
+const CONSUME_CONSENT_TOKENS_STATUS = new PreparedStatement<{ call: number; status: string; outcome: string | null }>(
+  'decisions_consume_consent_tokens_status',
+  `UPDATE "decisions"."decision_sessions" AS s SET "consent_token_consumed_at" = now()
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS c("token", "application_id", "hash", "call")
+     WHERE s."token" = c."token" AND s."application_id" = c."application_id" AND s."consent_token_hash" = c."hash"
+       AND s."consent_token_consumed_at" IS NULL AND s."consent_token_expires_at" > now()
+     RETURNING c."call", s."status", s."outcome"`,
+  { reusePlan: false },
+);
+
+/** At most this many verifications in one statement. */
+const VERIFICATIONS_PER_BATCH = 200;
+
+interface Verification {
+  token: string;
+  applicationId: string;
+  tokenHash: string;
+}
+
+type VerifiedStatus = { status: string; outcome: string | null } | null;
+
 /** `WITH inserted AS (INSERT session) INSERT outbox event SELECT … FROM inserted`, one parameter per column. */
 function insertWithEventStatement(sessionMeta: EntityMetadata, outboxMeta: EntityMetadata): PreparedStatement {
   let parameter = 0;
@@ -40,11 +67,22 @@ function insertWithEventStatement(sessionMeta: EntityMetadata, outboxMeta: Entit
 @Injectable()
 export class SessionsRepository {
   private insertStatement?: PreparedStatement;
+  /**
+   * Verifications go to the database in batches (CallBatcher): as many at a time as leave one pooled
+   * connection to everything else, each carrying the checks that arrived during the last round trip.
+   */
+  private readonly verifications: CallBatcher<Verification, VerifiedStatus>;
 
   constructor(
     @InjectRepository(DecisionSession) private readonly sessions: Repository<DecisionSession>,
     @InjectRepository(SignInCode) private readonly codes: Repository<SignInCode>,
-  ) {}
+  ) {
+    const poolSize = (sessions.manager.connection.options as { poolSize?: number }).poolSize ?? 10;
+    this.verifications = new CallBatcher((calls) => this.consumeStatuses(calls), {
+      maxBatch: VERIFICATIONS_PER_BATCH,
+      maxConcurrent: Math.max(1, poolSize - 1),
+    });
+  }
 
   find(token: string, manager: EntityManager = this.sessions.manager): Promise<DecisionSession | null> {
     return manager.findOne(DecisionSession, { where: { token } });
@@ -108,9 +146,27 @@ export class SessionsRepository {
    * column of the row left in the database (parsing a whole session row, with its time stamps, was
    * the largest single cost of a verification).
    */
-  async consumeConsentTokenStatus(token: string, applicationId: string, tokenHash: string): Promise<{ status: string; outcome: string | null } | null> {
-    const [row] = await CONSUME_CONSENT_TOKEN_STATUS.rows(this.sessions.manager.connection, [token, applicationId, tokenHash]);
-    return row ?? null;
+  consumeConsentTokenStatus(token: string, applicationId: string, tokenHash: string): Promise<VerifiedStatus> {
+    return this.verifications.call({ token, applicationId, tokenHash });
+  }
+
+  /** One batch of verifications: the single statement (its plan kept) for one, the array form for more. */
+  private async consumeStatuses(calls: Verification[]): Promise<VerifiedStatus[]> {
+    const connection = this.sessions.manager.connection;
+    if (calls.length === 1) {
+      const [{ token, applicationId, tokenHash }] = calls;
+      const [row] = await CONSUME_CONSENT_TOKEN_STATUS.rows(connection, [token, applicationId, tokenHash]);
+      return [row ?? null];
+    }
+    const rows = await CONSUME_CONSENT_TOKENS_STATUS.rows(connection, [
+      calls.map((call) => call.token),
+      calls.map((call) => call.applicationId),
+      calls.map((call) => call.tokenHash),
+      calls.map((_, index) => index),
+    ]);
+    const answers: VerifiedStatus[] = calls.map(() => null);
+    for (const row of rows) answers[row.call] = { status: row.status, outcome: row.outcome };
+    return answers;
   }
 
   private fromRaw(row: Record<string, unknown>): DecisionSession {

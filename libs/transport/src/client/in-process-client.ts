@@ -1,4 +1,4 @@
-import { InProcessBus } from '../in-process/in-process-bus';
+import { InProcessBus, PendingRequest } from '../in-process/in-process-bus';
 import { clientClosed } from '../wire/rpc-errors';
 import { CountryClient, CountryClientOptions, OutgoingMessage } from './country-client';
 
@@ -10,7 +10,8 @@ export interface InProcessClientOptions extends CountryClientOptions {
 /** The embedded default's client: same contract as NatsCountryClient, over the in-process bus. */
 export class InProcessClient extends CountryClient {
   private readonly bus: InProcessBus;
-  private readonly pending = new Map<AbortController, string>();
+  /** Requests waiting for a reply, each with its subject: closing calls them off. */
+  private readonly pending = new Map<PendingRequest, string>();
 
   constructor(options: InProcessClientOptions) {
     super(options);
@@ -24,7 +25,7 @@ export class InProcessClient extends CountryClient {
 
   /** Fails requests still waiting for a reply, as closing a NATS connection does. */
   close(): void {
-    for (const [controller, subject] of this.pending) controller.abort(clientClosed(subject));
+    for (const [request, subject] of this.pending) request.cancel(clientClosed(subject));
     this.pending.clear();
     this._status$.next('disconnected');
   }
@@ -37,12 +38,12 @@ export class InProcessClient extends CountryClient {
   override on(): void {}
 
   protected async request({ subject, body, headers, timeoutMs }: OutgoingMessage): Promise<string> {
-    const controller = new AbortController();
-    this.pending.set(controller, subject);
+    const pending = this.bus.call(subject, body, headers, timeoutMs);
+    this.pending.set(pending, subject);
     try {
-      return await this.bus.request(subject, body, headers, timeoutMs, controller.signal);
+      return await pending.reply;
     } finally {
-      this.pending.delete(controller);
+      this.pending.delete(pending);
     }
   }
 

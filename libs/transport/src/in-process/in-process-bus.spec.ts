@@ -95,4 +95,26 @@ describe('InProcessBus', () => {
     controller.abort(new DomainError('service_unavailable', 'closed'));
     await expect(pending).rejects.toMatchObject({ code: 'service_unavailable', message: 'closed' });
   });
+
+  it('calls a request off with cancel: rejected with the reason, and a later reply is ignored', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const bus = new InProcessBus();
+      let answer: ((body: string) => void) | undefined;
+      bus.subscribe('us.q', 'us.svc', (delivery) => {
+        answer = delivery.reply;
+      });
+      const pending = bus.call('us.q', '{}', {}, 10_000);
+      pending.cancel(new DomainError('service_unavailable', 'closed'));
+      await expect(pending.reply).rejects.toMatchObject({ code: 'service_unavailable', message: 'closed' });
+      // Its timer was stopped with it: nothing is left to fire.
+      expect(jest.getTimerCount()).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(answer).toBeDefined();
+      answer?.('{"late":true}');
+      await expect(pending.reply).rejects.toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
