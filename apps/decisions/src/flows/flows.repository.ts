@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
 
@@ -26,6 +26,21 @@ const CURRENT_VERSION = new PreparedStatement<{ application_id: string; version:
     ORDER BY CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC LIMIT 1`,
 );
 
+/**
+ * The same lookup for the flows of the sessions opened meanwhile (FlowsRepository.current batches
+ * them): one row per flow. Planned per call (an array parameter).
+ */
+const CURRENT_VERSIONS = new PreparedStatement<{ id: string; application_id: string; version: number; status: string; pattern: string | null; locale: string | null }>(
+  'decisions_flow_current_versions',
+  `SELECT DISTINCT ON ("id") "id", "application_id", "version", "status", "terms"->>'pattern' AS "pattern", "terms"->>'locale' AS "locale"
+     FROM "decisions"."flow_versions" WHERE "id" = ANY($1::text[])
+    ORDER BY "id", CASE WHEN "status" = 'active' THEN 0 ELSE 1 END, "version" DESC`,
+  { reusePlan: false },
+);
+
+/** At most this many lookups in one statement. */
+const LOOKUPS_PER_BATCH = 100;
+
 /** One version, for completions and recorded consents against a pinned version. */
 const VERSION = new PreparedStatement('decisions_flow_version', `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`);
 
@@ -38,7 +53,17 @@ const ACTIVE_VERSION = new PreparedStatement(
 /** Flow versions in this country's database; no rules here, only queries. */
 @Injectable()
 export class FlowsRepository {
-  constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {}
+  /**
+   * Lookups of the version new sessions use go to the database in batches (CallBatcher): each batch
+   * holds only lookups made before it was sent, so a session opened after a flow's new version was
+   * published still sees that version.
+   */
+  private readonly currentLookups: CallBatcher<string, SessionFlow | null>;
+
+  constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {
+    const poolSize = (versions.manager.connection.options as { poolSize?: number }).poolSize ?? 10;
+    this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), { maxBatch: LOOKUPS_PER_BATCH, maxConcurrent: Math.max(1, poolSize - 1) });
+  }
 
   latest(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {
     return manager.findOne(FlowVersion, { where: { id: flowId }, order: { version: 'DESC' } });
@@ -55,9 +80,17 @@ export class FlowsRepository {
   }
 
   /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
-  async current(flowId: string): Promise<SessionFlow | null> {
-    const [row] = await CURRENT_VERSION.rows(this.versions.manager.connection, [flowId]);
-    return row ? { applicationId: row.application_id, version: row.version, status: row.status, pattern: row.pattern, locale: row.locale } : null;
+  current(flowId: string): Promise<SessionFlow | null> {
+    return this.currentLookups.call(flowId);
+  }
+
+  /** One batch of lookups: the single statement (its plan kept) for one flow, the array form for more. */
+  private async currentOf(flowIds: string[]): Promise<Array<SessionFlow | null>> {
+    const connection = this.versions.manager.connection;
+    const distinct = [...new Set(flowIds)];
+    const rows = distinct.length === 1 ? (await CURRENT_VERSION.rows(connection, distinct)).map((row) => ({ ...row, id: distinct[0] })) : await CURRENT_VERSIONS.rows(connection, [distinct]);
+    const byId = new Map(rows.map((row) => [row.id, { applicationId: row.application_id, version: row.version, status: row.status, pattern: row.pattern, locale: row.locale }]));
+    return flowIds.map((flowId) => byId.get(flowId) ?? null);
   }
 
   /** Every version of one flow, locked for the rest of the transaction (activation, new version). */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
-import { EntityManager, EntityMetadata, Repository } from 'typeorm';
+import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
 import { DecisionSession } from './decision-session.entity';
@@ -63,10 +63,40 @@ function insertWithEventStatement(sessionMeta: EntityMetadata, outboxMeta: Entit
   );
 }
 
+/**
+ * The same two inserts for several sessions at once: the rows travel as two JSON documents
+ * (`jsonb_to_recordset`, typed by the entities' column types), so the text is the same for any
+ * number of rows. One statement: every row of the batch commits, or none does.
+ */
+function insertManyWithEventsStatement(dataSource: DataSource, sessionMeta: EntityMetadata, outboxMeta: EntityMetadata): PreparedStatement {
+  const columns = (metadata: EntityMetadata) => metadata.columns.map((column) => `"${column.databaseName}"`).join(', ');
+  const record = (metadata: EntityMetadata) =>
+    metadata.columns.map((column) => `"${column.databaseName}" ${dataSource.driver.normalizeType(column)}`).join(', ');
+  return new PreparedStatement(
+    'decisions_insert_sessions_with_events',
+    `WITH inserted AS (
+       INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)})
+       SELECT ${columns(sessionMeta)} FROM jsonb_to_recordset($1::jsonb) AS r(${record(sessionMeta)}))
+     INSERT INTO "decisions"."outbox" (${columns(outboxMeta)})
+     SELECT ${columns(outboxMeta)} FROM jsonb_to_recordset($2::jsonb) AS r(${record(outboxMeta)})`,
+  );
+}
+
+/** At most this many new sessions in one statement. */
+const SESSIONS_PER_BATCH = 100;
+
+interface NewSession {
+  session: DecisionSession;
+  event: OutboxEvent;
+}
+
 /** Sessions and sign-in codes in this country's database; no rules here, only queries. */
 @Injectable()
 export class SessionsRepository {
   private insertStatement?: PreparedStatement;
+  private insertManyStatement?: PreparedStatement;
+  /** New sessions go to the database in batches too, as verifications do (an insert failed in a batch is retried alone). */
+  private readonly creations: CallBatcher<NewSession, Error | null>;
   /**
    * Verifications go to the database in batches (CallBatcher): as many at a time as leave one pooled
    * connection to everything else, each carrying the checks that arrived during the last round trip.
@@ -80,6 +110,10 @@ export class SessionsRepository {
     const poolSize = (sessions.manager.connection.options as { poolSize?: number }).poolSize ?? 10;
     this.verifications = new CallBatcher((calls) => this.consumeStatuses(calls), {
       maxBatch: VERIFICATIONS_PER_BATCH,
+      maxConcurrent: Math.max(1, poolSize - 1),
+    });
+    this.creations = new CallBatcher((calls) => this.insertSessions(calls), {
+      maxBatch: SESSIONS_PER_BATCH,
       maxConcurrent: Math.max(1, poolSize - 1),
     });
   }
@@ -116,6 +150,28 @@ export class SessionsRepository {
    * statement's text depends only on the two entities' columns, so it is built once and prepared.
    */
   async insertWithEvent(session: DecisionSession, event: OutboxEvent): Promise<void> {
+    const failure = await this.creations.call({ session, event });
+    if (failure) throw failure;
+  }
+
+  /**
+   * One batch of new sessions: the single statement for one, the JSON form for more. A batch that
+   * fails is tried again row by row, so that a row the database refuses fails its own call only;
+   * each call gets its own error or null.
+   */
+  private async insertSessions(calls: NewSession[]): Promise<Array<Error | null>> {
+    if (calls.length > 1) {
+      try {
+        await this.insertMany(calls);
+        return calls.map(() => null);
+      } catch {
+        // Each on its own below: the error that counts is the one of the call's own row.
+      }
+    }
+    return Promise.all(calls.map((call) => this.insertOne(call).then(() => null, (error: Error) => error)));
+  }
+
+  private async insertOne({ session, event }: NewSession): Promise<void> {
     const outboxMeta = this.sessions.manager.connection.getMetadata(OutboxEvent);
     const statement = (this.insertStatement ??= insertWithEventStatement(this.sessions.metadata, outboxMeta));
     const values: unknown[] = [];
@@ -126,6 +182,24 @@ export class SessionsRepository {
       }
     }
     await statement.run(this.sessions.manager.connection, values);
+  }
+
+  private async insertMany(calls: NewSession[]): Promise<void> {
+    const dataSource = this.sessions.manager.connection;
+    const outboxMeta = dataSource.getMetadata(OutboxEvent);
+    const statement = (this.insertManyStatement ??= insertManyWithEventsStatement(dataSource, this.sessions.metadata, outboxMeta));
+    const document = (metadata: EntityMetadata, entities: object[]) =>
+      JSON.stringify(
+        entities.map((entity) => {
+          const row: Record<string, unknown> = {};
+          for (const column of metadata.columns) row[column.databaseName] = (entity as Record<string, unknown>)[column.propertyName] ?? null;
+          return row;
+        }),
+      );
+    await statement.run(dataSource, [
+      document(this.sessions.metadata, calls.map((call) => call.session)),
+      document(outboxMeta, calls.map((call) => call.event)),
+    ]);
   }
 
   save(manager: EntityManager, session: DecisionSession): Promise<DecisionSession> {
