@@ -5,7 +5,7 @@
  * saturation and then at half the measured rate for the latency.
  *
  *   node bench/decisions.js [--mode embedded|distributed] [--duration 10] [--connections 32]
- *                           [--rounds 1] [--pool 5000] [--prep-connections 32] [--complete-concurrency <DB_POOL_SIZE - 1>]
+ *                           [--rounds 1] [--pool 5000] [--prep-connections 32] [--complete-concurrency <prep connections>]
  *                           [--cpu-prof <dir>] [--sql-trace <file prefix>] [--pin]
  *
  * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The country pair is
@@ -54,7 +54,7 @@ const rounds = Number(option('rounds', '1'));
 const poolSize = Number(option('pool', '5000'));
 const prepConnections = Number(option('prep-connections', '32'));
 const dbPoolSize = Number(process.env.DB_POOL_SIZE ?? (mode === 'embedded' ? 3 : 5)); // the launchers' defaults
-const completeConcurrency = Number(option('complete-concurrency', String(Math.max(1, dbPoolSize - 1))));
+const completeConcurrency = Number(option('complete-concurrency', String(prepConnections)));
 const sqlTrace = option('sql-trace');
 
 const log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -131,10 +131,11 @@ function limiter(limit) {
 }
 
 /**
- * `complete` reads the flow version through a second pool connection while its transaction holds
- * the first (apps/decisions/src/sessions/completion.ts); DB_POOL_SIZE (3 in the embedded default)
- * concurrent completions therefore wait for each other forever and the decisions service stops
- * answering. The preparation keeps fewer than that in flight (DB_POOL_SIZE - 1 by default).
+ * How many `complete` calls the preparation keeps in flight (all of its connections by default).
+ * It used to be DB_POOL_SIZE - 1: `complete` once read the flow version through a second pool
+ * connection while its transaction held the first, so DB_POOL_SIZE concurrent completions waited
+ * for each other forever (fixed in the sixth session, see docs/performance.md; e2e/src/decisions.spec.ts
+ * completes decisions concurrently with DB_POOL_SIZE=3).
  */
 const completing = limiter(completeConcurrency);
 
