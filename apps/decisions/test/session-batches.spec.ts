@@ -15,9 +15,10 @@ import { SignInCode } from '../src/sessions/sign-in-code.entity';
  * once go to the database in batches (CallBatcher, one UPDATE for the checks that arrived
  * meanwhile), and a batch must keep every rule of a single check: single use, the caller's
  * application, the right token, not expired. New sessions are inserted in batches too, with the
- * same columns as one alone, and a row the database refuses fails its own call only.
+ * same columns as one alone, and a row the database refuses fails its own call only. A session's
+ * moves lock and save it with prepared statements instead of TypeORM's query builder and save.
  */
-describe('SessionsRepository: batched statements', () => {
+describe('SessionsRepository and FlowsRepository: the hot paths\' statements', () => {
   let database: TestDatabase;
   let dataSource: DataSource;
   let repository: SessionsRepository;
@@ -200,5 +201,70 @@ describe('SessionsRepository: batched statements', () => {
     expect(found).toEqual(ids.map((id) => expected[id as keyof typeof expected]));
     // Alone, the same answers.
     for (const [id, answer] of Object.entries(expected)) expect(await flows.current(id)).toEqual(answer);
+  });
+
+  it('locks a session in a transaction and saves every change made to it', async () => {
+    const { session, event } = newSession('saved');
+    await repository.insertWithEvent(session, event);
+    const later = new Date('2026-11-23T10:05:00.456Z');
+
+    await dataSource.transaction(async (manager) => {
+      const locked = await repository.lock(manager, session.token);
+      expect(locked).toEqual(session);
+      Object.assign(locked!, {
+        status: 'fulfilled',
+        outcome: 'approved',
+        purposeDecisions: { newsletter: true },
+        counter: null,
+        completedAt: later,
+        consentTokenHash: 'hash-saved',
+        consentTokenExpiresAt: new Date(later.getTime() + 300_000),
+        updatedAt: later,
+      });
+      await repository.save(manager, locked!);
+    });
+
+    const stored = await repository.find(session.token);
+    expect(stored).toEqual({
+      ...session,
+      status: 'fulfilled',
+      outcome: 'approved',
+      purposeDecisions: { newsletter: true },
+      completedAt: later,
+      consentTokenHash: 'hash-saved',
+      consentTokenExpiresAt: new Date(later.getTime() + 300_000),
+      updatedAt: later,
+    });
+    await expect(dataSource.transaction((manager) => repository.lock(manager, 'dts_no_such_session'))).resolves.toBeNull();
+    await expect(dataSource.transaction((manager) => repository.save(manager, Object.assign(new DecisionSession(), { ...session, token: 'dts_gone' })))).rejects.toThrow(
+      'was not found to save',
+    );
+  });
+
+  it('holds a locked session until the transaction ends', async () => {
+    const { session, event } = newSession('held');
+    await repository.insertWithEvent(session, event);
+    const order: string[] = [];
+    let releaseFirst!: () => void;
+    const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let firstLocked!: () => void;
+    const lockedOnce = new Promise<void>((resolve) => (firstLocked = resolve));
+
+    const first = dataSource.transaction(async (manager) => {
+      await repository.lock(manager, session.token);
+      order.push('first locked');
+      firstLocked();
+      await firstHolds;
+      order.push('first done');
+    });
+    await lockedOnce;
+    const second = dataSource.transaction(async (manager) => {
+      await repository.lock(manager, session.token);
+      order.push('second locked');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first locked', 'first done', 'second locked']);
   });
 });

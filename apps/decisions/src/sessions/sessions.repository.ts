@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
 import { DecisionSession } from './decision-session.entity';
@@ -37,6 +38,22 @@ const CONSUME_CONSENT_TOKENS_STATUS = new PreparedStatement<{ call: number; stat
      RETURNING c."call", s."status", s."outcome"`,
   { reusePlan: false },
 );
+
+/** An entity's value of a column as a statement parameter: JSON text for a jsonb column, null for undefined. */
+function parameterOf(column: ColumnMetadata, entity: object): unknown {
+  const value = (entity as Record<string, unknown>)[column.propertyName];
+  return column.type === 'jsonb' && value !== null && value !== undefined ? JSON.stringify(value) : value ?? null;
+}
+
+/** A session row locked for the rest of the transaction: one move at a time per session. */
+const LOCK_SESSION = new PreparedStatement('decisions_lock_session', `SELECT * FROM "decisions"."decision_sessions" WHERE "token" = $1 FOR UPDATE`);
+
+/** `UPDATE … SET <every column but the token> WHERE "token" = $1`, one parameter per column. */
+function updateSessionStatement(sessionMeta: EntityMetadata): PreparedStatement {
+  let parameter = 1;
+  const assignments = sessionMeta.columns.filter((column) => !column.isPrimary).map((column) => `"${column.databaseName}" = $${++parameter}`);
+  return new PreparedStatement('decisions_update_session', `UPDATE "decisions"."decision_sessions" SET ${assignments.join(', ')} WHERE "token" = $1`);
+}
 
 /** At most this many verifications in one statement. */
 const VERIFICATIONS_PER_BATCH = 200;
@@ -95,6 +112,7 @@ interface NewSession {
 export class SessionsRepository {
   private insertStatement?: PreparedStatement;
   private insertManyStatement?: PreparedStatement;
+  private updateStatement?: PreparedStatement;
   /** New sessions go to the database in batches too, as verifications do (an insert failed in a batch is retried alone). */
   private readonly creations: CallBatcher<NewSession, Error | null>;
   /**
@@ -123,12 +141,9 @@ export class SessionsRepository {
   }
 
   /** The session row locked for the rest of the transaction: one move at a time per session. */
-  lock(manager: EntityManager, token: string): Promise<DecisionSession | null> {
-    return manager
-      .createQueryBuilder(DecisionSession, 's')
-      .where('s.token = :token', { token })
-      .setLock('pessimistic_write')
-      .getOne();
+  async lock(manager: EntityManager, token: string): Promise<DecisionSession | null> {
+    const [row] = await LOCK_SESSION.rows(manager, [token]);
+    return row ? this.fromRaw(row) : null;
   }
 
   /** In-flight sessions past their time, locked and skipped by other replicas doing the same. */
@@ -177,8 +192,7 @@ export class SessionsRepository {
     const values: unknown[] = [];
     for (const [metadata, entity] of [[this.sessions.metadata, session], [outboxMeta, event]] as const) {
       for (const column of metadata.columns) {
-        const value = (entity as unknown as Record<string, unknown>)[column.propertyName];
-        values.push(column.type === 'jsonb' && value !== null && value !== undefined ? JSON.stringify(value) : value ?? null);
+        values.push(parameterOf(column, entity));
       }
     }
     await statement.run(this.sessions.manager.connection, values);
@@ -202,8 +216,21 @@ export class SessionsRepository {
     ]);
   }
 
-  save(manager: EntityManager, session: DecisionSession): Promise<DecisionSession> {
-    return manager.save(DecisionSession, session);
+  /**
+   * Writes a session the caller locked in this transaction (`lock`, `lockOverdue`): every column
+   * but the token, by one prepared UPDATE. The row is locked, so writing the unchanged columns
+   * back is the same as writing the changed ones only, without TypeORM's reload and diff.
+   */
+  async save(manager: EntityManager, session: DecisionSession): Promise<DecisionSession> {
+    const statement = (this.updateStatement ??= updateSessionStatement(this.sessions.metadata));
+    const values: unknown[] = [session.token];
+    for (const column of this.sessions.metadata.columns) {
+      if (column.isPrimary) continue;
+      values.push(parameterOf(column, session));
+    }
+    const { rowCount } = await statement.run(manager, values);
+    if (rowCount !== 1) throw new Error(`Session ${session.id} was not found to save`);
+    return session;
   }
 
   /**
