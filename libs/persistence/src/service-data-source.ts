@@ -15,6 +15,18 @@ export interface ServiceDatabaseOptions {
   log?: QueryLogSink;
 }
 
+/** Connections a service's pool holds when its configuration names no size. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * How many batches of one kind (a CallBatcher's `maxConcurrent`) may be at the database at once: one
+ * connection fewer than the data source's pool, so that a busy kind always leaves one to the rest.
+ */
+export function batchesAtOnce(dataSource: DataSource): number {
+  const poolSize = (dataSource.options as { poolSize?: number }).poolSize ?? DEFAULT_POOL_SIZE;
+  return Math.max(1, poolSize - 1);
+}
+
 /**
  * The TypeORM data source of one service in one country. Never `synchronize`: the schema changes
  * only through the service's migrations, recorded in `<schema>.migrations`.
@@ -29,7 +41,7 @@ export function createServiceDataSource(options: ServiceDatabaseOptions): DataSo
     migrationsTableName: 'migrations',
     migrationsRun: false,
     synchronize: false,
-    poolSize: options.poolSize ?? 10,
+    poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     // A request that cannot get a connection fails after 10 s instead of waiting for ever.
     extra: { connectionTimeoutMillis: 10_000 },
     applicationName: options.applicationName,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { batchesAtOnce, CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
 
@@ -61,8 +61,10 @@ export class FlowsRepository {
   private readonly currentLookups: CallBatcher<string, SessionFlow | null>;
 
   constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {
-    const poolSize = (versions.manager.connection.options as { poolSize?: number }).poolSize ?? 10;
-    this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), { maxBatch: LOOKUPS_PER_BATCH, maxConcurrent: Math.max(1, poolSize - 1) });
+    this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), {
+      maxBatch: LOOKUPS_PER_BATCH,
+      maxConcurrent: batchesAtOnce(versions.manager.connection),
+    });
   }
 
   latest(flowId: string, manager: EntityManager = this.versions.manager): Promise<FlowVersion | null> {

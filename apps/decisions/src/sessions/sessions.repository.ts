@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { batchesAtOnce, CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
@@ -125,15 +125,9 @@ export class SessionsRepository {
     @InjectRepository(DecisionSession) private readonly sessions: Repository<DecisionSession>,
     @InjectRepository(SignInCode) private readonly codes: Repository<SignInCode>,
   ) {
-    const poolSize = (sessions.manager.connection.options as { poolSize?: number }).poolSize ?? 10;
-    this.verifications = new CallBatcher((calls) => this.consumeStatuses(calls), {
-      maxBatch: VERIFICATIONS_PER_BATCH,
-      maxConcurrent: Math.max(1, poolSize - 1),
-    });
-    this.creations = new CallBatcher((calls) => this.insertSessions(calls), {
-      maxBatch: SESSIONS_PER_BATCH,
-      maxConcurrent: Math.max(1, poolSize - 1),
-    });
+    const maxConcurrent = batchesAtOnce(sessions.manager.connection);
+    this.verifications = new CallBatcher((calls) => this.consumeStatuses(calls), { maxBatch: VERIFICATIONS_PER_BATCH, maxConcurrent });
+    this.creations = new CallBatcher((calls) => this.insertSessions(calls), { maxBatch: SESSIONS_PER_BATCH, maxConcurrent });
   }
 
   find(token: string, manager: EntityManager = this.sessions.manager): Promise<DecisionSession | null> {
