@@ -6,3 +6,4 @@ export * from './raw-rows';
 export * from './query-logger';
 export * from './prepared-statement';
 export * from './call-batcher';
+export * from './json-recordset';

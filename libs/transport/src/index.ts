@@ -17,3 +17,4 @@ export * from './nest/rpc-validation.pipe';
 export * from './nest/use-domain-rpc-conventions';
 export * from './nest/validation-metadata-cache';
 export * from './factory';
+export * from './nest/message-check';

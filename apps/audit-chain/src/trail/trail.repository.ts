@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditEntryMessage } from '@dcr/contracts';
+import { JsonRecordset } from '@dcr/persistence';
 import { NodeId } from '@dcr/transparency';
 import { DataSource, EntityManager } from 'typeorm';
 
@@ -13,6 +14,26 @@ export interface StoredEntry extends AuditEntryMessage {
   application_id: string;
   payload: Record<string, unknown>;
 }
+
+/**
+ * A batch's entries as one JSON document (`jsonb_to_recordset`): the actor and the payload go in as
+ * JSON values, not as text escaped into an array literal.
+ */
+const ENTRY_ROWS = new JsonRecordset<StoredEntry>([
+  { key: 'leaf_index', read: (e) => e.leaf_index, type: 'bigint' },
+  { key: 'entry_id', read: (e) => e.entry_id },
+  { key: 'source', read: (e) => e.source },
+  { key: 'source_event_id', read: (e) => e.source_event_id },
+  { key: 'application_id', read: (e) => e.application_id },
+  { key: 'seq', read: (e) => e.seq, type: 'bigint' },
+  { key: 'event_type', read: (e) => e.event_type },
+  { key: 'actor', read: (e) => e.actor, type: 'jsonb' },
+  { key: 'occurred_at', read: (e) => e.occurred_at, type: 'timestamptz' },
+  { key: 'payload_digest', read: (e) => e.payload_digest },
+  { key: 'prev_hash', read: (e) => e.prev_hash },
+  { key: 'hash', read: (e) => e.hash },
+  { key: 'payload', read: (e) => e.payload, type: 'jsonb' },
+]);
 
 const ENTRY_COLUMNS = `"seq", "entry_id", "event_type", "actor", "occurred_at", "payload_digest", "prev_hash", "hash"`;
 
@@ -30,8 +51,8 @@ export function entryMessageOf(row: Record<string, unknown>): AuditEntryMessage 
 }
 
 /**
- * SQL of the trail: entries, chain heads and Merkle nodes. The append path sends its statements
- * through the driver with arrays (`unnest`), one statement per table for a whole batch.
+ * SQL of the trail: entries, chain heads and Merkle nodes. The append path sends a whole batch in
+ * one statement: the entries as a JSON document, the nodes and heads as arrays (`unnest`).
  */
 @Injectable()
 export class TrailRepository {
@@ -88,31 +109,20 @@ export class TrailRepository {
          INSERT INTO "audit_chain"."entries"
            ("leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
             "occurred_at", "payload_digest", "prev_hash", "hash", "payload", "appended_at")
-         SELECT *, $14::timestamptz FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
-           $7::text[], $8::jsonb[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::jsonb[])
+         SELECT "leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
+            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", $2::timestamptz
+           FROM jsonb_to_recordset($1::jsonb) AS r(${ENTRY_ROWS.columns})
          RETURNING 1
        ), "new_nodes" AS (
          INSERT INTO "audit_chain"."merkle_nodes" ("level", "idx", "hash")
-         SELECT * FROM unnest($15::smallint[], $16::bigint[], $17::bytea[])
+         SELECT * FROM unnest($3::smallint[], $4::bigint[], $5::bytea[])
          RETURNING 1
        )
        INSERT INTO "audit_chain"."chain_heads" ("application_id", "seq", "hash")
-       SELECT * FROM unnest($18::text[], $19::bigint[], $20::text[])
+       SELECT * FROM unnest($6::text[], $7::bigint[], $8::text[])
        ON CONFLICT ("application_id") DO UPDATE SET "seq" = EXCLUDED."seq", "hash" = EXCLUDED."hash"`,
       [
-        entries.map((e) => e.leaf_index),
-        entries.map((e) => e.entry_id),
-        entries.map((e) => e.source),
-        entries.map((e) => e.source_event_id),
-        entries.map((e) => e.application_id),
-        entries.map((e) => e.seq),
-        entries.map((e) => e.event_type),
-        entries.map((e) => JSON.stringify(e.actor)),
-        entries.map((e) => e.occurred_at),
-        entries.map((e) => e.payload_digest),
-        entries.map((e) => e.prev_hash),
-        entries.map((e) => e.hash),
-        entries.map((e) => JSON.stringify(e.payload)),
+        ENTRY_ROWS.document(entries),
         appendedAt,
         nodes.map((n) => n.level),
         nodes.map((n) => n.index),

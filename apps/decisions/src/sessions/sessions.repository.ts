@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { batchesAtOnce, CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
-import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
+import { batchesAtOnce, CallBatcher, entityFromRow, entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { EntityManager, EntityMetadata, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
@@ -85,17 +85,15 @@ function insertWithEventStatement(sessionMeta: EntityMetadata, outboxMeta: Entit
  * (`jsonb_to_recordset`, typed by the entities' column types), so the text is the same for any
  * number of rows. One statement: every row of the batch commits, or none does.
  */
-function insertManyWithEventsStatement(dataSource: DataSource, sessionMeta: EntityMetadata, outboxMeta: EntityMetadata): PreparedStatement {
+function insertManyWithEventsStatement(sessionMeta: EntityMetadata, outboxMeta: EntityMetadata, sessionRows: JsonRecordset<DecisionSession>, outboxRows: JsonRecordset<OutboxEvent>): PreparedStatement {
   const columns = (metadata: EntityMetadata) => metadata.columns.map((column) => `"${column.databaseName}"`).join(', ');
-  const record = (metadata: EntityMetadata) =>
-    metadata.columns.map((column) => `"${column.databaseName}" ${dataSource.driver.normalizeType(column)}`).join(', ');
   return new PreparedStatement(
     'decisions_insert_sessions_with_events',
     `WITH inserted AS (
        INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)})
-       SELECT ${columns(sessionMeta)} FROM jsonb_to_recordset($1::jsonb) AS r(${record(sessionMeta)}))
+       SELECT ${columns(sessionMeta)} FROM jsonb_to_recordset($1::jsonb) AS r(${sessionRows.columns}))
      INSERT INTO "decisions"."outbox" (${columns(outboxMeta)})
-     SELECT ${columns(outboxMeta)} FROM jsonb_to_recordset($2::jsonb) AS r(${record(outboxMeta)})`,
+     SELECT ${columns(outboxMeta)} FROM jsonb_to_recordset($2::jsonb) AS r(${outboxRows.columns})`,
   );
 }
 
@@ -111,7 +109,7 @@ interface NewSession {
 @Injectable()
 export class SessionsRepository {
   private insertStatement?: PreparedStatement;
-  private insertManyStatement?: PreparedStatement;
+  private batchInsert?: { sessionRows: JsonRecordset<DecisionSession>; outboxRows: JsonRecordset<OutboxEvent>; statement: PreparedStatement };
   private updateStatement?: PreparedStatement;
   /** New sessions go to the database in batches too, as verifications do (an insert failed in a batch is retried alone). */
   private readonly creations: CallBatcher<NewSession, Error | null>;
@@ -194,20 +192,14 @@ export class SessionsRepository {
 
   private async insertMany(calls: NewSession[]): Promise<void> {
     const dataSource = this.sessions.manager.connection;
-    const outboxMeta = dataSource.getMetadata(OutboxEvent);
-    const statement = (this.insertManyStatement ??= insertManyWithEventsStatement(dataSource, this.sessions.metadata, outboxMeta));
-    const document = (metadata: EntityMetadata, entities: object[]) =>
-      JSON.stringify(
-        entities.map((entity) => {
-          const row: Record<string, unknown> = {};
-          for (const column of metadata.columns) row[column.databaseName] = (entity as Record<string, unknown>)[column.propertyName] ?? null;
-          return row;
-        }),
-      );
-    await statement.run(dataSource, [
-      document(this.sessions.metadata, calls.map((call) => call.session)),
-      document(outboxMeta, calls.map((call) => call.event)),
-    ]);
+    if (!this.batchInsert) {
+      const outboxMeta = dataSource.getMetadata(OutboxEvent);
+      const sessionRows = entityRecordset<DecisionSession>(dataSource, this.sessions.metadata);
+      const outboxRows = entityRecordset<OutboxEvent>(dataSource, outboxMeta);
+      this.batchInsert = { sessionRows, outboxRows, statement: insertManyWithEventsStatement(this.sessions.metadata, outboxMeta, sessionRows, outboxRows) };
+    }
+    const { sessionRows, outboxRows, statement } = this.batchInsert;
+    await statement.run(dataSource, [sessionRows.document(calls.map((call) => call.session)), outboxRows.document(calls.map((call) => call.event))]);
   }
 
   /**

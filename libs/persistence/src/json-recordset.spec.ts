@@ -1,0 +1,49 @@
+import * as fc from 'fast-check';
+import { JsonRecordset } from './json-recordset';
+
+interface Row {
+  id: string;
+  count?: number | null;
+  at: Date;
+  data: unknown;
+}
+
+const recordset = new JsonRecordset<Row>([
+  { key: 'id', read: (row) => row.id },
+  { key: 'count', read: (row) => row.count, type: 'integer' },
+  { key: 'occurred_at', read: (row) => row.at, type: 'timestamptz' },
+  { key: 'data', read: (row) => row.data, type: 'jsonb' },
+]);
+
+/** What the document replaces: an object per row with every key, stringified. */
+function expected(rows: Row[]): string {
+  return JSON.stringify(rows.map((row) => ({ id: row.id, count: row.count ?? null, occurred_at: row.at, data: row.data ?? null })));
+}
+
+describe('JsonRecordset', () => {
+  it('writes the same JSON as stringifying an object per row, for any rows', () => {
+    const row = fc.record({
+      id: fc.string(),
+      count: fc.option(fc.integer(), { nil: undefined }),
+      at: fc.date({ min: new Date(0), max: new Date(4102444800000), noInvalidDate: true }),
+      data: fc.option(fc.jsonValue(), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 5 }), (rows) => {
+        const text = recordset.document(rows);
+        expect(text).toBe(expected(rows));
+        expect(JSON.parse(text)).toHaveLength(rows.length);
+      }),
+    );
+  });
+
+  it('writes null for a missing value and for one JSON cannot hold', () => {
+    const text = recordset.document([{ id: 'a"\\\n', at: new Date('2026-11-23T08:00:00.000Z'), data: () => 1 } as Row]);
+    expect(JSON.parse(text)).toEqual([{ id: 'a"\\\n', count: null, occurred_at: '2026-11-23T08:00:00.000Z', data: null }]);
+  });
+
+  it('names each column with its type for jsonb_to_recordset', () => {
+    expect(recordset.columns).toBe('"id" text, "count" integer, "occurred_at" timestamptz, "data" jsonb');
+    expect(recordset.document([])).toBe('[]');
+  });
+});
