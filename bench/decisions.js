@@ -28,7 +28,8 @@
  * the server sees bursts at saturation; coordinated-omission correction off because autocannon
  * computes its expected interval in whole milliseconds) and with an evenly paced open-loop
  * generator here (one request every 1/rate s, latency counted from when the request was due, so
- * queueing in the client counts).
+ * queueing in the client counts; its 64 keep-alive connections are opened before the run, as a
+ * client's pool would be, so the run does not also time their handshakes).
  *
  * Every measured run also reports the CPU time per request of the service processes, of
  * PostgreSQL and of the load generator, and how busy the whole machine was (it is shared).
@@ -188,12 +189,35 @@ function warnIfFailed(label, result) {
 }
 
 /**
- * An evenly paced open-loop load: request i is due at start + i/rate; the latency of each is
- * counted from when it was due, so time spent waiting for a free connection counts too.
+ * Opens `count` keep-alive connections on the agent before a measured run (one `GET /healthz` on
+ * each, all at once), as a client's connection pool is open before its traffic: otherwise the first
+ * second of a paced run also measures TCP handshakes and the server accepting them.
  */
-function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
+async function openConnections(agent, url, count) {
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const request = http.get({ agent, host: url.hostname, port: url.port, path: '/healthz' }, (response) => {
+            response.resume();
+            response.on('end', resolve);
+          });
+          request.on('error', reject);
+        }),
+    ),
+  );
+}
+
+/**
+ * An evenly paced open-loop load: request i is due at start + i/rate; the latency of each is
+ * counted from when it was due, so time spent waiting for a free connection counts too. Its
+ * connections (`sockets`) are open before the first request is due.
+ */
+async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
   const url = new URL(base);
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  await openConnections(agent, url, sockets);
   const latencies = new Float64Array(total);
   const statuses = {};
   let errors = 0;

@@ -65,11 +65,13 @@ export class AuditAppender implements OnApplicationShutdown {
     return this.dataSource.transaction(async (manager) => {
       await this.trail.lockForAppend(manager);
       const keyed = requests.flatMap((request) => request.events.map((event) => ({ source: request.source, event })));
-      const known = await this.trail.existing(manager, keyed.map(({ source, event }) => ({ source, id: event.id })));
-      const size = await this.trail.treeSize(manager);
-      const tree = this.tree?.size === size ? this.tree : new CompactRange(size, await this.trail.nodes(CompactRange.edgeIds(size), manager));
       const applications = [...new Set(keyed.map(({ event }) => event.application_id))];
-      const heads = await this.trail.heads(manager, applications);
+      const { known, size, heads } = await this.trail.appendState(
+        manager,
+        keyed.map(({ source, event }) => ({ source, id: event.id })),
+        applications,
+      );
+      const tree = this.tree?.size === size ? this.tree : new CompactRange(size, await this.trail.nodes(CompactRange.edgeIds(size), manager));
 
       const stored: StoredEntry[] = [];
       const nodes: Array<NodeId & { hash: Buffer }> = [];

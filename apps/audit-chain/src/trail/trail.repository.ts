@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditEntryMessage } from '@dcr/contracts';
-import { JsonRecordset } from '@dcr/persistence';
+import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { NodeId } from '@dcr/transparency';
 import { DataSource, EntityManager } from 'typeorm';
 
@@ -35,6 +35,50 @@ const ENTRY_ROWS = new JsonRecordset<StoredEntry>([
   { key: 'payload', read: (e) => e.payload, type: 'jsonb' },
 ]);
 
+/** Taken first in every append's transaction, before anything of the trail is read. */
+const LOCK_FOR_APPEND = new PreparedStatement('audit_chain_lock_for_append', `SELECT pg_advisory_xact_lock(hashtext('audit_chain.append'))`);
+
+/**
+ * Read after the lock, so it sees every append committed before: a separate statement from the lock,
+ * since a statement reads from the snapshot it started with. Planned per call (array parameters).
+ */
+const APPEND_STATE = new PreparedStatement<{
+  size: string;
+  existing: Array<[string, string, string, number]>;
+  heads: Array<[string, number, string]>;
+}>(
+  'audit_chain_append_state',
+  `SELECT
+     (SELECT COALESCE(MAX("leaf_index") + 1, 0) FROM "audit_chain"."entries") AS "size",
+     (SELECT COALESCE(json_agg(json_build_array(e."source", e."source_event_id", e."entry_id", e."leaf_index")), '[]')
+        FROM "audit_chain"."entries" e
+        JOIN unnest($1::text[], $2::text[]) AS k("source", "id") ON e."source" = k."source" AND e."source_event_id" = k."id") AS "existing",
+     (SELECT COALESCE(json_agg(json_build_array("application_id", "seq", "hash")), '[]')
+        FROM "audit_chain"."chain_heads" WHERE "application_id" = ANY($3::text[])) AS "heads"`,
+  { reusePlan: false },
+);
+
+/** A batch's entries, its new Merkle nodes and its applications' new chain heads, in one statement. */
+const INSERT_BATCH = new PreparedStatement(
+  'audit_chain_insert_batch',
+  `WITH "new_entries" AS (
+         INSERT INTO "audit_chain"."entries"
+           ("leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
+            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", "appended_at")
+         SELECT "leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
+            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", $2::timestamptz
+           FROM jsonb_to_recordset($1::jsonb) AS r(${ENTRY_ROWS.columns})
+         RETURNING 1
+       ), "new_nodes" AS (
+         INSERT INTO "audit_chain"."merkle_nodes" ("level", "idx", "hash")
+         SELECT * FROM unnest($3::smallint[], $4::bigint[], $5::bytea[])
+         RETURNING 1
+       )
+       INSERT INTO "audit_chain"."chain_heads" ("application_id", "seq", "hash")
+       SELECT * FROM unnest($6::text[], $7::bigint[], $8::text[])
+       ON CONFLICT ("application_id") DO UPDATE SET "seq" = EXCLUDED."seq", "hash" = EXCLUDED."hash"`,
+);
+
 const ENTRY_COLUMNS = `"seq", "entry_id", "event_type", "actor", "occurred_at", "payload_digest", "prev_hash", "hash"`;
 
 export function entryMessageOf(row: Record<string, unknown>): AuditEntryMessage {
@@ -59,30 +103,31 @@ export class TrailRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Serialises appends of the country across replicas for the length of the caller's transaction. */
-  async lockForAppend(manager: Queryable): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('audit_chain.append'))`);
+  async lockForAppend(manager: EntityManager): Promise<void> {
+    await LOCK_FOR_APPEND.run(manager, []);
   }
 
-  async existing(manager: Queryable, keys: Array<{ source: string; id: string }>): Promise<Map<string, { entry_id: string; leaf_index: number }>> {
-    const rows: Array<Record<string, unknown>> = await manager.query(
-      `SELECT e."source", e."source_event_id", e."entry_id", e."leaf_index" FROM "audit_chain"."entries" e
-       JOIN unnest($1::text[], $2::text[]) AS k("source", "id") ON e."source" = k."source" AND e."source_event_id" = k."id"`,
-      [keys.map((key) => key.source), keys.map((key) => key.id)],
-    );
-    return new Map(rows.map((row) => [`${row.source}\u0000${row.source_event_id}`, { entry_id: row.entry_id as string, leaf_index: Number(row.leaf_index) }]));
+  /**
+   * What an append needs to know once it holds the lock, in one round trip: which of the batch's
+   * events are already on the trail (a producer's redelivery), the tree's size, and the chain heads
+   * of the batch's applications.
+   */
+  async appendState(
+    manager: EntityManager,
+    keys: Array<{ source: string; id: string }>,
+    applicationIds: string[],
+  ): Promise<{ known: Map<string, { entry_id: string; leaf_index: number }>; size: number; heads: Map<string, { seq: number; hash: string }> }> {
+    const [row] = await APPEND_STATE.rows(manager, [keys.map((key) => key.source), keys.map((key) => key.id), applicationIds]);
+    return {
+      known: new Map(row.existing.map(([source, id, entryId, leafIndex]) => [`${source}\u0000${id}`, { entry_id: entryId, leaf_index: Number(leafIndex) }])),
+      size: Number(row.size),
+      heads: new Map(row.heads.map(([applicationId, seq, hash]) => [applicationId, { seq: Number(seq), hash }])),
+    };
   }
 
   async treeSize(manager: Queryable = this.dataSource): Promise<number> {
     const [row] = await manager.query(`SELECT COALESCE(MAX("leaf_index") + 1, 0) AS "size" FROM "audit_chain"."entries"`);
     return Number(row.size);
-  }
-
-  async heads(manager: Queryable, applicationIds: string[]): Promise<Map<string, { seq: number; hash: string }>> {
-    const rows: Array<Record<string, unknown>> = await manager.query(
-      `SELECT "application_id", "seq", "hash" FROM "audit_chain"."chain_heads" WHERE "application_id" = ANY($1::text[])`,
-      [applicationIds],
-    );
-    return new Map(rows.map((row) => [row.application_id as string, { seq: Number(row.seq), hash: row.hash as string }]));
   }
 
   /** Stored perfect-subtree hashes, in the order asked. */
@@ -101,37 +146,19 @@ export class TrailRepository {
     });
   }
 
-  async insertBatch(manager: Queryable, entries: StoredEntry[], nodes: Array<NodeId & { hash: Buffer }>, appendedAt: Date): Promise<void> {
+  async insertBatch(manager: EntityManager, entries: StoredEntry[], nodes: Array<NodeId & { hash: Buffer }>, appendedAt: Date): Promise<void> {
     const heads = new Map<string, { seq: number; hash: string }>();
     for (const entry of entries) heads.set(entry.application_id, { seq: entry.seq, hash: entry.hash });
-    await manager.query(
-      `WITH "new_entries" AS (
-         INSERT INTO "audit_chain"."entries"
-           ("leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
-            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", "appended_at")
-         SELECT "leaf_index", "entry_id", "source", "source_event_id", "application_id", "seq", "event_type", "actor",
-            "occurred_at", "payload_digest", "prev_hash", "hash", "payload", $2::timestamptz
-           FROM jsonb_to_recordset($1::jsonb) AS r(${ENTRY_ROWS.columns})
-         RETURNING 1
-       ), "new_nodes" AS (
-         INSERT INTO "audit_chain"."merkle_nodes" ("level", "idx", "hash")
-         SELECT * FROM unnest($3::smallint[], $4::bigint[], $5::bytea[])
-         RETURNING 1
-       )
-       INSERT INTO "audit_chain"."chain_heads" ("application_id", "seq", "hash")
-       SELECT * FROM unnest($6::text[], $7::bigint[], $8::text[])
-       ON CONFLICT ("application_id") DO UPDATE SET "seq" = EXCLUDED."seq", "hash" = EXCLUDED."hash"`,
-      [
-        ENTRY_ROWS.document(entries),
-        appendedAt,
-        nodes.map((n) => n.level),
-        nodes.map((n) => n.index),
-        nodes.map((n) => n.hash),
-        [...heads.keys()],
-        [...heads.values()].map((h) => h.seq),
-        [...heads.values()].map((h) => h.hash),
-      ],
-    );
+    await INSERT_BATCH.run(manager, [
+      ENTRY_ROWS.document(entries),
+      appendedAt,
+      nodes.map((n) => n.level),
+      nodes.map((n) => n.index),
+      nodes.map((n) => n.hash),
+      [...heads.keys()],
+      [...heads.values()].map((h) => h.seq),
+      [...heads.values()].map((h) => h.hash),
+    ]);
   }
 
   async list(query: { applicationId: string; types?: string[]; from?: string; to?: string; afterSeq?: number; limit: number }): Promise<AuditEntryMessage[]> {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalDigest, canonicalJson } from '../flows/canonical-json';
 
 /** The `prev_hash` of an application's first entry in a country. */
@@ -54,7 +54,7 @@ export function auditEntryHash(entry: UnhashedAuditEntry): string {
     payload_digest: entry.payload_digest,
     prev_hash: entry.prev_hash,
   };
-  return createHash('sha256').update(canonicalJson(hashed), 'utf8').digest('hex');
+  return hash('sha256', canonicalJson(hashed), 'hex');
 }
 
 /** Links a new entry to its predecessor's hash and seals it. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -43,18 +43,23 @@ function write(value: unknown, ancestors: Set<object>): string {
   if (ancestors.has(object)) throw new TypeError('canonicalJson cannot encode a cyclic structure');
   ancestors.add(object);
   try {
+    // Built by concatenation: this runs for every audit entry and every payload digest.
     if (Array.isArray(object)) {
-      return `[${object.map((item) => write(item, ancestors)).join(',')}]`;
+      let text = '[';
+      for (let i = 0; i < object.length; i++) text += (i === 0 ? '' : ',') + write(object[i], ancestors);
+      return text + ']';
     }
     if (!isPlainObject(object)) throw new TypeError('canonicalJson encodes only plain objects');
     const record = object as Record<string, unknown>;
-    const members: string[] = [];
+    let text = '{';
+    let first = true;
     for (const key of Object.keys(record).sort()) {
       const member = record[key];
       if (member === undefined) continue;
-      members.push(`${JSON.stringify(key)}:${write(member, ancestors)}`);
+      text += (first ? '' : ',') + JSON.stringify(key) + ':' + write(member, ancestors);
+      first = false;
     }
-    return `{${members.join(',')}}`;
+    return text + '}';
   } finally {
     ancestors.delete(object);
   }
@@ -62,5 +67,5 @@ function write(value: unknown, ancestors: Set<object>): string {
 
 /** Lower-case hex SHA-256 of the UTF-8 bytes of canonicalJson(value). */
 export function canonicalDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { splitPoint } from './bits';
 
 /**
@@ -19,12 +19,12 @@ export function emptyRoot(): Buffer {
 
 /** SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
 /** SHA-256(0x01 || left || right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  return hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
 }
 
 /** Whether `h` is a byte array of exactly HASH_SIZE bytes. */
