@@ -27,9 +27,8 @@
  * connection's share of a second as fast as it can at the start of the second and then waits, so
  * the server sees bursts at saturation; coordinated-omission correction off because autocannon
  * computes its expected interval in whole milliseconds) and with an evenly paced open-loop
- * generator here (one request every 1/rate s, latency counted from when the request was due, so
- * queueing in the client counts; its 64 keep-alive connections are opened before the run, as a
- * client's pool would be, so the run does not also time their handshakes).
+ * generator (bench/paced-load.js: one request every 1/rate s on 64 kept-alive connections opened
+ * before the run, latency counted from when the request was due, so queueing in the client counts).
  *
  * Every measured run also reports the CPU time per request of the service processes, of
  * PostgreSQL and of the load generator, and how busy the whole machine was (it is shared).
@@ -42,11 +41,11 @@
  * Results are printed and written to bench/results/<timestamp>-decisions-<mode>.json.
  */
 const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
 const { ROOT, option, median, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+const { paced } = require('./paced-load');
 
 const mode = option('mode', 'embedded');
 const duration = Number(option('duration', '10'));
@@ -186,94 +185,6 @@ function warnIfFailed(label, result) {
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     log(`warning: ${label}: ${result.non2xx} answers not 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
-}
-
-/**
- * Opens `count` keep-alive connections on the agent before a measured run (one `GET /healthz` on
- * each, all at once), as a client's connection pool is open before its traffic: otherwise the first
- * second of a paced run also measures TCP handshakes and the server accepting them.
- */
-async function openConnections(agent, url, count) {
-  await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise((resolve, reject) => {
-          const request = http.get({ agent, host: url.hostname, port: url.port, path: '/healthz' }, (response) => {
-            response.resume();
-            response.on('end', resolve);
-          });
-          request.on('error', reject);
-        }),
-    ),
-  );
-}
-
-/**
- * An evenly paced open-loop load: request i is due at start + i/rate; the latency of each is
- * counted from when it was due, so time spent waiting for a free connection counts too. Its
- * connections (`sockets`) are open before the first request is due.
- */
-async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
-  const url = new URL(base);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
-  await openConnections(agent, url, sockets);
-  const latencies = new Float64Array(total);
-  const statuses = {};
-  let errors = 0;
-  return new Promise((resolve) => {
-    const interval = 1000 / rate;
-    const started = performance.now();
-    let sent = 0;
-    let done = 0;
-    const finish = () => {
-      const elapsed = (performance.now() - started) / 1000;
-      agent.destroy();
-      const sorted = Array.from(latencies).sort((a, b) => a - b);
-      const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 1);
-      resolve({
-        requests: total,
-        seconds: round(elapsed, 2),
-        target_rate: rate,
-        requests_per_second: round(total / elapsed),
-        latency_p50_ms: at(0.5),
-        latency_p90_ms: at(0.9),
-        latency_p99_ms: at(0.99),
-        latency_max_ms: round(sorted[sorted.length - 1], 1),
-        statuses,
-        errors,
-      });
-    };
-    const fire = (i, due) => {
-      const { method, path: route, headers, body } = next();
-      const request = http.request({ agent, host: url.hostname, port: url.port, method, path: route, headers }, (response) => {
-        const chunks = [];
-        response.on('data', (chunk) => chunks.push(chunk));
-        response.on('end', () => {
-          latencies[i] = performance.now() - due;
-          statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
-          onAnswer?.(response.statusCode, Buffer.concat(chunks).toString());
-          if (++done === total) finish();
-        });
-      });
-      request.on('error', () => {
-        latencies[i] = performance.now() - due;
-        errors++;
-        if (++done === total) finish();
-      });
-      request.end(body);
-    };
-    const tick = () => {
-      const now = performance.now();
-      const due = Math.min(total, Math.floor((now - started) / interval) + 1);
-      while (sent < due) {
-        fire(sent, started + sent * interval);
-        sent++;
-      }
-      if (sent < total) setTimeout(tick, 1);
-    };
-    tick();
-  });
 }
 
 /**
@@ -501,7 +412,7 @@ async function main() {
       placement: service.placement ?? 'none (pass --pin to place the processes on cores)',
       source: measuredSource,
       load: {
-        tool: 'autocannon (saturation, overallRate) and an evenly paced open-loop node:http generator (half rate)',
+        tool: 'autocannon (saturation, overallRate) and an evenly paced open-loop generator on raw kept-alive connections (bench/paced-load.js, half rate)',
         connections,
         duration_s: duration,
         rounds,
