@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ReceiptsEnvironment } from '@dcr/config';
 import {
   ApplicationIdentityReply,
@@ -9,7 +9,7 @@ import {
   ReceiptsIngestReply,
 } from '@dcr/contracts';
 import { ConsentOutcome, FlowTerms, PurposeStatus } from '@dcr/domain';
-import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput } from '@dcr/receipts';
+import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput, prepareReceiptValidation } from '@dcr/receipts';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource } from 'typeorm';
@@ -25,7 +25,7 @@ const RPC_TIMEOUT_MS = 10_000;
  * freezing inside the commit would have; a redelivered event is recognised by its id.
  */
 @Injectable()
-export class ReceiptFreezer {
+export class ReceiptFreezer implements OnModuleInit {
   private readonly env: ReceiptsEnvironment;
   /** A flow version's terms never change: kept once fetched (bounded). */
   private readonly flowVersions = new Map<string, Promise<FlowMessage>>();
@@ -38,6 +38,11 @@ export class ReceiptFreezer {
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
   ) {
     this.env = context.env as ReceiptsEnvironment;
+  }
+
+  /** Every receipt is checked against its schema: compiled at start, not inside the first batch. */
+  onModuleInit(): void {
+    prepareReceiptValidation();
   }
 
   async ingest(events: ReceiptEventInput[]): Promise<ReceiptsIngestReply> {
