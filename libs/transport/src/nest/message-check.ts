@@ -2,22 +2,6 @@ import { getMetadataStorage, ValidationTypes } from 'class-validator';
 import type { ValidationArguments, ValidatorConstraintInterface } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 
-/**
- * Whether an object passes its class's class-validator rules, decided without class-validator's
- * executor: true only when `validateSync(object, { whitelist: true, forbidNonWhitelisted: true })`
- * would find no error. False means "not known to pass": the caller then runs `validateSync` itself,
- * which finds the errors and words them (or, in the cases this check does not follow, such as a
- * Set, a Map or a rule that answers a promise, finds none). So the errors a caller reports are
- * always class-validator's own; only the valid case, which is nearly every message, is faster.
- *
- * The check calls the very functions class-validator would call, in the same way: each rule's
- * constraint `validate(value, args)` (every built-in decorator is such a constraint), the
- * conditions of `@IsOptional()` and `@ValidateIf()`, a rule's own `validateIf`, `each` over
- * arrays, and `@ValidateNested()` by the class of each nested object. What it leaves out is the
- * executor's bookkeeping: an error object per property, filters and groupings per call, the
- * arguments object built for every rule, which made up most of a message's validation time
- * (docs/performance.md, tenth session).
- */
 interface RuleCheck {
   metadata: ValidationMetadata;
   constraints: ValidatorConstraintInterface[];
@@ -93,7 +77,22 @@ function buildPlan(type: Function): ClassCheck | null {
   return { allowed: new Set(byProperty.keys()), properties };
 }
 
-/** An object against the rules of its own class (its constructor, as the executor looks them up). */
+/**
+ * Whether an object passes its class's class-validator rules, decided without class-validator's
+ * executor: true only when `validateSync(object, { whitelist: true, forbidNonWhitelisted: true })`
+ * would find no error. False means "not known to pass": the caller then runs `validateSync` itself,
+ * which finds the errors and words them (or, in the cases this check does not follow, such as a
+ * Set, a Map or a rule that answers a promise, finds none). So the errors a caller reports are
+ * always class-validator's own; only the valid case, which is nearly every message, is faster.
+ *
+ * The check calls the very functions class-validator would call, in the same way: each rule's
+ * constraint `validate(value, args)` (every built-in decorator is such a constraint), the
+ * conditions of `@IsOptional()` and `@ValidateIf()`, a rule's own `validateIf`, `each` over
+ * arrays, and `@ValidateNested()` by the class of each nested object. What it leaves out is the
+ * executor's bookkeeping: an error object per property and its filters and groupings on every
+ * call, which made up most of a message's validation time (docs/performance.md, tenth session).
+ * A class's plan (its rules by property) is built once: a class's rules are final once it is defined.
+ */
 export function passesMessageRules(object: object): boolean {
   const plan = planOf((object as { constructor: Function }).constructor);
   if (!plan) return false;
