@@ -44,7 +44,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, option, median, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+const { ROOT, option, median, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
 const { paced } = require('./paced-load');
 
 const mode = option('mode', 'embedded');
@@ -258,6 +258,7 @@ function tokenSource(pool) {
 
 async function main() {
   const measuredSource = source();
+  const calibrationBefore = hostCalibration();
   // --cpu-prof and --sql-trace are applied by startCountryPair (bench/lib.js).
   const service = await startCountryPair({ mode });
   // SQL trace phases: bench/sql-trace.js writes what it counted since the last mark on SIGUSR2.
@@ -409,6 +410,7 @@ async function main() {
       date: new Date().toISOString(),
       mode,
       machine: machine(),
+      host_calibration_ms: { before: calibrationBefore, after: hostCalibration(), note: 'a fixed CPU task on core 0 (bench/lib.js hostCalibration): lower is a faster host' },
       placement: service.placement ?? 'none (pass --pin to place the processes on cores)',
       source: measuredSource,
       load: {
@@ -461,7 +463,7 @@ async function main() {
     process.stdout.write(
       [
         '',
-        `${mode}, ${result.machine.cpus} CPUs (${result.machine.cpu_model}), ${connections} connections:`,
+        `${mode}, ${result.machine.cpus} CPUs (${result.machine.cpu_model}), ${connections} connections; host calibration ${result.host_calibration_ms.before} / ${result.host_calibration_ms.after} ms (before / after):`,
         `  create  ${createRate} req/s (target ≥ ${targets.create_per_second}: ${result.against_targets.create_rate_met ? 'met' : 'NOT met'}); ` +
           `at ${createHalf}/s p99 ${createHalfAutocannon.latency_p99_ms} ms (autocannon overallRate), ${createHalfPaced.latency_p99_ms} ms (evenly paced)`,
         `  verify  ${verifyRate} req/s, ${verifySaturation.map(fresh).join(', ')} (target ≥ ${targets.verify_per_second}: ${result.against_targets.verify_rate_met ? 'met' : 'NOT met'}); ` +

@@ -302,6 +302,27 @@ function machine() {
 }
 
 /**
+ * How fast the host is right now: the milliseconds a fixed CPU task takes in a fresh Node.js process
+ * on the first core (SHA-256 chained 300,000 times, then two million property writes). This shared
+ * host's speed moves by a factor of two between runs minutes apart (docs/performance.md, tenth
+ * session), so results carry this figure, taken before and after, to tell a slow host from slow code.
+ */
+function hostCalibration() {
+  const code =
+    "const t=process.hrtime.bigint();const c=require('crypto');let x='a';" +
+    "for(let i=0;i<300000;i++)x=c.createHash('sha256').update(x).digest('hex');" +
+    "const o={};for(let i=0;i<2e6;i++)o['k'+(i%1000)]=i;" +
+    'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
+  let output;
+  try {
+    output = execFileSync('taskset', ['-c', '0', process.execPath, '-e', code], { encoding: 'utf8' });
+  } catch {
+    output = execFileSync(process.execPath, ['-e', code], { encoding: 'utf8' });
+  }
+  return Math.round(Number(output));
+}
+
+/**
  * Which code was measured: the commit, and the files under apps/, libs/ and tools/ that differ from
  * it (others edit the working tree while benchmarks run), with a hash of that difference.
  */
@@ -325,4 +346,4 @@ function writeResult(date, name, result) {
   return file;
 }
 
-module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, source, writeResult, cpuMeter };
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter };

@@ -16,7 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
-const { option, startCountryPair, machine, source, writeResult, cpuMeter } = require('./lib');
+const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
 const { capturableFlow, summary, warnIfFailed, paced, log } = require('./decisions');
 
 const duration = Number(option('duration', '10'));
@@ -64,6 +64,7 @@ async function settlePostgres(databaseUrl) {
 
 async function main() {
   const measuredSource = source();
+  const calibrationBefore = hostCalibration();
   const service = await startCountryPair({ mode: 'embedded' });
   const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration } };
   try {
@@ -101,6 +102,7 @@ async function main() {
     const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
     result.records = { saturation: { ...summary(saturation), cpu }, records_per_second: rate, share_of_pgbench: Math.round((1000 * rate) / result.pgbench.tps) / 1000, half_rate_paced: pacedRun };
     result.target = { share_of_pgbench: 0.25, p99_ms_at_half_load: 100 };
+    result.host_calibration_ms = { before: calibrationBefore, after: hostCalibration(), note: 'a fixed CPU task on core 0 (bench/lib.js hostCalibration): lower is a faster host' };
   } finally {
     await service.close();
   }
