@@ -6,42 +6,27 @@ import type { DataSource, EntityMetadata } from 'typeorm';
  * and nothing is escaped into an array literal on the way (the `pg` driver's array escaping of JSON
  * text was a visible cost on the batch paths).
  *
- * The document is written field by field from a fixed list: the same JSON as stringifying an
- * object per row with every field (`null` for a missing value, each value as JSON.stringify writes
- * it, so a Date becomes its ISO text and a jsonb value its JSON), about as fast, and with the column
- * list for the statement kept beside the fields it must match.
+ * Each row is an object with every field (a Date becomes its ISO text, a jsonb value its JSON), and
+ * the column list of the statement is kept beside the fields it must match.
  */
 export class JsonRecordset<T> {
-  private readonly prefixes: string[];
-  private readonly reads: Array<(row: T) => unknown>;
-
   constructor(
-    fields: ReadonlyArray<{ key: string; read: (row: T) => unknown; type?: string }>,
+    private readonly fields: ReadonlyArray<{ key: string; read: (row: T) => unknown; type?: string }>,
     /** The `AS r(...)` column list: each key with its PostgreSQL type. */
     readonly columns = fields.map((field) => `"${field.key}" ${field.type ?? 'text'}`).join(', '),
   ) {
     if (fields.length === 0) throw new Error('A recordset needs at least one field');
-    this.prefixes = fields.map((field, index) => `${index === 0 ? '' : ','}${JSON.stringify(field.key)}:`);
-    this.reads = fields.map((field) => field.read);
   }
 
-  /** The rows as a JSON array of objects, one key per field. */
+  /** The rows as a JSON array of objects, one key per field (null for a missing value). */
   document(rows: readonly T[]): string {
-    const { prefixes, reads } = this;
-    let text = '[';
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r];
-      text += r === 0 ? '{' : ',{';
-      for (let f = 0; f < prefixes.length; f++) {
-        const value = reads[f](row);
-        // undefined, a function or a symbol: JSON.stringify gives undefined; the field is null, as
-        // a missing key is to jsonb_to_recordset.
-        const json = value === null || value === undefined ? 'null' : JSON.stringify(value);
-        text += prefixes[f] + (json === undefined ? 'null' : json);
-      }
-      text += '}';
-    }
-    return text + ']';
+    return JSON.stringify(
+      rows.map((row) => {
+        const object: Record<string, unknown> = {};
+        for (const field of this.fields) object[field.key] = field.read(row) ?? null;
+        return object;
+      }),
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
 import { newOpaqueId } from '@dcr/domain';
-import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceClients } from '../service-clients';
@@ -34,6 +34,16 @@ export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Prom
   return insertOutboxRows(manager, [outboxRow(event)]);
 }
 
+/** New outbox rows as the JSON document their insert reads. */
+const OUTBOX_ROWS = new JsonRecordset<OutboxEvent>([
+  { key: 'id', read: (row) => row.id },
+  { key: 'type', read: (row) => row.type },
+  { key: 'application_id', read: (row) => row.applicationId },
+  { key: 'internal', read: (row) => row.internal, type: 'boolean' },
+  { key: 'data', read: (row) => row.data, type: 'jsonb' },
+  { key: 'occurred_at', read: (row) => row.occurredAt, type: 'timestamptz' },
+]);
+
 /**
  * Inserts outbox rows (from `outboxRow`) in the caller's transaction, any number in one statement:
  * the rows travel as one JSON document (`jsonb_to_recordset`), so the statement's text is the same
@@ -42,10 +52,7 @@ export function recordEvent(manager: EntityManager, event: NewOutboxEvent): Prom
  */
 export async function insertOutboxRows(manager: EntityManager, rows: OutboxEvent[]): Promise<void> {
   if (rows.length === 0) return;
-  const document = JSON.stringify(
-    rows.map((row) => ({ id: row.id, type: row.type, application_id: row.applicationId, internal: row.internal, data: row.data, occurred_at: row.occurredAt })),
-  );
-  await outboxStatements(manager.connection).insert.run(manager, [document]);
+  await outboxStatements(manager.connection).insert.run(manager, [OUTBOX_ROWS.document(rows)]);
 }
 
 /** The actor an event names in its data (`data.actor`), if any. */
@@ -90,7 +97,7 @@ function createOutboxStatements(dataSource: DataSource) {
       `${prefix}_insert`,
       `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at", "published_at")
        SELECT "id", "type", "application_id", "internal", "data", "occurred_at", NULL
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "type" text, "application_id" text, "internal" boolean, "data" jsonb, "occurred_at" timestamptz)`,
+         FROM jsonb_to_recordset($1::jsonb) AS r(${OUTBOX_ROWS.columns})`,
     ),
     // Both planned per call: the outbox starts empty and keeps its published rows, so a plan kept
     // from its first minutes would scan all of it (PreparedStatement's reusePlan).
