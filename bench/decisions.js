@@ -29,6 +29,9 @@
  * computes its expected interval in whole milliseconds) and with an evenly paced open-loop
  * generator (bench/paced-load.js: one request every 1/rate s on 64 kept-alive connections opened
  * before the run, latency counted from when the request was due, so queueing in the client counts).
+ * Then each is measured once more, evenly paced, at half of the target rate itself (1,000 creates/s
+ * and 2,000 verifies/s: the issue's "p99 < 50 ms at half that load" read literally), so a fast host
+ * is not judged only at a higher load than the target asks for, nor a slow one at a lower.
  *
  * Every measured run also reports the CPU time per request of the service processes, of
  * PostgreSQL and of the load generator, and how busy the whole machine was (it is shared).
@@ -56,6 +59,9 @@ const prepConnections = Number(option('prep-connections', '32'));
 const dbPoolSize = Number(process.env.DB_POOL_SIZE ?? (mode === 'embedded' ? 3 : 5)); // the launchers' defaults
 const completeConcurrency = Number(option('complete-concurrency', String(prepConnections)));
 const sqlTrace = option('sql-trace');
+/** The targets of issue 3, per country on this machine. */
+const CREATE_TARGET = 2000;
+const VERIFY_TARGET = 4000;
 
 const log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const round = (n, digits = 0) => Number(n.toFixed(digits));
@@ -318,17 +324,21 @@ async function main() {
     const createHalfAutocannon = { ...summary(createHalfRun.result), cpu: createHalfRun.cpu(createHalfRun.result.requests.total) };
     const drainedAfterHalf = await drainOutbox(service.databaseUrl('US'));
     log(`create: evenly paced ${createHalf}/s, ${duration} s (backlog of the previous run drained in ${drainedAfterHalf} s)`);
+    /** An evenly paced create run at `rate` for `duration` seconds. */
+    const pacedCreate = async (rate) => {
+      const run = await measured(() =>
+        paced({
+          base,
+          rate,
+          total: rate * duration,
+          next: () => ({ method: 'POST', path: '/api/v1/decisions', headers: { ...auth, 'content-type': 'application/json' }, body: createBody }),
+        }),
+      );
+      return { ...run.result, cpu: run.cpu(run.result.requests) };
+    };
     const createPacedWindow = { from: new Date() };
-    const createPacedRun = await measured(() =>
-      paced({
-        base,
-        rate: createHalf,
-        total: createHalf * duration,
-        next: () => ({ method: 'POST', path: '/api/v1/decisions', headers: { ...auth, 'content-type': 'application/json' }, body: createBody }),
-      }),
-    );
+    const createHalfPaced = await pacedCreate(createHalf);
     createPacedWindow.to = new Date();
-    const createHalfPaced = { ...createPacedRun.result, cpu: createPacedRun.cpu(createPacedRun.result.requests) };
     // Time from a committed decision to its audit entry (issue 4): the entries of the sessions
     // created in each window, appended_at - occurred_at, once the relay has caught up.
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -337,6 +347,13 @@ async function main() {
       at_create_half_rate_paced: await auditDelay(service.databaseUrl('US'), createPacedWindow),
     };
     log(`decision → audit entry: p99 ${auditLatency.at_create_saturation.p99_ms} ms at saturation, ${auditLatency.at_create_half_rate_paced.p99_ms} ms at half rate`);
+
+    // The target's own half load (the issue: "p99 < 50 ms at half that load", that load being the
+    // target rate): create at half of 2,000/s, evenly paced, next to half of the rate reached above.
+    const createHalfTargetRate = CREATE_TARGET / 2;
+    const drainedBeforeHalfTarget = await drainOutbox(service.databaseUrl('US'));
+    log(`create: evenly paced at half the target, ${createHalfTargetRate}/s, ${duration} s (backlog drained in ${drainedBeforeHalfTarget} s)`);
+    const createHalfTargetPaced = await pacedCreate(createHalfTargetRate);
 
     // (2) Verify consent tokens, each request its own fresh token.
     const verifyRun = async (label, { amount, overallRate, trace = false }) => {
@@ -380,29 +397,31 @@ async function main() {
     const verifyHalf = Math.max(1, Math.round(verifyRate / 2));
     const halfAmount = Math.min(poolSize, verifyHalf * duration);
     const verifyHalfAutocannon = await verifyRun('half rate (autocannon)', { amount: halfAmount, overallRate: verifyHalf });
-    const { pool: pacedPool, seconds: pacedPrep } = await completedPool(base, credentials, flowId, halfAmount);
-    const pacedTokens = tokenSource(pacedPool);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    log(`verify half rate (evenly paced): ${halfAmount} requests at ${verifyHalf}/s`);
-    const verifyPacedRun = await measured(() =>
-      paced({
-        base,
-        rate: verifyHalf,
-        total: halfAmount,
-        next: () => ({ method: 'GET', path: pacedTokens.nextPath(), headers: auth }),
-        onAnswer: (status, body) => pacedTokens.answer(status, body),
-      }),
-    );
-    const verifyHalfPaced = {
-      ...verifyPacedRun.result,
-      cpu: verifyPacedRun.cpu(verifyPacedRun.result.requests),
-      tokens: pacedTokens.counts,
-      pool_prepared_in_s: round(pacedPrep, 1),
+    /** An evenly paced verify run at `rate`, each request its own fresh token from a pool of `amount`. */
+    const pacedVerify = async (label, rate, amount) => {
+      const { pool, seconds: prepSeconds } = await completedPool(base, credentials, flowId, amount);
+      const tokens = tokenSource(pool);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      log(`verify ${label} (evenly paced): ${amount} requests at ${rate}/s`);
+      const run = await measured(() =>
+        paced({
+          base,
+          rate,
+          total: amount,
+          next: () => ({ method: 'GET', path: tokens.nextPath(), headers: auth }),
+          onAnswer: (status, body) => tokens.answer(status, body),
+        }),
+      );
+      return { ...run.result, cpu: run.cpu(run.result.requests), tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1) };
     };
+    const verifyHalfPaced = await pacedVerify('half rate', verifyHalf, halfAmount);
+    // Verify at half the target, on fresh tokens of its own.
+    const verifyHalfTargetRate = VERIFY_TARGET / 2;
+    const verifyHalfTargetPaced = await pacedVerify('at half the target', verifyHalfTargetRate, Math.min(poolSize, verifyHalfTargetRate * duration));
 
     const targets = {
-      create_per_second: 2000,
-      verify_per_second: 4000,
+      create_per_second: CREATE_TARGET,
+      verify_per_second: VERIFY_TARGET,
       p99_ms_at_half_load: 50,
     };
     const worstP99 = (...runs) => Math.max(...runs.map((r) => r.latency_p99_ms));
@@ -432,6 +451,8 @@ async function main() {
         half_rate: createHalf,
         half_rate_autocannon: createHalfAutocannon,
         half_rate_paced: createHalfPaced,
+        half_target_rate: createHalfTargetRate,
+        half_target_paced: createHalfTargetPaced,
         // Before each half-rate run the relay finished the previous run's events (seconds it took).
         outbox_drained_before_half_rate_s: { autocannon: drainedAfterSaturation, paced: drainedAfterHalf },
       },
@@ -441,6 +462,8 @@ async function main() {
         half_rate: verifyHalf,
         half_rate_autocannon: verifyHalfAutocannon,
         half_rate_paced: verifyHalfPaced,
+        half_target_rate: verifyHalfTargetRate,
+        half_target_paced: verifyHalfTargetPaced,
       },
       targets,
       ...(sqlTrace ? { sql_per_request: sqlPerRequest, sql_trace_note: 'counted with bench/sql-trace.js preloaded; its runs are slower' } : {}),
@@ -454,7 +477,11 @@ async function main() {
         verify_rate_met: verifyRate >= targets.verify_per_second,
         create_p99_at_half_met: worstP99(createHalfAutocannon, createHalfPaced) < targets.p99_ms_at_half_load,
         verify_p99_at_half_met: worstP99(verifyHalfAutocannon, verifyHalfPaced) < targets.p99_ms_at_half_load,
-        note: 'p99 judged on the worse of the two half-rate measurements, at half of the rate this machine reached (not half of the target rate)',
+        create_p99_at_half_target_met: createHalfTargetPaced.latency_p99_ms < targets.p99_ms_at_half_load,
+        verify_p99_at_half_target_met: verifyHalfTargetPaced.latency_p99_ms < targets.p99_ms_at_half_load,
+        note:
+          'the *_at_half_met p99s are judged on the worse of the two half-rate measurements, at half of the rate this machine reached; ' +
+          'the *_at_half_target_met p99s on the evenly paced run at half of the target rate (1,000 creates/s, 2,000 verifies/s)',
       },
     };
     const file = writeResult(result.date, `decisions-${mode}`, result);
@@ -472,6 +499,8 @@ async function main() {
           `verify ${verifySaturation[0].cpu.service_cpu_ms_per_request} ms + ${verifySaturation[0].cpu.postgres_cpu_ms_per_request} ms (machine ${createSaturation[0].cpu.machine_busy_percent} % / ${verifySaturation[0].cpu.machine_busy_percent} % busy, ` +
           `other processes ${createSaturation[0].cpu.other_processes_cpu_cores} / ${verifySaturation[0].cpu.other_processes_cpu_cores} cores)`,
         `  p99 < ${targets.p99_ms_at_half_load} ms at half load: create ${result.against_targets.create_p99_at_half_met ? 'met' : 'NOT met'}, verify ${result.against_targets.verify_p99_at_half_met ? 'met' : 'NOT met'}`,
+        `  at half the target (evenly paced): create ${createHalfTargetRate}/s p99 ${createHalfTargetPaced.latency_p99_ms} ms (${result.against_targets.create_p99_at_half_target_met ? 'met' : 'NOT met'}), ` +
+          `verify ${verifyHalfTargetRate}/s p99 ${verifyHalfTargetPaced.latency_p99_ms} ms, ${fresh(verifyHalfTargetPaced)} (${result.against_targets.verify_p99_at_half_target_met ? 'met' : 'NOT met'})`,
         `written to ${path.relative(ROOT, file)}`,
         '',
       ].join('\n'),
