@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
+import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { insertOutboxRows, OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
@@ -58,6 +59,88 @@ interface Latest {
   purposes: Record<string, RecordedPurpose>;
 }
 
+/** A record on its way into a batch's insert. */
+interface NewRecord {
+  recordId: string;
+  person: string;
+  row: CheckedRow;
+  status: string;
+  supersedes: string | null;
+}
+
+/** New people of a batch, as the JSON document their insert reads. */
+const PEOPLE_ROWS = new JsonRecordset<Person>([
+  { key: 'id', read: (person) => person.id },
+  { key: 'email', read: (person) => person.email },
+  { key: 'external_id', read: (person) => person.externalId },
+]);
+
+/** New records of a batch; `n` is the row's place in the batch (its recorded_at offset). */
+const RECORD_ROWS = new JsonRecordset<NewRecord & { n: number }>([
+  { key: 'id', read: (record) => record.recordId },
+  { key: 'subject', read: (record) => record.person },
+  { key: 'purposes', read: (record) => record.row.purposes, type: 'jsonb' },
+  { key: 'status', read: (record) => record.status },
+  { key: 'captured', read: (record) => record.row.capturedAt, type: 'timestamptz' },
+  { key: 'key', read: (record) => record.row.idempotencyKey },
+  { key: 'fingerprint', read: (record) => (record.row.idempotencyKey ? record.row.fingerprint : null) },
+  { key: 'supersedes', read: (record) => record.supersedes },
+  { key: 'channel', read: (record) => record.row.channel ?? 'imported' },
+  { key: 'n', read: (record) => record.n, type: 'int' },
+]);
+
+/**
+ * The batch's statements, prepared. Every lookup by an array of keys is planned per call
+ * (`reusePlan: false`): the tables start empty and grow under the batches (PreparedStatement).
+ * Rows travel as JSON documents (JsonRecordset), not as arrays the driver escapes.
+ */
+const STATEMENTS = {
+  earlierKeys: new PreparedStatement<{ idempotency_key: string; record_id: string; request_fingerprint: string | null }>(
+    'decisions_records_earlier_keys',
+    `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
+      WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
+    { reusePlan: false },
+  ),
+  knownPeople: new PreparedStatement<{ id: string; email: string | null; external_id: string | null }>(
+    'decisions_records_known_people',
+    `SELECT "id", "email", "external_id" FROM "decisions"."subjects"
+      WHERE "application_id" = $1 AND ("email" = ANY($2::text[]) OR "external_id" = ANY($3::text[]))`,
+    { reusePlan: false },
+  ),
+  insertPeople: new PreparedStatement<{ id: string }>(
+    'decisions_records_insert_people',
+    `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
+     SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($2::jsonb) AS r(${PEOPLE_ROWS.columns})
+     ON CONFLICT DO NOTHING RETURNING "id"`,
+  ),
+  peopleByEmail: new PreparedStatement<{ id: string; email: string }>(
+    'decisions_records_people_by_email',
+    `SELECT "id", "email" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2::text[])`,
+    { reusePlan: false },
+  ),
+  lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
+  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose> }>(
+    'decisions_records_latest',
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes" FROM "decisions"."consent_records"
+      WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
+    { reusePlan: false },
+  ),
+  insertRecords: new PreparedStatement(
+    'decisions_records_insert',
+    `INSERT INTO "decisions"."consent_records"
+       ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
+        "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
+     SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
+            -- One microsecond apart in row order, so "newest" stays the later row of the same person.
+            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
+       FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})`,
+  ),
+  withdraw: new PreparedStatement(
+    'decisions_records_withdraw',
+    `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`,
+  ),
+};
+
 /**
  * Records a chunk of import rows in one transaction instead of one per row: people found and homed
  * in bulk (one directory round for the new ones), records, predecessor withdrawals and outbox
@@ -91,11 +174,7 @@ export class ImportBatch {
     const keyed = rows.filter((row) => row.idempotencyKey);
     const earlier = new Map<string, { record_id: string; request_fingerprint: string | null }>();
     if (keyed.length > 0) {
-      const found: Array<{ idempotency_key: string; record_id: string; request_fingerprint: string | null }> = await this.dataSource.query(
-        `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
-         WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
-        [applicationId, keyed.map((row) => row.idempotencyKey)],
-      );
+      const found = await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keyed.map((row) => row.idempotencyKey)]);
       for (const row of found) earlier.set(row.idempotency_key, row);
     }
     const fresh: CheckedRow[] = [];
@@ -127,31 +206,24 @@ export class ImportBatch {
       // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
       const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
       if (newPeople.length > 0) {
-        const inserted: Array<{ id: string }> = await manager.query(
-          `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
-           SELECT *, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING RETURNING "id"`,
-          [newPeople.map((p) => p.id), newPeople.map(() => applicationId), newPeople.map((p) => p.email), newPeople.map((p) => p.externalId)],
-        );
+        const inserted = await STATEMENTS.insertPeople.rows(manager, [applicationId, PEOPLE_ROWS.document(newPeople)]);
         if (inserted.length < newPeople.length) {
           // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
           const won = new Set(inserted.map((row) => row.id));
           const raced = newPeople.filter((person) => !won.has(person.id));
-          const rows: Array<{ id: string; email: string }> = await manager.query(
-            `SELECT "id", "email" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2::text[])`,
-            [applicationId, raced.map((person) => person.email)],
-          );
+          const rows = await STATEMENTS.peopleByEmail.rows(manager, [applicationId, raced.map((person) => person.email)]);
           const idOf = new Map(rows.map((row) => [row.email, row.id]));
           for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
         }
       }
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
       const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`, [lockKeys]);
+      await STATEMENTS.lock.run(manager, [lockKeys]);
       const latest = await this.latest(manager, persons.map((person) => person.id), flow.id);
 
       const now = new Date();
       const recordedAt = now.toISOString();
-      const records: Array<Record<string, unknown>> = [];
+      const records: NewRecord[] = [];
       const events: OutboxEvent[] = [];
       const withdrawals: Array<{ recordId: string; marks: Array<Record<string, string>> }> = [];
       for (const row of homed) {
@@ -206,36 +278,11 @@ export class ImportBatch {
         made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
       }
       if (records.length > 0) {
-        const column = <T>(pick: (record: { recordId: string; person: string; row: CheckedRow; status: string; supersedes: string | null }) => T) =>
-          records.map((record) => pick(record as never));
-        await manager.query(
-          `INSERT INTO "decisions"."consent_records"
-             ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
-              "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
-           SELECT r.id, $1, $2, $3, r.subject, r.purposes, r.status, r.channel, r.captured,
-                  -- One microsecond apart in row order, so "newest" stays the later row of the same person.
-                  $4::timestamptz + (r.n * interval '1 microsecond'), r.key, r.fingerprint, r.supersedes, '[]'::jsonb
-             FROM unnest($5::text[], $6::text[], $7::jsonb[], $8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[])
-               WITH ORDINALITY AS r(id, subject, purposes, status, captured, key, fingerprint, supersedes, channel, n)`,
-          [
-            applicationId,
-            flow.id,
-            flow.version,
-            recordedAt,
-            column((r) => r.recordId),
-            column((r) => r.person),
-            column((r) => JSON.stringify(r.row.purposes)),
-            column((r) => r.status),
-            column((r) => r.row.capturedAt),
-            column((r) => r.row.idempotencyKey ?? null),
-            column((r) => (r.row.idempotencyKey ? r.row.fingerprint : null)),
-            column((r) => r.supersedes),
-            column((r) => r.row.channel ?? 'imported'),
-          ],
-        );
+        const numbered = records.map((record, index) => ({ ...record, n: index + 1 }));
+        await STATEMENTS.insertRecords.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered)]);
       }
       for (const { recordId, marks } of withdrawals) {
-        await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [recordId, JSON.stringify(marks)]);
+        await STATEMENTS.withdraw.run(manager, [recordId, JSON.stringify(marks)]);
       }
       await insertOutboxRows(manager, events);
       return records.length;
@@ -257,11 +304,7 @@ export class ImportBatch {
   private async people(applicationId: string, rows: CheckedRow[]): Promise<Map<number, Person | string>> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
-    const known: Array<{ id: string; email: string | null; external_id: string | null }> = await this.dataSource.query(
-      `SELECT "id", "email", "external_id" FROM "decisions"."subjects"
-       WHERE "application_id" = $1 AND ("email" = ANY($2::text[]) OR "external_id" = ANY($3::text[]))`,
-      [applicationId, emails, externalIds],
-    );
+    const known = await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
     const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
     const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
     const result = new Map<number, Person | string>();
@@ -300,11 +343,7 @@ export class ImportBatch {
 
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
     if (subjectIds.length === 0) return new Map();
-    const rows: Array<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose> }> = await manager.query(
-      `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes" FROM "decisions"."consent_records"
-       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
-      [subjectIds, flowId],
-    );
+    const rows = await STATEMENTS.latest.rows(manager, [subjectIds, flowId]);
     return new Map(rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes }]));
   }
 }
