@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { createServiceDataSource, migrateServiceSchema } from '@dcr/persistence';
 import { OutboxEvent, outboxRow } from '@dcr/service-kit';
-import { createTestDatabase, TestDatabase } from '@dcr/testing';
+import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
 import { FlowVersion } from '../src/flows/flow-version.entity';
@@ -19,29 +18,20 @@ import { SignInCode } from '../src/sessions/sign-in-code.entity';
  * moves lock and save it with prepared statements instead of TypeORM's query builder and save.
  */
 describe('SessionsRepository and FlowsRepository: the hot paths\' statements', () => {
-  let database: TestDatabase;
+  let database: MigratedServiceDatabase;
   let dataSource: DataSource;
   let repository: SessionsRepository;
   let flows: FlowsRepository;
 
   beforeAll(async () => {
-    database = await createTestDatabase('verifications');
-    dataSource = createServiceDataSource({
-      url: database.url,
-      schema: decisionsService.schema,
-      entities: decisionsService.entities,
-      migrations: decisionsService.migrations,
-      poolSize: 2,
-    });
-    await dataSource.initialize();
-    await migrateServiceSchema(dataSource);
+    database = await migratedServiceDatabase(decisionsService, 'verifications');
+    dataSource = database.dataSource;
     repository = new SessionsRepository(dataSource.getRepository(DecisionSession), dataSource.getRepository(SignInCode));
     flows = new FlowsRepository(dataSource.getRepository(FlowVersion));
   });
 
   afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.drop();
+    await database?.close();
   });
 
   let sequence = 0;

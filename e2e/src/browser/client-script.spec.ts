@@ -252,7 +252,11 @@ ${script}
     ]);
     const resizes = recorded.filter((e) => e.type === 'resize');
     expect(resizes.length).toBeGreaterThanOrEqual(1);
-    await page.waitForFunction((height) => (globalThis as any).document.querySelector('#consent iframe').style.height === `${height}px`, resizes[resizes.length - 1].value.height);
+    // The frame follows the latest resize, which may come after the snapshot above: read it on every poll.
+    await page.waitForFunction(() => {
+      const latest = ((globalThis as any).events as RecordedEvent[]).filter((e) => e.type === 'resize').pop()!;
+      return (globalThis as any).document.querySelector('#consent iframe').style.height === `${latest.value.height}px`;
+    });
     expect(recorded.filter((e) => ['error', 'cancel', 'rejected'].includes(e.type))).toEqual([]);
 
     expect((await verify(embedded.sessionToken, complete.exchangeToken)).body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });

@@ -1,4 +1,5 @@
 import { createServiceDataSource, migrateServiceSchema, pendingSchemaChanges } from '@dcr/persistence';
+import type { DataSource } from 'typeorm';
 import { createTestDatabase } from './test-database';
 
 export interface SchemaOwner {
@@ -57,4 +58,35 @@ export function describeServiceSchema(owner: SchemaOwner): void {
       expect(check.tablesAfterRevert).toEqual([]);
     });
   });
+}
+
+/** A service's schema, migrated, in a database of its own: a data source and a way to drop both. */
+export interface MigratedServiceDatabase {
+  dataSource: DataSource;
+  close(): Promise<void>;
+}
+
+/**
+ * For tests of a service's repositories against the real PostgreSQL: a new database, the service's
+ * data source on it (`poolSize` connections, enough for the concurrency the test needs) and every
+ * migration run, as the service itself starts.
+ */
+export async function migratedServiceDatabase(owner: SchemaOwner, label: string, poolSize = 2): Promise<MigratedServiceDatabase> {
+  const database = await createTestDatabase(label);
+  const dataSource = createServiceDataSource({ url: database.url, schema: owner.schema, entities: owner.entities, migrations: owner.migrations, poolSize });
+  try {
+    await dataSource.initialize();
+    await migrateServiceSchema(dataSource);
+  } catch (error) {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.drop();
+    throw error;
+  }
+  return {
+    dataSource,
+    async close() {
+      await dataSource.destroy();
+      await database.drop();
+    },
+  };
 }

@@ -93,6 +93,11 @@ export class ConnectRepository {
    */
   async applySnapshot(snapshot: ApplicationSnapshot): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
+      // One snapshot of an application at a time. The row lock below cannot do it for an application
+      // this country has not stored yet (there is no row to lock): two snapshots arriving together
+      // would both insert it, and the later revision, the one to keep, could fail on the duplicate
+      // key and be lost until the application changed again.
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`gateway.application:${snapshot.id}`]);
       const current = await manager.getRepository(ApplicationRecord).findOne({
         where: { id: snapshot.id },
         lock: { mode: 'pessimistic_write' },
