@@ -24,17 +24,8 @@ export interface SchemaCheck {
  * is pending and nothing is left, so entities and migrations cannot drift apart.
  */
 export async function checkServiceSchema(owner: SchemaOwner): Promise<SchemaCheck> {
-  const database = await createTestDatabase(`schema_${owner.schema}`);
-  const dataSource = createServiceDataSource({
-    url: database.url,
-    schema: owner.schema,
-    entities: owner.entities,
-    migrations: owner.migrations,
-    poolSize: 2,
-  });
+  const { dataSource, applied, close } = await migratedServiceDatabase(owner, `schema_${owner.schema}`);
   try {
-    await dataSource.initialize();
-    const applied = await migrateServiceSchema(dataSource);
     const pendingAfterMigrations = await pendingSchemaChanges(dataSource);
     for (let i = 0; i < applied.length; i++) await dataSource.undoLastMigration({ transaction: 'each' });
     const tables = await dataSource.query(
@@ -43,8 +34,7 @@ export async function checkServiceSchema(owner: SchemaOwner): Promise<SchemaChec
     );
     return { applied, pendingAfterMigrations, tablesAfterRevert: tables.map((t: { table_name: string }) => t.table_name) };
   } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await database.drop();
+    await close();
   }
 }
 
@@ -63,6 +53,8 @@ export function describeServiceSchema(owner: SchemaOwner): void {
 /** A service's schema, migrated, in a database of its own: a data source and a way to drop both. */
 export interface MigratedServiceDatabase {
   dataSource: DataSource;
+  /** The migrations that ran, by name. */
+  applied: string[];
   close(): Promise<void>;
 }
 
@@ -74,9 +66,10 @@ export interface MigratedServiceDatabase {
 export async function migratedServiceDatabase(owner: SchemaOwner, label: string, poolSize = 2): Promise<MigratedServiceDatabase> {
   const database = await createTestDatabase(label);
   const dataSource = createServiceDataSource({ url: database.url, schema: owner.schema, entities: owner.entities, migrations: owner.migrations, poolSize });
+  let applied: string[];
   try {
     await dataSource.initialize();
-    await migrateServiceSchema(dataSource);
+    applied = await migrateServiceSchema(dataSource);
   } catch (error) {
     if (dataSource.isInitialized) await dataSource.destroy();
     await database.drop();
@@ -84,6 +77,7 @@ export async function migratedServiceDatabase(owner: SchemaOwner, label: string,
   }
   return {
     dataSource,
+    applied,
     async close() {
       await dataSource.destroy();
       await database.drop();
