@@ -99,7 +99,7 @@ describe('route wiring from controller metadata', () => {
           done();
         };
         const direct = directHandlerFor(method, route.url);
-        if (direct) route.handler = direct;
+        if (direct) route.handler = direct.handler;
       });
     await app.init();
     await app.getHttpAdapter().getInstance().ready();

@@ -5,6 +5,7 @@ import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CredentialIndex } from '../connect/credential-index';
 import { TokenUseRecorder } from '../connect/token-use-recorder';
+import type { DirectRequest, HeaderSink } from '../http/direct-lane';
 import { RateLimitService } from '../http/rate-limit.service';
 import { RenderProofs } from '../sdk/render-proofs';
 import { AuthenticatedRequest } from './auth.decorators';
@@ -14,6 +15,9 @@ import { RoutePolicy } from './route-policies';
 
 /** A Fastify `preHandler` hook in callback form (no promise per request on the synchronous path). */
 export type AuthenticationHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
+/** What admission reads of a request (Fastify's, or the direct lane's), and where it puts the principal. */
+type AdmittedRequest = Pick<AuthenticatedRequest, 'headers' | 'principal'> & { body?: unknown };
 
 const notAcceptedYet = (what: string) =>
   new DomainError('credential_not_accepted', `${what} are not accepted yet; use an API token or a publishable key`);
@@ -60,8 +64,21 @@ export class Authenticator {
     };
   }
 
+  /**
+   * The same admission for the direct lane (see DirectLane): synchronous, so only for routes that do
+   * not take a render proof (it travels in a body, and its check is a promise). A public route admits
+   * everyone.
+   */
+  admitterFor(policy: RoutePolicy): ((request: DirectRequest, headers: HeaderSink) => void) | undefined {
+    if (policy.public) return () => undefined;
+    if (policy.accepted.includes('render_proof')) return undefined;
+    return (request, headers) => {
+      this.admit(request, headers, policy);
+    };
+  }
+
   /** Sets `request.principal`, or throws; a promise only on the render-proof path (a signature check). */
-  private admit(request: AuthenticatedRequest, reply: FastifyReply, policy: RoutePolicy): Promise<void> | undefined {
+  private admit(request: AdmittedRequest, reply: HeaderSink, policy: RoutePolicy): Promise<void> | undefined {
     const { accepted, scopes } = policy;
     // The consent field's frame has no credential but the render proof of its page (where a route takes it).
     const renderProof = accepted.includes('render_proof') ? this.renderProofOnly(request) : undefined;
@@ -90,7 +107,7 @@ export class Authenticator {
     return undefined;
   }
 
-  private authenticate(request: AuthenticatedRequest): Principal {
+  private authenticate(request: AdmittedRequest): Principal {
     if (request.headers['x-delegation-grant-id'] !== undefined) {
       throw notAcceptedYet('Delegation grants (X-Delegation-Grant-Id)');
     }
@@ -130,7 +147,7 @@ export class Authenticator {
   }
 
   /** The body's render proof, when the request carries no other credential. */
-  private renderProofOnly(request: AuthenticatedRequest): string | undefined {
+  private renderProofOnly(request: AdmittedRequest): string | undefined {
     const { headers } = request;
     if (headers.authorization !== undefined || headers['x-publishable-key'] !== undefined || headers['x-delegation-grant-id'] !== undefined) return undefined;
     const body = request.body as Record<string, unknown> | undefined;

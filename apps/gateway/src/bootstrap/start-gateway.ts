@@ -1,11 +1,11 @@
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
-import { newRequestId } from '@dcr/domain';
 import { AccessLog, createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
 import { createTransportServer, useDomainRpcConventions } from '@dcr/transport';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifyServerFactoryHandler } from 'fastify';
 import { Authenticator } from '../auth/authenticator';
 import { RoutePolicies } from '../auth/route-policies';
 import { ConfigReplicator } from '../connect/config-replicator';
@@ -14,7 +14,10 @@ import { CorsPolicy } from '../http/cors.policy';
 import { deprecationHeaders } from '../http/deprecation';
 import { configureFormHookRoute } from '../form-connections/raw-body';
 import { ControllerMethods } from '../http/controller-methods';
+import { DirectLane, DirectRequest } from '../http/direct-lane';
 import { directHandlerFor } from '../http/direct-route';
+import { errorAnswer } from '../http/error-responder';
+import { requestIdOf } from '../http/request-id';
 import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -27,14 +30,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const IMPORT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /** With ACCESS_LOG=errors, a successful request is still logged when it took this long. */
 const SLOW_REQUEST_MS = 1000;
-
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-
-/** A caller's own X-Request-Id is kept when it is sane; otherwise the gateway makes one. */
-function requestIdOf(request: { headers: Record<string, string | string[] | undefined> }): string {
-  const given = request.headers['x-request-id'];
-  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
-}
 
 interface IdempotentRequest extends FastifyRequest {
   idempotency?: { scope: string; key: string };
@@ -54,7 +49,21 @@ export interface RunningGateway {
 export async function startGateway(context: ServiceContext): Promise<RunningGateway> {
   const env = context.env as GatewayEnvironment;
   const dataSource = await openServiceDatabase(context);
+  const lane = new DirectLane();
   const adapter = new FastifyAdapter({
+    // The HTTP server Fastify would make, with the direct lane in front of Fastify's handler (see
+    // DirectLane): Fastify's own settings of its server are applied here as Fastify applies them.
+    serverFactory: (handler: FastifyServerFactoryHandler, options: Record<string, unknown>) => {
+      const settings = options as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
+      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+        if (!lane.answer(request, response)) handler(request, response);
+      });
+      server.keepAliveTimeout = settings.keepAliveTimeout;
+      server.requestTimeout = settings.requestTimeout;
+      server.setTimeout(settings.connectionTimeout);
+      if (settings.maxRequestsPerSocket && settings.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = settings.maxRequestsPerSocket;
+      return server;
+    },
     // Fastify's own per-request child loggers are off: the gateway writes one access line per
     // request itself (onResponse below), with the request id, from the service logger.
     logger: false,
@@ -105,9 +114,13 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const accessLog = new AccessLog(logger);
   metrics.setCountry(env.COUNTRY);
   /** The metrics sample and (with ACCESS_LOG=all, or for a failure or a slow answer) the access line of an answer. */
-  const recordAnswer = (request: FastifyRequest, reply: FastifyReply, route: string, observe: (method: string, status: number, elapsedMs: number) => void) => {
-    const elapsed = reply.elapsedTime;
-    const status = reply.statusCode;
+  const recordAnswer = (
+    request: DirectRequest,
+    status: number,
+    elapsed: number,
+    route: string,
+    observe: (method: string, status: number, elapsedMs: number) => void,
+  ) => {
     observe(request.method, status, elapsed);
     if (logAll || status >= 400 || elapsed >= SLOW_REQUEST_MS) {
       accessLog.write({ requestId: request.id, method: request.method, url: loggableUrl(request.url), route, status, durationMs: elapsed });
@@ -120,7 +133,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const answerRecorder = (route: string) => {
     const observe = metrics.forRoute(route);
     return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      recordAnswer(request, reply, route, observe);
+      recordAnswer(request, reply.statusCode, reply.elapsedTime, route, observe);
       done();
     };
   };
@@ -129,16 +142,31 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const controllerMethods = app.get(ControllerMethods);
   // Routes are registered at init, after this hook. Each is traced back to its controller method,
   // whose decorators decide, once: its authentication (a preHandler hook, first: nothing else runs for
-  // a caller who is refused), and whether Fastify answers it directly (@DirectRoute()). It also
+  // a caller who is refused), and whether it is answered directly (@DirectRoute(): by Fastify without
+  // Nest's pipeline, and a plain GET of its path by the direct lane, before Fastify). It also
   // raises the body limit of the import route only, keeps the raw body of the form builder's signed
   // webhook (and only there), and gives POST routes the idempotency hooks.
   fastify.addHook('onRoute', (route) => {
     const methods = routeMethods(route);
     const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
-    const authenticate = authenticator.hookFor(policies.of(resolved));
+    const policy = policies.of(resolved);
+    const authenticate = authenticator.hookFor(policy);
     if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
     const direct = directHandlerFor(resolved, route.url);
-    if (direct) route.handler = direct;
+    if (direct) {
+      route.handler = direct.handler;
+      const admit = authenticator.admitterFor(policy);
+      if (methods.includes('GET') && admit) {
+        lane.add({
+          path: route.url,
+          admit,
+          answer: direct.answer,
+          before: Object.entries(deprecationHeaders(route.url) ?? {}),
+          after: direct.headers,
+          observe: metrics.forRoute(route.url),
+        });
+      }
+    }
     if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
     configureFormHookRoute(route);
     addRouteHook(route, 'onResponse', answerRecorder(route.url));
@@ -157,7 +185,19 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // Requests no route matched (404s), labelled `unmatched`: each route's own hook records the rest.
   const observeUnmatched = metrics.forRoute('unmatched');
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.is404) recordAnswer(request, reply, 'unmatched', observeUnmatched);
+    if (request.is404) recordAnswer(request, reply.statusCode, reply.elapsedTime, 'unmatched', observeUnmatched);
+    done();
+  });
+
+  // What the lane shares with the Fastify path (the request id, the error answer, the metrics and
+  // access line); from the server's close on, it leaves every request to Fastify.
+  lane.attach({
+    requestIdOf,
+    errorAnswer: (error, requestId) => errorAnswer(error, requestId, logger),
+    recordAnswer,
+  });
+  fastify.addHook('preClose', (done) => {
+    lane.close();
     done();
   });
 

@@ -1,10 +1,11 @@
 import { Controller, Get, Header, Inject, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { AcceptCredentials, AuthenticatedRequest } from '../auth/auth.decorators';
+import { AcceptCredentials } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { IndexedApplication } from './credential-index';
 import { DirectRoute } from '../http/direct-route';
+import type { DirectRequest } from '../http/direct-lane';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 
 class MeCredentialDto {
@@ -50,9 +51,9 @@ export class MeController {
   @AcceptCredentials('api_token', 'admin')
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ type: MeDto })
-  // Answered by Fastify directly (see DirectRoute), so it reads the request, not @CurrentPrincipal().
+  // Answered without Nest's pipeline (see DirectRoute), so it reads the request, not @CurrentPrincipal().
   @DirectRoute()
-  me(@Req() request: AuthenticatedRequest): string {
+  me(@Req() request: DirectRequest): string {
     const { principal } = request;
     if (!principal) throw new Error('unreachable: /me is an authenticated route');
     if (principal.kind === 'admin') return JSON.stringify(this.body(principal));

@@ -79,17 +79,23 @@ export function errorBody(error: DomainError, requestId: string): ErrorBody {
   return body;
 }
 
-export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
+/**
+ * The contract's answer to anything thrown while answering a request: its status, code and body. An
+ * unexpected error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only
+ * its type, code, message and stack: a database error also carries the query's parameters and
+ * PostgreSQL's detail, which may hold personal data.
+ */
+export function errorAnswer(error: unknown, requestId: string, logger: Logger): { status: number; code: ErrorCode; body: ErrorBody } {
   const domainError = toDomainError(error);
   const status = httpStatusOf(domainError.code);
-  if (status >= 500) {
-    // The error stays in the log, tied to the request id; the caller sees only the id. Only its type,
-    // code, message and stack: a database error also carries the query's parameters and PostgreSQL's
-    // detail, which may hold personal data.
-    logger.error({ err: loggableError(error), request_id: request.id }, 'request failed');
-  }
-  if (domainError.code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
-  void reply.status(status).type('application/json; charset=utf-8').send(errorBody(domainError, request.id));
+  if (status >= 500) logger.error({ err: loggableError(error), request_id: requestId }, 'request failed');
+  return { status, code: domainError.code, body: errorBody(domainError, requestId) };
+}
+
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
+  const { status, code, body } = errorAnswer(error, request.id, logger);
+  if (code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
+  void reply.status(status).type('application/json; charset=utf-8').send(body);
 }
 
 /** What of an unexpected error goes into the log: never its other properties (see sendError). */

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GatewayEnvironment } from '@dcr/config';
 import { DomainError, rateLimitField, rateLimitPolicyField, retryAfterField, TokenBucketLimiter } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import type { FastifyReply } from 'fastify';
 import { GatewayMetrics } from '../observability/gateway-metrics';
+import type { HeaderSink } from './direct-lane';
 
 /** Per-application token bucket (RATE_LIMIT_RPS, RATE_LIMIT_BURST; RATE_LIMIT_RPS=0 turns it off). */
 @Injectable()
@@ -20,7 +20,7 @@ export class RateLimitService {
     this.policyField = this.policy.ratePerSecond > 0 ? rateLimitPolicyField(this.policy) : '';
   }
 
-  enforce(applicationId: string, reply: FastifyReply): void {
+  enforce(applicationId: string, reply: HeaderSink): void {
     if (this.policy.ratePerSecond === 0) return;
     const decision = this.limiter.take(applicationId);
     reply.header('ratelimit-policy', this.policyField).header('ratelimit', rateLimitField(decision));
