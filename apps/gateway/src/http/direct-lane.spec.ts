@@ -78,7 +78,7 @@ describe('DirectLane', () => {
   it('answers a GET of its exact path itself: request id, route headers, admission headers, body, record', async () => {
     const response = await fetch(`${url}/api/v1/me`);
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = (await response.json()) as { kind: string; id: string };
     expect(body).toEqual({ kind: 'admin', id: expect.stringMatching(/^req_[0-9a-z]{16}$/) });
     expect(response.headers.get('x-request-id')).toBe(body.id);
     expect(response.headers.get('deprecation')).toBe('@1763769600');
@@ -127,7 +127,7 @@ describe('DirectLane', () => {
     behaviour = 'refuse';
     const response = await fetch(`${url}/api/v1/me`);
     expect(response.status).toBe(401);
-    const body = await response.json();
+    const body = (await response.json()) as { request_id: string };
     expect(body).toEqual({ message: 'The API token is not valid or was revoked', code: 'unauthenticated', request_id: response.headers.get('x-request-id') });
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('deprecation')).toBe('@1763769600');
@@ -141,7 +141,7 @@ describe('DirectLane', () => {
     expect(response.status).toBe(429);
     expect(response.headers.get('ratelimit')).toBe('"default";r=9;t=1');
     expect(response.headers.get('retry-after')).toBe('1');
-    expect((await response.json()).code).toBe('rate_limited');
+    expect(((await response.json()) as { code: string }).code).toBe('rate_limited');
   });
 
   it('answers a failing handler with a 500 that says nothing of the error, and logs it with the request id', async () => {

@@ -1,4 +1,4 @@
-import { randomString } from '../identifiers';
+import { prefixedRandomString } from '../identifiers';
 
 /**
  * `rec_<cc><20>`: a consent record's id, stable across channels and receipt flavors. Like session
@@ -8,7 +8,7 @@ import { randomString } from '../identifiers';
  */
 export function newRecordId(country: string): string {
   if (!/^[A-Za-z]{2}$/.test(country)) throw new RangeError(`country must be two letters, got ${country}`);
-  return `rec_${country.toLowerCase()}${randomString(20)}`;
+  return prefixedRandomString(`rec_${country.toLowerCase()}`, 20);
 }
 
 const RECORD_ID = /^rec_([a-z]{2})[0-9a-z]{20}$/;

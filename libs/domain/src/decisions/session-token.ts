@@ -1,4 +1,4 @@
-import { randomString } from '../identifiers';
+import { prefixedRandomString } from '../identifiers';
 
 /**
  * `dts_<cc><30>`: the home country's code starts the opaque part, so any country's gateway can
@@ -8,7 +8,7 @@ import { randomString } from '../identifiers';
  */
 export function newSessionToken(country: string): string {
   if (!/^[A-Za-z]{2}$/.test(country)) throw new RangeError(`country must be two letters, got ${country}`);
-  return `dts_${country.toLowerCase()}${randomString(30)}`;
+  return prefixedRandomString(`dts_${country.toLowerCase()}`, 30);
 }
 
 const SESSION_TOKEN = /^dts_([a-z]{2})[0-9a-z]{30}$/;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { randomString } from '../identifiers';
+import { prefixedRandomString } from '../identifiers';
 
 /** The hosted form builders a connection can be made to. Typeform is the one modelled (docs/form-builders.md). */
 export const FORM_PLATFORMS = ['typeform'] as const;
@@ -19,7 +19,7 @@ const FORM_CONNECTION_ID = /^fcn_([a-z]{2})[0-9a-z]{20}$/;
  */
 export function newFormConnectionId(country: string): string {
   if (!/^[A-Za-z]{2}$/.test(country)) throw new RangeError(`country must be two letters, got ${country}`);
-  return `fcn_${country.toLowerCase()}${randomString(20)}`;
+  return prefixedRandomString(`fcn_${country.toLowerCase()}`, 20);
 }
 
 export function isFormConnectionId(value: unknown): value is string {

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors';
-import { randomString } from './random';
+import { prefixedRandomString } from './random';
 
 /** Length of the `<hashid>` part of application and flow ids, and the default opaque-id length. */
 export const HASHID_LENGTH = 16;
@@ -37,26 +37,26 @@ export function newOpaqueId(prefix: string, length = HASHID_LENGTH): string {
   if (!PREFIX_PATTERN.test(bare)) {
     throw new RangeError(`id prefix must be lower-case letters and digits separated by single underscores, got "${prefix}"`);
   }
-  return `${bare}_${randomString(length)}`;
+  return prefixedRandomString(`${bare}_`, length);
 }
 
 /** `tp_<region>_<hashid>`. */
 export function newApplicationId(region: string): string {
   assertRegion(region);
-  return `tp_${region}_${randomString(HASHID_LENGTH)}`;
+  return prefixedRandomString(`tp_${region}_`, HASHID_LENGTH);
 }
 
 /** `flw_<region>_<hashid>`. */
 export function newFlowId(region: string): string {
   assertRegion(region);
-  return `flw_${region}_${randomString(HASHID_LENGTH)}`;
+  return prefixedRandomString(`flw_${region}_`, HASHID_LENGTH);
 }
 
 /** `api_token_<16>`: the id of an API token's record (never the token itself). */
 export const newApiTokenRecordId = (): string => newOpaqueId('api_token');
 
 /** `req_<16>`: the `request_id` of every answer (made for every request, so its constant prefix is not re-checked). */
-export const newRequestId = (): string => `req_${randomString(HASHID_LENGTH)}`;
+export const newRequestId = (): string => prefixedRandomString('req_', HASHID_LENGTH);
 
 /** `sub_<20>`: the opaque person id returned as `subject.id`. */
 export const newSubjectId = (): string => newOpaqueId('sub', SUBJECT_ID_LENGTH);

@@ -1,2 +1,2 @@
 export * from './identifiers';
-export { randomString, ID_ALPHABET } from './random';
+export { prefixedRandomString, randomString, ID_ALPHABET } from './random';

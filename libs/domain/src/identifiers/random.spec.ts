@@ -1,4 +1,4 @@
-import { nextRandomByte, randomString, ID_ALPHABET } from './random';
+import { nextRandomByte, prefixedRandomString, randomString, ID_ALPHABET } from './random';
 
 /** A byte source that plays back a fixed sequence. */
 const bytes = (...values: number[]) => () => {
@@ -26,6 +26,25 @@ describe('randomString', () => {
   it('refuses a non-positive length', () => {
     expect(() => randomString(0)).toThrow(RangeError);
     expect(() => randomString(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('prefixedRandomString', () => {
+  it('puts the prefix before the drawn characters, which follow the same rules', () => {
+    expect(prefixedRandomString('req_', 4, ID_ALPHABET, bytes(252, 0, 35, 251, 36))).toBe('req_0zz0');
+    expect(prefixedRandomString('', 2, 'ab', bytes(0, 1))).toBe('ab');
+  });
+
+  it('makes ids longer than one call of String.fromCharCode takes, in order', () => {
+    let i = 0;
+    const id = prefixedRandomString('x_', 2500, ID_ALPHABET, () => i++ % 36);
+    expect(id).toHaveLength(2502);
+    expect(id.startsWith('x_0123456789abcdefghijklmnopqrstuvwxyz0123')).toBe(true);
+    expect(id.slice(1026, 1062)).toBe(ID_ALPHABET.slice(16) + ID_ALPHABET.slice(0, 16)); // the 1,024th drawn character, across the call boundary
+  });
+
+  it('refuses a non-positive length', () => {
+    expect(() => prefixedRandomString('req_', 0)).toThrow(RangeError);
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomString } from '../identifiers';
+import { prefixedRandomString } from '../identifiers';
 
 /**
  * `tpl_<cc><20>`: a preview template, a handle on one flow version that an organisation's tooling
@@ -8,7 +8,7 @@ import { randomString } from '../identifiers';
  */
 export function newTemplateId(country: string): string {
   if (!/^[A-Za-z]{2}$/.test(country)) throw new RangeError(`country must be two letters, got ${country}`);
-  return `tpl_${country.toLowerCase()}${randomString(20)}`;
+  return prefixedRandomString(`tpl_${country.toLowerCase()}`, 20);
 }
 
 const TEMPLATE_ID = /^tpl_([a-z]{2})[0-9a-z]{20}$/;
