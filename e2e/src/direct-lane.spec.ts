@@ -55,6 +55,14 @@ describe('the direct lane against the router, on a running gateway', () => {
     return { lane, router };
   }
 
+  it("serves from an HTTP server with Fastify's settings (its serverFactory applies them as Fastify does)", () => {
+    const server = us.gateway.app.getHttpServer() as import('node:http').Server;
+    // Fastify's defaults, not Node's (5 s keep-alive, 300 s request timeout).
+    expect(server.keepAliveTimeout).toBe(72_000);
+    expect(server.requestTimeout).toBe(0);
+    expect(server.timeout).toBe(0);
+  });
+
   it('answers an API token alike: status, headers, body', async () => {
     const { lane, router } = await both({ token: apiToken });
     expect(lane.status).toBe(200);

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -54,8 +54,14 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     // The HTTP server Fastify would make, with the direct lane in front of Fastify's handler (see
     // DirectLane): Fastify's own settings of its server are applied here as Fastify applies them.
     serverFactory: (handler: FastifyServerFactoryHandler, options: Record<string, unknown>) => {
-      const settings = options as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
-      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const settings = options as {
+        http?: ServerOptions;
+        keepAliveTimeout: number;
+        requestTimeout: number;
+        connectionTimeout: number;
+        maxRequestsPerSocket?: number;
+      };
+      const server = createServer(settings.http ?? {}, (request: IncomingMessage, response: ServerResponse) => {
         if (!lane.answer(request, response)) handler(request, response);
       });
       server.keepAliveTimeout = settings.keepAliveTimeout;
