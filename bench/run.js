@@ -192,6 +192,8 @@ async function main() {
       round_ratios: meRuns.map((me, i) => Number((me.requests_per_second / baselineRuns[i].requests_per_second).toFixed(3))),
       ratio_of_medians: median(meRuns.map((r) => r.requests_per_second)) / median(baselineRuns.map((r) => r.requests_per_second)),
       gateway_me_p99_ms: median(meRuns.map((r) => r.latency_p99_ms)),
+      // The service takes this script's environment: a setting changed there is part of the result.
+      service_settings: { ACCESS_LOG: process.env.ACCESS_LOG ?? 'all (the default)' },
       ...shapedFigures,
       idle_memory: idleMemory,
     };
