@@ -222,6 +222,33 @@ async function auditDelay(databaseUrl, window) {
  * everything to the audit trail, webhooks and receipts), so that a half-rate run measures half the
  * load rather than the saturation run's backlog on top of it. Answers the seconds waited.
  */
+/**
+ * The cluster's WAL counters (`pg_stat_wal`): records, full-page images and bytes written so far by
+ * every database of the server, so a difference over a run is what the run made the server write
+ * (the decisions service's rows and what its consumers wrote because of them).
+ */
+async function walCounters(databaseUrl) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, wal_bytes::bigint AS bytes FROM pg_stat_wal');
+    return { records: Number(rows[0].records), fpi: Number(rows[0].fpi), bytes: Number(rows[0].bytes) };
+  } finally {
+    await client.end();
+  }
+}
+
+/** WAL written per request between two `walCounters` readings. */
+function walPerRequest(before, after, requests) {
+  return {
+    bytes: round((after.bytes - before.bytes) / requests, 0),
+    records: round((after.records - before.records) / requests, 1),
+    full_page_images: round((after.fpi - before.fpi) / requests, 2),
+    megabytes_total: round((after.bytes - before.bytes) / 2 ** 20, 1),
+  };
+}
+
 async function drainOutbox(databaseUrl, limitSeconds = 180) {
   const { Client } = require('pg');
   const client = new Client({ connectionString: databaseUrl });
@@ -353,7 +380,11 @@ async function main() {
     const createHalfTargetRate = CREATE_TARGET / 2;
     const drainedBeforeHalfTarget = await drainOutbox(service.databaseUrl('US'));
     log(`create: evenly paced at half the target, ${createHalfTargetRate}/s, ${duration} s (backlog drained in ${drainedBeforeHalfTarget} s)`);
+    const walBeforeHalfTarget = await walCounters(service.databaseUrl('US'));
     const createHalfTargetPaced = await pacedCreate(createHalfTargetRate);
+    // Once the consumers have caught up, so that what they write for these decisions is counted.
+    await drainOutbox(service.databaseUrl('US'));
+    createHalfTargetPaced.wal_per_create = walPerRequest(walBeforeHalfTarget, await walCounters(service.databaseUrl('US')), createHalfTargetPaced.requests);
 
     // (2) Verify consent tokens, each request its own fresh token.
     const verifyRun = async (label, { amount, overallRate, trace = false }) => {
