@@ -4,6 +4,7 @@ import { DECISIONS_ENTITIES, DecisionsModule } from './decisions.module';
 import { CreateSubjects1763800000000 } from './migrations/1763800000000-create-subjects';
 import { CreateFlowsAndSessions1763900000000 } from './migrations/1763900000000-create-flows-and-sessions';
 import { CreateInbox1764000000000 } from './migrations/1764000000000-create-inbox';
+import { NarrowSessionIndexes1764900000000 } from './migrations/1764900000000-narrow-session-indexes';
 import { CreateConsentRecords1764400000000 } from './migrations/1764400000000-create-consent-records';
 import { CreateFormConnections1764600000000 } from './migrations/1764600000000-create-form-connections';
 import { AddCaptureRendering1764700000000 } from './migrations/1764700000000-add-capture-rendering';
@@ -13,7 +14,7 @@ export const decisionsService: ServiceDefinition = {
   name: 'decisions',
   schema: 'decisions',
   entities: DECISIONS_ENTITIES,
-  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000],
+  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000, NarrowSessionIndexes1764900000000],
   module: DecisionsModule,
   environment: DecisionsEnvironment,
 };

@@ -9,10 +9,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('IX_decision_sessions_in_flight', ['expiresAt'], {
   where: `"status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
 })
-@Index('IX_decision_sessions_email', ['subjectEmail', 'status'])
 @Index('UQ_decision_sessions_id', ['id'], { unique: true })
 @Index('IX_decision_sessions_inbox', ['subjectEmail', 'createdAt'], {
-  where: `"status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
+  where: `"subject_email" IS NOT NULL AND "status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
 })
 @Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
 export class DecisionSession {
