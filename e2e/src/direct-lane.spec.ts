@@ -32,8 +32,10 @@ describe('the direct lane against the router, on a running gateway', () => {
     apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
   });
 
+  let closed = false;
+
   afterAll(async () => {
-    await us?.close();
+    if (!closed) await us?.close();
     laneAnswers.mockRestore();
   });
 
@@ -139,5 +141,15 @@ describe('the direct lane against the router, on a running gateway', () => {
     expect(lane.body).toEqual({ ...router.body, request_id: lane.headers.get('x-request-id') });
     expect(Number(lane.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(headerNames(lane.headers)).toEqual(headerNames(router.headers));
+  });
+
+  // Last: it closes the country. From Fastify's preClose on, the lane leaves every request to
+  // Fastify, which answers 503 or closes the connection (the lane's side: direct-lane.spec.ts).
+  it('stops answering when the gateway closes', async () => {
+    const laneClosed = jest.spyOn(DirectLane.prototype, 'close');
+    closed = true;
+    await us.close();
+    expect(laneClosed).toHaveBeenCalledTimes(1);
+    laneClosed.mockRestore();
   });
 });

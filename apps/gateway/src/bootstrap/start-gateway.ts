@@ -199,7 +199,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // access line); from the server's close on, it leaves every request to Fastify.
   lane.attach({
     requestIdOf,
-    errorAnswer: (error, requestId) => errorAnswer(error, requestId, logger),
+    errorAnswer: (error, requestId, hasHeader) => errorAnswer(error, requestId, logger, hasHeader),
     recordAnswer,
   });
   fastify.addHook('preClose', (done) => {

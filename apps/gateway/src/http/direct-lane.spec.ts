@@ -62,7 +62,7 @@ describe('DirectLane', () => {
     const logger = pino({ level: 'error' }, { write: (line: string) => errors.push(JSON.parse(line)) });
     lane.attach({
       requestIdOf,
-      errorAnswer: (error, requestId) => errorAnswer(error, requestId, logger),
+      errorAnswer: (error, requestId, hasHeader) => errorAnswer(error, requestId, logger, hasHeader),
       recordAnswer: (request, status, _elapsed, path, observe) => {
         observe(request.method, status, 0);
         recorded.push({ id: request.id, status, route: path });

@@ -38,13 +38,11 @@ export interface DirectLaneRoute {
 /** The parts of the gateway's edge the lane shares with the Fastify path, so both behave alike. */
 export interface DirectLaneEdge {
   requestIdOf(request: IncomingMessage): string;
-  /** The contract's error answer for anything thrown (logs a 5xx, as the exception filter does). */
-  errorAnswer(error: unknown, requestId: string): { status: number; code: string; body: unknown };
+  /** The contract's error answer for anything thrown (error-responder's `errorAnswer`: it logs a 5xx). */
+  errorAnswer(error: unknown, requestId: string, hasHeader: (name: string) => boolean): { status: number; body: unknown; headers: Array<[string, string]> };
   /** The metrics sample and access line of an answer. */
   recordAnswer(request: DirectRequest, status: number, elapsedMs: number, route: string, observe: DirectLaneRoute['observe']): void;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 class LaneHeaders implements HeaderSink {
   readonly values: Record<string, string> = {};
@@ -116,11 +114,10 @@ export class DirectLane {
       body = typeof answer === 'string' ? answer : JSON.stringify(answer);
       for (const [name, value] of route.after) headers.header(name, value);
     } catch (error) {
-      const failed = edge.errorAnswer(error, request.id);
+      const failed = edge.errorAnswer(error, request.id, (name) => headers.values[name] !== undefined);
       status = failed.status;
       body = JSON.stringify(failed.body);
-      if (failed.code === 'rate_limited' && headers.values['retry-after'] === undefined) headers.header('retry-after', '1');
-      headers.header('content-type', JSON_TYPE);
+      for (const [name, value] of failed.headers) headers.header(name, value);
     }
     headers.header('content-length', String(Buffer.byteLength(body)));
     res.writeHead(status, headers.values);

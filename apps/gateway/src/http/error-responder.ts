@@ -79,23 +79,36 @@ export function errorBody(error: DomainError, requestId: string): ErrorBody {
   return body;
 }
 
+/** The headers every error answer carries; answers are JSON. */
+const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /**
- * The contract's answer to anything thrown while answering a request: its status, code and body. An
- * unexpected error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only
- * its type, code, message and stack: a database error also carries the query's parameters and
- * PostgreSQL's detail, which may hold personal data.
+ * The contract's answer to anything thrown while answering a request: its status, code, body and the
+ * headers it adds (its content type, and `Retry-After: 1` on a 429 that has none yet, hence
+ * `hasHeader`). One mapping for the Fastify path (sendError) and the direct lane. An unexpected
+ * error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only its type,
+ * code, message and stack: a database error also carries the query's parameters and PostgreSQL's
+ * detail, which may hold personal data.
  */
-export function errorAnswer(error: unknown, requestId: string, logger: Logger): { status: number; code: ErrorCode; body: ErrorBody } {
+export function errorAnswer(
+  error: unknown,
+  requestId: string,
+  logger: Logger,
+  hasHeader: (name: string) => boolean,
+): { status: number; code: ErrorCode; body: ErrorBody; headers: Array<[string, string]> } {
   const domainError = toDomainError(error);
   const status = httpStatusOf(domainError.code);
   if (status >= 500) logger.error({ err: loggableError(error), request_id: requestId }, 'request failed');
-  return { status, code: domainError.code, body: errorBody(domainError, requestId) };
+  const headers: Array<[string, string]> = [];
+  if (domainError.code === 'rate_limited' && !hasHeader('retry-after')) headers.push(['retry-after', '1']);
+  headers.push(['content-type', ERROR_CONTENT_TYPE]);
+  return { status, code: domainError.code, body: errorBody(domainError, requestId), headers };
 }
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
-  const { status, code, body } = errorAnswer(error, request.id, logger);
-  if (code === 'rate_limited' && !reply.getHeader('retry-after')) reply.header('retry-after', '1');
-  void reply.status(status).type('application/json; charset=utf-8').send(body);
+  const { status, body, headers } = errorAnswer(error, request.id, logger, (name) => reply.hasHeader(name));
+  for (const [name, value] of headers) reply.header(name, value);
+  void reply.status(status).send(body);
 }
 
 /** What of an unexpected error goes into the log: never its other properties (see sendError). */
