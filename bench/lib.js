@@ -173,7 +173,14 @@ function pinProcesses(servicePid) {
     for (let p = pid, hops = 0; p > 1 && hops < 50; p = table.get(p)?.ppid ?? 0, hops++) if (p === servicePid) return true;
     return false;
   };
-  const affinity = (pid) => execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8' }).split(':').pop().trim();
+  /** A process's CPU list, or undefined when it ended since the table was read (a PostgreSQL backend, say). */
+  const affinity = (pid) => {
+    try {
+      return execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(':').pop().trim();
+    } catch {
+      return undefined;
+    }
+  };
   const setAffinity = (pid, list) => {
     try {
       execFileSync('taskset', ['-a', '-p', '-c', list, String(pid)], { stdio: 'ignore' });
@@ -185,7 +192,9 @@ function pinProcesses(servicePid) {
   const placed = { service: [], others: [] };
   for (const [pid, row] of table) {
     if (row.comm === 'postgres' || row.comm === 'nats-server') {
-      restore.push([pid, affinity(pid)]);
+      const before = affinity(pid);
+      if (before === undefined) continue;
+      restore.push([pid, before]);
       setAffinity(pid, otherCore);
       placed.others.push(row.comm);
     } else if (pid === servicePid || (inService(pid) && row.comm.startsWith('node'))) {

@@ -159,7 +159,11 @@ describe('consent records', () => {
     });
     const withdrawn = (await api('GET', `/api/v1/consent_receipts/${earlierId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
     expect(withdrawn).toEqual([expect.objectContaining({ purpose_id: 'analytics', event_channel: 'newer_record' })]);
-    const { rows } = await db.query(`SELECT type, data FROM decisions.outbox WHERE type = 'consent.purpose_revoked' AND data->>'record_id' = $1`, [earlierId]);
+    // The receipt has it, so the relay has appended it to the audit trail (first), where it is kept.
+    const { rows } = await db.query(
+      `SELECT event_type AS type, payload AS data FROM audit_chain.entries WHERE event_type = 'consent.purpose_revoked' AND payload->>'record_id' = $1`,
+      [earlierId],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].data).toMatchObject({ purposes: ['analytics'], superseded_by: later.body.consent_record.record_id });
 

@@ -4,11 +4,12 @@ import { CreateConnect1763800000000 } from './migrations/1763800000000-create-co
 import { CreateIdempotencyKeys1764000000000 } from './migrations/1764000000000-create-idempotency-keys';
 import { CreateOutbox1764100000000 } from './migrations/1764100000000-create-outbox';
 import { AddApplicationSettings1764500000000 } from './migrations/1764500000000-add-application-settings';
+import { OutboxDeletesRelayedRows1765000000000 } from './migrations/1765000000000-outbox-deletes-relayed-rows';
 
 export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   schema: 'gateway',
   entities: GATEWAY_ENTITIES,
-  migrations: [CreateConnect1763800000000, CreateIdempotencyKeys1764000000000, CreateOutbox1764100000000, AddApplicationSettings1764500000000],
+  migrations: [CreateConnect1763800000000, CreateIdempotencyKeys1764000000000, CreateOutbox1764100000000, AddApplicationSettings1764500000000, OutboxDeletesRelayedRows1765000000000],
   module: GatewayModule,
 };

@@ -9,6 +9,7 @@ import { WebhookDelivery } from './deliveries/delivery.entity';
 import { DeliveryQueue } from './deliveries/delivery-queue';
 import { HttpSender } from './deliveries/http-sender';
 import { CreateWebhooks1764200000000 } from './migrations/1764200000000-create-webhooks';
+import { OutboxDeletesRelayedRows1765000000000 } from './migrations/1765000000000-outbox-deletes-relayed-rows';
 import { WebhookSubscription } from './subscriptions/subscription.entity';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
 import { WebhooksController } from './webhooks.controller';
@@ -29,7 +30,7 @@ export const webhooksService: ServiceDefinition = {
   name: 'webhooks',
   schema: 'webhooks',
   entities: WEBHOOKS_ENTITIES,
-  migrations: [CreateWebhooks1764200000000],
+  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000],
   module: WebhooksModule,
   environment: WebhooksEnvironment,
 };

@@ -56,11 +56,12 @@ describe('hosted decision pages in a browser', () => {
     return created.body;
   }
 
+  /** The decisions service's events of a type, as the audit trail keeps them once the outbox relayed them. */
   async function outbox(type: string): Promise<Array<{ data: Record<string, any> }>> {
     const client = new Client({ connectionString: us.database.url });
     await client.connect();
     try {
-      return (await client.query('SELECT data FROM decisions.outbox WHERE type = $1 ORDER BY occurred_at', [type])).rows;
+      return (await client.query(`SELECT payload AS data FROM audit_chain.entries WHERE source = 'decisions' AND event_type = $1 ORDER BY leaf_index`, [type])).rows;
     } finally {
       await client.end();
     }

@@ -49,7 +49,7 @@ export class OutboxRelay extends ServiceOutboxRelay {
   /**
    * Queues the webhook deliveries of the batch's public events (internal ones, the state changes, are
    * for the audit trail only) and hands the consent outcomes and withdrawals to the receipts service.
-   * Waiting for both answers is what makes them durable: a row is marked only once both stored it,
+   * Waiting for both answers is what makes them durable: a row is deleted only once both stored it,
    * and each recognises a repeat by the event id.
    */
   protected override async afterAppend(rows: OutboxEvent[]): Promise<void> {

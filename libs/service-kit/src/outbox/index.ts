@@ -1,2 +1,3 @@
 export * from './outbox-event.entity';
 export * from './outbox';
+export * from './outbox-migrations';

@@ -1,12 +1,13 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * A fact a service owes the rest of the system (the audit trail, webhooks). Written in
- * the same transaction as the change it describes, so a committed decision never loses its event;
- * the relay publishes unpublished rows and marks them, so delivery is at least once.
+ * A fact a service owes the rest of the system (the audit trail, webhooks). Written in the same
+ * transaction as the change it describes, so a committed decision never loses its event; the relay
+ * deletes a row in the transaction that saw its event onto the audit trail, so the table holds only
+ * events not yet relayed, and delivery is at least once (OutboxRelay).
  */
 @Entity({ name: 'outbox' })
-@Index('IX_outbox_unpublished', ['occurredAt'], { where: '"published_at" IS NULL' })
+@Index('IX_outbox_occurred_at', ['occurredAt'])
 export class OutboxEvent {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -26,7 +27,4 @@ export class OutboxEvent {
 
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt: Date;
-
-  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
-  publishedAt: Date | null;
 }

@@ -16,7 +16,7 @@ export interface NewOutboxEvent {
   occurredAt?: Date;
 }
 
-/** The outbox row of an event, unpublished. */
+/** The outbox row of an event, not yet relayed. */
 export function outboxRow(event: NewOutboxEvent): OutboxEvent {
   return Object.assign(new OutboxEvent(), {
     id: newOpaqueId('evt', 20),
@@ -25,7 +25,6 @@ export function outboxRow(event: NewOutboxEvent): OutboxEvent {
     internal: event.internal ?? false,
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
-    publishedAt: null,
   });
 }
 
@@ -85,8 +84,8 @@ function outboxStatements(dataSource: DataSource): ReturnType<typeof createOutbo
 
 /**
  * The outbox's statements on one service's table, prepared: every state change writes a row, the
- * relay claims and marks rows for every batch, and its sweep claims every second. Claiming takes the
- * oldest unpublished rows and skips rows another replica holds.
+ * relay claims and deletes rows for every batch, and its sweep claims every second. Claiming takes
+ * the oldest rows and skips rows another replica holds.
  */
 function createOutboxStatements(dataSource: DataSource) {
   const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
@@ -95,31 +94,33 @@ function createOutboxStatements(dataSource: DataSource) {
   return {
     insert: new PreparedStatement(
       `${prefix}_insert`,
-      `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at", "published_at")
-       SELECT "id", "type", "application_id", "internal", "data", "occurred_at", NULL
+      `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at")
+       SELECT "id", "type", "application_id", "internal", "data", "occurred_at"
          FROM jsonb_to_recordset($1::jsonb) AS r(${OUTBOX_ROWS.columns})`,
     ),
-    // Both planned per call: the outbox starts empty and keeps its published rows, so a plan kept
-    // from its first minutes would scan all of it (PreparedStatement's reusePlan).
-    claim: new PreparedStatement(
-      `${prefix}_claim`,
-      `SELECT * FROM ${table}
-        WHERE "published_at" IS NULL ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      { reusePlan: false },
-    ),
-    markPublished: new PreparedStatement(`${prefix}_mark_published`, `UPDATE ${table} SET "published_at" = now() WHERE "id" = ANY($1::text[])`, {
+    // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
+    // from an empty table would scan all of a large one (PreparedStatement's reusePlan).
+    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
       reusePlan: false,
     }),
+    remove: new PreparedStatement(`${prefix}_remove`, `DELETE FROM ${table} WHERE "id" = ANY($1::text[])`, { reusePlan: false }),
   };
 }
 
 /**
  * Relays a service's committed outbox rows: appends them to the country's audit trail
  * (`audit-chain.append`, request/reply), hands them to `afterAppend` (the decisions service queues
- * their webhook deliveries there), and marks them. A row is marked only once its audit entry is committed;
- * a crash in between sends it again, and the trail recognises it by its id, so every committed event
- * reaches the trail exactly once. Rows are claimed with `FOR UPDATE SKIP LOCKED`, so replicas never
- * relay the same row at once.
+ * their webhook deliveries there), and deletes them, all in one transaction of the producer's
+ * database. A row is deleted only once its audit entry is committed (the deletion commits after the
+ * append answered); a crash or a failure in between leaves it, and it is sent again, and the trail
+ * recognises it by its id, so every committed event reaches the trail exactly once. Rows are claimed
+ * with `FOR UPDATE SKIP LOCKED`, so replicas never relay the same row at once.
+ *
+ * Deleted rather than marked as published: the audit trail is where a relayed event is kept, so the
+ * table stays as small as the backlog instead of growing with every event, and relaying a row writes
+ * two WAL records (its lock and its deletion, about 110 bytes) instead of four (the lock, a new row
+ * version and its index entry, about 740 bytes for a consent event): fewer bytes for every commit
+ * to wait on (docs/performance.md, thirteenth session).
  */
 export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   protected readonly logger = new Logger(this.constructor.name);
@@ -140,8 +141,8 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   protected abstract actorOf(row: OutboxEvent): AuditActor;
 
   /**
-   * Runs after the batch is on the trail and before the rows are marked; if it throws, the rows stay
-   * unmarked and the whole batch is relayed again later (the trail ignores the repeat).
+   * Runs after the batch is on the trail and before the rows are deleted; if it throws, the rows stay
+   * and the whole batch is relayed again later (the trail ignores the repeat).
    */
   protected async afterAppend(_rows: OutboxEvent[]): Promise<void> {}
 
@@ -194,7 +195,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
           };
           await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
           await this.afterAppend(rows);
-          await statements.markPublished.run(manager, [rows.map((row) => row.id)]);
+          await statements.remove.run(manager, [rows.map((row) => row.id)]);
           return rows.length;
         });
         if (relayed < BATCH) return;
