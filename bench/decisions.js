@@ -256,9 +256,10 @@ async function drainOutbox(databaseUrl, limitSeconds = 180) {
   const started = performance.now();
   try {
     for (;;) {
-      const { rows } = await client.query('SELECT count(*)::int AS n FROM decisions.outbox WHERE published_at IS NULL');
+      // The relay deletes what it relayed: an empty outbox is a drained one.
+      const { rows } = await client.query('SELECT count(*)::int AS n FROM decisions.outbox');
       if (rows[0].n === 0) return round((performance.now() - started) / 1000, 1);
-      if (performance.now() - started > limitSeconds * 1000) throw new Error(`the decisions outbox still holds ${rows[0].n} unpublished events after ${limitSeconds} s`);
+      if (performance.now() - started > limitSeconds * 1000) throw new Error(`the decisions outbox still holds ${rows[0].n} events not yet relayed after ${limitSeconds} s`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   } finally {
