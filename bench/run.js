@@ -12,6 +12,10 @@
  * 100/s it would cap the load; raised rather than off, so its cost is measured) and its normal logging (one JSON access line per request, to a file).
  * Results are printed and written to bench/results/<timestamp>-<mode>.json.
  *
+ * Every round also records how busy the server process was (`server_busy`, CPU time over wall time)
+ * and the load generator (`generator_busy`); `rounds_not_server_bound` lists the rounds in which a
+ * server was under 90 % busy, where the generator or the host, not that server, set the rate.
+ *
  * --shape-baseline adds a third server to every round: bare Fastify answering `/me`'s headers and
  * body (bench/hello-fastify.js, SHAPE=me). `ratio` stays the target's figure (against the
  * hello-world); `ratio_to_me_shaped` tells how much of the gap is the answer itself.
@@ -20,7 +24,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { ROOT, option, freePort, start, stop, median, startCountryPair, machine, source, writeResult } = require('./lib');
+const { ROOT, option, freePort, start, stop, median, startCountryPair, machine, source, writeResult, launchedService } = require('./lib');
 
 const mode = option('mode', 'embedded');
 const duration = Number(option('duration', '6'));
@@ -39,8 +43,26 @@ function pairedRatio(baselineRuns, meRuns) {
   return median(meRuns.map((me, i) => me.requests_per_second / baselineRuns[i].requests_per_second));
 }
 
-async function load(url, headers) {
+const CLOCK_TICKS = 100;
+/** CPU seconds (user and system, every thread) a process has used so far. */
+function cpuSecondsOf(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * One round against a server. With its pid, also how busy the server process was (its CPU time over
+ * the round's wall time) and this process, the load generator: a server well under one core busy
+ * was not what set the rate (the generator, or the host, was), and its round says little about it.
+ */
+async function load(url, headers, pid) {
+  const cpuBefore = pid ? cpuSecondsOf(pid) : 0;
+  const selfBefore = process.cpuUsage();
+  const started = performance.now();
   const result = await autocannon({ url, headers, connections, duration, pipelining: 1 });
+  const seconds = (performance.now() - started) / 1000;
+  const self = process.cpuUsage(selfBefore);
   if (result.non2xx > 0) process.stderr.write(`warning: ${result.non2xx} answers from ${url} were not 2xx\n`);
   return {
     requests_per_second: result.requests.average,
@@ -48,8 +70,13 @@ async function load(url, headers) {
     latency_p99_ms: result.latency.p99,
     non_2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    ...(pid ? { server_busy: Number(((cpuSecondsOf(pid) - cpuBefore) / seconds).toFixed(2)) } : {}),
+    generator_busy: Number(((self.user + self.system) / 1e6 / seconds).toFixed(2)),
   };
 }
+
+/** Below this, a round's server had idle time: something else set the rate (see load()). */
+const SERVER_BOUND = 0.9;
 
 /** Resident memory of processes, from /proc, in MiB: every process's own VmRSS, added up. */
 function rssMiB(pids) {
@@ -167,11 +194,15 @@ async function main() {
     const baselineRuns = [];
     const meRuns = [];
     const shapedRuns = [];
+    // The process whose CPU answers /me: the embedded process, or the US gateway's.
+    const mePid = mode === 'distributed' ? launchedService(service.child.pid, 'gateway', 'US').pid : service.child.pid;
     for (let i = 0; i < rounds; i++) {
-      baselineRuns.push(await load(baselineUrl));
-      if (shapedUrl) shapedRuns.push(await load(shapedUrl));
-      meRuns.push(await load(meUrl, headers));
+      baselineRuns.push(await load(baselineUrl, undefined, baseline.child.pid));
+      if (shapedUrl) shapedRuns.push(await load(shapedUrl, undefined, shaped.child.pid));
+      meRuns.push(await load(meUrl, headers, mePid));
     }
+    // Rounds in which either server had idle time: their quotient is not the servers' (see load()).
+    const notServerBound = meRuns.map((me, i) => i).filter((i) => baselineRuns[i].server_busy < SERVER_BOUND || meRuns[i].server_busy < SERVER_BOUND);
     const shapedFigures = shapedUrl
       ? {
           baseline_fastify_me_shaped: shapedRuns,
@@ -192,6 +223,7 @@ async function main() {
       round_ratios: meRuns.map((me, i) => Number((me.requests_per_second / baselineRuns[i].requests_per_second).toFixed(3))),
       ratio_of_medians: median(meRuns.map((r) => r.requests_per_second)) / median(baselineRuns.map((r) => r.requests_per_second)),
       gateway_me_p99_ms: median(meRuns.map((r) => r.latency_p99_ms)),
+      rounds_not_server_bound: { threshold_busy: SERVER_BOUND, rounds: notServerBound.map((i) => i + 1) },
       // The service takes this script's environment: a setting changed there is part of the result.
       service_settings: { ACCESS_LOG: process.env.ACCESS_LOG ?? 'all (the default)' },
       ...shapedFigures,
@@ -205,6 +237,9 @@ async function main() {
         `quotient of the medians ${(result.ratio_of_medians * 100).toFixed(0)} %), p99 ${result.gateway_me_p99_ms} ms; idle ${idleMemory.together_mib} MiB together, ${idleMemory.rss_sum_mib} MiB as a sum of RSS (${idleMemory.note})\n` +
         (shapedUrl
           ? `against bare Fastify answering /me's headers and body: ${(result.ratio_to_me_shaped * 100).toFixed(0)} %; that server reaches ${(result.me_shaped_to_hello * 100).toFixed(0)} % of the hello-world\n`
+          : '') +
+        (notServerBound.length > 0
+          ? `note: in round(s) ${notServerBound.map((i) => i + 1).join(', ')} a server was under ${SERVER_BOUND * 100} % busy (server_busy): the load generator or the host set that round's rate\n`
           : '') +
         `written to ${path.relative(ROOT, file)}\n`,
     );
