@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
-import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
-import { insertOutboxRows, OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { OutboxRelay } from '../outbox/outbox';
@@ -125,21 +125,39 @@ const STATEMENTS = {
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
-  insertRecords: new PreparedStatement(
-    'decisions_records_insert',
-    `INSERT INTO "decisions"."consent_records"
-       ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
-        "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
-     SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
-            -- One microsecond apart in row order, so "newest" stays the later row of the same person.
-            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
-       FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})`,
-  ),
   withdraw: new PreparedStatement(
     'decisions_records_withdraw',
     `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`,
   ),
 };
+
+/** The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement. */
+const INSERT_RECORDS = `INSERT INTO "decisions"."consent_records"
+       ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
+        "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
+     SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
+            -- One microsecond apart in row order, so "newest" stays the later row of the same person.
+            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
+       FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})`;
+
+/**
+ * The batch's records and their outbox events in one statement (one round trip fewer per batch): the
+ * records' insert is a data-modifying `WITH`, which PostgreSQL runs to completion whether or not the
+ * outer insert reads it. The outbox columns are the entity's, as for every other outbox insert.
+ */
+function insertRecordsWithEvents(dataSource: DataSource): { statement: PreparedStatement; events: JsonRecordset<OutboxEvent> } {
+  const outbox = dataSource.getMetadata(OutboxEvent);
+  const events = entityRecordset<OutboxEvent>(dataSource, outbox);
+  const columns = outbox.columns.map((column) => `"${column.databaseName}"`).join(', ');
+  return {
+    events,
+    statement: new PreparedStatement(
+      'decisions_records_insert_with_events',
+      `WITH "records" AS (${INSERT_RECORDS})
+       INSERT INTO "decisions"."outbox" (${columns}) SELECT ${columns} FROM jsonb_to_recordset($6::jsonb) AS r(${events.columns})`,
+    ),
+  };
+}
 
 /**
  * Records a chunk of import rows in one transaction instead of one per row: people found and homed
@@ -150,6 +168,8 @@ const STATEMENTS = {
  */
 @Injectable()
 export class ImportBatch {
+  private recordsWithEvents?: ReturnType<typeof insertRecordsWithEvents>;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly subjects: SubjectsService,
@@ -277,14 +297,16 @@ export class ImportBatch {
         created.add(row.index);
         made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
       }
+      // Every event belongs to a record of this batch: no records, no events.
       if (records.length > 0) {
         const numbered = records.map((record, index) => ({ ...record, n: index + 1 }));
-        await STATEMENTS.insertRecords.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered)]);
+        const insert = (this.recordsWithEvents ??= insertRecordsWithEvents(this.dataSource));
+        await insert.statement.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered), insert.events.document(events)]);
       }
+      // After the insert: a record this batch made can be the one a later row of it supersedes.
       for (const { recordId, marks } of withdrawals) {
         await STATEMENTS.withdraw.run(manager, [recordId, JSON.stringify(marks)]);
       }
-      await insertOutboxRows(manager, events);
       return records.length;
     });
     if (recorded > 0) this.relay.kick();
