@@ -99,7 +99,8 @@ function createOutboxStatements(dataSource: DataSource) {
          FROM jsonb_to_recordset($1::jsonb) AS r(${OUTBOX_ROWS.columns})`,
     ),
     // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
-    // from an empty table would scan all of a large one (PreparedStatement's reusePlan).
+    // from a nearly empty table (a sequential scan is cheapest there, even for the deletion by
+    // primary key) would scan all of a large one (PreparedStatement's reusePlan).
     claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
       reusePlan: false,
     }),
