@@ -256,10 +256,12 @@ describe('consent records', () => {
         row('barbara@example.com', 'granted', 'twice'),
         row('barbara@example.com', 'granted', 'twice'),
         row('barbara@example.com', 'declined', 'twice'),
+        row('ada.import@example.com', 'granted'),
+        row('ada.import@example.com', 'declined'),
       ],
     });
     expect(imported.status).toBe(201);
-    const [first, second, hedy, keyed, repeat, clash] = imported.body.rows;
+    const [first, second, hedy, keyed, repeat, clash, adaFirst, adaSecond] = imported.body.rows;
     expect(first).toMatchObject({ outcome: 'recorded' });
     expect(second).toMatchObject({ outcome: 'recorded' });
     expect(hedy).toEqual({ index: 2, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }] });
@@ -269,6 +271,13 @@ describe('consent records', () => {
     const byId = new Map<string, Record<string, any>>(margaret.rows.map((r: { record_id: string }) => [r.record_id, r]));
     expect(byId.get(second.record_id)).toMatchObject({ supersedes: first.record_id, status: 'declined' });
     expect(byId.get(first.record_id)?.withdrawals).toEqual([expect.objectContaining({ channel: 'newer_record' })]);
+    // Two people superseded in the same chunk: each predecessor gets its own withdrawal, and only it.
+    const ada = await db.query(`SELECT record_id, supersedes, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1)`, [[adaFirst.record_id, adaSecond.record_id]]);
+    const adaById = new Map<string, Record<string, any>>(ada.rows.map((r: { record_id: string }) => [r.record_id, r]));
+    expect(adaById.get(adaSecond.record_id)).toMatchObject({ supersedes: adaFirst.record_id, withdrawals: [] });
+    // Nothing left granted: the whole record is withdrawn (a mark without a purpose).
+    expect(adaById.get(adaFirst.record_id)?.withdrawals).toEqual([{ at: expect.any(String), channel: 'newer_record' }]);
+    expect(byId.get(second.record_id)?.withdrawals).toEqual([]);
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=margaret%40example.com`);
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
   });

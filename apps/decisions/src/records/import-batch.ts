@@ -89,6 +89,17 @@ const RECORD_ROWS = new JsonRecordset<NewRecord & { n: number }>([
   { key: 'n', read: (record) => record.n, type: 'int' },
 ]);
 
+/** The withdrawal marks a batch adds to the records it supersedes. */
+interface Withdrawal {
+  recordId: string;
+  marks: Array<Record<string, string>>;
+}
+
+const WITHDRAWAL_ROWS = new JsonRecordset<Withdrawal>([
+  { key: 'id', read: (withdrawal) => withdrawal.recordId },
+  { key: 'marks', read: (withdrawal) => withdrawal.marks, type: 'jsonb' },
+]);
+
 /**
  * The batch's statements, prepared. Every lookup by an array of keys is planned per call
  * (`reusePlan: false`): the tables start empty and grow under the batches (PreparedStatement).
@@ -125,9 +136,13 @@ const STATEMENTS = {
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
+  // Every predecessor a batch supersedes, in one statement (each is superseded once per batch: a
+  // later row of the same person supersedes the record the batch made for the earlier one).
   withdraw: new PreparedStatement(
-    'decisions_records_withdraw',
-    `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`,
+    'decisions_records_withdraw_many',
+    `UPDATE "decisions"."consent_records" AS c SET "withdrawals" = c."withdrawals" || r."marks"
+       FROM jsonb_to_recordset($1::jsonb) AS r(${WITHDRAWAL_ROWS.columns}) WHERE c."record_id" = r."id"`,
+    { reusePlan: false },
   ),
 };
 
@@ -245,7 +260,7 @@ export class ImportBatch {
       const recordedAt = now.toISOString();
       const records: NewRecord[] = [];
       const events: OutboxEvent[] = [];
-      const withdrawals: Array<{ recordId: string; marks: Array<Record<string, string>> }> = [];
+      const withdrawals: Withdrawal[] = [];
       for (const row of homed) {
         const person = people.get(row.index) as Person;
         const previous = latest.get(person.id) ?? null;
@@ -304,9 +319,7 @@ export class ImportBatch {
         await insert.statement.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered), insert.events.document(events)]);
       }
       // After the insert: a record this batch made can be the one a later row of it supersedes.
-      for (const { recordId, marks } of withdrawals) {
-        await STATEMENTS.withdraw.run(manager, [recordId, JSON.stringify(marks)]);
-      }
+      if (withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(withdrawals)]);
       return records.length;
     });
     if (recorded > 0) this.relay.kick();
