@@ -218,7 +218,7 @@ function pinProcesses(servicePid) {
   };
 }
 
-/** pid → {ppid, comm, cpu seconds (user + system)} for every process, from /proc. */
+/** pid → {ppid, comm, cpu seconds (user + system), reaped children's cpu seconds} for every process, from /proc. */
 /**
  * One service process the distributed launcher started (its child with `apps/<service>/dist/main.js`
  * and COUNTRY=<country>): its pid, environment and Node flags, read from /proc.
@@ -245,7 +245,14 @@ function processTable() {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      table.set(Number(entry), { ppid: Number(fields[1]), comm, cpu: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS });
+      table.set(Number(entry), {
+        ppid: Number(fields[1]),
+        comm,
+        cpu: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS,
+        // Children it has waited for: PostgreSQL's postmaster reaps the backends of connections that
+        // ended, whose own CPU then shows only here.
+        reaped: (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS,
+      });
     } catch {
       // the process ended meanwhile
     }
@@ -263,7 +270,8 @@ function machineCpu() {
 
 /**
  * CPU time spent between start and stop by: the service (the process `rootPid` and its
- * descendants, PostgreSQL excluded), PostgreSQL (every process named postgres: the embedded
+ * descendants, PostgreSQL excluded), PostgreSQL (every process named postgres, and the backends of
+ * connections that ended meanwhile, which its postmaster reaped: the embedded
  * cluster, or the system one in distributed mode), this process (the load generator), and the
  * machine as a whole (so that other work on a shared machine shows up).
  */
@@ -277,7 +285,7 @@ function cpuMeter(rootPid) {
     let service = 0;
     let postgres = 0;
     for (const [pid, row] of table) {
-      if (row.comm === 'postgres') postgres += row.cpu;
+      if (row.comm === 'postgres') postgres += row.cpu + row.reaped;
       else if (inService(pid)) service += row.cpu;
     }
     const self = process.cpuUsage();

@@ -84,8 +84,14 @@ async function main() {
     const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
 
     log(`pgbench: single-row inserts, ${connections} clients, ${duration} s`);
+    const pgbenchMeter = cpuMeter(service.child.pid);
     result.pgbench = pgbench(service.databaseUrl('US'), service.placement);
-    log(`pgbench: ${result.pgbench.tps} inserts/s`);
+    // PostgreSQL's own CPU per insert of pgbench (it ran `duration` seconds at `tps`), the yardstick
+    // for its CPU per record below: a record's rows cost PostgreSQL that many inserts.
+    const pgbenchCpu = pgbenchMeter.stop(Math.max(1, result.pgbench.tps * duration));
+    result.pgbench.postgres_cpu_ms_per_insert = pgbenchCpu.postgres_cpu_ms_per_request;
+    result.pgbench.postgres_cpu_cores = pgbenchCpu.postgres_cpu_cores;
+    log(`pgbench: ${result.pgbench.tps} inserts/s, PostgreSQL ${pgbenchCpu.postgres_cpu_ms_per_request} ms of CPU per insert`);
     result.postgres_settled_after_pgbench_s = await settlePostgres(service.databaseUrl('US'));
     log(`PostgreSQL settled after pgbench in ${result.postgres_settled_after_pgbench_s} s`);
 
@@ -100,7 +106,15 @@ async function main() {
     const half = Math.max(1, Math.round(rate / 2));
     log(`records: ${rate}/s (${Math.round((100 * rate) / result.pgbench.tps)} % of pgbench); evenly paced ${half}/s for ${duration} s`);
     const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
-    result.records = { saturation: { ...summary(saturation), cpu }, records_per_second: rate, share_of_pgbench: Math.round((1000 * rate) / result.pgbench.tps) / 1000, half_rate_paced: pacedRun };
+    result.records = {
+      saturation: { ...summary(saturation), cpu },
+      records_per_second: rate,
+      share_of_pgbench: Math.round((1000 * rate) / result.pgbench.tps) / 1000,
+      // How many pgbench inserts' worth of PostgreSQL CPU one record takes: with PostgreSQL alone on
+      // a core, the share of pgbench's rate the Record API could reach is at most its inverse.
+      postgres_cpu_in_pgbench_inserts: result.pgbench.postgres_cpu_ms_per_insert > 0 ? Math.round((100 * cpu.postgres_cpu_ms_per_request) / result.pgbench.postgres_cpu_ms_per_insert) / 100 : null,
+      half_rate_paced: pacedRun,
+    };
     result.target = { share_of_pgbench: 0.25, p99_ms_at_half_load: 100 };
     result.host_calibration_ms = { before: calibrationBefore, after: hostCalibration(), note: 'a fixed CPU task on core 0 (bench/lib.js hostCalibration): lower is a faster host' };
   } finally {
