@@ -310,7 +310,7 @@ async function main() {
     for (const row of rows) byConnection[row.connection] = round((byConnection[row.connection] ?? 0) + row.count / requests, 2);
     sqlPerRequest[label] = {
       statements_per_request: byConnection,
-      top: rows.slice(0, 12).map((row) => ({ per_request: round(row.count / requests, 2), connection: row.connection, sql: row.sql.slice(0, 120) })),
+      top: rows.slice(0, 12).map((row) => ({ per_request: round(row.count / requests, 2), mean_ms: row.mean_ms, max_ms: row.max_ms, connection: row.connection, sql: row.sql.slice(0, 120) })),
     };
   };
   /** Runs one measurement with the CPU meter around it. */
