@@ -16,6 +16,7 @@ export interface CheckedRow {
   purposes: Record<string, RecordedPurpose>;
   capturedAt: string;
   idempotencyKey?: string;
+  /** The body's fingerprint, compared with an earlier use of the key; empty for a row without a key. */
   fingerprint: string;
   /** How the decision reached us; imports leave it out (`imported`). */
   channel?: string;

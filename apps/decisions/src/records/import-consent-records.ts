@@ -117,7 +117,8 @@ export class ImportConsentRecords {
       purposes,
       capturedAt: new Date(row.captured_at).toISOString(),
       ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
-      fingerprint: recordRequestFingerprint({ flow_id: request.flow_id, ...row }),
+      // Compared (and stored) only for a row with an idempotency key.
+      fingerprint: row.idempotency_key ? recordRequestFingerprint({ flow_id: request.flow_id, ...row }) : '',
     };
   }
 }

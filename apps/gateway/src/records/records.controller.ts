@@ -65,8 +65,9 @@ export class RecordsController {
       idempotency_key: body.idempotency_key,
       notice_digest: body.notice_digest,
       channel: 'controller_attested',
-      // The body as JSON (the edge turned it into DTO instances), so a retry of the same JSON maps to the same record.
-      request_fingerprint: recordRequestFingerprint(JSON.parse(JSON.stringify(body))),
+      // With a key, the body as JSON (the edge turned it into DTO instances), so a retry of the same
+      // JSON maps to the same record; without one nothing compares it.
+      ...(body.idempotency_key ? { request_fingerprint: recordRequestFingerprint(JSON.parse(JSON.stringify(body))) } : {}),
     };
     const answer = await firstValueFrom(this.clients.own.send<CreateConsentRecordReply>(RECORDS_CREATE, request));
     void reply.status(answer.created ? 201 : 200);

@@ -66,9 +66,13 @@ export class CreateConsentRecordRequest {
   @IsObject()
   wording_verdict?: Record<string, 'match' | 'drift'>;
 
-  /** The fingerprint of the caller's body (without the key): the same key with another body is a conflict. */
+  /**
+   * With an `idempotency_key`: the fingerprint of the caller's body, so that the same key with another
+   * body is a conflict. Without a key nothing compares it, and the gateway leaves it out.
+   */
+  @IsOptional()
   @Matches(/^[0-9a-f]{64}$/)
-  request_fingerprint: string;
+  request_fingerprint?: string;
 
   /** `embedded_field` and `embedded_field_browser` only: the receipt's `extensions.rendering_evidence`. */
   @IsOptional()
