@@ -23,7 +23,7 @@ describe('flows and decisions', () => {
    * The decisions service's events of a type, as the country's audit trail holds them: the outbox
    * relays each event there and then deletes its row, so the trail is where an emitted event is kept.
    */
-  async function outbox(country: RunningCountry, type: string): Promise<Array<{ type: string; data: Record<string, unknown>; actor: { type: string } }>> {
+  async function trailEvents(country: RunningCountry, type: string): Promise<Array<{ type: string; data: Record<string, unknown>; actor: { type: string } }>> {
     const client = new Client({ connectionString: country.database.url });
     await client.connect();
     try {
@@ -140,7 +140,7 @@ describe('flows and decisions', () => {
       expect(active.body).toMatchObject({ status: 'active', version: 1, activated_at: expect.any(String) });
       const frozen = await api('PATCH', `/api/v1/flows/${flowId}`, { title: 'Changed' });
       expect(frozen.status).toBe(409);
-      await eventually(async () => (await outbox(us, 'flow.activated')).some((e) => e.data.flow_id === flowId));
+      await eventually(async () => (await trailEvents(us, 'flow.activated')).some((e) => e.data.flow_id === flowId));
 
       const same = await api('POST', `/api/v1/flows/${flowId}/versions`, { title: 'Stay in touch' });
       expect(same.status).toBe(409);
@@ -235,8 +235,8 @@ describe('flows and decisions', () => {
       const exchange = await api('POST', `/api/v1/decisions/${token}/exchange`, { exchange_token: done.body.exchange_token });
       expect(exchange.status).toBe(410);
 
-      await eventually(async () => (await outbox(us, 'consent.granted')).length > 0);
-      const granted = (await outbox(us, 'consent.granted')).pop()!;
+      await eventually(async () => (await trailEvents(us, 'consent.granted')).length > 0);
+      const granted = (await trailEvents(us, 'consent.granted')).pop()!;
       expect(granted.data).toMatchObject({
         flow_id: flowId,
         outcome: 'granted',
@@ -247,7 +247,7 @@ describe('flows and decisions', () => {
       // A withdrawal moves the fulfilled decision to revoked and fires consent.revoked.
       const revoked = await participant(token, 'transitions', { to: 'revoked' });
       expect(revoked.body.status).toBe('revoked');
-      await eventually(async () => (await outbox(us, 'consent.revoked')).length > 0);
+      await eventually(async () => (await trailEvents(us, 'consent.revoked')).length > 0);
     });
 
     it('exchanges the token for claims, attestations and credentials', async () => {
@@ -328,7 +328,7 @@ describe('flows and decisions', () => {
       const declined = await participant(token, 'complete', { outcome: 'denied' });
       expect(declined.body).toMatchObject({ outcome: 'declined', redirect_to: 'http://localhost:3000/done?step=2&error=access_denied' });
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('expired');
-      await eventually(async () => (await outbox(us, 'consent.denied')).length > 0);
+      await eventually(async () => (await trailEvents(us, 'consent.denied')).length > 0);
 
       const success = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'redirect', redirect_uri: 'http://localhost:3000/done' })).body.session_token;
       await signIn(success, 'linus@example.com');
@@ -370,7 +370,7 @@ describe('flows and decisions', () => {
       const view = await http(us.url, 'GET', `/api/v1/decisions/${token}`);
       expect(view.body.status).toBe('pending');
       const ended = async () =>
-        (await outbox(us, 'decision.state_changed')).some((e) => e.data.to === 'expired' && (e.data.actor as { type: string }).type === 'system' && e.data.from === 'pending' && e.data.flow_id === flowId);
+        (await trailEvents(us, 'decision.state_changed')).some((e) => e.data.to === 'expired' && (e.data.actor as { type: string }).type === 'system' && e.data.from === 'pending' && e.data.flow_id === flowId);
       await eventually(ended, 8000);
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('expired');
       const late = await participant(token, 'transitions', { to: 'authenticating' });
@@ -669,7 +669,7 @@ describe('flows and decisions', () => {
       const done = await participant(token, 'complete', { outcome: spelling });
       expect(done.body.outcome).toBe(outcome);
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe(status);
-      await eventually(async () => (await outbox(us, event)).length > 0);
+      await eventually(async () => (await trailEvents(us, event)).length > 0);
     });
 
     it('counters with a counter-proposal', async () => {
@@ -680,10 +680,10 @@ describe('flows and decisions', () => {
       expect(bare.body.details[0].field).toBe('counter');
       const countered = await participant(token, 'complete', { outcome: 'counter', counter: { note: 'Half now', value: { amount: 62500, currency: 'EUR' } } });
       expect(countered.body.outcome).toBe('countered');
-      await eventually(async () => (await outbox(us, 'approval.countered')).some((e) => (e.data.counter as { note: string }).note === 'Half now'));
-      const sessionId = (await outbox(us, 'approval.countered')).find((e) => (e.data.counter as { note: string }).note === 'Half now')!.data.session_id;
+      await eventually(async () => (await trailEvents(us, 'approval.countered')).some((e) => (e.data.counter as { note: string }).note === 'Half now'));
+      const sessionId = (await trailEvents(us, 'approval.countered')).find((e) => (e.data.counter as { note: string }).note === 'Half now')!.data.session_id;
       // Every state change of the session is on the audit trail with its actor.
-      const changes = (await outbox(us, 'decision.state_changed')).filter((e) => e.data.session_id === sessionId);
+      const changes = (await trailEvents(us, 'decision.state_changed')).filter((e) => e.data.session_id === sessionId);
       expect(changes.map((e) => e.data.to).slice(0, 4)).toEqual(['pending', 'authenticating', 'verifying', 'reviewing']);
       expect(changes.length).toBeGreaterThan(4);
       expect(changes[0].actor.type).toBe('application');

@@ -82,7 +82,11 @@ describe('OutboxRelay on the gateway outbox', () => {
     relay.kick();
     await until(async () => appended.length >= 1);
     // The failed batch's transaction has ended (the relay is idle again) and left both rows.
-    await until(async () => (await dataSource.query(`SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'outbox'`)).length === 0);
+    await until(
+      async () =>
+        (await dataSource.query(`SELECT 1 FROM pg_locks l WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND l.relation = 'gateway.outbox'::regclass`))
+          .length === 0,
+    );
     expect(await rowsLeft()).toEqual(ids);
 
     answer = () => of({ entries: [] });

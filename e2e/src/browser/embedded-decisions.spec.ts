@@ -57,7 +57,7 @@ describe('hosted decision pages in a browser', () => {
   }
 
   /** The decisions service's events of a type, as the audit trail keeps them once the outbox relayed them. */
-  async function outbox(type: string): Promise<Array<{ data: Record<string, any> }>> {
+  async function trailEvents(type: string): Promise<Array<{ data: Record<string, any> }>> {
     const client = new Client({ connectionString: us.database.url });
     await client.connect();
     try {
@@ -220,8 +220,8 @@ describe('hosted decision pages in a browser', () => {
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body).toMatchObject({ status: 'fulfilled', outcome: 'granted' });
 
       // The per-purpose choices made in the page reached the server.
-      await eventually(async () => (await outbox('consent.granted')).some((e) => e.data.flow_id === flowId));
-      const granted = (await outbox('consent.granted')).find((e) => e.data.flow_id === flowId)!;
+      await eventually(async () => (await trailEvents('consent.granted')).some((e) => e.data.flow_id === flowId));
+      const granted = (await trailEvents('consent.granted')).find((e) => e.data.flow_id === flowId)!;
       expect(granted.data.purposes).toEqual({ newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' });
       expect(problems).toEqual([]);
     });

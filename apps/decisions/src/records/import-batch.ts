@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
-import { entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
-import { OutboxEvent, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { OutboxRelay } from '../outbox/outbox';
@@ -159,20 +159,10 @@ const INSERT_RECORDS = `INSERT INTO "decisions"."consent_records"
 /**
  * The batch's records and their outbox events in one statement (one round trip fewer per batch): the
  * records' insert is a data-modifying `WITH`, which PostgreSQL runs to completion whether or not the
- * outer insert reads it. The outbox columns are the entity's, as for every other outbox insert.
+ * outer insert reads it; the events' insert is the outbox's own (`outboxInsertSql`).
  */
-function insertRecordsWithEvents(dataSource: DataSource): { statement: PreparedStatement; events: JsonRecordset<OutboxEvent> } {
-  const outbox = dataSource.getMetadata(OutboxEvent);
-  const events = entityRecordset<OutboxEvent>(dataSource, outbox);
-  const columns = outbox.columns.map((column) => `"${column.databaseName}"`).join(', ');
-  return {
-    events,
-    statement: new PreparedStatement(
-      'decisions_records_insert_with_events',
-      `WITH "records" AS (${INSERT_RECORDS})
-       INSERT INTO "decisions"."outbox" (${columns}) SELECT ${columns} FROM jsonb_to_recordset($6::jsonb) AS r(${events.columns})`,
-    ),
-  };
+function insertRecordsWithEvents(dataSource: DataSource): PreparedStatement {
+  return new PreparedStatement('decisions_records_insert_with_events', `WITH "records" AS (${INSERT_RECORDS}) ${outboxInsertSql(dataSource, 6)}`);
 }
 
 /**
@@ -184,7 +174,7 @@ function insertRecordsWithEvents(dataSource: DataSource): { statement: PreparedS
  */
 @Injectable()
 export class ImportBatch {
-  private recordsWithEvents?: ReturnType<typeof insertRecordsWithEvents>;
+  private recordsWithEvents?: PreparedStatement;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -317,7 +307,7 @@ export class ImportBatch {
       if (records.length > 0) {
         const numbered = records.map((record, index) => ({ ...record, n: index + 1 }));
         const insert = (this.recordsWithEvents ??= insertRecordsWithEvents(this.dataSource));
-        await insert.statement.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered), insert.events.document(events)]);
+        await insert.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered), outboxDocument(events)]);
       }
       // After the insert: a record this batch made can be the one a later row of it supersedes.
       if (withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(withdrawals)]);

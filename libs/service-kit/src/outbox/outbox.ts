@@ -51,7 +51,25 @@ const OUTBOX_ROWS = new JsonRecordset<OutboxEvent>([
  */
 export async function insertOutboxRows(manager: EntityManager, rows: OutboxEvent[]): Promise<void> {
   if (rows.length === 0) return;
-  await outboxStatements(manager.connection).insert.run(manager, [OUTBOX_ROWS.document(rows)]);
+  await outboxStatements(manager.connection).insert.run(manager, [outboxDocument(rows)]);
+}
+
+/**
+ * The outbox insert of the rows in the JSON document of parameter `$<parameter>`, for a statement of
+ * the caller's that writes them together with its own change (after a data-modifying `WITH`), so
+ * that the change and its events take one round trip. The same insert as `insertOutboxRows`.
+ */
+export function outboxInsertSql(dataSource: DataSource, parameter: number): string {
+  const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
+  const table = schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
+  return `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at")
+       SELECT "id", "type", "application_id", "internal", "data", "occurred_at"
+         FROM jsonb_to_recordset($${parameter}::jsonb) AS r(${OUTBOX_ROWS.columns})`;
+}
+
+/** Outbox rows (from `outboxRow`) as the JSON document `outboxInsertSql` reads. */
+export function outboxDocument(rows: OutboxEvent[]): string {
+  return OUTBOX_ROWS.document(rows);
 }
 
 /** The actor an event names in its data (`data.actor`), if any. */
@@ -92,12 +110,7 @@ function createOutboxStatements(dataSource: DataSource) {
   const table = schema ? `"${schema}"."${tableName}"` : `"${tableName}"`;
   const prefix = `outbox_${(schema ?? 'public').replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
   return {
-    insert: new PreparedStatement(
-      `${prefix}_insert`,
-      `INSERT INTO ${table} ("id", "type", "application_id", "internal", "data", "occurred_at")
-       SELECT "id", "type", "application_id", "internal", "data", "occurred_at"
-         FROM jsonb_to_recordset($1::jsonb) AS r(${OUTBOX_ROWS.columns})`,
-    ),
+    insert: new PreparedStatement(`${prefix}_insert`, outboxInsertSql(dataSource, 1)),
     // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
     // from a nearly empty table (a sequential scan is cheapest there, even for the deletion by
     // primary key) would scan all of a large one (PreparedStatement's reusePlan).
