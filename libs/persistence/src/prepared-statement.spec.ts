@@ -98,6 +98,17 @@ describe('PreparedStatement (real PostgreSQL)', () => {
     expect(await insert.rows(dataSource, ['d', 4])).toEqual([{ id: 'd', n: 4 }]);
   });
 
+  it('throws an error its caller expects without logging it, and logs any other', async () => {
+    failures.length = 0;
+    const guarded = new PreparedStatement('items_insert_guarded', 'INSERT INTO items (id, n) VALUES ($1, $2)', {
+      expected: (error) => error.code === '23505' && error.constraint === 'items_pkey',
+    });
+    await expect(guarded.run(dataSource, ['a', 1])).rejects.toMatchObject({ code: '23505', constraint: 'items_pkey' });
+    expect(failures).toHaveLength(0);
+    await expect(guarded.run(dataSource, ['z', null])).rejects.toMatchObject({ code: '23502' });
+    expect(failures).toHaveLength(1);
+  });
+
   it('refuses a data source that is not initialised, and a name PostgreSQL would fold or refuse', async () => {
     const closed = new DataSource({ type: 'postgres', url });
     await expect(insert.rows(closed, ['e', 1])).rejects.toThrow('needs an initialised PostgreSQL data source');

@@ -17,6 +17,7 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
  */
 export class PreparedStatement<Row extends Record<string, unknown> = Record<string, unknown>> {
   private readonly sentName: string | undefined;
+  private readonly expected?: (error: { code?: string; constraint?: string }) => boolean;
 
   constructor(
     /** Unique among the statements one service runs: PostgreSQL keys a connection's statements by name. */
@@ -33,10 +34,16 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
        * lookups and updates by a primary key, the generic plan is the index's at any size.
        */
       reusePlan?: boolean;
+      /**
+       * Errors the caller expects and handles (e.g. a unique violation that sends a batch another
+       * way): thrown as any other, but not logged as a failed query.
+       */
+      expected?: (error: { code?: string; constraint?: string }) => boolean;
     } = {},
   ) {
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`A prepared statement's name is lower-case letters, digits and "_" (${name})`);
     this.sentName = options.reusePlan === false ? undefined : name;
+    this.expected = options.expected;
   }
 
   /** The rows the statement returned (none for a statement without RETURNING). */
@@ -56,7 +63,7 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
       if (error instanceof NotPostgres) throw error;
-      dataSource.logger.logQueryError(error as Error, this.text);
+      if (!this.expected?.(error as { code?: string; constraint?: string })) dataSource.logger.logQueryError(error as Error, this.text);
       throw new QueryFailedError(this.text, values, error as Error);
     }
   }

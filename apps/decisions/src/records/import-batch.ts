@@ -67,6 +67,18 @@ interface NewRecord {
   row: CheckedRow;
   status: string;
   supersedes: string | null;
+  /** The row's place in the batch (its recorded_at offset). */
+  n: number;
+}
+
+/** What a batch writes, planned before it is written. */
+interface Planned {
+  recordedAt: string;
+  records: NewRecord[];
+  events: OutboxEvent[];
+  withdrawals: Withdrawal[];
+  /** The records made, by row index. */
+  made: Map<number, MadeRecord>;
 }
 
 /** New people of a batch, as the JSON document their insert reads. */
@@ -76,8 +88,8 @@ const PEOPLE_ROWS = new JsonRecordset<Person>([
   { key: 'external_id', read: (person) => person.externalId },
 ]);
 
-/** New records of a batch; `n` is the row's place in the batch (its recorded_at offset). */
-const RECORD_ROWS = new JsonRecordset<NewRecord & { n: number }>([
+/** New records of a batch. */
+const RECORD_ROWS = new JsonRecordset<NewRecord>([
   { key: 'id', read: (record) => record.recordId },
   { key: 'subject', read: (record) => record.person },
   { key: 'purposes', read: (record) => record.row.purposes, type: 'jsonb' },
@@ -166,6 +178,28 @@ function insertRecordsWithEvents(dataSource: DataSource): PreparedStatement {
 }
 
 /**
+ * The same with the batch's new people ($7) inserted first, for a batch whose people are all new:
+ * one statement, committed on its own. No `ON CONFLICT` here: a person another batch inserted
+ * meanwhile fails the whole statement, and the batch goes through the transaction instead.
+ */
+function insertNewPeopleWithRecords(dataSource: DataSource): PreparedStatement {
+  return new PreparedStatement(
+    'decisions_records_insert_new_people',
+    `WITH "people" AS (
+       INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
+       SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($7::jsonb) AS r(${PEOPLE_ROWS.columns})
+     ), "records" AS (${INSERT_RECORDS}) ${outboxInsertSql(dataSource, 6)}`,
+    { expected: isSubjectConflict },
+  );
+}
+
+const UNIQUE_VIOLATION = '23505';
+/** The subjects' unique indexes: a person is one row per application and e-mail or external id. */
+const SUBJECT_KEYS = new Set(['UQ_subjects_application_external_id', 'UQ_subjects_application_email']);
+const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: string }) =>
+  code === UNIQUE_VIOLATION && constraint !== undefined && SUBJECT_KEYS.has(constraint);
+
+/**
  * Records a chunk of import rows in one transaction instead of one per row: people found and homed
  * in bulk (one directory round for the new ones), records, predecessor withdrawals and outbox
  * events inserted with arrays. The rules are the Record API's: idempotency keys replay or refuse,
@@ -175,6 +209,7 @@ function insertRecordsWithEvents(dataSource: DataSource): PreparedStatement {
 @Injectable()
 export class ImportBatch {
   private recordsWithEvents?: PreparedStatement;
+  private newPeopleWithRecords?: PreparedStatement;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -219,18 +254,20 @@ export class ImportBatch {
     }
 
     const people = await this.people(applicationId, fresh);
-    const recorded = await this.dataSource.transaction(async (manager) => {
-      const homed = fresh.filter((row) => {
-        const person = people.get(row.index);
-        if (typeof person === 'string') {
-          refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
-          elsewhere.set(row.index, person);
-        }
-        return typeof person !== 'string';
-      });
-      const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
-      // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
-      const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
+    const homed = fresh.filter((row) => {
+      const person = people.get(row.index);
+      if (typeof person === 'string') {
+        refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
+        elsewhere.set(row.index, person);
+      }
+      return typeof person !== 'string';
+    });
+    const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+    // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
+    const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
+
+    let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople) : undefined;
+    written ??= await this.dataSource.transaction(async (manager) => {
       if (newPeople.length > 0) {
         const inserted = await STATEMENTS.insertPeople.rows(manager, [applicationId, PEOPLE_ROWS.document(newPeople)]);
         if (inserted.length < newPeople.length) {
@@ -245,74 +282,22 @@ export class ImportBatch {
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
       const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
       await STATEMENTS.lock.run(manager, [lockKeys]);
-      const latest = await this.latest(manager, persons.map((person) => person.id), flow.id);
-
-      const now = new Date();
-      const recordedAt = now.toISOString();
-      const records: NewRecord[] = [];
-      const events: OutboxEvent[] = [];
-      const withdrawals: Withdrawal[] = [];
-      for (const row of homed) {
-        const person = people.get(row.index) as Person;
-        const previous = latest.get(person.id) ?? null;
-        const recordId = newRecordId(this.context.env.COUNTRY);
-        const status = recordStatus(row.purposes);
-        const channel = row.channel ?? 'imported';
-        records.push({ recordId, person: person.id, row, status, supersedes: previous?.recordId ?? null });
-        const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
-        events.push(
-          outboxRow({
-            type: status === 'granted' ? 'consent.granted' : 'consent.denied',
-            applicationId,
-            occurredAt: now,
-            data: {
-              record_id: recordId,
-              kind: 'consent',
-              outcome: status === 'granted' ? 'granted' : 'declined',
-              flow_id: flow.id,
-              flow_version: flow.version,
-              subject: { id: person.id },
-              purposes: statuses,
-              channel,
-              captured_at: row.capturedAt,
-              recorded_at: recordedAt,
-              ...(previous ? { supersedes: previous.recordId } : {}),
-              ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
-              ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
-              ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
-            },
-          }),
-        );
-        if (previous) {
-          const change = supersessionOf(previous.purposes, row.purposes);
-          if (change.event && change.withdrawn.length > 0) {
-            const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: 'newer_record' }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: 'newer_record' }));
-            withdrawals.push({ recordId: previous.recordId, marks });
-            events.push(
-              outboxRow({
-                type: change.event,
-                applicationId,
-                occurredAt: now,
-                data: { record_id: previous.recordId, superseded_by: recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: 'newer_record' },
-              }),
-            );
-          }
-        }
-        latest.set(person.id, { recordId, purposes: row.purposes });
-        outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: recordId });
-        created.add(row.index);
-        made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
-      }
+      const planned = this.plan(applicationId, flow, homed, people, await this.latest(manager, persons.map((person) => person.id), flow.id));
       // Every event belongs to a record of this batch: no records, no events.
-      if (records.length > 0) {
-        const numbered = records.map((record, index) => ({ ...record, n: index + 1 }));
+      if (planned.records.length > 0) {
         const insert = (this.recordsWithEvents ??= insertRecordsWithEvents(this.dataSource));
-        await insert.run(manager, [applicationId, flow.id, flow.version, recordedAt, RECORD_ROWS.document(numbered), outboxDocument(events)]);
+        await insert.run(manager, [applicationId, flow.id, flow.version, planned.recordedAt, RECORD_ROWS.document(planned.records), outboxDocument(planned.events)]);
       }
       // After the insert: a record this batch made can be the one a later row of it supersedes.
-      if (withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(withdrawals)]);
-      return records.length;
+      if (planned.withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(planned.withdrawals)]);
+      return planned;
     });
+    for (const [index, record] of written.made) {
+      outcomes.set(index, { index, outcome: 'recorded', record_id: record.recordId });
+      created.add(index);
+      made.set(index, record);
+    }
+    const recorded = written.records.length;
     if (recorded > 0) this.relay.kick();
 
     // Later rows repeating a key of this chunk: the same body answers the record made for the first.
@@ -324,6 +309,109 @@ export class ImportBatch {
       else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
     }
     return { outcomes: rows.map((row) => outcomes.get(row.index)!), created, made, elsewhere };
+  }
+
+  /**
+   * A batch whose people are all new, in one statement without a transaction of its own: the
+   * people, their records and the records' events. Nobody else can hold a record of a person this
+   * batch creates, so there is no predecessor to look up and no per-person lock to take. Answers
+   * undefined, having written nothing, when that does not hold: a row supersedes another row of the
+   * batch with a withdrawal (an update of a row the same statement inserts), or another batch
+   * recorded one of these people since they were looked up (the subjects' unique index refuses the
+   * whole statement); the transaction then writes the batch.
+   */
+  private async recordNewPeople(
+    applicationId: string,
+    flow: { id: string; version: number },
+    homed: CheckedRow[],
+    people: Map<number, Person | string>,
+    newPeople: Person[],
+  ): Promise<Planned | undefined> {
+    if (newPeople.length === 0) return undefined;
+    const planned = this.plan(applicationId, flow, homed, people, new Map());
+    if (planned.withdrawals.length > 0) return undefined;
+    const insert = (this.newPeopleWithRecords ??= insertNewPeopleWithRecords(this.dataSource));
+    try {
+      await insert.run(this.dataSource, [
+        applicationId,
+        flow.id,
+        flow.version,
+        planned.recordedAt,
+        RECORD_ROWS.document(planned.records),
+        outboxDocument(planned.events),
+        PEOPLE_ROWS.document(newPeople),
+      ]);
+    } catch (error) {
+      if (isSubjectConflict(error as { code?: string; constraint?: string })) return undefined;
+      throw error;
+    }
+    return planned;
+  }
+
+  /**
+   * The records, events and withdrawals of a batch, given each person's latest record of the flow
+   * (rows of the same person supersede one another in row order).
+   */
+  private plan(
+    applicationId: string,
+    flow: { id: string; version: number },
+    homed: CheckedRow[],
+    people: Map<number, Person | string>,
+    latest: Map<string, Latest>,
+  ): Planned {
+    const now = new Date();
+    const recordedAt = now.toISOString();
+    const planned: Planned = { recordedAt, records: [], events: [], withdrawals: [], made: new Map() };
+    for (const row of homed) {
+      const person = people.get(row.index) as Person;
+      const previous = latest.get(person.id) ?? null;
+      const recordId = newRecordId(this.context.env.COUNTRY);
+      const status = recordStatus(row.purposes);
+      const channel = row.channel ?? 'imported';
+      planned.records.push({ recordId, person: person.id, row, status, supersedes: previous?.recordId ?? null, n: planned.records.length + 1 });
+      const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
+      planned.events.push(
+        outboxRow({
+          type: status === 'granted' ? 'consent.granted' : 'consent.denied',
+          applicationId,
+          occurredAt: now,
+          data: {
+            record_id: recordId,
+            kind: 'consent',
+            outcome: status === 'granted' ? 'granted' : 'declined',
+            flow_id: flow.id,
+            flow_version: flow.version,
+            subject: { id: person.id },
+            purposes: statuses,
+            channel,
+            captured_at: row.capturedAt,
+            recorded_at: recordedAt,
+            ...(previous ? { supersedes: previous.recordId } : {}),
+            ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
+            ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
+            ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
+          },
+        }),
+      );
+      if (previous) {
+        const change = supersessionOf(previous.purposes, row.purposes);
+        if (change.event && change.withdrawn.length > 0) {
+          const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: 'newer_record' }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: 'newer_record' }));
+          planned.withdrawals.push({ recordId: previous.recordId, marks });
+          planned.events.push(
+            outboxRow({
+              type: change.event,
+              applicationId,
+              occurredAt: now,
+              data: { record_id: previous.recordId, superseded_by: recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: 'newer_record' },
+            }),
+          );
+        }
+      }
+      latest.set(person.id, { recordId, purposes: row.purposes });
+      planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
+    }
+    return planned;
   }
 
   /** Each row's person: found, or new (and homed here), or the country they are homed in. */

@@ -1,0 +1,123 @@
+import 'reflect-metadata';
+import { RESIDENCY_REGISTER_MANY, RegisterManyRequest } from '@dcr/contracts';
+import { RecordedPurpose } from '@dcr/domain';
+import { ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
+import { CountryClient } from '@dcr/transport';
+import { defer } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { decisionsService } from '../src/decisions.service';
+import { OutboxRelay } from '../src/outbox/outbox';
+import { CheckedRow, ImportBatch } from '../src/records/import-batch';
+import { SubjectsService } from '../src/subjects/subjects.service';
+
+/**
+ * The Record API's and imports' batch write against the real PostgreSQL. A batch whose people are
+ * all new is written by one statement (people, records, events); when another writer records one
+ * of those people between the lookup and the write, or a row of the batch withdraws what an earlier
+ * row of it granted, the batch goes through the transaction instead, with the same outcome as if it
+ * had gone there first: one person row, the record chained to the person's latest one.
+ */
+describe('ImportBatch: a batch of records', () => {
+  const applicationId = 'tp_us_records';
+  const flow = { id: 'flw_us_records', version: 1 };
+  let database: MigratedServiceDatabase;
+  let dataSource: DataSource;
+  let batch: ImportBatch;
+  /** Runs while the batch asks the directory to home its new people: another writer's commit. */
+  let meanwhile: (() => Promise<void>) | undefined;
+
+  const purposes = (newsletter: RecordedPurpose['status'], analytics: RecordedPurpose['status']): Record<string, RecordedPurpose> => ({
+    newsletter: { status: newsletter, basis: 'consent' },
+    analytics: { status: analytics, basis: 'consent' },
+  });
+  const row = (index: number, email: string, decided: Record<string, RecordedPurpose>): CheckedRow => ({
+    index,
+    email,
+    purposes: decided,
+    capturedAt: '2026-11-23T10:00:00.000Z',
+    fingerprint: '',
+    channel: 'controller_attested',
+  });
+  const count = async (sql: string, values: unknown[]) => (await dataSource.query(sql, values))[0].n as number;
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(decisionsService, 'record_batches');
+    dataSource = database.dataSource;
+    const own = {
+      send: (pattern: string, request: RegisterManyRequest) =>
+        defer(async () => {
+          if (pattern !== RESIDENCY_REGISTER_MANY) throw new Error(`unexpected ${pattern}`);
+          const run = meanwhile;
+          meanwhile = undefined;
+          await run?.();
+          return { home_countries: request.subjects.map(() => 'US') };
+        }),
+    };
+    const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
+    const subjects = { references: (_: string, by: { id: string }) => [`ref:${by.id}`] } as unknown as SubjectsService;
+    const relay = { kick: () => undefined } as unknown as OutboxRelay;
+    batch = new ImportBatch(dataSource, subjects, new ServiceClients(own as unknown as CountryClient, new Map()), relay, context);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('writes a batch of new people with their records and events', async () => {
+    const emails = ['new-1@example.com', 'new-2@example.com', 'new-3@example.com'];
+    const result = await batch.record(applicationId, flow, emails.map((email, i) => row(i, email, purposes('granted', i === 1 ? 'declined' : 'granted'))));
+
+    expect(result.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded', 'recorded']);
+    expect([...result.created].sort()).toEqual([0, 1, 2]);
+    const people = await dataSource.query(`SELECT "id", "email" FROM "decisions"."subjects" WHERE "email" = ANY($1) ORDER BY "email"`, [emails]);
+    expect(people.map((person: { email: string }) => person.email)).toEqual(emails);
+    const records = await dataSource.query(
+      `SELECT r."record_id", r."subject_id", r."status", r."supersedes", s."email" FROM "decisions"."consent_records" r
+         JOIN "decisions"."subjects" s ON s."id" = r."subject_id" WHERE s."email" = ANY($1) ORDER BY s."email"`,
+      [emails],
+    );
+    expect(records).toEqual(
+      emails.map((email, i) =>
+        expect.objectContaining({ email, record_id: result.made.get(i)!.recordId, subject_id: result.made.get(i)!.subjectId, status: 'granted', supersedes: null }),
+      ),
+    );
+    const events = await dataSource.query(`SELECT "type", "data" FROM "decisions"."outbox" WHERE "data"->>'record_id' = ANY($1)`, [
+      records.map((record: { record_id: string }) => record.record_id),
+    ]);
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.granted', 'consent.granted']);
+  });
+
+  it('keeps one person when another writer records them between the lookup and the write, and chains to their record', async () => {
+    const email = 'raced@example.com';
+    const earlier = await batch.record(applicationId, flow, [row(0, 'someone-else@example.com', purposes('granted', 'granted'))]);
+    const earlierRecord = earlier.made.get(0)!.recordId;
+    // The other writer: the same person, already with a record, committed after this batch looked for them.
+    meanwhile = async () => {
+      await dataSource.query(`UPDATE "decisions"."subjects" SET "email" = $1 WHERE "id" = $2`, [email, earlier.made.get(0)!.subjectId]);
+    };
+
+    const result = await batch.record(applicationId, flow, [row(0, email, purposes('granted', 'declined')), row(1, 'raced-companion@example.com', purposes('granted', 'granted'))]);
+
+    expect(result.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded']);
+    expect(result.made.get(0)).toMatchObject({ subjectId: earlier.made.get(0)!.subjectId, supersedes: earlierRecord });
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = $1`, [email])).toBe(1);
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = 'raced-companion@example.com'`, [])).toBe(1);
+    // The analytics purpose moved from granted to declined: the predecessor is withdrawn for it.
+    const [predecessor] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [earlierRecord]);
+    expect(predecessor.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
+  });
+
+  it('writes a new person whose later row withdraws an earlier row of the same batch', async () => {
+    const email = 'changed-mind@example.com';
+    const result = await batch.record(applicationId, flow, [row(0, email, purposes('granted', 'granted')), row(1, email, purposes('granted', 'declined'))]);
+
+    expect(result.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded']);
+    const first = result.made.get(0)!;
+    expect(result.made.get(1)).toMatchObject({ subjectId: first.subjectId, supersedes: first.recordId });
+    const [withdrawn] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [first.recordId]);
+    expect(withdrawn.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
+    const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 ORDER BY "type"`, [first.recordId]);
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.purpose_revoked']);
+  });
+});
