@@ -19,6 +19,34 @@ const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
    ON CONFLICT ("reference") DO NOTHING RETURNING "reference"`,
 );
 
+/**
+ * `registerMany` in one round trip: per person ($2 numbers each reference's person), the home is that
+ * of the first of their references already in the directory, else this country ($3); the references
+ * of the people homed here that are not there yet are inserted. Answers the homes found and the
+ * references inserted. Planned per call, like FIND_MANY.
+ */
+const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[] }>(
+  'residency_directory_register_many',
+  `WITH "asked" AS (
+     SELECT a."reference"::char(64) AS "reference", a."person", a."position"
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS a("reference", "person", "position")
+   ), "found" AS (
+     SELECT a."person", a."position", a."reference", e."home_country"
+       FROM "asked" a JOIN "residency_router"."directory_entries" e ON e."reference" = a."reference"
+   ), "homes" AS (
+     SELECT DISTINCT ON ("person") "person", "home_country" FROM "found" ORDER BY "person", "position"
+   ), "inserted" AS (
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+     SELECT DISTINCT a."reference", $3::char(2), 'active', $4::timestamptz FROM "asked" a
+      WHERE NOT EXISTS (SELECT 1 FROM "found" f WHERE f."reference" = a."reference")
+        AND NOT EXISTS (SELECT 1 FROM "homes" h WHERE h."person" = a."person" AND h."home_country" <> $3::char(2))
+     ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
+   )
+   SELECT (SELECT COALESCE(json_agg(json_build_array("person", "home_country")), '[]') FROM "homes") AS "homes",
+          (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted"`,
+  { reusePlan: false },
+);
+
 @Injectable()
 export class DirectoryRepository {
   constructor(@InjectRepository(DirectoryEntry) private readonly entries: Repository<DirectoryEntry>) {}
@@ -27,6 +55,19 @@ export class DirectoryRepository {
     if (references.length === 0) return [];
     const rows = await FIND_MANY.rows(this.entries.manager, [references]);
     return rows.map((row) => entityFromRow(this.entries.metadata, row, new DirectoryEntry()));
+  }
+
+  /**
+   * Homes many people at once (each a list of references, in order of preference): answers each
+   * person's home country where a reference of theirs is already in the directory, and inserts the
+   * missing references of everyone else as homed in `country`. Returns those homes by person and
+   * the references inserted.
+   */
+  async registerMany(people: string[][], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
+    const references = people.flat();
+    if (references.length === 0) return { homes: new Map(), inserted: [] };
+    const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, people.flatMap((refs, person) => refs.map(() => person)), country, recordedAt]);
+    return { homes: new Map(row.homes), inserted: row.inserted };
   }
 
   /** Inserts entries that are not there yet; existing rows are left alone. Returns what was inserted. */

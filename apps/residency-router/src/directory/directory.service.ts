@@ -53,25 +53,17 @@ export class DirectoryService {
   }
 
   /**
-   * `register` for many people in one round: one lookup, one insert, one message to each peer.
+   * `register` for many people in one round: one statement (DirectoryRepository.registerMany), one message to each peer.
    * Answers each person's home country in the order given.
    */
   async registerMany(subjects: string[][]): Promise<string[]> {
     const country = this.context.env.COUNTRY;
-    const found = await this.directory.findMany(subjects.flat());
-    const homeOf = new Map(found.map((entry) => [entry.reference.trim(), entry.homeCountry]));
-    const homes = subjects.map((references) => references.map((reference) => homeOf.get(reference)).find((home) => home !== undefined) ?? country);
     const recordedAt = new Date();
-    const rows = subjects
-      .filter((_, i) => homes[i] === country)
-      .flat()
-      .filter((reference) => !homeOf.has(reference))
-      .map((reference) => ({ reference, homeCountry: country, status: 'active', recordedAt }));
-    const inserted = rows.length > 0 ? await this.directory.insertMissing([...new Map(rows.map((row) => [row.reference, row])).values()]) : [];
+    const { homes, inserted } = await this.directory.registerMany(subjects, country, recordedAt);
     if (inserted.length > 0) {
       this.broadcast(inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() })));
     }
-    return homes;
+    return subjects.map((_, i) => homes.get(i) ?? country);
   }
 
   async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
