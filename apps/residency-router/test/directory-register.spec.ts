@@ -74,3 +74,40 @@ describe('DirectoryService.registerMany', () => {
     expect(synced).toEqual([]);
   });
 });
+
+describe('DirectoryService.applyFromPeer', () => {
+  let database: MigratedServiceDatabase;
+  let dataSource: DataSource;
+  let directory: DirectoryService;
+  const ref = (label: string) => createHash('sha256').update(label).digest('hex');
+  const entryOf = async (label: string) =>
+    (await dataSource.query(`SELECT "home_country", "status" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref(label)]))[0];
+  const event = (entries: Array<[string, string, string, string]>): DirectorySyncEvent => ({
+    entries: entries.map(([label, home, status, at]) => ({ reference: ref(label), home_country: home, status: status as never, recorded_at: at })),
+  });
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(residencyRouterService, 'peer_merges');
+    dataSource = database.dataSource;
+    const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
+    directory = new DirectoryService(new DirectoryRepository(dataSource.getRepository(DirectoryEntry)), new ServiceClients({} as CountryClient, new Map()), context);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('applies events that arrive together, each in full: the earliest claim of a reference wins, and a later status of the same claim applies', async () => {
+    // The first event is merged at once; the three that arrive meanwhile go together in the next merge.
+    await Promise.all([
+      directory.applyFromPeer(event([['zero', 'DE', 'active', '2026-11-23T09:59:00.000Z']])),
+      directory.applyFromPeer(event([['one', 'DE', 'active', '2026-11-23T10:00:00.000Z'], ['contested', 'FR', 'active', '2026-11-23T10:00:05.000Z']])),
+      directory.applyFromPeer(event([['two', 'DE', 'active', '2026-11-23T10:00:01.000Z'], ['contested', 'DE', 'active', '2026-11-23T10:00:02.000Z']])),
+      directory.applyFromPeer(event([['one', 'DE', 'erased', '2026-11-23T10:00:00.000Z'], ['contested', 'IT', 'active', '2026-11-23T10:00:09.000Z']])),
+    ]);
+    expect(await entryOf('zero')).toEqual({ home_country: 'DE', status: 'active' });
+    expect(await entryOf('one')).toEqual({ home_country: 'DE', status: 'erased' });
+    expect(await entryOf('two')).toEqual({ home_country: 'DE', status: 'active' });
+    expect(await entryOf('contested')).toEqual({ home_country: 'DE', status: 'active' });
+  });
+});

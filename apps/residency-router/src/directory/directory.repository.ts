@@ -83,21 +83,19 @@ export class DirectoryRepository {
   }
 
   /**
-   * Applies an entry learnt from a peer. When two countries recorded the same reference, the earlier
-   * record wins (ties go to the lower country code), so every country converges on one home.
-   */
-  /**
-   * Entries a peer homed, in one statement. Per reference the earlier home wins (then the lower
-   * country code), and within one home a status change applies.
+   * Entries learnt from peers, in one statement. When two countries recorded the same reference, the
+   * earlier record wins (ties go to the lower country code), so every country converges on one home;
+   * within one home a status change applies. Rows are given in the order they arrived.
    */
   async mergeFromPeer(rows: Array<Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>>): Promise<void> {
     if (rows.length === 0) return;
-    // One row per reference in a statement (ON CONFLICT cannot touch a row twice): the earliest claim.
+    // One row per reference in a statement (ON CONFLICT cannot touch a row twice): the earliest
+    // claim, and of the same claim the row that arrived last (a later status of it).
     const byReference = new Map<string, (typeof rows)[number]>();
     for (const row of rows) {
       const seen = byReference.get(row.reference);
-      const earlier = seen && (row.recordedAt.getTime() < seen.recordedAt.getTime() || (row.recordedAt.getTime() === seen.recordedAt.getTime() && row.homeCountry < seen.homeCountry));
-      if (!seen || earlier) byReference.set(row.reference, row);
+      const seenFirst = seen && (seen.recordedAt.getTime() < row.recordedAt.getTime() || (seen.recordedAt.getTime() === row.recordedAt.getTime() && seen.homeCountry < row.homeCountry));
+      if (!seenFirst) byReference.set(row.reference, row);
     }
     const unique = [...byReference.values()];
     await this.entries.query(

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DirectoryEntryMessage, DirectorySyncEvent, RESIDENCY_DIRECTORY_SYNC } from '@dcr/contracts';
+import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { DirectoryEntry } from './directory-entry.entity';
 import { DirectoryRepository } from './directory.repository';
@@ -66,11 +67,26 @@ export class DirectoryService {
     return subjects.map((_, i) => homes.get(i) ?? country);
   }
 
+  /**
+   * Entries a peer homed. The events that arrive while a merge is running are merged together in
+   * the next one (one statement and one commit for them, instead of one per event: a peer sends an
+   * event per Record API batch), in the order they arrived.
+   */
   async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
-    await this.directory.mergeFromPeer(
-      event.entries.map((entry) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) })),
-    );
+    await this.peerMerges.call(event);
   }
+
+  private readonly peerMerges = new CallBatcher<DirectorySyncEvent, void>(
+    async (events) => {
+      await this.directory.mergeFromPeer(
+        events.flatMap((event) =>
+          event.entries.map((entry) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) })),
+        ),
+      );
+      return events.map(() => undefined);
+    },
+    { maxBatch: 100, maxConcurrent: 1 },
+  );
 
   private broadcast(entries: DirectoryEntryMessage[]): void {
     const event: DirectorySyncEvent = { entries };
