@@ -6,7 +6,7 @@
  * against the single-row insert rate `pgbench` reaches on the same PostgreSQL at the same
  * concurrency in the same run. Then half the measured rate, evenly paced, for the p99.
  *
- *   node bench/records.js [--duration 10] [--connections 16]
+ *   node bench/records.js [--duration 10] [--connections 16] [--paced-rate N]
  *
  * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
  * a new person. Results go to bench/results/<timestamp>-records-embedded.json.
@@ -103,9 +103,14 @@ async function main() {
     warnIfFailed('records saturation', saturation);
     const cpu = meter.stop(saturation.requests.total);
     const rate = Math.round(saturation.requests.total / duration);
-    const half = Math.max(1, Math.round(rate / 2));
+    // `--paced-rate N` paces the second phase at N/s instead of half the measured rate: a fixed load
+    // whose CPU per record (half_rate_paced.cpu) compares two builds without the saturation's
+    // contention in it.
+    const half = Number(option('paced-rate', '0')) || Math.max(1, Math.round(rate / 2));
     log(`records: ${rate}/s (${Math.round((100 * rate) / result.pgbench.tps)} % of pgbench); evenly paced ${half}/s for ${duration} s`);
+    const pacedMeter = cpuMeter(service.child.pid);
     const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
+    pacedRun.cpu = pacedMeter.stop(pacedRun.requests);
     result.records = {
       saturation: { ...summary(saturation), cpu },
       records_per_second: rate,

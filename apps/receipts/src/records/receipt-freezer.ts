@@ -10,12 +10,42 @@ import {
 } from '@dcr/contracts';
 import { ConsentOutcome, FlowTerms, PurposeStatus } from '@dcr/domain';
 import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput, prepareReceiptValidation } from '@dcr/receipts';
+import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { SUPERVISORY_AUTHORITIES } from './authorities';
 
 const CONSENT_OUTCOME_EVENTS = new Set(['consent.granted', 'consent.denied']);
+
+interface FrozenRow {
+  recordId: string;
+  applicationId: string;
+  eventId: string;
+  frozen: object;
+}
+
+/** A batch's receipts as one JSON document: each receipt goes in as a JSON value, not as text escaped into an array literal. */
+const FROZEN_ROWS = new JsonRecordset<FrozenRow>([
+  { key: 'id', read: (row) => row.recordId },
+  { key: 'app', read: (row) => row.applicationId },
+  { key: 'event', read: (row) => row.eventId },
+  { key: 'frozen', read: (row) => row.frozen, type: 'jsonb' },
+]);
+
+/** Receipts frozen before (a redelivered event). Planned per call (an array of keys). */
+const FROZEN_BEFORE = new PreparedStatement<{ record_id: string }>(
+  'receipts_frozen_before',
+  `SELECT "record_id" FROM "receipts"."receipts" WHERE "record_id" = ANY($1::text[])`,
+  { reusePlan: false },
+);
+
+const INSERT_FROZEN = new PreparedStatement(
+  'receipts_insert_frozen',
+  `INSERT INTO "receipts"."receipts" ("record_id", "application_id", "source_event_id", "frozen", "frozen_at")
+   SELECT r."id", r."app", r."event", r."frozen", now() FROM jsonb_to_recordset($1::jsonb) AS r(${FROZEN_ROWS.columns})
+   ON CONFLICT DO NOTHING RETURNING 1`,
+);
 const RPC_TIMEOUT_MS = 10_000;
 
 /**
@@ -63,24 +93,17 @@ export class ReceiptFreezer implements OnModuleInit {
    */
   private async freezeAll(events: ReceiptEventInput[]): Promise<number> {
     if (events.length === 0) return 0;
-    const known: Array<{ record_id: string }> = await this.dataSource.query(`SELECT "record_id" FROM "receipts"."receipts" WHERE "record_id" = ANY($1::text[])`, [
-      events.map((event) => event.data.record_id as string),
-    ]);
+    const known = await FROZEN_BEFORE.rows(this.dataSource, [events.map((event) => event.data.record_id as string)]);
     const skip = new Set(known.map((row) => row.record_id));
-    const rows: Array<{ recordId: string; applicationId: string; eventId: string; frozen: string }> = [];
+    const rows: FrozenRow[] = [];
     for (const event of events) {
       const recordId = event.data.record_id as string;
       if (skip.has(recordId)) continue;
       skip.add(recordId);
-      rows.push({ recordId, applicationId: event.application_id, eventId: event.id, frozen: JSON.stringify(await this.frozenReceipt(event, recordId)) });
+      rows.push({ recordId, applicationId: event.application_id, eventId: event.id, frozen: await this.frozenReceipt(event, recordId) });
     }
     if (rows.length === 0) return 0;
-    const inserted: unknown[] = await this.dataSource.query(
-      `INSERT INTO "receipts"."receipts" ("record_id", "application_id", "source_event_id", "frozen", "frozen_at")
-       SELECT r.id, r.app, r.event, r.frozen, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS r(id, app, event, frozen)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [rows.map((row) => row.recordId), rows.map((row) => row.applicationId), rows.map((row) => row.eventId), rows.map((row) => row.frozen)],
-    );
+    const inserted = await INSERT_FROZEN.rows(this.dataSource, [FROZEN_ROWS.document(rows)]);
     return inserted.length;
   }
 
