@@ -37,7 +37,20 @@ export class AuditAppender implements OnApplicationShutdown {
   append(request: AuditAppendRequest): Promise<AuditAppendReply> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
-      if (!this.running) this.running = this.drain().finally(() => (this.running = undefined));
+      this.startDrain();
+    });
+  }
+
+  /**
+   * Starts draining unless a drain runs. A caller answered by the last batch can append again before
+   * that drain's promise settles (its answer comes first): the append then waits in the queue, and the
+   * drain that ends starts the next one for it.
+   */
+  private startDrain(): void {
+    if (this.running) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      if (this.queue.length > 0) this.startDrain();
     });
   }
 
