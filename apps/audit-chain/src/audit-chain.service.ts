@@ -11,6 +11,7 @@ import { WitnessReceiptRecord } from './anchors/witness-receipt.entity';
 import { AuditKeys } from './keys/audit-keys';
 import { PublishedKey } from './keys/published-key.entity';
 import { CreateAuditTrail1764100000000 } from './migrations/1764100000000-create-audit-trail';
+import { MerkleInnerNodesFromLevelFour1765100000000 } from './migrations/1765100000000-merkle-inner-nodes-from-level-four';
 import { AuditAppender } from './trail/audit-appender';
 import { AuditEntryRecord } from './trail/audit-entry.entity';
 import { ChainHead } from './trail/chain-head.entity';
@@ -39,7 +40,7 @@ export const auditChainService: ServiceDefinition = {
   name: 'audit-chain',
   schema: 'audit_chain',
   entities: AUDIT_CHAIN_ENTITIES,
-  migrations: [CreateAuditTrail1764100000000],
+  migrations: [CreateAuditTrail1764100000000, MerkleInnerNodesFromLevelFour1765100000000],
   module: AuditChainModule,
   environment: AuditChainEnvironment,
 };

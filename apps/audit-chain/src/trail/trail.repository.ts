@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditEntryMessage } from '@dcr/contracts';
 import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
-import { NodeId } from '@dcr/transparency';
+import { NodeId, rootOfLeaves } from '@dcr/transparency';
 import { DataSource, EntityManager } from 'typeorm';
 
 type Queryable = Pick<EntityManager, 'query'>;
@@ -79,6 +79,18 @@ const INSERT_BATCH = new PreparedStatement(
        ON CONFLICT ("application_id") DO UPDATE SET "seq" = EXCLUDED."seq", "hash" = EXCLUDED."hash"`,
 );
 
+/**
+ * The Merkle tree keeps the leaf hashes (level 0) and its complete subtrees from this level up. A
+ * node of levels 1 to STORED_FROM_LEVEL - 1 (a subtree of 2 to 8 leaves) is computed from the stored
+ * leaf hashes when a root or a proof needs it: at most 2^STORED_FROM_LEVEL - 2 of them per proof, in
+ * the same query. Storing every complete subtree wrote about two node rows per entry; this writes
+ * one and an eighth. The leaf hashes stay stored apart from the entries so that a proof can still be
+ * made, and a deleted entry named as missing, when an entry row is removed from the database.
+ */
+export const STORED_FROM_LEVEL = 4;
+
+const isStored = (level: number) => level === 0 || level >= STORED_FROM_LEVEL;
+
 const ENTRY_COLUMNS = `"seq", "entry_id", "event_type", "actor", "occurred_at", "payload_digest", "prev_hash", "hash"`;
 
 export function entryMessageOf(row: Record<string, unknown>): AuditEntryMessage {
@@ -130,23 +142,40 @@ export class TrailRepository {
     return Number(row.size);
   }
 
-  /** Stored perfect-subtree hashes, in the order asked. */
+  /**
+   * Perfect-subtree hashes, in the order asked: the stored ones (leaves, and levels from
+   * STORED_FROM_LEVEL up) read in one query with the leaves that the others are computed from.
+   */
   async nodes(ids: readonly NodeId[], manager: Queryable = this.dataSource): Promise<Buffer[]> {
     if (ids.length === 0) return [];
+    const wanted = new Map<string, NodeId>();
+    for (const id of ids) {
+      if (isStored(id.level)) wanted.set(`${id.level}/${id.index}`, id);
+      else for (let leaf = id.index * 2 ** id.level; leaf < (id.index + 1) * 2 ** id.level; leaf++) wanted.set(`0/${leaf}`, { level: 0, index: leaf });
+    }
+    const read = [...wanted.values()];
     const rows: Array<{ level: number; idx: string; hash: Buffer }> = await manager.query(
       `SELECT n."level", n."idx", n."hash" FROM "audit_chain"."merkle_nodes" n
        JOIN unnest($1::smallint[], $2::bigint[]) AS k("level", "idx") ON n."level" = k."level" AND n."idx" = k."idx"`,
-      [ids.map((id) => id.level), ids.map((id) => id.index)],
+      [read.map((id) => id.level), read.map((id) => id.index)],
     );
     const byId = new Map(rows.map((row) => [`${row.level}/${row.idx}`, row.hash]));
     return ids.map((id) => {
-      const hash = byId.get(`${id.level}/${id.index}`);
+      const hash = isStored(id.level) ? byId.get(`${id.level}/${id.index}`) : this.computed(id, byId);
       if (!hash) throw new Error(`Merkle node ${id.level}/${id.index} is missing`);
       return hash;
     });
   }
 
-  async insertBatch(manager: EntityManager, entries: StoredEntry[], nodes: Array<NodeId & { hash: Buffer }>, appendedAt: Date): Promise<void> {
+  /** A node below STORED_FROM_LEVEL from its leaves' stored hashes (undefined when one is missing). */
+  private computed(id: NodeId, stored: Map<string, Buffer>): Buffer | undefined {
+    const leaves = Array.from({ length: 2 ** id.level }, (_, i) => stored.get(`0/${id.index * 2 ** id.level + i}`));
+    return leaves.every((hash): hash is Buffer => hash !== undefined) ? rootOfLeaves(leaves) : undefined;
+  }
+
+  /** The entries, their leaf hashes, the new complete subtrees from STORED_FROM_LEVEL up, and the chain heads. */
+  async insertBatch(manager: EntityManager, entries: StoredEntry[], completed: Array<NodeId & { hash: Buffer }>, appendedAt: Date): Promise<void> {
+    const nodes = completed.filter((node) => isStored(node.level));
     const heads = new Map<string, { seq: number; hash: string }>();
     for (const entry of entries) heads.set(entry.application_id, { seq: entry.seq, hash: entry.hash });
     await INSERT_BATCH.run(manager, [
