@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { DirectorySyncEvent } from '@dcr/contracts';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { CountryClient } from '@dcr/transport';
@@ -66,6 +68,15 @@ describe('DirectoryService.registerMany', () => {
       ['new:id', 'new:email', 'known:id', 'twin-a:id', 'shared:email', 'twin-b:id'].map(ref).sort(),
     );
     expect(new Set(sent.map((entry) => `${entry.home_country}/${entry.status}`))).toEqual(new Set(['US/active']));
+  });
+
+  it('sends a large registration to the peers in events of at most 1,000 entries (the contract\'s limit)', async () => {
+    synced.length = 0;
+    const people = Array.from({ length: 500 }, (_, i) => [ref(`bulk-${i}:id`), ref(`bulk-${i}:email`), ref(`bulk-${i}:external`)]);
+    expect(new Set(await directory.registerMany(people))).toEqual(new Set(['US']));
+    expect(synced.map((event) => event.entries.length)).toEqual([1000, 500]);
+    for (const event of synced) expect(validateSync(plainToInstance(DirectorySyncEvent, event))).toEqual([]);
+    expect(new Set(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).size).toBe(1500);
   });
 
   it('inserts nothing and tells no peer when everyone is already homed', async () => {

@@ -12,6 +12,9 @@ const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
   recorded_at: entry.recordedAt.toISOString(),
 });
 
+/** The most entries one sync event carries (DirectorySyncEvent's limit). */
+const SYNC_MAX_ENTRIES = 1000;
+
 @Injectable()
 export class DirectoryService {
   private readonly logger = new Logger(DirectoryService.name);
@@ -88,13 +91,20 @@ export class DirectoryService {
     { maxBatch: 100, maxConcurrent: 1 },
   );
 
+  /**
+   * Tells the peers about entries homed here, at once (a person homed here must be known there
+   * before they can be recorded there too), in events of at most SYNC_MAX_ENTRIES: the contract's
+   * limit, which a registration of 500 people with three references each would pass.
+   */
   private broadcast(entries: DirectoryEntryMessage[]): void {
-    const event: DirectorySyncEvent = { entries };
-    for (const country of this.clients.peerCountries()) {
-      this.clients
-        .peer(country)
-        .emit(RESIDENCY_DIRECTORY_SYNC, event)
-        .subscribe({ error: (error) => this.logger.warn(`directory sync to ${country} failed: ${String(error)}`) });
+    for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
+      const event: DirectorySyncEvent = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
+      for (const country of this.clients.peerCountries()) {
+        this.clients
+          .peer(country)
+          .emit(RESIDENCY_DIRECTORY_SYNC, event)
+          .subscribe({ error: (error) => this.logger.warn(`directory sync to ${country} failed: ${String(error)}`) });
+      }
     }
   }
 }
