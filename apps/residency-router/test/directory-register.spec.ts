@@ -79,6 +79,13 @@ describe('DirectoryService.registerMany', () => {
     expect(new Set(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).size).toBe(1500);
   });
 
+  it('registers one person by the same rule (register)', async () => {
+    expect(await directory.register([ref('single:id'), ref('berlin:email')])).toBe('DE');
+    expect(await homeOf('single:id')).toBeUndefined();
+    expect(await directory.register([ref('single:id'), ref('single:email')])).toBe('US');
+    expect(await homeOf('single:email')).toBe('US');
+  });
+
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
     synced.length = 0;
     expect(await directory.registerMany([[ref('new:id'), ref('new:email')], [ref('berlin:email')]])).toEqual(['US', 'DE']);

@@ -46,6 +46,7 @@ const INSERT_FROZEN = new PreparedStatement(
    SELECT r."id", r."app", r."event", r."frozen", now() FROM jsonb_to_recordset($1::jsonb) AS r(${FROZEN_ROWS.columns})
    ON CONFLICT DO NOTHING RETURNING 1`,
 );
+
 const RPC_TIMEOUT_MS = 10_000;
 
 /**

@@ -12,13 +12,6 @@ const FIND_MANY = new PreparedStatement(
   `SELECT * FROM "residency_router"."directory_entries" WHERE "reference" = ANY($1::char(64)[])`,
   { reusePlan: false },
 );
-const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
-  'residency_directory_insert_missing',
-  `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
-   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
-   ON CONFLICT ("reference") DO NOTHING RETURNING "reference"`,
-);
-
 /**
  * `registerMany` in one round trip: per person ($2 numbers each reference's person), the home is that
  * of the first of their references already in the directory, else this country ($3); the references
@@ -68,18 +61,6 @@ export class DirectoryRepository {
     if (references.length === 0) return { homes: new Map(), inserted: [] };
     const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, people.flatMap((refs, person) => refs.map(() => person)), country, recordedAt]);
     return { homes: new Map(row.homes), inserted: row.inserted };
-  }
-
-  /** Inserts entries that are not there yet; existing rows are left alone. Returns what was inserted. */
-  async insertMissing(rows: Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>[]): Promise<string[]> {
-    if (rows.length === 0) return [];
-    const inserted = await INSERT_MISSING.rows(this.entries.manager, [
-      rows.map((row) => row.reference),
-      rows.map((row) => row.homeCountry),
-      rows.map((row) => row.status),
-      rows.map((row) => row.recordedAt),
-    ]);
-    return inserted.map((row) => row.reference);
   }
 
   /**

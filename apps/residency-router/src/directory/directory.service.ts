@@ -40,20 +40,8 @@ export class DirectoryService {
    * peers. Only the references, the country and a status travel.
    */
   async register(references: string[]): Promise<string> {
-    const existing = await this.locate(references);
-    const country = this.context.env.COUNTRY;
-    if (existing && existing.home_country !== country) return existing.home_country;
-    const recordedAt = new Date();
-    const inserted = await this.directory.insertMissing(
-      references.map((reference) => ({ reference, homeCountry: country, status: 'active', recordedAt })),
-    );
-    if (inserted.length > 0) this.broadcast(inserted.map((reference) => ({
-      reference,
-      home_country: country,
-      status: 'active',
-      recorded_at: recordedAt.toISOString(),
-    })));
-    return country;
+    const [home] = await this.registerMany([references]);
+    return home;
   }
 
   /**
