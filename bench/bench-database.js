@@ -6,7 +6,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
 const { freePort } = require('./lib');
-const { loadEmbeddedPostgres } = require('../tools/dev/embedded-postgres-runtime');
+const { loadEmbeddedPostgres, withPostgresEnvironment } = require('../tools/dev/embedded-postgres-runtime');
 
 async function benchDatabase(label) {
   if (process.env.DATABASE_URL) {
@@ -43,7 +43,7 @@ async function benchDatabase(label) {
     onError: () => {},
   });
   await postgres.initialise();
-  await postgres.start();
+  await withPostgresEnvironment(() => postgres.start());
   await postgres.createDatabase('dcr_bench');
   return {
     url: `postgres://postgres:bench@127.0.0.1:${port}/dcr_bench`,

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
@@ -40,8 +40,11 @@ describe('start commands', () => {
       DE_PORT: String(await freePort()),
       EMBEDDED_PG_PORT: String(await freePort()),
     };
+    // Stopped in any case: a failed expectation must not leave a server (and jest) running.
+    const launched: Array<ReturnType<typeof launch>> = [];
     try {
       const first = launch('tools/dev/start-embedded.js', env);
+      launched.push(first);
       await first.waitForOutput('stop with Ctrl-C', 90000);
       const credentials = credentialsIn(dataDir);
       expect(credentials).toMatchObject({
@@ -56,15 +59,20 @@ describe('start commands', () => {
         expect(me.status).toBe(200);
         expect(me.body.country).toBe(country);
       }
+      // The server runs with the allocator settings of tools/dev/embedded-postgres-runtime.js.
+      const postmaster = Number(readFileSync(path.join(realpathSync(path.join(dataDir, 'postgres')), 'postmaster.pid'), 'utf8').split('\n')[0]);
+      expect(readFileSync(`/proc/${postmaster}/environ`, 'utf8').split('\0')).toContainEqual(expect.stringMatching(/^GLIBC_TUNABLES=glibc\.malloc\.mmap_threshold=4194304/));
       expect(await first.stop()).toBe(0);
 
       const second = launch('tools/dev/start-embedded.js', env);
+      launched.push(second);
       await second.waitForOutput('stop with Ctrl-C', 90000);
       expect(credentialsIn(dataDir).application_id).toBe(credentials.application_id);
       const me = await http(credentials.endpoints.DE, 'GET', '/api/v1/me', { token: credentials.api_token });
       expect(me.status).toBe(200);
       expect(await second.stop()).toBe(0);
     } finally {
+      await Promise.all(launched.map((child) => child.stop()));
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240000);

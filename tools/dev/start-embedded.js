@@ -12,7 +12,7 @@ const { countryContext, reclaimMemoryWhenIdle, startService } = require('@dcr/se
 const { ensureDatabase } = require('@dcr/persistence');
 const { InProcessBus } = require('@dcr/transport');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
-const { clusterDirectory, loadEmbeddedPostgres } = require('./embedded-postgres-runtime');
+const { clusterDirectory, loadEmbeddedPostgres, withPostgresEnvironment } = require('./embedded-postgres-runtime');
 const { seedDevelopment, printEndpoints } = require('./seed');
 const { serviceDefinitions, gatewayParts } = require('./services');
 
@@ -46,7 +46,7 @@ async function startPostgres() {
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
   if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) await postgres.initialise();
-  await postgres.start();
+  await withPostgresEnvironment(() => postgres.start());
   return { postgres, serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}/dcr` };
 }
 
