@@ -86,6 +86,22 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('single:email')).toBe('US');
   });
 
+  it('homes people of one reference each (a batch of e-mail addresses) by the same rule', async () => {
+    synced.length = 0;
+    const homes = await directory.registerMany([
+      [ref('solo-a:email')], // new: here
+      [ref('berlin:email')], // lives in DE: there
+      [ref('known:email')], // lives here already: here, nothing written
+      [ref('solo-b:email')], // new, and twice in the call: inserted once
+      [ref('solo-b:email')],
+    ]);
+    expect(homes).toEqual(['US', 'DE', 'US', 'US', 'US']);
+    expect(await homeOf('solo-a:email')).toBe('US');
+    expect(await homeOf('solo-b:email')).toBe('US');
+    expect(await homeOf('berlin:email')).toBe('DE');
+    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('solo-a:email'), ref('solo-b:email')].sort());
+  });
+
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
     synced.length = 0;
     expect(await directory.registerMany([[ref('new:id'), ref('new:email')], [ref('berlin:email')]])).toEqual(['US', 'DE']);

@@ -40,6 +40,38 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
   { reusePlan: false },
 );
 
+/**
+ * `registerMany` when every person has one reference (a Record API batch of e-mail addresses): the
+ * references not there yet are inserted, answering them; the others' homes are then looked up
+ * (FIND_MANY), only when there are any. No scan to choose, so its plan is kept: planning
+ * REGISTER_MANY on every call was a fifth of its cost (docs/performance.md, fifteenth session).
+ * A reference another writer inserts meanwhile is not answered, and is looked up like the others.
+ */
+const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
+  'residency_directory_insert_missing',
+  `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+   SELECT DISTINCT r, $2::char(2), 'active', $3::timestamptz FROM unnest($1::text[]) AS r
+   ON CONFLICT ("reference") DO NOTHING RETURNING rtrim("reference") AS "reference"`,
+);
+
+/**
+ * Entries learnt from peers (`mergeFromPeer`). An insert arbitrated by the primary key: no scan to
+ * choose, so its plan is kept too.
+ */
+const MERGE_FROM_PEER = new PreparedStatement(
+  'residency_directory_merge_from_peer',
+  `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+   ON CONFLICT (reference) DO UPDATE SET
+     home_country = EXCLUDED.home_country, status = EXCLUDED.status,
+     recorded_at = EXCLUDED.recorded_at, updated_at = now()
+   WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
+      OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`,
+);
+
+/** The registration's and the peer merge's statements, for bench/directory-statements.js. */
+export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertMissing: INSERT_MISSING, mergeFromPeer: MERGE_FROM_PEER };
+
 @Injectable()
 export class DirectoryRepository {
   constructor(@InjectRepository(DirectoryEntry) private readonly entries: Repository<DirectoryEntry>) {}
@@ -59,8 +91,25 @@ export class DirectoryRepository {
   async registerMany(people: string[][], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
     const references = people.flat();
     if (references.length === 0) return { homes: new Map(), inserted: [] };
+    if (people.every((refs) => refs.length === 1)) return this.registerSingles(references, country, recordedAt);
     const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, people.flatMap((refs, person) => refs.map(() => person)), country, recordedAt]);
     return { homes: new Map(row.homes), inserted: row.inserted };
+  }
+
+  /** `registerMany` of people with one reference each (`references[i]` is person i's): INSERT_MISSING. */
+  private async registerSingles(references: string[], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
+    const inserted = (await INSERT_MISSING.rows(this.entries.manager, [references, country, recordedAt])).map((row) => row.reference);
+    const homes = new Map<number, string>();
+    const fresh = new Set(inserted);
+    const existing = [...new Set(references.filter((reference) => !fresh.has(reference)))];
+    if (existing.length > 0) {
+      const found = new Map((await this.findMany(existing)).map((entry) => [entry.reference.trimEnd(), entry.homeCountry]));
+      references.forEach((reference, person) => {
+        const home = found.get(reference);
+        if (home !== undefined) homes.set(person, home);
+      });
+    }
+    return { homes, inserted };
   }
 
   /**
@@ -79,15 +128,11 @@ export class DirectoryRepository {
       if (!seenFirst) byReference.set(row.reference, row);
     }
     const unique = [...byReference.values()];
-    await this.entries.query(
-      `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
-       ON CONFLICT (reference) DO UPDATE SET
-         home_country = EXCLUDED.home_country, status = EXCLUDED.status,
-         recorded_at = EXCLUDED.recorded_at, updated_at = now()
-       WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
-          OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`,
-      [unique.map((row) => row.reference), unique.map((row) => row.homeCountry), unique.map((row) => row.status), unique.map((row) => row.recordedAt)],
-    );
+    await MERGE_FROM_PEER.run(this.entries.manager, [
+      unique.map((row) => row.reference),
+      unique.map((row) => row.homeCountry),
+      unique.map((row) => row.status),
+      unique.map((row) => row.recordedAt),
+    ]);
   }
 }
