@@ -45,7 +45,9 @@ export class DirectoryService {
   }
 
   /**
-   * `register` for many people in one round: one statement (DirectoryRepository.registerMany), one message to each peer.
+   * `register` for many people in one round (DirectoryRepository.registerMany: one statement; for
+   * people of one reference each, a second one only when some were already in the directory), one
+   * message to each peer.
    * Answers each person's home country in the order given.
    */
   async registerMany(subjects: string[][]): Promise<string[]> {
