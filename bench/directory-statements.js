@@ -5,10 +5,12 @@
  * process used (/proc/<pid>/stat, Linux) is divided by that count. A backend's own CPU, unlike
  * throughput on a shared host, barely moves with what else the machine is doing.
  *
- * Kinds, each on batches of `--people` new people of one reference (an e-mail address), committed
- * on their own as the service commits them:
- * - register_many: the general registration (any number of references per person), planned per call;
- * - insert_missing: the registration of people with one reference each, a kept plan;
+ * Kinds, each on batches of `--people` new people as the Record API registers them (an e-mail
+ * address and the id made for the person: two references each), committed on their own as the
+ * service commits them:
+ * - register_many: the general registration (any number of references per person, each looked
+ *   up), planned per call: how the Record API's people were registered until the sixteenth session;
+ * - insert_new_people: the e-mail address inserted unless known, the id with it, a kept plan;
  * - merge_unnamed / merge_named: the peer's merge of the same entries, parsed and planned per call
  *   (as before the fifteenth session) or as a named statement.
  *
@@ -46,10 +48,13 @@ async function main() {
   const result = { date: new Date().toISOString(), machine: machine(), source: measuredSource, database: bench.db.kind, load: { batches, people, rounds }, rounds: [] };
   try {
     const backend = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-    const references = () => Array.from({ length: people }, () => crypto.randomBytes(32).toString('hex'));
+    // Per person: the e-mail address's reference, then the id's.
+    const references = () => Array.from({ length: 2 * people }, () => crypto.randomBytes(32).toString('hex'));
+    const emails = (refs) => refs.filter((_, i) => i % 2 === 0);
+    const ids = (refs) => refs.filter((_, i) => i % 2 === 1);
     const kinds = {
-      register_many: (refs) => ({ text: DIRECTORY_STATEMENTS.registerMany.text, values: [refs, refs.map((_, person) => person), 'US', new Date()] }),
-      insert_missing: (refs) => ({ name: 'bench_insert_missing', text: DIRECTORY_STATEMENTS.insertMissing.text, values: [refs, 'US', new Date()] }),
+      register_many: (refs) => ({ text: DIRECTORY_STATEMENTS.registerMany.text, values: [refs, refs.map((_, i) => Math.floor(i / 2)), 'US', new Date()] }),
+      insert_new_people: (refs) => ({ name: 'bench_insert_new_people', text: DIRECTORY_STATEMENTS.insertNewPeople.text, values: [emails(refs), emails(refs), ids(refs), 'US', new Date()] }),
       merge_unnamed: (refs) => ({ text: DIRECTORY_STATEMENTS.mergeFromPeer.text, values: [refs, refs.map(() => 'DE'), refs.map(() => 'active'), refs.map(() => new Date())] }),
       merge_named: (refs) => ({ name: 'bench_merge', text: DIRECTORY_STATEMENTS.mergeFromPeer.text, values: [refs, refs.map(() => 'DE'), refs.map(() => 'active'), refs.map(() => new Date())] }),
     };

@@ -55,7 +55,7 @@ describe('ImportBatch: a batch of records', () => {
         }),
     };
     const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
-    const subjects = { references: (_: string, by: { id: string }) => [`ref:${by.id}`] } as unknown as SubjectsService;
+    const subjects = { newPersonReferences: (_: string, by: { id: string }) => ({ references: [`ref:${by.id}`] }) } as unknown as SubjectsService;
     const relay = { kick: () => undefined } as unknown as OutboxRelay;
     batch = new ImportBatch(dataSource, subjects, new ServiceClients(own as unknown as CountryClient, new Map()), relay, context);
   });

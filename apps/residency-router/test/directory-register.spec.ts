@@ -27,6 +27,10 @@ describe('DirectoryService.registerMany', () => {
   const ref = (label: string) => createHash('sha256').update(label).digest('hex');
   const homeOf = async (label: string): Promise<string | undefined> =>
     (await dataSource.query(`SELECT "home_country" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref(label)]))[0]?.home_country;
+  /** A person by references that may be known already. */
+  const known = (...labels: string[]) => ({ references: labels.map(ref) });
+  /** A new person: one reference that may be known, and an id made just now. */
+  const made = (label: string, id: string) => ({ references: [ref(label)], minted: [ref(id)] });
 
   beforeAll(async () => {
     database = await migratedServiceDatabase(residencyRouterService, 'register_many');
@@ -48,12 +52,12 @@ describe('DirectoryService.registerMany', () => {
 
   it('answers each home and inserts only the missing references of the people homed here', async () => {
     const homes = await directory.registerMany([
-      [ref('new:id'), ref('new:email')], // nobody knows them: here
-      [ref('berlin:id'), ref('berlin:email')], // their e-mail lives in DE: there, nothing written here
-      [ref('known:id'), ref('known:email')], // their e-mail lives here already: here, the new id added
-      [ref('first:id'), ref('first:email'), ref('first:external')], // DE first in their order wins over US
-      [ref('twin-a:id'), ref('shared:email')], // two people of one call share a reference: it is inserted once
-      [ref('twin-b:id'), ref('shared:email')],
+      known('new:id', 'new:email'), // nobody knows them: here
+      known('berlin:id', 'berlin:email'), // their e-mail lives in DE: there, nothing written here
+      known('known:id', 'known:email'), // their e-mail lives here already: here, the new id added
+      known('first:id', 'first:email', 'first:external'), // DE first in their order wins over US
+      known('twin-a:id', 'shared:email'), // two people of one call share a reference: it is inserted once
+      known('twin-b:id', 'shared:email'),
     ]);
 
     expect(homes).toEqual(['US', 'DE', 'US', 'DE', 'US', 'US']);
@@ -72,7 +76,7 @@ describe('DirectoryService.registerMany', () => {
 
   it('sends a large registration to the peers in events of at most 1,000 entries (the contract\'s limit)', async () => {
     synced.length = 0;
-    const people = Array.from({ length: 500 }, (_, i) => [ref(`bulk-${i}:id`), ref(`bulk-${i}:email`), ref(`bulk-${i}:external`)]);
+    const people = Array.from({ length: 500 }, (_, i) => known(`bulk-${i}:id`, `bulk-${i}:email`, `bulk-${i}:external`));
     expect(new Set(await directory.registerMany(people))).toEqual(new Set(['US']));
     expect(synced.map((event) => event.entries.length)).toEqual([1000, 500]);
     for (const event of synced) expect(validateSync(plainToInstance(DirectorySyncEvent, event))).toEqual([]);
@@ -80,20 +84,20 @@ describe('DirectoryService.registerMany', () => {
   });
 
   it('registers one person by the same rule (register)', async () => {
-    expect(await directory.register([ref('single:id'), ref('berlin:email')])).toBe('DE');
+    expect(await directory.register(known('single:id', 'berlin:email'))).toBe('DE');
     expect(await homeOf('single:id')).toBeUndefined();
-    expect(await directory.register([ref('single:id'), ref('single:email')])).toBe('US');
+    expect(await directory.register(known('single:id', 'single:email'))).toBe('US');
     expect(await homeOf('single:email')).toBe('US');
   });
 
   it('homes people of one reference each (a batch of e-mail addresses) by the same rule', async () => {
     synced.length = 0;
     const homes = await directory.registerMany([
-      [ref('solo-a:email')], // new: here
-      [ref('berlin:email')], // lives in DE: there
-      [ref('known:email')], // lives here already: here, nothing written
-      [ref('solo-b:email')], // new, and twice in the call: inserted once
-      [ref('solo-b:email')],
+      known('solo-a:email'), // new: here
+      known('berlin:email'), // lives in DE: there
+      known('known:email'), // lives here already: here, nothing written
+      known('solo-b:email'), // new, and twice in the call: inserted once
+      known('solo-b:email'),
     ]);
     expect(homes).toEqual(['US', 'DE', 'US', 'US', 'US']);
     expect(await homeOf('solo-a:email')).toBe('US');
@@ -102,9 +106,44 @@ describe('DirectoryService.registerMany', () => {
     expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('solo-a:email'), ref('solo-b:email')].sort());
   });
 
+  it('homes a made reference (a new person\'s id) with its person: inserted only when the person is homed here', async () => {
+    synced.length = 0;
+    const homes = await directory.registerMany([
+      made('made-new:email', 'made-new:id'), // new: both here
+      made('berlin:email', 'made-berlin:id'), // lives in DE: there, the id not written
+      made('known:email', 'made-known:id'), // lives here already: here, the id added
+      made('made-twin:email', 'made-twin-a:id'), // the same e-mail twice with two ids: both ids here
+      made('made-twin:email', 'made-twin-b:id'),
+      { references: [ref('made-both:external'), ref('berlin:email')], minted: [ref('made-both:id')] }, // two that may be known: DE wins
+      { references: [ref('made-two:external'), ref('made-two:email')], minted: [ref('made-two:id')] }, // two, both new: here
+    ]);
+    expect(homes).toEqual(['US', 'DE', 'US', 'US', 'US', 'DE', 'US']);
+    for (const label of ['made-new:email', 'made-new:id', 'made-known:id', 'made-twin:email', 'made-twin-a:id', 'made-twin-b:id', 'made-two:external', 'made-two:email', 'made-two:id']) {
+      expect([label, await homeOf(label)]).toEqual([label, 'US']);
+    }
+    for (const label of ['made-berlin:id', 'made-both:external', 'made-both:id']) expect([label, await homeOf(label)]).toEqual([label, undefined]);
+    expect(await homeOf('berlin:email')).toBe('DE');
+    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual(
+      ['made-new:email', 'made-new:id', 'made-known:id', 'made-twin:email', 'made-twin-a:id', 'made-twin-b:id', 'made-two:external', 'made-two:email', 'made-two:id'].map(ref).sort(),
+    );
+  });
+
+  it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
+    // The named statement's plan is made on the connection that first runs it; six runs on one
+    // connection make PostgreSQL settle on its generic plan, which must not read the whole table.
+    await dataSource.transaction(async (manager) => {
+      for (let i = 0; i < 6; i++) await new DirectoryRepository(manager.getRepository(DirectoryEntry)).registerMany([made(`plan-${i}:email`, `plan-${i}:id`)], 'US', new Date());
+      const [{ 'QUERY PLAN': plan }] = await manager.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE "residency_directory_insert_new_people"('{}'::text[], '{}'::text[], '{}'::text[], 'US', now())`,
+      );
+      expect(JSON.stringify(plan)).not.toContain('Seq Scan');
+      expect(JSON.stringify(plan)).toContain('"Relation Name":"directory_entries"');
+    });
+  });
+
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
     synced.length = 0;
-    expect(await directory.registerMany([[ref('new:id'), ref('new:email')], [ref('berlin:email')]])).toEqual(['US', 'DE']);
+    expect(await directory.registerMany([known('new:id', 'new:email'), known('berlin:email'), made('known:email', 'known:id')])).toEqual(['US', 'DE', 'US']);
     expect(synced).toEqual([]);
   });
 });

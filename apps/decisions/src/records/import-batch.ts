@@ -442,9 +442,9 @@ export class ImportBatch {
     if (fresh.length > 0) {
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
-          subjects: fresh.map((person) => ({
-            references: this.subjects.references(applicationId, { id: person.id, email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
-          })),
+          subjects: fresh.map((person) =>
+            this.subjects.newPersonReferences(applicationId, { id: person.id, email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
+          ),
         }),
       );
       const homeOf = new Map(fresh.map((person, i) => [person, homes.home_countries[i]]));

@@ -42,9 +42,8 @@ export class SubjectsService {
     if (existing) return { subject: this.toMessage(existing), created: false };
 
     const id = newSubjectId();
-    const references = this.references(request.application_id, { email, externalId, id });
     const registered = await firstValueFrom(
-      this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, { references }),
+      this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, this.newPersonReferences(request.application_id, { email, externalId, id })),
     );
     if (registered.home_country !== this.context.env.COUNTRY) throw wrongCountry(registered.home_country);
 
@@ -80,13 +79,17 @@ export class SubjectsService {
     return this.toMessage(subject);
   }
 
-  /** The opaque directory references of a person (keyed hashes of their id, external id and e-mail). */
-  references(applicationId: string, by: { email?: string; externalId?: string; id: string }): string[] {
+  /**
+   * A new person's opaque directory references (keyed hashes of their external id, e-mail and id) as
+   * the directory registers them: the e-mail and external id may be known already (homed here or
+   * elsewhere); the id was made just now, so no one can have homed it.
+   */
+  newPersonReferences(applicationId: string, by: { email?: string; externalId?: string; id: string }): RegisterRequest {
     const key = this.context.env.SUBJECT_REF_KEY;
-    const references = [subjectReference(key, applicationId, 'subject_id', by.id)];
+    const references: string[] = [];
     if (by.externalId) references.push(subjectReference(key, applicationId, 'external_id', by.externalId));
     if (by.email) references.push(subjectReference(key, applicationId, 'email', by.email));
-    return references;
+    return { references, minted_references: [subjectReference(key, applicationId, 'subject_id', by.id)] };
   }
 
   private toMessage(subject: Subject): SubjectMessage {

@@ -13,7 +13,10 @@ import {
   RegisterManyReply,
   RegisterManyRequest,
 } from '@dcr/contracts';
+import { DirectoryPerson } from './directory.repository';
 import { DirectoryService } from './directory.service';
+
+const toPerson = (request: RegisterRequest): DirectoryPerson => ({ references: request.references, minted: request.minted_references });
 
 @Controller()
 export class DirectoryController {
@@ -26,12 +29,12 @@ export class DirectoryController {
 
   @MessagePattern(RESIDENCY_REGISTER_MANY)
   async registerMany(@Payload() request: RegisterManyRequest): Promise<RegisterManyReply> {
-    return { home_countries: await this.directory.registerMany(request.subjects.map((subject) => subject.references)) };
+    return { home_countries: await this.directory.registerMany(request.subjects.map(toPerson)) };
   }
 
   @MessagePattern(RESIDENCY_REGISTER)
   async register(@Payload() request: RegisterRequest): Promise<RegisterReply> {
-    return { home_country: await this.directory.register(request.references) };
+    return { home_country: await this.directory.register(toPerson(request)) };
   }
 
   @EventPattern(RESIDENCY_DIRECTORY_SYNC)

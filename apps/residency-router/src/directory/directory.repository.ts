@@ -41,17 +41,30 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
 );
 
 /**
- * `registerMany` when every person has one reference (a Record API batch of e-mail addresses): the
- * references not there yet are inserted, answering them; the others' homes are then looked up
- * (FIND_MANY), only when there are any. No scan to choose, so its plan is kept: planning
- * REGISTER_MANY on every call was a fifth of its cost (docs/performance.md, fifteenth session).
- * A reference another writer inserts meanwhile is not answered, and is looked up like the others.
+ * `registerMany` when every person has one reference that may already be in the directory (their
+ * e-mail address, say) and otherwise only references the caller has just made (a new person's id):
+ * those references not there yet are inserted, and with each the person's made ones. No scan to
+ * choose (the table is touched only through the primary key's conflict check), so its plan is kept:
+ * planning REGISTER_MANY on every call was a fifth of its cost (docs/performance.md, fifteenth
+ * session). $1: each person's reference; $2 and $3: pairs of a person's reference and a reference
+ * made for them. Answers the references inserted, `made` telling the two kinds apart. A reference
+ * that was there already (or that another writer inserts meanwhile) is not answered, and its person
+ * goes through REGISTER_MANY.
  */
-const INSERT_MISSING = new PreparedStatement<{ reference: string }>(
-  'residency_directory_insert_missing',
-  `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
-   SELECT DISTINCT r, $2::char(2), 'active', $3::timestamptz FROM unnest($1::text[]) AS r
-   ON CONFLICT ("reference") DO NOTHING RETURNING rtrim("reference") AS "reference"`,
+const INSERT_NEW_PEOPLE = new PreparedStatement<{ reference: string; made: boolean }>(
+  'residency_directory_insert_new_people',
+  `WITH "own" AS (
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+     SELECT DISTINCT r, $4::char(2), 'active', $5::timestamptz FROM unnest($1::text[]) AS r
+     ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
+   ), "made" AS (
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+     SELECT DISTINCT m."made", $4::char(2), 'active', $5::timestamptz
+       FROM unnest($2::text[], $3::text[]) AS m("owner", "made") JOIN "own" o ON o."reference" = m."owner"::char(64)
+     ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
+   )
+   SELECT rtrim("reference") AS "reference", false AS "made" FROM "own"
+   UNION ALL SELECT rtrim("reference"), true FROM "made"`,
 );
 
 /**
@@ -70,7 +83,13 @@ const MERGE_FROM_PEER = new PreparedStatement(
 );
 
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
-export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertMissing: INSERT_MISSING, mergeFromPeer: MERGE_FROM_PEER };
+export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER };
+
+/** A person to home: references that may be known already, and references just made for them. */
+export interface DirectoryPerson {
+  references: string[];
+  minted?: string[];
+}
 
 @Injectable()
 export class DirectoryRepository {
@@ -83,31 +102,35 @@ export class DirectoryRepository {
   }
 
   /**
-   * Homes many people at once (each a list of references, in order of preference): answers each
-   * person's home country where a reference of theirs is already in the directory, and inserts the
-   * missing references of everyone else as homed in `country`. Returns those homes by person and
-   * the references inserted.
+   * Homes many people at once: answers each person's home country where a reference of theirs is
+   * already in the directory, and inserts the missing references of everyone else (their made ones
+   * too) as homed in `country`. Returns those homes by person and the references inserted.
+   *
+   * People with one reference that may be known, besides made ones, go first through
+   * INSERT_NEW_PEOPLE (a Record API batch of new people: one statement whose plan is kept); the
+   * others, and those whose reference was there already, through REGISTER_MANY.
    */
-  async registerMany(people: string[][], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
-    const references = people.flat();
-    if (references.length === 0) return { homes: new Map(), inserted: [] };
-    if (people.every((refs) => refs.length === 1)) return this.registerSingles(references, country, recordedAt);
-    const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, people.flatMap((refs, person) => refs.map(() => person)), country, recordedAt]);
-    return { homes: new Map(row.homes), inserted: row.inserted };
-  }
-
-  /** `registerMany` of people with one reference each (`references[i]` is person i's): INSERT_MISSING. */
-  private async registerSingles(references: string[], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
-    const inserted = (await INSERT_MISSING.rows(this.entries.manager, [references, country, recordedAt])).map((row) => row.reference);
+  async registerMany(people: DirectoryPerson[], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
     const homes = new Map<number, string>();
-    const fresh = new Set(inserted);
-    const existing = [...new Set(references.filter((reference) => !fresh.has(reference)))];
-    if (existing.length > 0) {
-      const found = new Map((await this.findMany(existing)).map((entry) => [entry.reference.trimEnd(), entry.homeCountry]));
-      references.forEach((reference, person) => {
-        const home = found.get(reference);
-        if (home !== undefined) homes.set(person, home);
-      });
+    const inserted: string[] = [];
+    const single = people.map((person, index) => ({ person, index })).filter(({ person }) => person.references.length === 1);
+    const homedHere = new Set<string>();
+    if (single.length > 0) {
+      const own = single.map(({ person }) => person.references[0]);
+      const owners = single.flatMap(({ person }) => (person.minted ?? []).map(() => person.references[0]));
+      const made = single.flatMap(({ person }) => person.minted ?? []);
+      for (const row of await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt])) {
+        inserted.push(row.reference);
+        if (!row.made) homedHere.add(row.reference);
+      }
+    }
+    const rest = people.map((person, index) => ({ person, index })).filter(({ person }) => person.references.length !== 1 || !homedHere.has(person.references[0]));
+    const references = rest.flatMap(({ person }) => [...person.references, ...(person.minted ?? [])]);
+    if (references.length > 0) {
+      const owner = rest.flatMap(({ person }, i) => [...person.references, ...(person.minted ?? [])].map(() => i));
+      const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, owner, country, recordedAt]);
+      for (const [i, home] of row.homes) homes.set(rest[i].index, home);
+      inserted.push(...row.inserted);
     }
     return { homes, inserted };
   }

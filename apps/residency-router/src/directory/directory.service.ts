@@ -3,7 +3,7 @@ import { DirectoryEntryMessage, DirectorySyncEvent, RESIDENCY_DIRECTORY_SYNC } f
 import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { DirectoryEntry } from './directory-entry.entity';
-import { DirectoryRepository } from './directory.repository';
+import { DirectoryPerson, DirectoryRepository } from './directory.repository';
 
 const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
   reference: entry.reference.trim(),
@@ -39,18 +39,18 @@ export class DirectoryService {
    * Homes the references in this country unless one of them already lives elsewhere, and tells the
    * peers. Only the references, the country and a status travel.
    */
-  async register(references: string[]): Promise<string> {
-    const [home] = await this.registerMany([references]);
+  async register(person: DirectoryPerson): Promise<string> {
+    const [home] = await this.registerMany([person]);
     return home;
   }
 
   /**
-   * `register` for many people in one round (DirectoryRepository.registerMany: one statement; for
-   * people of one reference each, a second one only when some were already in the directory), one
-   * message to each peer.
+   * `register` for many people in one round (DirectoryRepository.registerMany: one statement, a
+   * second only for people with several references that may be known or whose reference was known
+   * already), one message to each peer.
    * Answers each person's home country in the order given.
    */
-  async registerMany(subjects: string[][]): Promise<string[]> {
+  async registerMany(subjects: DirectoryPerson[]): Promise<string[]> {
     const country = this.context.env.COUNTRY;
     const recordedAt = new Date();
     const { homes, inserted } = await this.directory.registerMany(subjects, country, recordedAt);

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, Matches, ValidateNested } from 'class-validator';
 
 /**
  * residency-router: the cross-border directory. It holds only opaque keyed references (HMAC of a
@@ -29,11 +29,22 @@ export class LocateReply {
 }
 
 export class RegisterRequest {
+  /** The person's references that may already be in the directory (e-mail, external id), in order of preference. */
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(16)
   @Matches(REFERENCE, { each: true, message: 'references must be 64 lower-case hex characters' })
   references: string[];
+
+  /**
+   * References the caller has just made (a new person's id): no one can have homed them yet, so the
+   * directory does not look them up; they are homed with the person, here or nowhere.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(16)
+  @Matches(REFERENCE, { each: true, message: 'minted_references must be 64 lower-case hex characters' })
+  minted_references?: string[];
 }
 
 /** Many people at once (imports): each person's references, homed as `register` would one by one. */
