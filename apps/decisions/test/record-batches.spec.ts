@@ -8,7 +8,7 @@ import { defer } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
 import { OutboxRelay } from '../src/outbox/outbox';
-import { CheckedRow, ImportBatch } from '../src/records/import-batch';
+import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS } from '../src/records/import-batch';
 import { SubjectsService } from '../src/subjects/subjects.service';
 
 /**
@@ -119,5 +119,46 @@ describe('ImportBatch: a batch of records', () => {
     expect(withdrawn.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
     const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 ORDER BY "type"`, [first.recordId]);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.purpose_revoked']);
+  });
+});
+
+/**
+ * The lookup of a batch's people already known, on a table PostgreSQL has not analysed yet (a new
+ * deployment's first minute): it must reach the people by their e-mail addresses through the index,
+ * not read every person of the application and filter them (the plan it chose for the earlier
+ * `email = ANY(…) OR external_id = ANY(…)`, whose cost grew with the table).
+ */
+describe('ImportBatch: the lookup of known people', () => {
+  let database: MigratedServiceDatabase;
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(decisionsService, 'known_people_plan');
+    await database.dataSource.query(`ALTER TABLE "decisions"."subjects" SET (autovacuum_enabled = false)`);
+    await database.dataSource.query(
+      `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "created_at")
+       SELECT 'sub_' || i, 'tp_us_many', 'person-' || i || '@example.com', now() FROM generate_series(1, 5000) AS i`,
+    );
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('looks each address up through the index, whatever the table\'s size', async () => {
+    const emails = Array.from({ length: 30 }, (_, i) => `person-${1000 + i}@example.com`);
+    const [{ 'QUERY PLAN': [plan] }] = await database.dataSource.query(`EXPLAIN (FORMAT JSON) ${RECORD_BATCH_STATEMENTS.knownPeople.text}`, ['tp_us_many', emails, []]);
+    const scans: Array<Record<string, string>> = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === 'subjects' || String(node['Node Type']).includes('Index Scan')) scans.push(node as Record<string, string>);
+      for (const child of (node.Plans as Array<Record<string, unknown>>) ?? []) walk(child);
+    };
+    walk(plan.Plan);
+    // One index scan by e-mail address and one by external id, each taking both of its columns.
+    expect(scans.map((node) => [node['Node Type'], node['Index Name'], node['Index Cond']])).toEqual([
+      ['Index Scan', 'UQ_subjects_application_email', "((application_id = 'tp_us_many'::text) AND (email = k.email))"],
+      ['Index Scan', 'UQ_subjects_application_external_id', "((application_id = 'tp_us_many'::text) AND (external_id = k_1.external_id))"],
+    ]);
+    const found = await RECORD_BATCH_STATEMENTS.knownPeople.rows(database.dataSource, ['tp_us_many', [...emails, 'nobody@example.com'], []]);
+    expect(found.map((person) => person.email).sort()).toEqual([...emails].sort());
   });
 });

@@ -125,10 +125,20 @@ const STATEMENTS = {
       WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
     { reusePlan: false },
   ),
+  // Each address and external id looked up on its own through its unique index (a nested loop over
+  // the keys; `LIMIT 1` keeps each lookup a subquery of its own, which PostgreSQL cannot turn into a
+  // join). The earlier `application_id = $1 AND (email = ANY($2) OR external_id = ANY($3))` was, on
+  // a table not analysed yet (a new deployment's first minute, every benchmark run), planned as a
+  // read of every person of the application filtered by the OR: its cost grew with the table
+  // (docs/performance.md, sixteenth session). Planned per call all the same: on a table of a page
+  // or two, a kept plan could be a sequential scan.
   knownPeople: new PreparedStatement<{ id: string; email: string | null; external_id: string | null }>(
     'decisions_records_known_people',
-    `SELECT "id", "email", "external_id" FROM "decisions"."subjects"
-      WHERE "application_id" = $1 AND ("email" = ANY($2::text[]) OR "external_id" = ANY($3::text[]))`,
+    `SELECT s.* FROM unnest($2::text[]) AS k("email"), LATERAL (
+       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = k."email" LIMIT 1) s
+     UNION ALL
+     SELECT s.* FROM unnest($3::text[]) AS k("external_id"), LATERAL (
+       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "external_id" = k."external_id" LIMIT 1) s`,
     { reusePlan: false },
   ),
   insertPeople: new PreparedStatement<{ id: string }>(
@@ -136,11 +146,6 @@ const STATEMENTS = {
     `INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
      SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($2::jsonb) AS r(${PEOPLE_ROWS.columns})
      ON CONFLICT DO NOTHING RETURNING "id"`,
-  ),
-  peopleByEmail: new PreparedStatement<{ id: string; email: string }>(
-    'decisions_records_people_by_email',
-    `SELECT "id", "email" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2::text[])`,
-    { reusePlan: false },
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose> }>(
@@ -158,6 +163,9 @@ const STATEMENTS = {
     { reusePlan: false },
   ),
 };
+
+/** The batch's statements, for tests that read their plans. */
+export const RECORD_BATCH_STATEMENTS = STATEMENTS;
 
 /** The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement. */
 const INSERT_RECORDS = `INSERT INTO "decisions"."consent_records"
@@ -274,7 +282,7 @@ export class ImportBatch {
           // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
           const won = new Set(inserted.map((row) => row.id));
           const raced = newPeople.filter((person) => !won.has(person.id));
-          const rows = await STATEMENTS.peopleByEmail.rows(manager, [applicationId, raced.map((person) => person.email)]);
+          const rows = await STATEMENTS.knownPeople.rows(manager, [applicationId, raced.map((person) => person.email), []]);
           const idOf = new Map(rows.map((row) => [row.email, row.id]));
           for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
         }
