@@ -141,6 +141,27 @@ describe('DirectoryService.registerMany', () => {
     });
   });
 
+  it('commits a registration without waiting for its flush, for its own transaction only', async () => {
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const repository = new DirectoryRepository(runner.manager.getRepository(DirectoryEntry));
+      const setting = async () => (await runner.query(`SELECT current_setting('synchronous_commit') AS "value"`))[0].value;
+      // Inside a transaction the setting holds until it ends ...
+      await runner.startTransaction();
+      await repository.registerMany([made('flush-a:email', 'flush-a:id')], 'US', new Date());
+      expect(await setting()).toBe('off');
+      await runner.commitTransaction();
+      // ... and a registration on its own (as the service runs it) leaves the connection as it was, by both statements.
+      expect(await setting()).toBe('on');
+      await repository.registerMany([made('flush-b:email', 'flush-b:id'), known('flush-c:external', 'flush-c:email')], 'US', new Date());
+      expect(await setting()).toBe('on');
+      expect([await homeOf('flush-a:id'), await homeOf('flush-b:id'), await homeOf('flush-c:external')]).toEqual(['US', 'US', 'US']);
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
     synced.length = 0;
     expect(await directory.registerMany([known('new:id', 'new:email'), known('berlin:email'), made('known:email', 'known:id')])).toEqual(['US', 'DE', 'US']);

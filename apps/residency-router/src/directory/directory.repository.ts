@@ -4,6 +4,18 @@ import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { Repository } from 'typeorm';
 import { DirectoryEntry } from './directory-entry.entity';
 
+/**
+ * A registration commits without waiting for its WAL to reach the disk (`synchronous_commit` off for
+ * its own transaction only; the last column of the registration statements sets it). What a caller
+ * writes after registering a person (the person's row and records, in the same country's database)
+ * commits with a flush, and PostgreSQL flushes its WAL in order, so once that write is acknowledged
+ * the registration is on disk too; a crash before it loses both together, as if the request had
+ * never come. Waiting for the flush of each registration added about 1.5 ms to every Record API
+ * batch (docs/performance.md, sixteenth session). A peer's merge (MERGE_FROM_PEER) keeps waiting:
+ * nothing after it would flush it, and the peer does not send it again.
+ */
+const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true) AS "commit"`;
+
 // On the path of every recorded consent and every new person (the Record API's residency round).
 // `char(64)[]` keeps the comparison on the key's own type, so the primary key's index serves it.
 // Planned per call: a plan kept from when the directory was small scanned the whole table.
@@ -36,7 +48,8 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
    SELECT (SELECT COALESCE(json_agg(json_build_array("person", "home_country")), '[]') FROM "homes") AS "homes",
-          (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted"`,
+          (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted",
+          ${COMMIT_WITHOUT_FLUSH}`,
   { reusePlan: false },
 );
 
@@ -47,11 +60,11 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
  * choose (the table is touched only through the primary key's conflict check), so its plan is kept:
  * planning REGISTER_MANY on every call was a fifth of its cost (docs/performance.md, fifteenth
  * session). $1: each person's reference; $2 and $3: pairs of a person's reference and a reference
- * made for them. Answers the references inserted, `made` telling the two kinds apart. A reference
+ * made for them. Answers the references inserted, of each kind (`own`, `made`). A reference
  * that was there already (or that another writer inserts meanwhile) is not answered, and its person
  * goes through REGISTER_MANY.
  */
-const INSERT_NEW_PEOPLE = new PreparedStatement<{ reference: string; made: boolean }>(
+const INSERT_NEW_PEOPLE = new PreparedStatement<{ own: string[]; made: string[] }>(
   'residency_directory_insert_new_people',
   `WITH "own" AS (
      INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
@@ -63,8 +76,9 @@ const INSERT_NEW_PEOPLE = new PreparedStatement<{ reference: string; made: boole
        FROM unnest($2::text[], $3::text[]) AS m("owner", "made") JOIN "own" o ON o."reference" = m."owner"::char(64)
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
-   SELECT rtrim("reference") AS "reference", false AS "made" FROM "own"
-   UNION ALL SELECT rtrim("reference"), true FROM "made"`,
+   SELECT (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "own") AS "own",
+          (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "made") AS "made",
+          ${COMMIT_WITHOUT_FLUSH}`,
 );
 
 /**
@@ -119,10 +133,9 @@ export class DirectoryRepository {
       const own = single.map(({ person }) => person.references[0]);
       const owners = single.flatMap(({ person }) => (person.minted ?? []).map(() => person.references[0]));
       const made = single.flatMap(({ person }) => person.minted ?? []);
-      for (const row of await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt])) {
-        inserted.push(row.reference);
-        if (!row.made) homedHere.add(row.reference);
-      }
+      const [row] = await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt]);
+      inserted.push(...row.own, ...row.made);
+      for (const reference of row.own) homedHere.add(reference);
     }
     const rest = people.map((person, index) => ({ person, index })).filter(({ person }) => person.references.length !== 1 || !homedHere.has(person.references[0]));
     const references = rest.flatMap(({ person }) => [...person.references, ...(person.minted ?? [])]);
