@@ -108,6 +108,29 @@ describe('ImportBatch: a batch of records', () => {
     expect(predecessor.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
   });
 
+  it('reads the flow version a batch is written against and the people already recorded, in one statement', async () => {
+    const version = (n: number, status: string) =>
+      dataSource.query(
+        `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+         VALUES ('flw_us_lookup', $1, $2, $3, '{"pattern": "consent"}', 'fp', 'US', 1, now(), now())`,
+        [n, applicationId, status],
+      );
+    await version(1, 'superseded');
+    await version(2, 'active');
+    await version(3, 'draft');
+    await batch.record(applicationId, flow, [row(0, 'looked-up@example.com', purposes('granted', 'granted'))]);
+    const emails = ['looked-up@example.com', 'never-seen@example.com'];
+
+    const active = await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_lookup' }, emails, []);
+    expect(active.flow).toMatchObject({ id: 'flw_us_lookup', version: 2, status: 'active', applicationId, terms: { pattern: 'consent' } });
+    expect(active.known).toEqual([{ id: expect.stringMatching(/^sub_/), email: 'looked-up@example.com', external_id: null }]);
+    expect((await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_lookup', version: 3 }, emails, [])).flow).toMatchObject({ version: 3, status: 'draft' });
+    const none = await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_missing' }, emails, []);
+    expect(none.flow).toBeNull();
+    expect(none.known).toHaveLength(1);
+    expect((await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_lookup', version: 9 }, [], [])).flow).toBeNull();
+  });
+
   it('writes a new person whose later row withdraws an earlier row of the same batch', async () => {
     const email = 'changed-mind@example.com';
     const result = await batch.record(applicationId, flow, [row(0, email, purposes('granted', 'granted')), row(1, email, purposes('granted', 'declined'))]);

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
-import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
+import { FlowVersion } from '../flows/flow-version.entity';
 import { OutboxRelay } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 
@@ -113,6 +114,27 @@ const WITHDRAWAL_ROWS = new JsonRecordset<Withdrawal>([
   { key: 'marks', read: (withdrawal) => withdrawal.marks, type: 'jsonb' },
 ]);
 
+/** A person a batch found already recorded. */
+export type KnownPerson = { id: string; email: string | null; external_id: string | null };
+
+/**
+ * The people already known by e-mail address ($emails) or external id ($externalIds) in an
+ * application ($application). Each key is looked up on its own through its unique index (a nested
+ * loop over the keys; `LIMIT 1` keeps each lookup a subquery of its own, which PostgreSQL cannot
+ * turn into a join). The earlier `application_id = $1 AND (email = ANY($2) OR external_id = ANY($3))`
+ * was, on a table not analysed yet (a new deployment's first minute, every benchmark run), planned
+ * as a read of every person of the application filtered by the OR: its cost grew with the table
+ * (docs/performance.md, sixteenth session). Planned per call all the same: on a table of a page or
+ * two, a kept plan could be a sequential scan.
+ */
+function knownPeopleSql(application: number, emails: number, externalIds: number): string {
+  return `SELECT s.* FROM unnest($${emails}::text[]) AS k("email"), LATERAL (
+       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "email" = k."email" LIMIT 1) s
+     UNION ALL
+     SELECT s.* FROM unnest($${externalIds}::text[]) AS k("external_id"), LATERAL (
+       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "external_id" = k."external_id" LIMIT 1) s`;
+}
+
 /**
  * The batch's statements, prepared. Every lookup by an array of keys is planned per call
  * (`reusePlan: false`): the tables start empty and grow under the batches (PreparedStatement).
@@ -125,20 +147,16 @@ const STATEMENTS = {
       WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
     { reusePlan: false },
   ),
-  // Each address and external id looked up on its own through its unique index (a nested loop over
-  // the keys; `LIMIT 1` keeps each lookup a subquery of its own, which PostgreSQL cannot turn into a
-  // join). The earlier `application_id = $1 AND (email = ANY($2) OR external_id = ANY($3))` was, on
-  // a table not analysed yet (a new deployment's first minute, every benchmark run), planned as a
-  // read of every person of the application filtered by the OR: its cost grew with the table
-  // (docs/performance.md, sixteenth session). Planned per call all the same: on a table of a page
-  // or two, a kept plan could be a sequential scan.
-  knownPeople: new PreparedStatement<{ id: string; email: string | null; external_id: string | null }>(
-    'decisions_records_known_people',
-    `SELECT s.* FROM unnest($2::text[]) AS k("email"), LATERAL (
-       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = k."email" LIMIT 1) s
-     UNION ALL
-     SELECT s.* FROM unnest($3::text[]) AS k("external_id"), LATERAL (
-       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "external_id" = k."external_id" LIMIT 1) s`,
+  knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
+  // The flow version a Record API batch is written against ($4, and $5 when pinned, else the newest
+  // active one) and the batch's people already known, in one round trip.
+  flowAndKnownPeople: new PreparedStatement<Record<string, unknown> & { known_people: Array<[string, string | null, string | null]> }>(
+    'decisions_records_flow_and_known_people',
+    `SELECT f.*, (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeopleSql(1, 2, 3)}) p) AS "known_people"
+       FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (
+         SELECT * FROM "decisions"."flow_versions"
+          WHERE "id" = $4 AND (CASE WHEN $5::int IS NULL THEN "status" = 'active' ELSE "version" = $5::int END)
+          ORDER BY "version" DESC LIMIT 1) f ON true`,
     { reusePlan: false },
   ),
   insertPeople: new PreparedStatement<{ id: string }>(
@@ -228,10 +246,28 @@ export class ImportBatch {
   ) {}
 
   /**
-   * Records the rows (all of one application and flow version) in one transaction. Imports send
-   * their chunks here; the Record API sends the requests that arrive together (RecordWriter).
+   * The flow version a Record API batch is written against (the pinned `version`, else the newest
+   * active one; null when there is none) and the people of `emails` and `externalIds` already
+   * recorded in the application, in one round trip (RecordWriter: the known people go to `record`).
    */
-  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): Promise<BatchResult> {
+  async flowAndKnownPeople(
+    applicationId: string,
+    flow: { id: string; version?: number },
+    emails: string[],
+    externalIds: string[],
+  ): Promise<{ flow: FlowVersion | null; known: KnownPerson[] }> {
+    const [row] = await STATEMENTS.flowAndKnownPeople.rows(this.dataSource, [applicationId, emails, externalIds, flow.id, flow.version ?? null]);
+    const known = row.known_people.map(([id, email, externalId]) => ({ id, email, external_id: externalId }));
+    return { flow: row.id === null ? null : entityFromRow(this.dataSource.getMetadata(FlowVersion), row, new FlowVersion()), known };
+  }
+
+  /**
+   * Records the rows (all of one application and flow version) in one transaction. Imports send
+   * their chunks here; the Record API sends the requests that arrive together (RecordWriter), with
+   * the people it found already recorded (`known`: by the rows' e-mail addresses and external ids,
+   * looked up with the flow version); without them they are looked up here.
+   */
+  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[], known?: KnownPerson[]): Promise<BatchResult> {
     const created = new Set<number>();
     const made = new Map<number, MadeRecord>();
     const elsewhere = new Map<number, string>();
@@ -261,7 +297,7 @@ export class ImportBatch {
       fresh.push(row);
     }
 
-    const people = await this.people(applicationId, fresh);
+    const people = await this.people(applicationId, fresh, known);
     const homed = fresh.filter((row) => {
       const person = people.get(row.index);
       if (typeof person === 'string') {
@@ -423,10 +459,10 @@ export class ImportBatch {
   }
 
   /** Each row's person: found, or new (and homed here), or the country they are homed in. */
-  private async people(applicationId: string, rows: CheckedRow[]): Promise<Map<number, Person | string>> {
+  private async people(applicationId: string, rows: CheckedRow[], knownAlready?: KnownPerson[]): Promise<Map<number, Person | string>> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
-    const known = await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
+    const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
     const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
     const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
     const result = new Map<number, Person | string>();

@@ -51,6 +51,8 @@ export class RecordConsent {
       applicationId: request.application_id,
       flowId: request.flow_id,
       ...(request.flow_version ? { flowVersion: request.flow_version } : {}),
+      email,
+      ...(externalId ? { externalId } : {}),
       check: (flow) => {
         const terms = flow.terms as unknown as FlowTerms;
         assertCapturable(terms);

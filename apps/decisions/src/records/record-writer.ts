@@ -2,8 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ImportRowOutcome } from '@dcr/contracts';
 import { validationFailed } from '@dcr/domain';
 import { FlowVersion } from '../flows/flow-version.entity';
-import { FlowsRepository } from '../flows/flows.repository';
-import { CheckedRow, ImportBatch, MadeRecord } from './import-batch';
+import { CheckedRow, ImportBatch, KnownPerson, MadeRecord } from './import-batch';
 
 /** What became of one request written through the writer. */
 export interface WrittenRow {
@@ -24,6 +23,9 @@ export interface RecordRequest {
   applicationId: string;
   flowId: string;
   flowVersion?: number;
+  /** The person as the request names them (the row `check` answers repeats them). */
+  email: string;
+  externalId?: string;
   /** The capture rules for this request against the flow version; throws to refuse it. */
   check: (flow: FlowVersion) => CheckedRow;
 }
@@ -49,7 +51,8 @@ const MAX_BATCH = 500;
  * Group commit for the Record API: the records that arrive while earlier ones are being written go
  * to the database together, in one transaction per application and flow version (ImportBatch: one
  * directory round for the new people, array inserts, one commit), instead of a transaction each,
- * and the flow version is looked up once for them. A request alone is written at once, so nothing
+ * and the flow version and the people already recorded are looked up once for them, in one
+ * statement (ImportBatch.flowAndKnownPeople). A request alone is written at once, so nothing
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
@@ -60,10 +63,7 @@ export class RecordWriter {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
 
-  constructor(
-    private readonly batch: ImportBatch,
-    private readonly flows: FlowsRepository,
-  ) {}
+  constructor(private readonly batch: ImportBatch) {}
 
   write(request: RecordRequest): Promise<WrittenRow> {
     return new Promise((resolve, reject) => {
@@ -97,9 +97,14 @@ export class RecordWriter {
 
   private async writeGroup(group: Pending[]): Promise<void> {
     const { applicationId, flowId, flowVersion } = group[0].request;
+    // The flow version and the people already recorded, in one round trip: the people are known
+    // from the requests before the capture rules check them against the version.
     let flow: FlowVersion | null;
+    let known: KnownPerson[];
     try {
-      flow = flowVersion ? await this.flows.version(flowId, flowVersion) : await this.flows.active(flowId);
+      const emails = [...new Set(group.map((pending) => pending.request.email))];
+      const externalIds = [...new Set(group.flatMap((pending) => (pending.request.externalId ? [pending.request.externalId] : [])))];
+      ({ flow, known } = await this.batch.flowAndKnownPeople(applicationId, { id: flowId, ...(flowVersion ? { version: flowVersion } : {}) }, emails, externalIds));
     } catch (error) {
       for (const pending of group) pending.reject(error);
       return;
@@ -118,7 +123,7 @@ export class RecordWriter {
     }
     if (checked.length === 0) return;
     try {
-      await this.writeTogether(flow, checked);
+      await this.writeTogether(flow, checked, known);
     } catch (error) {
       if (checked.length === 1) return this.writeAlone(flow, checked[0], error);
       this.logger.debug(`a batch of ${checked.length} records failed (${(error as Error).message}); writing them one by one`);
@@ -137,9 +142,10 @@ export class RecordWriter {
     await this.writeTogether(flow, [one]).catch((again) => one.pending.reject(again));
   }
 
-  private async writeTogether(flow: FlowVersion, checked: Checked[]): Promise<void> {
+  /** `known`: the people found with the flow version; a row tried again alone looks its person up afresh. */
+  private async writeTogether(flow: FlowVersion, checked: Checked[], known?: KnownPerson[]): Promise<void> {
     const rows = checked.map((one, index) => ({ ...one.row, index }));
-    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows);
+    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, known);
     checked.forEach((one, index) =>
       one.pending.resolve({
         outcome: result.outcomes[index],
