@@ -129,6 +129,11 @@ describe('ImportBatch: a batch of records', () => {
     expect(none.flow).toBeNull();
     expect(none.known).toHaveLength(1);
     expect((await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_lookup', version: 9 }, [], [])).flow).toBeNull();
+    // A person named by an external id (the statement with the second lookup).
+    await batch.record(applicationId, flow, [{ ...row(0, 'external@example.com', purposes('granted', 'granted')), externalId: 'crm-1' }]);
+    const byExternal = await batch.flowAndKnownPeople(applicationId, { id: 'flw_us_lookup' }, ['never-seen@example.com'], ['crm-1', 'crm-unknown']);
+    expect(byExternal.flow).toMatchObject({ version: 2 });
+    expect(byExternal.known).toEqual([{ id: expect.stringMatching(/^sub_/), email: 'external@example.com', external_id: 'crm-1' }]);
   });
 
   it('writes a new person whose later row withdraws an earlier row of the same batch', async () => {

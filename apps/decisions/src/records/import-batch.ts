@@ -114,6 +114,9 @@ const WITHDRAWAL_ROWS = new JsonRecordset<Withdrawal>([
   { key: 'marks', read: (withdrawal) => withdrawal.marks, type: 'jsonb' },
 ]);
 
+/** The flow version's columns (all null when there is none) and the known people as [id, email, external id]. */
+type FlowAndKnownPeopleRow = Record<string, unknown> & { known_people: Array<[string, string | null, string | null]> };
+
 /** A person a batch found already recorded. */
 export type KnownPerson = { id: string; email: string | null; external_id: string | null };
 
@@ -127,12 +130,23 @@ export type KnownPerson = { id: string; email: string | null; external_id: strin
  * (docs/performance.md, sixteenth session). Planned per call all the same: on a table of a page or
  * two, a kept plan could be a sequential scan.
  */
-function knownPeopleSql(application: number, emails: number, externalIds: number): string {
-  return `SELECT s.* FROM unnest($${emails}::text[]) AS k("email"), LATERAL (
-       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "email" = k."email" LIMIT 1) s
+function knownPeopleSql(application: number, emails: number, externalIds?: number): string {
+  const byEmail = `SELECT s.* FROM unnest($${emails}::text[]) AS k("email"), LATERAL (
+       SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "email" = k."email" LIMIT 1) s`;
+  if (externalIds === undefined) return byEmail;
+  return `${byEmail}
      UNION ALL
      SELECT s.* FROM unnest($${externalIds}::text[]) AS k("external_id"), LATERAL (
        SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "external_id" = k."external_id" LIMIT 1) s`;
+}
+
+/** The flow version ($3, and $4 when pinned, else the newest active one) with the people of `knownPeople` (as JSON). */
+function flowAndKnownPeopleSql(knownPeople: string): string {
+  return `SELECT f.*, (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeople}) p) AS "known_people"
+       FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (
+         SELECT * FROM "decisions"."flow_versions"
+          WHERE "id" = $3 AND (CASE WHEN $4::int IS NULL THEN "status" = 'active' ELSE "version" = $4::int END)
+          ORDER BY "version" DESC LIMIT 1) f ON true`;
 }
 
 /**
@@ -148,15 +162,15 @@ const STATEMENTS = {
     { reusePlan: false },
   ),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
-  // The flow version a Record API batch is written against ($4, and $5 when pinned, else the newest
-  // active one) and the batch's people already known, in one round trip.
-  flowAndKnownPeople: new PreparedStatement<Record<string, unknown> & { known_people: Array<[string, string | null, string | null]> }>(
-    'decisions_records_flow_and_known_people',
-    `SELECT f.*, (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeopleSql(1, 2, 3)}) p) AS "known_people"
-       FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (
-         SELECT * FROM "decisions"."flow_versions"
-          WHERE "id" = $4 AND (CASE WHEN $5::int IS NULL THEN "status" = 'active' ELSE "version" = $5::int END)
-          ORDER BY "version" DESC LIMIT 1) f ON true`,
+  // The flow version a Record API batch is written against and the batch's people already known, in
+  // one round trip; without external ids (the usual Record API batch) the statement has half as
+  // much to plan (it is planned on every call, see knownPeopleSql).
+  flowAndKnownPeople: new PreparedStatement<FlowAndKnownPeopleRow>('decisions_records_flow_and_known_people', flowAndKnownPeopleSql(knownPeopleSql(1, 2)), {
+    reusePlan: false,
+  }),
+  flowAndKnownPeopleWithExternalIds: new PreparedStatement<FlowAndKnownPeopleRow>(
+    'decisions_records_flow_and_known_people_x',
+    flowAndKnownPeopleSql(knownPeopleSql(1, 2, 5)),
     { reusePlan: false },
   ),
   insertPeople: new PreparedStatement<{ id: string }>(
@@ -256,7 +270,11 @@ export class ImportBatch {
     emails: string[],
     externalIds: string[],
   ): Promise<{ flow: FlowVersion | null; known: KnownPerson[] }> {
-    const [row] = await STATEMENTS.flowAndKnownPeople.rows(this.dataSource, [applicationId, emails, externalIds, flow.id, flow.version ?? null]);
+    const values = [applicationId, emails, flow.id, flow.version ?? null];
+    const [row] =
+      externalIds.length === 0
+        ? await STATEMENTS.flowAndKnownPeople.rows(this.dataSource, values)
+        : await STATEMENTS.flowAndKnownPeopleWithExternalIds.rows(this.dataSource, [...values, externalIds]);
     const known = row.known_people.map(([id, email, externalId]) => ({ id, email, external_id: externalId }));
     return { flow: row.id === null ? null : entityFromRow(this.dataSource.getMetadata(FlowVersion), row, new FlowVersion()), known };
   }
