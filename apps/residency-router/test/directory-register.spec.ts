@@ -192,7 +192,7 @@ describe('DirectoryService.applyFromPeer', () => {
   });
 
   it('applies events that arrive together, each in full: the earliest claim of a reference wins, and a later status of the same claim applies', async () => {
-    // Events that arrive together are merged together (the first waits for the others briefly).
+    // The first event is merged at once; the three that arrive meanwhile go together in the next merge.
     await Promise.all([
       directory.applyFromPeer(event([['zero', 'DE', 'active', '2026-11-23T09:59:00.000Z']])),
       directory.applyFromPeer(event([['one', 'DE', 'active', '2026-11-23T10:00:00.000Z'], ['contested', 'FR', 'active', '2026-11-23T10:00:05.000Z']])),

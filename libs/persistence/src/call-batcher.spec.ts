@@ -31,43 +31,6 @@ describe('CallBatcher', () => {
     await expect(Promise.all(later)).resolves.toEqual(['two', 'three', 'four']);
   });
 
-  it('with gatherMs, lets calls gather before a batch starts with nothing running; a batch queued behind a running one starts at once', async () => {
-    jest.useFakeTimers();
-    try {
-      const { batches, run } = controlledRun();
-      const batcher = new CallBatcher(run, { maxBatch: 10, maxConcurrent: 1, gatherMs: 20 });
-
-      const gathered = [batcher.call(1), batcher.call(2)];
-      expect(batches).toHaveLength(0);
-      jest.advanceTimersByTime(19);
-      const third = batcher.call(3);
-      expect(batches).toHaveLength(0);
-      jest.advanceTimersByTime(1);
-      expect(batches.map((batch) => batch.inputs)).toEqual([[1, 2, 3]]);
-
-      const behind = batcher.call(4);
-      batches[0].finish(['one', 'two', 'three']);
-      await expect(Promise.all([...gathered, third])).resolves.toEqual(['one', 'two', 'three']);
-      await Promise.resolve();
-      await Promise.resolve();
-      expect(batches.map((batch) => batch.inputs)).toEqual([[1, 2, 3], [4]]);
-      batches[1].finish(['four']);
-      await expect(behind).resolves.toBe('four');
-
-      // Nothing running again (once the finished batch has let go): the next call gathers again.
-      for (let i = 0; i < 5; i++) await Promise.resolve();
-      const later = batcher.call(5);
-      await Promise.resolve();
-      expect(batches).toHaveLength(2);
-      jest.advanceTimersByTime(20);
-      expect(batches.map((batch) => batch.inputs)).toEqual([[1, 2, 3], [4], [5]]);
-      batches[2].finish(['five']);
-      await expect(later).resolves.toBe('five');
-    } finally {
-      jest.useRealTimers();
-    }
-  });
-
   it('runs up to maxConcurrent batches at a time, each of at most maxBatch calls', async () => {
     const { batches, run } = controlledRun();
     const batcher = new CallBatcher(run, { maxBatch: 2, maxConcurrent: 2 });

@@ -13,16 +13,10 @@
 export class CallBatcher<Input, Output> {
   private readonly waiting: Array<{ input: Input; resolve: (output: Output) => void; reject: (error: unknown) => void }> = [];
   private running = 0;
-  private gathering?: NodeJS.Timeout;
 
   constructor(
     private readonly run: (inputs: Input[]) => Promise<Output[]>,
-    /**
-     * `gatherMs`: a batch that would start with nothing running waits this long first, for more
-     * calls to join it. Only for calls nobody is waiting on (a peer's events): every call then waits
-     * up to that long. Default 0: a lone call starts at once.
-     */
-    private readonly options: { maxBatch: number; maxConcurrent: number; gatherMs?: number },
+    private readonly options: { maxBatch: number; maxConcurrent: number },
   ) {
     if (!(options.maxBatch >= 1 && options.maxConcurrent >= 1)) throw new Error('CallBatcher needs maxBatch and maxConcurrent of at least 1');
   }
@@ -31,15 +25,7 @@ export class CallBatcher<Input, Output> {
   call(input: Input): Promise<Output> {
     return new Promise<Output>((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      if (this.running >= this.options.maxConcurrent || this.gathering) return;
-      if (this.options.gatherMs) {
-        this.gathering = setTimeout(() => {
-          this.gathering = undefined;
-          this.startBatch();
-        }, this.options.gatherMs);
-      } else {
-        this.startBatch();
-      }
+      if (this.running < this.options.maxConcurrent) this.startBatch();
     });
   }
 

@@ -12,13 +12,6 @@ const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
   recorded_at: entry.recordedAt.toISOString(),
 });
 
-/**
- * How long a peer's first event waits for others before they are merged: a person a peer homed is
- * known here at most this much later than without the wait (sixteenth session: each event merged on
- * its own cost as much of PostgreSQL's CPU as the registrations that sent them).
- */
-const PEER_MERGE_GATHER_MS = 25;
-
 /** The most entries one sync event carries (DirectorySyncEvent's limit). */
 const SYNC_MAX_ENTRIES = 1000;
 
@@ -68,11 +61,9 @@ export class DirectoryService {
   }
 
   /**
-   * Entries a peer homed. The events that arrive within PEER_MERGE_GATHER_MS of the first, or while
-   * a merge is running, are merged together (one statement and one commit for them, instead of one
-   * per event: a peer sends an event per Record API batch, about a hundred a second at its
-   * saturation), in the order they arrived. Nobody waits for a merge: the peer emitted the event and
-   * went on.
+   * Entries a peer homed. The events that arrive while a merge is running are merged together in
+   * the next one (one statement and one commit for them, instead of one per event: a peer sends an
+   * event per Record API batch), in the order they arrived.
    */
   async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
     await this.peerMerges.call(event);
@@ -87,7 +78,7 @@ export class DirectoryService {
       );
       return events.map(() => undefined);
     },
-    { maxBatch: 100, maxConcurrent: 1, gatherMs: PEER_MERGE_GATHER_MS },
+    { maxBatch: 100, maxConcurrent: 1 },
   );
 
   /**
