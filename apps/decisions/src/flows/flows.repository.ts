@@ -44,7 +44,19 @@ const LOOKUPS_PER_BATCH = 100;
 /** One version, for completions and recorded consents against a pinned version. */
 const VERSION = new PreparedStatement('decisions_flow_version', `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`);
 
-/** The newest active version, for every recorded consent (the Record API, captures, imports). */
+/**
+ * The version a consent is recorded against, as a subquery for a statement that reads it together
+ * with other rows (the Record API's batch lookup, ImportBatch.flowAndKnownPeople): the pinned
+ * version (parameter `version`) when given, as VERSION answers it, else the newest active one, as
+ * ACTIVE_VERSION does. `id` and `version` are parameter references such as `$3`.
+ */
+export function recordedVersionSql(id: string, version: string): string {
+  return `SELECT * FROM "decisions"."flow_versions"
+          WHERE "id" = ${id} AND (CASE WHEN ${version}::int IS NULL THEN "status" = 'active' ELSE "version" = ${version}::int END)
+          ORDER BY "version" DESC LIMIT 1`;
+}
+
+/** The newest active version, for recorded consents (captures, imports, form connections; the Record API uses recordedVersionSql). */
 const ACTIVE_VERSION = new PreparedStatement(
   'decisions_flow_active_version',
   `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "status" = 'active' ORDER BY "version" DESC LIMIT 1`,

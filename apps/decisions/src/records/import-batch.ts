@@ -6,6 +6,7 @@ import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEX
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
+import { recordedVersionSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 
@@ -143,10 +144,7 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
 /** The flow version ($3, and $4 when pinned, else the newest active one) with the people of `knownPeople` (as JSON). */
 function flowAndKnownPeopleSql(knownPeople: string): string {
   return `SELECT f.*, (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeople}) p) AS "known_people"
-       FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (
-         SELECT * FROM "decisions"."flow_versions"
-          WHERE "id" = $3 AND (CASE WHEN $4::int IS NULL THEN "status" = 'active' ELSE "version" = $4::int END)
-          ORDER BY "version" DESC LIMIT 1) f ON true`;
+       FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (${recordedVersionSql('$3', '$4')}) f ON true`;
 }
 
 /**
