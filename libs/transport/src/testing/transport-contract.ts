@@ -169,11 +169,12 @@ export function describeTransportContract(name: string, makeTransport: () => Tra
 
     it('fails with upstream_timeout when the reply takes longer than the client waits', async () => {
       const impatient = createClient({ timeoutMs: 100 });
-      const started = Date.now();
       const error = await failureOf(impatient.send('contract.slow', { id: 'slow-1' }));
 
+      // The client gave up before the handler (300 ms) finished: an ordering, not a stopwatch,
+      // so a loaded CI machine cannot fail it.
       expect(error.code).toBe('upstream_timeout');
-      expect(Date.now() - started).toBeLessThan(290);
+      expect(log.finishedSlowRequests).not.toContain('slow-1');
       await waitFor(() => log.finishedSlowRequests.includes('slow-1'));
     });
 
