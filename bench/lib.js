@@ -109,7 +109,7 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
   };
   const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
   // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
-  const flags = mode === 'embedded' ? ['--max-semi-space-size=64', '--expose-gc', ...nodeFlags] : nodeFlags;
+  const flags = mode === 'embedded' ? ['--max-semi-space-size=64', '--heap-growing-percent=300', '--expose-gc', ...nodeFlags] : nodeFlags;
   // On any benchmark (embedded only): `--cpu-prof <dir>`, a V8 CPU profile of the service written
   // when it stops; `--sql-trace <file>`, bench/sql-trace.js preloaded to count its SQL statements.
   const profileDir = option('cpu-prof');
