@@ -1,4 +1,5 @@
 import { ClientProxy, ReadPacket, WritePacket } from '@nestjs/microservices';
+import { Observable } from 'rxjs';
 import { TransportEvents, TransportStatus } from '../transport-events';
 import { TransportRecord } from '../transport-record';
 import { decodeReply, encodeRequest } from '../wire/envelopes';
@@ -38,7 +39,20 @@ export abstract class CountryClient extends ClientProxy<TransportEvents, Transpo
     if (!(this.timeoutMs > 0)) throw new TypeError('timeoutMs must be a positive number of milliseconds');
   }
 
-  /** Resolves with the reply body. */
+  /**
+   * Nest's send() without its connect step: `request` connects when it has to (the NATS client
+   * waits for its shared connection there; the in-process bus needs none), so the step Nest puts in
+   * front of every request (`defer(connect)` and a `mergeMap`) only allocated (about 4 KB a request,
+   * docs/performance.md, seventeenth session). Lazy like Nest's: nothing is sent until subscribed,
+   * and unsubscribing silences the reply. A missing pattern or payload still gets Nest's error.
+   */
+  // `any` as in ClientProxy.send, whose signature this keeps.
+  override send<TResult = any, TInput = any>(pattern: any, data: TInput): Observable<TResult> {
+    if (pattern === null || pattern === undefined || data === null || data === undefined) return super.send(pattern, data);
+    return new Observable<TResult>((observer) => this.publish(this.createPacket(pattern, data), this.createObserver(observer)));
+  }
+
+  /** Resolves with the reply body; connects first if the transport needs to. */
   protected abstract request(message: OutgoingMessage): Promise<string>;
 
   /** Hands the event to the transport; resolves once it is on its way (not when it was handled). */

@@ -1,6 +1,7 @@
 import { Controller, DynamicModule, Inject, Injectable, Module, Type } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { DomainError } from '@dcr/domain';
+import { concat, concatMap, from, map, Observable, of, throwError, timer } from 'rxjs';
 import { Type as TransformTo } from 'class-transformer';
 import { IsString, MinLength, ValidateNested } from 'class-validator';
 import { TransportContext } from '../transport-context';
@@ -98,6 +99,18 @@ export class ContractRequestController {
 
   @MessagePattern('contract.void')
   nothing(): void {}
+
+  /** A stream: the reply is its last value, sent once the stream completes. */
+  @MessagePattern('contract.stream')
+  stream(): Observable<string> {
+    return from(['first', 'second', 'last']).pipe(concatMap((value) => timer(5).pipe(map(() => value))));
+  }
+
+  /** A stream that fails after a value: the failure is the reply. */
+  @MessagePattern('contract.stream_fails')
+  failingStream(): Observable<string> {
+    return concat(of('partial'), throwError(() => new DomainError('conflict', 'The stream failed after a value')));
+  }
 }
 
 /**

@@ -113,8 +113,29 @@ export function describeTransportContract(name: string, makeTransport: () => Tra
       expect(sent).toEqual({ text: 'hello', when: new Date(0) });
     });
 
+    it('connects a new client on its first request, and sends nothing until the reply is subscribed to', async () => {
+      const fresh = createClient();
+      const reply = fresh.send<string>('contract.count', { id: 'lazy-1' });
+      await pause(50);
+      expect(log.requests.map((entry) => entry.id)).not.toContain('lazy-1');
+
+      await expect(lastValueFrom(reply)).resolves.toMatch(/^alpha-[12]$/);
+      expect(log.requests.filter((entry) => entry.id === 'lazy-1')).toHaveLength(1);
+    });
+
     it('answers null for a handler that returns nothing', async () => {
       await expect(lastValueFrom(client.send('contract.void', {}))).resolves.toBeNull();
+    });
+
+    it('answers the last value of a handler that returns a stream, once it completes', async () => {
+      await expect(lastValueFrom(client.send('contract.stream', {}))).resolves.toBe('last');
+    });
+
+    it('answers the error of a handler whose stream fails, even after a value', async () => {
+      const error = await failureOf(client.send('contract.stream_fails', {}));
+
+      expect(error.code).toBe('conflict');
+      expect(error.message).toBe('The stream failed after a value');
     });
 
     it('hands each request to exactly one replica of the service', async () => {
@@ -122,7 +143,7 @@ export function describeTransportContract(name: string, makeTransport: () => Tra
       const instances = await Promise.all(ids.map((id) => lastValueFrom(client.send<string>('contract.count', { id }))));
 
       expect(instances.every((instance) => /^alpha-[12]$/.test(instance))).toBe(true);
-      expect(log.requests.map((entry) => entry.id).sort()).toEqual([...ids].sort());
+      expect(log.requests.map((entry) => entry.id).filter((id) => id.startsWith('request-')).sort()).toEqual([...ids].sort());
     });
 
     it('carries a DomainError across with its code, message, details and extra', async () => {
