@@ -49,6 +49,17 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('orders the keys of small and large objects as sort() orders them', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.integer(), { maxKeys: 80 }), (record) => {
+        const members = Object.keys(record)
+          .sort()
+          .map((key) => `${JSON.stringify(key)}:${record[key]}`);
+        expect(canonicalJson(record)).toBe(`{${members.join(',')}}`);
+      }),
+    );
+  });
+
   it('leaves out undefined members and refuses what is not JSON', () => {
     expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, { n: -Infinity }]) expect(() => canonicalJson(bad)).toThrow(RangeError);

@@ -53,7 +53,7 @@ function write(value: unknown, ancestors: Set<object>): string {
     const record = object as Record<string, unknown>;
     let text = '{';
     let first = true;
-    for (const key of Object.keys(record).sort()) {
+    for (const key of sortedKeys(record)) {
       const member = record[key];
       if (member === undefined) continue;
       text += (first ? '' : ',') + JSON.stringify(key) + ':' + write(member, ancestors);
@@ -63,6 +63,30 @@ function write(value: unknown, ancestors: Set<object>): string {
   } finally {
     ancestors.delete(object);
   }
+}
+
+/** Above this many keys, Array.prototype.sort; below, an insertion sort in place. */
+const INSERTION_SORT_MAX = 32;
+
+/**
+ * An object's own enumerable keys in UTF-16 code-unit order (as `sort()` without a comparator and
+ * `<` both compare). The objects of audit entries and payloads have a handful of keys, for which
+ * sorting in place avoids the work array `sort()` allocates: about 3.6 KB per decision create, the
+ * largest single allocation of the path (docs/performance.md, seventeenth session).
+ */
+function sortedKeys(record: Record<string, unknown>): string[] {
+  const keys = Object.keys(record);
+  if (keys.length > INSERTION_SORT_MAX) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i];
+    let j = i - 1;
+    while (j >= 0 && keys[j] > key) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /** Lower-case hex SHA-256 of the UTF-8 bytes of canonicalJson(value). */
