@@ -166,6 +166,27 @@ describe('flows and decisions', () => {
       expect(first.body.data.map((f: { id: string }) => f.id)).toEqual([second.body.id]);
       const rest = await api('GET', `/api/v1/applications/${applicationId}/flows?limit=1&cursor=${first.body.next_cursor}`);
       expect(rest.body.data[0]).toMatchObject({ id: flowId, version: 2, status: 'active' });
+
+      // A version activated behind this decisions service's back (another replica, or the flow's home
+      // country replicating): the version it remembers is refused at the insert, and new sessions,
+      // alone or many at once, use the active one.
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`CREATE TEMP TABLE third ON COMMIT DROP AS SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = 2`, [flowId]);
+        await client.query(`UPDATE third SET "version" = 3`);
+        await client.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = $1 AND "version" = 2`, [flowId]);
+        await client.query(`INSERT INTO "decisions"."flow_versions" SELECT * FROM third`);
+        await client.query('COMMIT');
+      } finally {
+        await client.end();
+      }
+      const alone = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+      expect(alone.status).toBe(201);
+      expect(alone.body.flow_version).toBe(3);
+      const many = await Promise.all(Array.from({ length: 12 }, () => api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })));
+      expect(many.map((answer) => [answer.status, answer.body.flow_version])).toEqual(many.map(() => [201, 3]));
     });
   });
 

@@ -6,7 +6,7 @@ import { decisionsService } from '../src/decisions.service';
 import { FlowVersion } from '../src/flows/flow-version.entity';
 import { FlowsRepository } from '../src/flows/flows.repository';
 import { DecisionSession } from '../src/sessions/decision-session.entity';
-import { SessionsRepository } from '../src/sessions/sessions.repository';
+import { SessionsRepository, StaleFlowVersion } from '../src/sessions/sessions.repository';
 import { SignInCode } from '../src/sessions/sign-in-code.entity';
 
 /**
@@ -191,6 +191,76 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     expect(found).toEqual(ids.map((id) => expected[id as keyof typeof expected]));
     // Alone, the same answers.
     for (const [id, answer] of Object.entries(expected)) expect(await flows.current(id)).toEqual(answer);
+  });
+
+  it('inserts a session only while the flow version it names is active, alone and in a batch', async () => {
+    const version = (n: number, status: string) =>
+      dataSource.query(
+        `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+         VALUES ('flw_guarded', $1, 'tp_us_app_one', $2, '{"pattern":"standard","locale":"en"}', 'fp', 'US', 1, now(), now())`,
+        [n, status],
+      );
+    await version(1, 'active');
+    const onFirst = newSession('guard-first', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 1 });
+    await repository.insertWithEvent(onFirst.session, onFirst.event);
+    expect(await repository.find(onFirst.session.token)).toEqual(onFirst.session);
+
+    // Version 2 is activated (here as another replica or the flow's home country would: in the database only).
+    await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = 'flw_guarded' AND "version" = 1`);
+    await version(2, 'active');
+    const stale = newSession('guard-stale', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 1 });
+    await expect(repository.insertWithEvent(stale.session, stale.event)).rejects.toEqual(new StaleFlowVersion('flw_guarded'));
+
+    // In one batch: sessions on the superseded version fail alone; the others are written with their events.
+    const batch = [
+      newSession('guard-b0', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 2 }),
+      newSession('guard-b1', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 1 }),
+      newSession('guard-b2'),
+      newSession('guard-b3', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 1 }),
+      newSession('guard-b4', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 2 }),
+      newSession('guard-b5', { kind: 'consent', flowId: 'flw_unknown', flowVersion: 1 }),
+    ];
+    const outcomes = await Promise.allSettled(batch.map(({ session, event }) => repository.insertWithEvent(session, event)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFlowVersion);
+    expect((outcomes[5] as PromiseRejectedResult).reason).toEqual(new StaleFlowVersion('flw_unknown'));
+    const events = dataSource.getRepository(OutboxEvent);
+    for (const [i, { session, event }] of [...batch.entries(), [6, stale] as const]) {
+      const written = i === 0 || i === 2 || i === 4;
+      expect(await repository.find(session.token)).toEqual(written ? session : null);
+      expect(await events.findOneBy({ id: event.id })).toEqual(written ? event : null);
+    }
+  });
+
+  it('remembers a flow\'s active version for new sessions, and asks the database again when told to', async () => {
+    await dataSource.query(
+      `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+       VALUES ('flw_remembered', 1, 'tp_us_app_one', 'active', '{"pattern":"informed","locale":"de"}', 'fp', 'US', 1, now(), now()),
+              ('flw_remembered_draft', 1, 'tp_us_app_one', 'draft', '{"pattern":"informed","locale":"de"}', 'fp', 'US', 1, now(), now())`,
+    );
+    const remembering = new FlowsRepository(dataSource.getRepository(FlowVersion));
+    const first = { applicationId: 'tp_us_app_one', version: 1, status: 'active', pattern: 'informed', locale: 'de' };
+    expect(await remembering.current('flw_remembered')).toEqual(first);
+    expect(await remembering.current('flw_remembered_draft')).toMatchObject({ status: 'draft' });
+
+    await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = 'flw_remembered'`);
+    await dataSource.query(
+      `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+       VALUES ('flw_remembered', 2, 'tp_us_app_one', 'active', '{"pattern":"standard","locale":"en"}', 'fp', 'US', 1, now(), now())`,
+    );
+    await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'active' WHERE "id" = 'flw_remembered_draft'`);
+    // The active version is answered from memory (the insert's check is what catches it superseded);
+    // a draft was not remembered, so its activation shows at once.
+    expect(await remembering.current('flw_remembered')).toEqual(first);
+    expect(await remembering.current('flw_remembered_draft')).toMatchObject({ status: 'active' });
+    const second = { applicationId: 'tp_us_app_one', version: 2, status: 'active', pattern: 'standard', locale: 'en' };
+    expect(await remembering.current('flw_remembered', { fresh: true })).toEqual(second);
+    expect(await remembering.current('flw_remembered')).toEqual(second);
+    // forget(): the next lookup asks the database.
+    await dataSource.query(`UPDATE "decisions"."flow_versions" SET "terms" = '{"pattern":"informed","locale":"fr"}' WHERE "id" = 'flw_remembered' AND "version" = 2`);
+    expect(await remembering.current('flw_remembered')).toEqual(second);
+    remembering.forget('flw_remembered');
+    expect(await remembering.current('flw_remembered')).toEqual({ ...second, pattern: 'informed', locale: 'fr' });
   });
 
   it('locks a session in a transaction and saves every change made to it', async () => {

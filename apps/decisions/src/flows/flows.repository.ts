@@ -40,6 +40,8 @@ const CURRENT_VERSIONS = new PreparedStatement<{ id: string; application_id: str
 
 /** At most this many lookups in one statement. */
 const LOOKUPS_PER_BATCH = 100;
+/** Active flow versions kept in memory for new sessions; past this many, the oldest kept is forgotten. */
+const REMEMBERED_FLOWS = 10_000;
 
 /** One version, for completions and recorded consents against a pinned version. */
 const VERSION = new PreparedStatement('decisions_flow_version', `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`);
@@ -71,6 +73,14 @@ export class FlowsRepository {
    * published still sees that version.
    */
   private readonly currentLookups: CallBatcher<string, SessionFlow | null>;
+  /**
+   * The active version of each flow sessions were opened for lately. What a session needs of it
+   * (application, version, pattern, locale) never changes for that version; only which version is
+   * active does, and the insert of a session checks that in the same statement (SessionsRepository:
+   * a stale version writes nothing and is looked up again), so a remembered version is never used
+   * once superseded. It saves a round trip to the database per new session.
+   */
+  private readonly activeVersions = new Map<string, SessionFlow>();
 
   constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {
     this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), {
@@ -93,9 +103,28 @@ export class FlowsRepository {
     return row ? entityFromRow(this.versions.metadata, row, new FlowVersion()) : null;
   }
 
-  /** The version new sessions use: the newest active one, else (to tell a draft apart) the newest. */
-  current(flowId: string): Promise<SessionFlow | null> {
-    return this.currentLookups.call(flowId);
+  /**
+   * The version new sessions use: the newest active one, else (to tell a draft apart) the newest.
+   * An active version is remembered (see `activeVersions`); `fresh` asks the database regardless,
+   * after an insert found the remembered one superseded.
+   */
+  async current(flowId: string, options: { fresh?: boolean } = {}): Promise<SessionFlow | null> {
+    if (!options.fresh) {
+      const remembered = this.activeVersions.get(flowId);
+      if (remembered) return remembered;
+    }
+    const flow = await this.currentLookups.call(flowId);
+    this.activeVersions.delete(flowId);
+    if (flow?.status === 'active') {
+      if (this.activeVersions.size >= REMEMBERED_FLOWS) this.activeVersions.delete(this.activeVersions.keys().next().value as string);
+      this.activeVersions.set(flowId, flow);
+    }
+    return flow;
+  }
+
+  /** Forgets the remembered active version of a flow (its versions changed here). */
+  forget(flowId: string): void {
+    this.activeVersions.delete(flowId);
   }
 
   /** One batch of lookups: the single statement (its plan kept) for one flow, the array form for more. */

@@ -131,6 +131,8 @@ export class FlowsService {
       return { changed, current: latest };
     });
     if (changed.length > 0) {
+      // New sessions would find the remembered version superseded at their insert; this spares them the retry.
+      this.flows.forget(request.flow_id);
       this.relay.kick();
       this.replicator.push(changed);
     }

@@ -3,15 +3,17 @@ import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
 import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { FlowsRepository } from '../flows/flows.repository';
+import { FlowsRepository, SessionFlow } from '../flows/flows.repository';
 import { OutboxRelay, outboxRow } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { transitionEvent } from './session-events';
-import { SessionsRepository } from './sessions.repository';
+import { SessionsRepository, StaleFlowVersion } from './sessions.repository';
 
 /** A deadline may be at most this far ahead. */
 const MAX_DEADLINE_MS = 30 * 24 * 3600 * 1000;
+/** Inserts tried before giving up on a flow whose active version keeps changing under a new session. */
+const MAX_ATTEMPTS = 3;
 
 /** Opens a session: checks the flow (active, the application's own) and the person's home. */
 @Injectable()
@@ -39,23 +41,7 @@ export class CreateDecision {
       throw new DomainError('validation_failed', 'Only approvals carry an approval object', [{ field: 'approval', reason: 'not allowed for kind consent' }]);
     }
 
-    let flowVersion: number | null = null;
-    let pattern: FlowPattern | null = null;
-    let flowLocale: string | null = null;
-    if (request.flow_id) {
-      const active = await this.flows.current(request.flow_id);
-      if (!active || active.applicationId !== request.application_id) {
-        throw new DomainError('validation_failed', 'The flow does not exist', [{ field: 'flow_id', reason: 'no such flow in this application' }]);
-      }
-      if (active.status !== 'active') {
-        throw new DomainError('validation_failed', 'The flow is a draft: activate it before asking anyone', [
-          { field: 'flow_id', reason: 'flow is not active' },
-        ]);
-      }
-      flowVersion = active.version;
-      pattern = active.pattern as FlowPattern | null;
-      flowLocale = active.locale;
-    }
+    let flow = await this.flowFor(request, false);
 
     let deadline: Date | null = null;
     if (request.deadline_at) {
@@ -82,8 +68,58 @@ export class CreateDecision {
       subjectId = subject.id;
     }
 
-    const path = decisionPathFor(request.kind, pattern);
-    const session = Object.assign(new DecisionSession(), {
+    // The flow's version may have been read from memory: if another was activated since, the insert
+    // writes nothing and the session is built again from the version the database names.
+    for (let attempt = 1; ; attempt++) {
+      const session = this.newSession(request, flow, { now, deadline, expiresAt, subjectId, email, externalId });
+      try {
+        await this.sessions.insertWithEvent(
+          session,
+          outboxRow(transitionEvent(session, null, 'pending', { type: 'application', id: request.application_id }, now)),
+        );
+      } catch (error) {
+        if (!(error instanceof StaleFlowVersion)) throw error;
+        if (attempt === MAX_ATTEMPTS) throw new DomainError('conflict', 'The flow changed while the decision was being opened: try again');
+        flow = await this.flowFor(request, true);
+        continue;
+      }
+      this.relay.kick();
+      return {
+        session_token: session.token,
+        kind: session.kind,
+        status: session.status,
+        delivery_mode: session.deliveryMode,
+        flow_id: session.flowId,
+        flow_version: session.flowVersion,
+        expires_at: expiresAt.toISOString(),
+        deadline_at: deadline?.toISOString() ?? null,
+        created_at: now.toISOString(),
+      };
+    }
+  }
+
+  /** The flow version a new session uses (none without a flow); 422 for another application's flow, an unknown one or a draft. */
+  private async flowFor(request: CreateDecisionRequest, fresh: boolean): Promise<SessionFlow | null> {
+    if (!request.flow_id) return null;
+    const active = await this.flows.current(request.flow_id, { fresh });
+    if (!active || active.applicationId !== request.application_id) {
+      throw new DomainError('validation_failed', 'The flow does not exist', [{ field: 'flow_id', reason: 'no such flow in this application' }]);
+    }
+    if (active.status !== 'active') {
+      throw new DomainError('validation_failed', 'The flow is a draft: activate it before asking anyone', [{ field: 'flow_id', reason: 'flow is not active' }]);
+    }
+    return active;
+  }
+
+  private newSession(
+    request: CreateDecisionRequest,
+    flow: SessionFlow | null,
+    at: { now: Date; deadline: Date | null; expiresAt: Date; subjectId: string | null; email: string | null; externalId: string | null },
+  ): DecisionSession {
+    const env = this.context.env as DecisionsEnvironment;
+    const { now, deadline, expiresAt, subjectId, email, externalId } = at;
+    const path = decisionPathFor(request.kind, (flow?.pattern ?? null) as FlowPattern | null);
+    return Object.assign(new DecisionSession(), {
       token: newSessionToken(env.COUNTRY),
       id: newOpaqueId('dcs', 20),
       applicationId: request.application_id,
@@ -92,11 +128,11 @@ export class CreateDecision {
       status: 'pending',
       createdVia: request.via,
       flowId: request.flow_id ?? null,
-      flowVersion,
+      flowVersion: flow?.version ?? null,
       deliveryMode: request.delivery_mode,
       embedOrigin: request.embed_origin ?? null,
       redirectUri: request.redirect_uri ?? null,
-      locale: request.locale ?? flowLocale ?? 'en',
+      locale: request.locale ?? flow?.locale ?? 'en',
       subjectId,
       subjectEmail: email,
       subjectExternalId: externalId,
@@ -124,21 +160,5 @@ export class CreateDecision {
       createdAt: now,
       updatedAt: now,
     });
-    await this.sessions.insertWithEvent(
-      session,
-      outboxRow(transitionEvent(session, null, 'pending', { type: 'application', id: request.application_id }, now)),
-    );
-    this.relay.kick();
-    return {
-      session_token: session.token,
-      kind: session.kind,
-      status: session.status,
-      delivery_mode: session.deliveryMode,
-      flow_id: session.flowId,
-      flow_version: session.flowVersion,
-      expires_at: expiresAt.toISOString(),
-      deadline_at: deadline?.toISOString() ?? null,
-      created_at: now.toISOString(),
-    };
   }
 }

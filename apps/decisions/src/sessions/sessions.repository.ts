@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { batchesAtOnce, CallBatcher, entityFromRow, entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
-import { EntityManager, EntityMetadata, Repository } from 'typeorm';
+import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
@@ -66,35 +66,75 @@ interface Verification {
 
 type VerifiedStatus = { status: string; outcome: string | null } | null;
 
-/** `WITH inserted AS (INSERT session) INSERT outbox event SELECT … FROM inserted`, one parameter per column. */
-function insertWithEventStatement(sessionMeta: EntityMetadata, outboxMeta: EntityMetadata): PreparedStatement {
+/**
+ * The condition a new session's row is inserted under: it names no flow, or the flow version it was
+ * built from is still the flow's active one. The version comes from FlowsRepository.current, which
+ * may answer from memory; a version superseded since (activated here, by another replica, or
+ * replicated from the flow's home country) fails it, and the session is built again from the
+ * database's answer (CreateDecision). The statement's snapshot is taken after the request arrived,
+ * so a session asked for after an activation committed never uses the version it superseded.
+ */
+function flowStillActiveSql(flowId: string, flowVersion: string): string {
+  return `(${flowId} IS NULL OR EXISTS (SELECT 1 FROM "decisions"."flow_versions" v
+             WHERE v."id" = ${flowId} AND v."version" = ${flowVersion} AND v."status" = 'active'))`;
+}
+
+/**
+ * `WITH inserted AS (INSERT session … WHERE its flow version is active) INSERT outbox event SELECT … FROM
+ * inserted`, one parameter per column (each cast to its column's type: the values are selected, not
+ * VALUES of the insert). Inserts both rows or, when the flow version is no longer active, neither
+ * (row count 0).
+ */
+function insertWithEventStatement(dataSource: DataSource, sessionMeta: EntityMetadata, outboxMeta: EntityMetadata): PreparedStatement {
   let parameter = 0;
   const columns = (metadata: EntityMetadata) => metadata.columns.map((column) => `"${column.databaseName}"`).join(', ');
-  const placeholders = (metadata: EntityMetadata) => metadata.columns.map(() => `$${++parameter}`).join(', ');
+  const placeholders = (metadata: EntityMetadata) => metadata.columns.map((column) => `$${++parameter}::${dataSource.driver.normalizeType(column)}`);
   const sessionValues = placeholders(sessionMeta);
   const outboxValues = placeholders(outboxMeta);
+  const valueOf = (propertyName: string) => sessionValues[sessionMeta.columns.findIndex((column) => column.propertyName === propertyName)];
   return new PreparedStatement(
     'decisions_insert_session_with_event',
-    `WITH inserted AS (INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)}) VALUES (${sessionValues}) RETURNING 1)
-     INSERT INTO "decisions"."outbox" (${columns(outboxMeta)}) SELECT ${outboxValues} FROM inserted`,
+    `WITH inserted AS (
+       INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)})
+       SELECT ${sessionValues.join(', ')} WHERE ${flowStillActiveSql(valueOf('flowId'), valueOf('flowVersion'))}
+       RETURNING 1)
+     INSERT INTO "decisions"."outbox" (${columns(outboxMeta)}) SELECT ${outboxValues.join(', ')} FROM inserted`,
   );
 }
 
 /**
  * The same two inserts for several sessions at once: the rows travel as two JSON documents
  * (`jsonb_to_recordset`, typed by the entities' column types), so the text is the same for any
- * number of rows. One statement: every row of the batch commits, or none does.
+ * number of rows. One statement: every row of the batch commits, or none does. A session whose flow
+ * version is no longer active is left out with its event (each event names its session in
+ * `data.session_id`, as `transitionEvent` writes it), and the statement answers the ids of the
+ * sessions it inserted.
  */
-function insertManyWithEventsStatement(sessionMeta: EntityMetadata, outboxMeta: EntityMetadata, sessionRows: JsonRecordset<DecisionSession>, outboxRows: JsonRecordset<OutboxEvent>): PreparedStatement {
+function insertManyWithEventsStatement(sessionMeta: EntityMetadata, outboxMeta: EntityMetadata, sessionRows: JsonRecordset<DecisionSession>, outboxRows: JsonRecordset<OutboxEvent>): PreparedStatement<{ session_id: string }> {
   const columns = (metadata: EntityMetadata) => metadata.columns.map((column) => `"${column.databaseName}"`).join(', ');
   return new PreparedStatement(
     'decisions_insert_sessions_with_events',
     `WITH inserted AS (
        INSERT INTO "decisions"."decision_sessions" (${columns(sessionMeta)})
-       SELECT ${columns(sessionMeta)} FROM jsonb_to_recordset($1::jsonb) AS r(${sessionRows.columns}))
+       SELECT ${columns(sessionMeta)} FROM jsonb_to_recordset($1::jsonb) AS r(${sessionRows.columns})
+        WHERE ${flowStillActiveSql('r."flow_id"', 'r."flow_version"')}
+       RETURNING "id")
      INSERT INTO "decisions"."outbox" (${columns(outboxMeta)})
-     SELECT ${columns(outboxMeta)} FROM jsonb_to_recordset($2::jsonb) AS r(${outboxRows.columns})`,
+     SELECT ${columns(outboxMeta)} FROM jsonb_to_recordset($2::jsonb) AS r(${outboxRows.columns})
+      WHERE r."data"->>'session_id' IN (SELECT "id" FROM inserted)
+     RETURNING "data"->>'session_id' AS "session_id"`,
   );
+}
+
+/**
+ * A new session was built from a flow version that is no longer the flow's active one (a newer
+ * version was activated since it was read): nothing was written, and the session is to be built
+ * again from the flow's current version.
+ */
+export class StaleFlowVersion extends Error {
+  constructor(readonly flowId: string) {
+    super(`The version of flow ${flowId} the session was built from is no longer active`);
+  }
 }
 
 /** At most this many new sessions in one statement. */
@@ -109,7 +149,7 @@ interface NewSession {
 @Injectable()
 export class SessionsRepository {
   private insertStatement?: PreparedStatement;
-  private batchInsert?: { sessionRows: JsonRecordset<DecisionSession>; outboxRows: JsonRecordset<OutboxEvent>; statement: PreparedStatement };
+  private batchInsert?: { sessionRows: JsonRecordset<DecisionSession>; outboxRows: JsonRecordset<OutboxEvent>; statement: PreparedStatement<{ session_id: string }> };
   private updateStatement?: PreparedStatement;
   /** New sessions go to the database in batches too, as verifications do (an insert failed in a batch is retried alone). */
   private readonly creations: CallBatcher<NewSession, Error | null>;
@@ -155,6 +195,8 @@ export class SessionsRepository {
    * Inserts a new session together with its outbox event in one statement (a data-modifying CTE),
    * so both commit or neither does, in one round trip and without an explicit transaction. The
    * statement's text depends only on the two entities' columns, so it is built once and prepared.
+   * The event is the session's own (its `data.session_id` names it). Throws StaleFlowVersion, having
+   * written nothing, when the session names a flow version that is no longer active.
    */
   async insertWithEvent(session: DecisionSession, event: OutboxEvent): Promise<void> {
     const failure = await this.creations.call({ session, event });
@@ -169,8 +211,8 @@ export class SessionsRepository {
   private async insertSessions(calls: NewSession[]): Promise<Array<Error | null>> {
     if (calls.length > 1) {
       try {
-        await this.insertMany(calls);
-        return calls.map(() => null);
+        const inserted = new Set(await this.insertMany(calls));
+        return calls.map(({ session }) => (inserted.has(session.id) ? null : new StaleFlowVersion(session.flowId ?? '')));
       } catch {
         // Each on its own below: the error that counts is the one of the call's own row.
       }
@@ -179,18 +221,21 @@ export class SessionsRepository {
   }
 
   private async insertOne({ session, event }: NewSession): Promise<void> {
-    const outboxMeta = this.sessions.manager.connection.getMetadata(OutboxEvent);
-    const statement = (this.insertStatement ??= insertWithEventStatement(this.sessions.metadata, outboxMeta));
+    const dataSource = this.sessions.manager.connection;
+    const outboxMeta = dataSource.getMetadata(OutboxEvent);
+    const statement = (this.insertStatement ??= insertWithEventStatement(dataSource, this.sessions.metadata, outboxMeta));
     const values: unknown[] = [];
     for (const [metadata, entity] of [[this.sessions.metadata, session], [outboxMeta, event]] as const) {
       for (const column of metadata.columns) {
         values.push(parameterOf(column, entity));
       }
     }
-    await statement.run(this.sessions.manager.connection, values);
+    const { rowCount } = await statement.run(dataSource, values);
+    if (rowCount === 0) throw new StaleFlowVersion(session.flowId ?? '');
   }
 
-  private async insertMany(calls: NewSession[]): Promise<void> {
+  /** The ids of the sessions inserted (every one whose flow version is still active). */
+  private async insertMany(calls: NewSession[]): Promise<string[]> {
     const dataSource = this.sessions.manager.connection;
     if (!this.batchInsert) {
       const outboxMeta = dataSource.getMetadata(OutboxEvent);
@@ -199,7 +244,8 @@ export class SessionsRepository {
       this.batchInsert = { sessionRows, outboxRows, statement: insertManyWithEventsStatement(this.sessions.metadata, outboxMeta, sessionRows, outboxRows) };
     }
     const { sessionRows, outboxRows, statement } = this.batchInsert;
-    await statement.run(dataSource, [sessionRows.document(calls.map((call) => call.session)), outboxRows.document(calls.map((call) => call.event))]);
+    const rows = await statement.rows(dataSource, [sessionRows.document(calls.map((call) => call.session)), outboxRows.document(calls.map((call) => call.event))]);
+    return rows.map((row) => row.session_id);
   }
 
   /**
