@@ -6,7 +6,7 @@
  *
  *   node bench/decisions.js [--mode embedded|distributed] [--duration 10] [--connections 32]
  *                           [--rounds 1] [--pool 5000] [--prep-connections 32] [--complete-concurrency <prep connections>]
- *                           [--cpu-prof <dir>] [--sql-trace <file prefix>] [--pin]
+ *                           [--cpu-prof <dir>] [--sql-trace <file prefix>] [--pin] [--verify-load raw|autocannon]
  *
  * distributed needs DATABASE_URL and NATS_URL, like `npm run start:distributed`. The country pair is
  * started with the repository's own start command (bench/lib.js: temporary data folder, free ports,
@@ -16,12 +16,16 @@
  *
  * Verify needs a fresh consent token per request (single use, valid 5 minutes; a replay answers
  * `{valid:false, status:'expired'}`, still 200 but less work). Before each verify run the script
- * walks a pool of sessions to completion in parallel and hands every request its own token through
- * autocannon's `setupRequest`; the run makes exactly as many requests as the pool holds (`amount`),
- * and the answers are counted: `fresh` is how many verified a token for the first time. Its rate
- * is timed from the first request to the last answer (autocannon's own start/finish round an
- * `amount` run up to whole seconds). With --rounds N the saturation rate is the median round (the
- * upper one of two), and the half rate is half of it.
+ * walks a pool of sessions to completion in parallel and hands every request its own token; the
+ * run makes exactly as many requests as the pool holds, and the answers are counted: `fresh` is how
+ * many verified a token for the first time. Its rate is timed from the first request to the last
+ * answer. The saturation rounds use a closed-loop generator on raw kept-alive connections
+ * (bench/paced-load.js `saturate`, 32 connections, each sending its next request when its last is
+ * answered): autocannon builds every request anew when each has its own path, which cost the core
+ * PostgreSQL runs on 0.08-0.14 ms per verify against 0.04-0.06 ms (`--verify-load autocannon` keeps
+ * autocannon, with its `setupRequest`, for comparison). Each verify round also reports the WAL it
+ * wrote (`wal_per_verify`, with any checkpoint begun meanwhile). With --rounds N the saturation
+ * rate is the median round (the upper one of two), and the half rate is half of it.
  *
  * Half-rate latency is measured twice: with autocannon's `overallRate` (which sends each
  * connection's share of a second as fast as it can at the start of the second and then waits, so
@@ -48,7 +52,7 @@ const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
 const { ROOT, option, median, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
-const { paced } = require('./paced-load');
+const { paced, saturate } = require('./paced-load');
 
 const mode = option('mode', 'embedded');
 const duration = Number(option('duration', '10'));
@@ -59,6 +63,9 @@ const prepConnections = Number(option('prep-connections', '32'));
 const dbPoolSize = Number(process.env.DB_POOL_SIZE ?? (mode === 'embedded' ? 3 : 5)); // the launchers' defaults
 const completeConcurrency = Number(option('complete-concurrency', String(prepConnections)));
 const sqlTrace = option('sql-trace');
+/** The generator of the verify saturation rounds: raw kept-alive connections (default) or autocannon. */
+const verifyLoad = option('verify-load', 'raw');
+if (!['raw', 'autocannon'].includes(verifyLoad)) throw new Error('--verify-load is raw or autocannon');
 /** The targets of issue 3, per country on this machine. */
 const CREATE_TARGET = 2000;
 const VERIFY_TARGET = 4000;
@@ -232,8 +239,11 @@ async function walCounters(databaseUrl) {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query('SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, wal_bytes::bigint AS bytes FROM pg_stat_wal');
-    return { records: Number(rows[0].records), fpi: Number(rows[0].fpi), bytes: Number(rows[0].bytes) };
+    // PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer.
+    const version = Number((await client.query('SHOW server_version_num')).rows[0].server_version_num);
+    const checkpoints = version >= 170000 ? 'SELECT num_timed + num_requested FROM pg_stat_checkpointer' : 'SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter';
+    const { rows } = await client.query(`SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, wal_bytes::bigint AS bytes, (${checkpoints})::bigint AS checkpoints FROM pg_stat_wal`);
+    return { records: Number(rows[0].records), fpi: Number(rows[0].fpi), bytes: Number(rows[0].bytes), checkpoints: Number(rows[0].checkpoints) };
   } finally {
     await client.end();
   }
@@ -246,6 +256,8 @@ function walPerRequest(before, after, requests) {
     records: round((after.records - before.records) / requests, 1),
     full_page_images: round((after.fpi - before.fpi) / requests, 2),
     megabytes_total: round((after.bytes - before.bytes) / 2 ** 20, 1),
+    // Checkpoints begun in the window: after one, the first change of every page writes the whole page.
+    checkpoints_started: after.checkpoints - before.checkpoints,
   };
 }
 
@@ -395,6 +407,21 @@ async function main() {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       log(`verify ${label}: ${amount} requests, ${connections} connections${overallRate ? `, overallRate ${overallRate}/s` : ''}`);
       if (trace) await traceMark();
+      const walBefore = await walCounters(service.databaseUrl('US'));
+      if (!overallRate && verifyLoad === 'raw') {
+        const run = await measured(() =>
+          saturate({
+            base,
+            sockets: connections,
+            total: amount,
+            next: () => ({ method: 'GET', path: tokens.nextPath(), headers: auth }),
+            onAnswer: (status, body) => tokens.answer(status, body),
+          }),
+        );
+        if (trace) await traceMark('verify', run.result.requests);
+        const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), run.result.requests);
+        return { ...run.result, generator: 'raw', cpu: run.cpu(run.result.requests), wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+      }
       const meter = cpuMeter(service.child.pid);
       // autocannon notices the end of an `amount` run only at its next one-second tick, so its own
       // start and finish would round the duration up to whole seconds: time the answers here.
@@ -419,7 +446,8 @@ async function main() {
       const cpu = meter.stop(result.requests.total);
       warnIfFailed(`verify ${label}`, result);
       if (trace) await traceMark('verify', result.requests.total);
-      return { ...summary(result, { elapsedS: (clock.last - clock.start) / 1000 }), cpu, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+      const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), result.requests.total);
+      return { ...summary(result, { elapsedS: (clock.last - clock.start) / 1000 }), generator: 'autocannon', cpu, wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
     };
     log('verify: warm-up (2,000 tokens)');
     await verifyRun('warm-up', { amount: 2000 });
@@ -465,7 +493,8 @@ async function main() {
       placement: service.placement ?? 'none (pass --pin to place the processes on cores)',
       source: measuredSource,
       load: {
-        tool: 'autocannon (saturation, overallRate) and an evenly paced open-loop generator on raw kept-alive connections (bench/paced-load.js, half rate)',
+        tool: `autocannon (create saturation, overallRate), ${verifyLoad === 'raw' ? 'a closed-loop generator on raw kept-alive connections (bench/paced-load.js saturate, verify saturation)' : 'autocannon (verify saturation)'} and an evenly paced open-loop generator on the same raw connections (bench/paced-load.js paced, half rate)`,
+        verify_saturation_generator: verifyLoad,
         connections,
         duration_s: duration,
         rounds,

@@ -72,6 +72,39 @@ function responseReader(onResponse) {
   };
 }
 
+/** The run's rate and latency percentiles (ms) from each request's latency. */
+function summary(latencies, elapsedS, extra = {}) {
+  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 1);
+  return {
+    requests: latencies.length,
+    seconds: round(elapsedS, 2),
+    ...extra,
+    requests_per_second: round(latencies.length / elapsedS),
+    latency_p50_ms: at(0.5),
+    latency_p90_ms: at(0.9),
+    latency_p99_ms: at(0.99),
+    latency_max_ms: round(sorted[sorted.length - 1], 1),
+  };
+}
+
+/**
+ * Reads the answers of one connection that carries one request at a time (`socket.inFlight`):
+ * `answered(inFlight, status, body)` for each, after counting its status.
+ */
+function onAnswers(socket, statuses, answered) {
+  socket.on(
+    'data',
+    responseReader((status, body) => {
+      const inFlight = socket.inFlight;
+      socket.inFlight = undefined;
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      answered(inFlight, status, body);
+    }),
+  );
+  socket.on('error', () => undefined);
+}
+
 /** Opens one kept-alive connection. */
 function connect(url) {
   return new Promise((resolve, reject) => {
@@ -101,22 +134,8 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
     const started = performance.now();
     let sent = 0;
     const finish = () => {
-      const elapsed = (performance.now() - started) / 1000;
       for (const socket of connections) socket.destroy();
-      const sorted = Array.from(latencies).sort((a, b) => a - b);
-      const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 1);
-      resolve({
-        requests: total,
-        seconds: round(elapsed, 2),
-        target_rate: rate,
-        requests_per_second: round(total / elapsed),
-        latency_p50_ms: at(0.5),
-        latency_p90_ms: at(0.9),
-        latency_p99_ms: at(0.99),
-        latency_max_ms: round(sorted[sorted.length - 1], 1),
-        statuses,
-        errors,
-      });
+      resolve({ ...summary(latencies, (performance.now() - started) / 1000, { target_rate: rate }), statuses, errors });
     };
     const answered = (i, due) => {
       latencies[i] = performance.now() - due;
@@ -132,18 +151,11 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
       else free.push(socket);
     };
     for (const socket of connections) {
-      socket.on(
-        'data',
-        responseReader((status, body) => {
-          const { i, due } = socket.inFlight;
-          socket.inFlight = undefined;
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          onAnswer?.(status, body);
-          answered(i, due);
-          release(socket);
-        }),
-      );
-      socket.on('error', () => undefined);
+      onAnswers(socket, statuses, ({ i, due }, status, body) => {
+        onAnswer?.(status, body);
+        answered(i, due);
+        release(socket);
+      });
       socket.on('close', () => {
         // A connection the server closed: its request failed, and it serves no more.
         if (socket.inFlight) {
@@ -184,4 +196,63 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
   });
 }
 
-module.exports = { paced, requestBytes, responseReader };
+/**
+ * A closed-loop saturation load on the same raw connections: each of `sockets` connections sends
+ * its next request as soon as its last one is answered, until `total` requests are answered. Its
+ * latency is counted from the request's write; the rate from the first write to the last answer
+ * (autocannon, with an `amount`, notices its end only at its next one-second tick). It costs the
+ * core it shares with PostgreSQL a fraction of autocannon's per-request work when every request
+ * has its own path (autocannon builds each such request anew; see "Eighteenth session" in
+ * docs/performance.md).
+ */
+async function saturate({ base, sockets = 32, total, next, onAnswer }) {
+  const url = new URL(base);
+  const connections = await Promise.all(Array.from({ length: Math.min(sockets, total) }, () => connect(url)));
+  const latencies = new Float64Array(total);
+  const statuses = {};
+  let errors = 0;
+  let sent = 0;
+  let done = 0;
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const finish = () => {
+      for (const socket of connections) socket.destroy();
+      resolve({ ...summary(latencies, (performance.now() - started) / 1000), statuses, errors });
+    };
+    const answered = (i, at) => {
+      latencies[i] = performance.now() - at;
+      if (++done === total) finish();
+    };
+    const sendNext = (socket) => {
+      if (sent >= total) return;
+      socket.inFlight = { i: sent++, at: performance.now() };
+      socket.write(requestBytes(url, next()));
+    };
+    for (const socket of connections) {
+      onAnswers(socket, statuses, ({ i, at }, status, body) => {
+        onAnswer?.(status, body);
+        answered(i, at);
+        sendNext(socket);
+      });
+      socket.on('close', () => {
+        // A connection the server closed: its request failed; the others carry on with the rest.
+        if (socket.inFlight) {
+          errors++;
+          answered(socket.inFlight.i, socket.inFlight.at);
+          socket.inFlight = undefined;
+        }
+        if (connections.every((c) => c.destroyed) && done < total) {
+          while (sent < total) {
+            errors++;
+            latencies[sent++] = 0;
+            done++;
+          }
+          finish();
+        }
+      });
+    }
+    for (const socket of connections) sendNext(socket);
+  });
+}
+
+module.exports = { paced, saturate, requestBytes, responseReader };
