@@ -230,9 +230,12 @@ async function auditDelay(databaseUrl, window) {
  * load rather than the saturation run's backlog on top of it. Answers the seconds waited.
  */
 /**
- * The cluster's WAL counters (`pg_stat_wal`): records, full-page images and bytes written so far by
- * every database of the server, so a difference over a run is what the run made the server write
- * (the decisions service's rows and what its consumers wrote because of them).
+ * The cluster's WAL counters: bytes written so far by every database of the server (the insert
+ * position, exact at any moment), and records and full-page images (`pg_stat_wal`), so a difference
+ * over a run is what the run made the server write (the decisions service's rows and what its
+ * consumers wrote because of them). The records and full-page images are what backends have
+ * reported: an idle backend reports its counts up to 10 s late (PostgreSQL's statistics flush), so
+ * over a window of a few seconds they undercount; the bytes do not.
  */
 async function walCounters(databaseUrl) {
   const { Client } = require('pg');
@@ -242,7 +245,9 @@ async function walCounters(databaseUrl) {
     // PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer.
     const version = Number((await client.query('SHOW server_version_num')).rows[0].server_version_num);
     const checkpoints = version >= 170000 ? 'SELECT num_timed + num_requested FROM pg_stat_checkpointer' : 'SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter';
-    const { rows } = await client.query(`SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, wal_bytes::bigint AS bytes, (${checkpoints})::bigint AS checkpoints FROM pg_stat_wal`);
+    const { rows } = await client.query(
+      `SELECT wal_records::bigint AS records, wal_fpi::bigint AS fpi, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS bytes, (${checkpoints})::bigint AS checkpoints FROM pg_stat_wal`,
+    );
     return { records: Number(rows[0].records), fpi: Number(rows[0].fpi), bytes: Number(rows[0].bytes), checkpoints: Number(rows[0].checkpoints) };
   } finally {
     await client.end();
