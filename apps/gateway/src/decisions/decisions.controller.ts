@@ -59,7 +59,8 @@ export class DecisionsController {
     summary: 'Ask a person for a decision (consent or approval)',
     description:
       'Returns the dts_ session token and the URLs of the hosted pages. A consent needs an active flow; a draft flow is refused ' +
-      '(422 on flow_id). embed_origin and the origin of redirect_uri must be allowed origins of the application. A named subject ' +
+      '(422 on flow_id). The session gets the version active when it is written (409 conflict, nothing written, if the active version ' +
+      'changed three times during the request). embed_origin and the origin of redirect_uri must be allowed origins of the application. A named subject ' +
       'homed in another country is answered 421 with home_country.',
   })
   @ApiCreatedResponse({ type: DecisionCreatedDto })
