@@ -224,6 +224,10 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled', 'rejected']);
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(StaleFlowVersion);
     expect((outcomes[5] as PromiseRejectedResult).reason).toEqual(new StaleFlowVersion('flw_unknown'));
+    // An event that does not name its session would be dropped by the batch statement: refused before anything is written.
+    const unnamed = newSession('guard-unnamed');
+    await expect(repository.insertWithEvent(unnamed.session, { ...unnamed.event, data: { n: 'unnamed' } } as OutboxEvent)).rejects.toThrow(/data\.session_id/);
+    expect(await repository.find(unnamed.session.token)).toBeNull();
     const events = dataSource.getRepository(OutboxEvent);
     for (const [i, { session, event }] of [...batch.entries(), [6, stale] as const]) {
       const written = i === 0 || i === 2 || i === 4;

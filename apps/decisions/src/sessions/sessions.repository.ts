@@ -199,6 +199,8 @@ export class SessionsRepository {
    * written nothing, when the session names a flow version that is no longer active.
    */
   async insertWithEvent(session: DecisionSession, event: OutboxEvent): Promise<void> {
+    // The batch statement keeps an event only with the session its data names: one naming none would be lost.
+    if (event.data?.session_id !== session.id) throw new Error(`The event of new session ${session.id} must name it in data.session_id`);
     const failure = await this.creations.call({ session, event });
     if (failure) throw failure;
   }
