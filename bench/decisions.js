@@ -413,20 +413,28 @@ async function main() {
       log(`verify ${label}: ${amount} requests, ${connections} connections${overallRate ? `, overallRate ${overallRate}/s` : ''}`);
       if (trace) await traceMark();
       const walBefore = await walCounters(service.databaseUrl('US'));
-      if (!overallRate && verifyLoad === 'raw') {
-        const run = await measured(() =>
-          saturate({
-            base,
-            sockets: connections,
-            total: amount,
-            next: () => ({ method: 'GET', path: tokens.nextPath(), headers: auth }),
-            onAnswer: (status, body) => tokens.answer(status, body),
-          }),
-        );
-        if (trace) await traceMark('verify', run.result.requests);
-        const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), run.result.requests);
-        return { ...run.result, generator: 'raw', cpu: run.cpu(run.result.requests), wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
-      }
+      const { result, cpu, generator } = !overallRate && verifyLoad === 'raw' ? await rawVerifyRun(tokens, amount) : await autocannonVerifyRun(tokens, amount, overallRate);
+      if (trace) await traceMark('verify', result.requests);
+      const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), result.requests);
+      return { ...result, generator, cpu, wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+    };
+    /** A verify saturation round on raw kept-alive connections (bench/paced-load.js saturate). */
+    const rawVerifyRun = async (tokens, amount) => {
+      const run = await measured(() =>
+        saturate({
+          base,
+          sockets: connections,
+          total: amount,
+          next: () => ({ method: 'GET', path: tokens.nextPath(), headers: auth }),
+          onAnswer: (status, body) => tokens.answer(status, body),
+        }),
+      );
+      const { requests, statuses, errors } = run.result;
+      if (errors > 0 || (statuses[200] ?? 0) !== requests) log(`warning: verify: answers by status ${JSON.stringify(statuses)}, ${errors} errors`);
+      return { result: run.result, cpu: run.cpu(requests), generator: 'raw' };
+    };
+    /** A verify run through autocannon: saturation with --verify-load autocannon, and the half-rate run (overallRate). */
+    const autocannonVerifyRun = async (tokens, amount, overallRate) => {
       const meter = cpuMeter(service.child.pid);
       // autocannon notices the end of an `amount` run only at its next one-second tick, so its own
       // start and finish would round the duration up to whole seconds: time the answers here.
@@ -449,10 +457,8 @@ async function main() {
         ],
       });
       const cpu = meter.stop(result.requests.total);
-      warnIfFailed(`verify ${label}`, result);
-      if (trace) await traceMark('verify', result.requests.total);
-      const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), result.requests.total);
-      return { ...summary(result, { elapsedS: (clock.last - clock.start) / 1000 }), generator: 'autocannon', cpu, wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+      warnIfFailed('verify', result);
+      return { result: summary(result, { elapsedS: (clock.last - clock.start) / 1000 }), cpu, generator: 'autocannon' };
     };
     log('verify: warm-up (2,000 tokens)');
     await verifyRun('warm-up', { amount: 2000 });
