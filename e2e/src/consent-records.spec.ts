@@ -482,4 +482,37 @@ describe('consent records', () => {
     expect(elsewhere.status).toBe(421);
     expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'US' });
   });
+
+  it('records against the version active now, also one activated behind the service\'s back, and refuses a person homed elsewhere by e-mail alone', async () => {
+    const byEmail = (email: string, country = us) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
+    // Two records in a row: the second is written against the version the first one read.
+    const before = (await byEmail('version-a@example.com')).body.consent_record.flow_version;
+    expect((await byEmail('version-b@example.com')).body.consent_record.flow_version).toBe(before);
+
+    // A new version activated in the database directly (another replica, or the flow's home country
+    // replicating): the remembered version is refused at the insert, and the records use the new one.
+    await db.query('BEGIN');
+    await db.query(`CREATE TEMP TABLE next_version ON COMMIT DROP AS SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`, [flowId, before]);
+    await db.query(`UPDATE next_version SET "version" = "version" + 1`);
+    await db.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = $1 AND "version" = $2`, [flowId, before]);
+    await db.query(`INSERT INTO "decisions"."flow_versions" SELECT * FROM next_version`);
+    await db.query('COMMIT');
+    const alone = await byEmail('version-c@example.com');
+    expect([alone.status, alone.body.consent_record.flow_version]).toEqual([201, before + 1]);
+    const together = await Promise.all(Array.from({ length: 8 }, (_, i) => byEmail(`version-d${i}@example.com`)));
+    expect(together.map((answer) => [answer.status, answer.body.consent_record.flow_version])).toEqual(together.map(() => [201, before + 1]));
+    const stored = await db.query(
+      `SELECT DISTINCT r."flow_version" FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'version-%'`,
+    );
+    expect(stored.rows.map((row) => row.flow_version).sort()).toEqual([before, before + 1]);
+
+    // Homed in the US: refused in DE, when DE reads the flow version and when it remembers it.
+    for (let i = 0; i < 2; i++) {
+      const elsewhere = await byEmail('version-a@example.com', de);
+      expect([elsewhere.status, elsewhere.body]).toEqual([421, expect.objectContaining({ code: 'wrong_country', home_country: 'US' })]);
+    }
+    expect((await byEmail('version-z@example.com', de)).status).toBe(201);
+    expect((await byEmail('version-b@example.com', de)).status).toBe(421);
+  });
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { RESIDENCY_REGISTER_MANY, RegisterManyRequest } from '@dcr/contracts';
+import { ClaimNewRequest, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RegisterManyRequest } from '@dcr/contracts';
 import { RecordedPurpose } from '@dcr/domain';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
@@ -7,6 +7,7 @@ import { CountryClient } from '@dcr/transport';
 import { defer } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
+import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
 import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS } from '../src/records/import-batch';
 import { SubjectsService } from '../src/subjects/subjects.service';
@@ -26,6 +27,9 @@ describe('ImportBatch: a batch of records', () => {
   let batch: ImportBatch;
   /** Runs while the batch asks the directory to home its new people: another writer's commit. */
   let meanwhile: (() => Promise<void>) | undefined;
+  /** The directory the batch talks to: reference → home country, and the patterns it was asked. */
+  const directory = new Map<string, string>();
+  const asked: string[] = [];
 
   const purposes = (newsletter: RecordedPurpose['status'], analytics: RecordedPurpose['status']): Record<string, RecordedPurpose> => ({
     newsletter: { status: newsletter, basis: 'consent' },
@@ -45,17 +49,36 @@ describe('ImportBatch: a batch of records', () => {
     database = await migratedServiceDatabase(decisionsService, 'record_batches');
     dataSource = database.dataSource;
     const own = {
-      send: (pattern: string, request: RegisterManyRequest) =>
+      send: (pattern: string, request: RegisterManyRequest | ClaimNewRequest) =>
         defer(async () => {
+          asked.push(pattern);
+          if (pattern === RESIDENCY_CLAIM_NEW) {
+            // Homes here whoever the directory does not know, with their made reference.
+            return {
+              claimed: (request as ClaimNewRequest).subjects.map(({ reference, minted_references: minted }) => {
+                if (directory.has(reference)) return false;
+                for (const claimed of [reference, ...minted]) directory.set(claimed, 'US');
+                return true;
+              }),
+            };
+          }
           if (pattern !== RESIDENCY_REGISTER_MANY) throw new Error(`unexpected ${pattern}`);
           const run = meanwhile;
           meanwhile = undefined;
           await run?.();
-          return { home_countries: request.subjects.map(() => 'US') };
+          return {
+            home_countries: (request as RegisterManyRequest).subjects.map(({ references, minted_references: minted }) => {
+              const home = directory.get(references[0]) ?? 'US';
+              if (home === 'US') for (const reference of [...references, ...(minted ?? [])]) directory.set(reference, 'US');
+              return home;
+            }),
+          };
         }),
     };
     const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
-    const subjects = { newPersonReferences: (_: string, by: { id: string }) => ({ references: [`ref:${by.id}`] }) } as unknown as SubjectsService;
+    const subjects = {
+      newPersonReferences: (_: string, by: { id: string; email: string }) => ({ references: [`email:${by.email}`], minted_references: [`id:${by.id}`] }),
+    } as unknown as SubjectsService;
     const relay = { kick: () => undefined } as unknown as OutboxRelay;
     batch = new ImportBatch(dataSource, subjects, new ServiceClients(own as unknown as CountryClient, new Map()), relay, context);
   });
@@ -147,6 +170,64 @@ describe('ImportBatch: a batch of records', () => {
     expect(withdrawn.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
     const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 ORDER BY "type"`, [first.recordId]);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.purpose_revoked']);
+  });
+  it('writes a batch against a remembered flow version only while it is still active, its new people under the ids the directory homed them with', async () => {
+    const remembered = { id: 'flw_us_remembered', version: 1 };
+    const version = (n: number, status: string) =>
+      dataSource.query(
+        `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+         VALUES ($1, $2, $3, $4, '{"pattern": "consent"}', 'fp', 'US', 1, now(), now())`,
+        [remembered.id, n, applicationId, status],
+      );
+    await version(1, 'active');
+    const kept = await batch.record(applicationId, remembered, [row(0, 'kept@example.com', purposes('granted', 'granted'))]);
+    const keptId = kept.made.get(0)!.subjectId;
+    const records = async (email: string) =>
+      count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" r JOIN "decisions"."subjects" s ON s."id" = r."subject_id" WHERE s."email" = $1`, [email]);
+
+    // The people looked up and claimed at once: the person recorded before is found, not claimed.
+    const people = await batch.knownAndClaimed(applicationId, ['kept@example.com', 'claimed@example.com']);
+    expect(people.known.map((person) => [person.id, person.email])).toEqual([[keptId, 'kept@example.com']]);
+    expect([...people.claimed.keys()]).toEqual(['claimed@example.com']);
+    asked.length = 0;
+    const written = await batch.record(
+      applicationId,
+      remembered,
+      [row(0, 'kept@example.com', purposes('granted', 'declined')), row(1, 'claimed@example.com', purposes('granted', 'granted'))],
+      people.known,
+      { ...people, whileActive: true },
+    );
+    expect(written.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded']);
+    expect(written.made.get(0)).toMatchObject({ subjectId: keptId, supersedes: kept.made.get(0)!.recordId });
+    expect(written.made.get(1)!.subjectId).toBe(people.claimed.get('claimed@example.com'));
+    expect(asked).toEqual([]); // nobody left to register
+    // All new and claimed: the one statement, under the same condition.
+    const alone = await batch.knownAndClaimed(applicationId, ['also-claimed@example.com']);
+    const single = await batch.record(applicationId, remembered, [row(0, 'also-claimed@example.com', purposes('granted', 'granted'))], alone.known, { ...alone, whileActive: true });
+    expect(single.made.get(0)!.subjectId).toBe(alone.claimed.get('also-claimed@example.com'));
+
+    // Another version activated meanwhile (behind this service's back): nothing of either kind of batch is written.
+    await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = $1`, [remembered.id]);
+    await version(2, 'active');
+    const late = await batch.knownAndClaimed(applicationId, ['late@example.com']);
+    await expect(batch.record(applicationId, remembered, [row(0, 'late@example.com', purposes('granted', 'granted'))], late.known, { ...late, whileActive: true })).rejects.toBeInstanceOf(
+      StaleFlowVersion,
+    );
+    const mixed = await batch.knownAndClaimed(applicationId, ['kept@example.com', 'late-too@example.com']);
+    await expect(
+      batch.record(
+        applicationId,
+        remembered,
+        [row(0, 'kept@example.com', purposes('declined', 'declined')), row(1, 'late-too@example.com', purposes('granted', 'granted'))],
+        mixed.known,
+        { ...mixed, whileActive: true },
+      ),
+    ).rejects.toBeInstanceOf(StaleFlowVersion);
+    expect([await records('kept@example.com'), await records('late@example.com'), await records('late-too@example.com')]).toEqual([2, 0, 0]);
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = ANY($1)`, [['late@example.com', 'late-too@example.com']])).toBe(0);
+    // The version read now writes as before.
+    const current = await batch.record(applicationId, { id: remembered.id, version: 2 }, [row(0, 'late@example.com', purposes('granted', 'granted'))], late.known, { ...late, whileActive: true });
+    expect(current.made.get(0)!.subjectId).toBe(late.claimed.get('late@example.com'));
   });
 });
 

@@ -4,9 +4,9 @@ import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
 import { FlowVersion } from '../src/flows/flow-version.entity';
-import { FlowsRepository } from '../src/flows/flows.repository';
+import { FlowsRepository, StaleFlowVersion } from '../src/flows/flows.repository';
 import { DecisionSession } from '../src/sessions/decision-session.entity';
-import { SessionsRepository, StaleFlowVersion } from '../src/sessions/sessions.repository';
+import { SessionsRepository } from '../src/sessions/sessions.repository';
 import { SignInCode } from '../src/sessions/sign-in-code.entity';
 
 /**

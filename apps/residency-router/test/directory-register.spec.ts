@@ -128,6 +128,26 @@ describe('DirectoryService.registerMany', () => {
     );
   });
 
+  it('claims only the people no entry knows, each with their made reference, and leaves everyone else alone (claimNew)', async () => {
+    synced.length = 0;
+    const claim = (label: string, id: string) => ({ reference: ref(label), minted: [ref(id)] });
+    const claimed = await directory.claimNew([
+      claim('claim-new:email', 'claim-new:id'), // nobody knows them: homed here, the id with them
+      claim('berlin:email', 'claim-berlin:id'), // lives in DE: nothing written, not even the id
+      claim('known:email', 'claim-known:id'), // lives here already (recorded here before): nothing written
+    ]);
+
+    expect(claimed).toEqual([true, false, false]);
+    expect([await homeOf('claim-new:email'), await homeOf('claim-new:id')]).toEqual(['US', 'US']);
+    expect([await homeOf('claim-berlin:id'), await homeOf('claim-known:id'), await homeOf('berlin:email')]).toEqual([undefined, undefined, 'DE']);
+    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('claim-new:email'), ref('claim-new:id')].sort());
+    // Claimed twice (a request repeated): the second claim finds the entry and writes nothing.
+    synced.length = 0;
+    expect(await directory.claimNew([claim('claim-new:email', 'claim-again:id')])).toEqual([false]);
+    expect(await homeOf('claim-again:id')).toBeUndefined();
+    expect(synced).toEqual([]);
+  });
+
   it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
     // The named statement's plan is made on the connection that first runs it; six runs on one
     // connection make PostgreSQL settle on its generic plan, which must not read the whole table.

@@ -58,6 +58,26 @@ export function recordedVersionSql(id: string, version: string): string {
           ORDER BY "version" DESC LIMIT 1`;
 }
 
+/**
+ * The condition of an insert built from a flow version that may have been remembered (sessions,
+ * Record API batches): that version is still the flow's active one. `id` and `version` are SQL
+ * expressions (parameter references or columns).
+ */
+export function versionStillActiveSql(id: string, version: string): string {
+  return `EXISTS (SELECT 1 FROM "decisions"."flow_versions" v WHERE v."id" = ${id} AND v."version" = ${version} AND v."status" = 'active')`;
+}
+
+/**
+ * A write was built from a flow version that is no longer the flow's active one (a newer version
+ * was activated since it was read or remembered): nothing was written, and the write is to be built
+ * again from the flow's current version.
+ */
+export class StaleFlowVersion extends Error {
+  constructor(readonly flowId: string) {
+    super(`The version of flow ${flowId} the write was built from is no longer active`);
+  }
+}
+
 /** The newest active version, for recorded consents (captures, imports, form connections; the Record API uses recordedVersionSql). */
 const ACTIVE_VERSION = new PreparedStatement(
   'decisions_flow_active_version',
@@ -81,6 +101,13 @@ export class FlowsRepository {
    * once superseded. It saves a round trip to the database per new session.
    */
   private readonly activeVersions = new Map<string, SessionFlow>();
+  /**
+   * The same for the Record API, whole (the capture rules read the terms): the active version of
+   * each flow recorded against lately, remembered from its batch lookup (RecordWriter). The batch's
+   * insert checks in the same statement that the version is still active, so this is never used
+   * once superseded either.
+   */
+  private readonly recordedVersions = new Map<string, FlowVersion>();
 
   constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {
     this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), {
@@ -125,6 +152,20 @@ export class FlowsRepository {
   /** Forgets the remembered active version of a flow (its versions changed here). */
   forget(flowId: string): void {
     this.activeVersions.delete(flowId);
+    this.recordedVersions.delete(flowId);
+  }
+
+  /** The active version of a flow the Record API remembered (`rememberForRecords`), if any. */
+  rememberedForRecords(flowId: string): FlowVersion | undefined {
+    return this.recordedVersions.get(flowId);
+  }
+
+  /** Remembers a flow's active version for the Record API, read from the database just now. */
+  rememberForRecords(flow: FlowVersion): void {
+    this.recordedVersions.delete(flow.id);
+    if (flow.status !== 'active') return;
+    if (this.recordedVersions.size >= REMEMBERED_FLOWS) this.recordedVersions.delete(this.recordedVersions.keys().next().value as string);
+    this.recordedVersions.set(flow.id, flow);
   }
 
   /** One batch of lookups: the single statement (its plan kept) for one flow, the array form for more. */

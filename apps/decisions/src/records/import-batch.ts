@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ImportRowOutcome, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
+import { ClaimNewReply, ClaimNewRequest, ImportRowOutcome, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
-import { recordedVersionSql } from '../flows/flows.repository';
+import { recordedVersionSql, StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 
@@ -160,6 +160,7 @@ const STATEMENTS = {
     { reusePlan: false },
   ),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
+  knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
   // The flow version a Record API batch is written against and the batch's people already known, in
   // one round trip; without external ids (the usual Record API batch) the statement has half as
   // much to plan (it is planned on every call, see knownPeopleSql).
@@ -197,22 +198,40 @@ const STATEMENTS = {
 /** The batch's statements, for tests that read their plans. */
 export const RECORD_BATCH_STATEMENTS = STATEMENTS;
 
-/** The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement. */
-const INSERT_RECORDS = `INSERT INTO "decisions"."consent_records"
+/**
+ * The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement.
+ * `guard`: a condition every row is inserted under (`whileActive`), else none.
+ */
+function insertRecordsSql(guard: string | undefined): string {
+  return `INSERT INTO "decisions"."consent_records"
        ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at",
         "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
      SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
             -- One microsecond apart in row order, so "newest" stays the later row of the same person.
             $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
-       FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})`;
+       FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})${where(guard)}`;
+}
+
+const where = (guard: string | undefined) => (guard ? ` WHERE ${guard}` : '');
+
+/**
+ * The condition of a batch written against a remembered flow version (RecordWriter): that version
+ * ($2, $3) is still the flow's active one. Every insert of the statement carries it, so a superseded
+ * version writes nothing at all (the statement inserts no event, which is how it is told).
+ */
+const WHILE_ACTIVE = versionStillActiveSql('$2', '$3::int');
 
 /**
  * The batch's records and their outbox events in one statement (one round trip fewer per batch): the
  * records' insert is a data-modifying `WITH`, which PostgreSQL runs to completion whether or not the
  * outer insert reads it; the events' insert is the outbox's own (`outboxInsertSql`).
  */
-function insertRecordsWithEvents(dataSource: DataSource): PreparedStatement {
-  return new PreparedStatement('decisions_records_insert_with_events', `WITH "records" AS (${INSERT_RECORDS}) ${outboxInsertSql(dataSource, 6)}`);
+function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean): PreparedStatement {
+  const guard = whileActive ? WHILE_ACTIVE : undefined;
+  return new PreparedStatement(
+    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}`,
+    `WITH "records" AS (${insertRecordsSql(guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
+  );
 }
 
 /**
@@ -220,13 +239,14 @@ function insertRecordsWithEvents(dataSource: DataSource): PreparedStatement {
  * one statement, committed on its own. No `ON CONFLICT` here: a person another batch inserted
  * meanwhile fails the whole statement, and the batch goes through the transaction instead.
  */
-function insertNewPeopleWithRecords(dataSource: DataSource): PreparedStatement {
+function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean): PreparedStatement {
+  const guard = whileActive ? WHILE_ACTIVE : undefined;
   return new PreparedStatement(
-    'decisions_records_insert_new_people',
+    `decisions_records_insert_new_people${whileActive ? '_while_active' : ''}`,
     `WITH "people" AS (
        INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
-       SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($7::jsonb) AS r(${PEOPLE_ROWS.columns})
-     ), "records" AS (${INSERT_RECORDS}) ${outboxInsertSql(dataSource, 6)}`,
+       SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($7::jsonb) AS r(${PEOPLE_ROWS.columns})${where(guard)}
+     ), "records" AS (${insertRecordsSql(guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
     { expected: isSubjectConflict },
   );
 }
@@ -246,8 +266,9 @@ const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: s
  */
 @Injectable()
 export class ImportBatch {
-  private recordsWithEvents?: PreparedStatement;
-  private newPeopleWithRecords?: PreparedStatement;
+  /** The inserts, each plain and guarded by the flow version (`whileActive`). */
+  private readonly recordsWithEvents = new Map<boolean, PreparedStatement>();
+  private readonly newPeopleWithRecords = new Map<boolean, PreparedStatement>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -278,12 +299,51 @@ export class ImportBatch {
   }
 
   /**
+   * The people of `emails` already recorded in the application, and at the same time (both round
+   * trips at once) the directory's claim of those it knows no one of (`residency-router.claim-new`):
+   * each such person is homed here, under an id made now, before anyone knows whether they are new
+   * here. The claim writes nothing for anyone the directory knows, so a person recorded here before
+   * keeps their one id; a person it claimed who turns out to be recorded here already (their
+   * directory entry was lost) leaves an id of no one in the directory, which reveals nothing.
+   * `claimed`: e-mail address → the id the person was homed under.
+   */
+  async knownAndClaimed(applicationId: string, emails: string[]): Promise<{ known: KnownPerson[]; claimed: Map<string, string> }> {
+    const ids = emails.map(() => newSubjectId());
+    const [known, reply] = await Promise.all([
+      STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]),
+      firstValueFrom(
+        this.clients.own.send<ClaimNewReply, ClaimNewRequest>(RESIDENCY_CLAIM_NEW, {
+          subjects: emails.map((email, i) => {
+            const { references, minted_references: minted } = this.subjects.newPersonReferences(applicationId, { email, id: ids[i] });
+            return { reference: references[0], minted_references: minted ?? [] };
+          }),
+        }),
+      ),
+    ]);
+    const claimed = new Map<string, string>();
+    emails.forEach((email, i) => {
+      if (reply.claimed[i]) claimed.set(email, ids[i]);
+    });
+    return { known, claimed };
+  }
+
+  /**
    * Records the rows (all of one application and flow version) in one transaction. Imports send
    * their chunks here; the Record API sends the requests that arrive together (RecordWriter), with
    * the people it found already recorded (`known`: by the rows' e-mail addresses and external ids,
-   * looked up with the flow version); without them they are looked up here.
+   * looked up with the flow version); without them they are looked up here. `claimed`: people of
+   * e-mail-only rows the directory homed here already (knownAndClaimed), under these ids.
+   * `whileActive`: the flow version was remembered, not read just now; the rows are written only
+   * while it is still the flow's active one, else nothing is written and StaleFlowVersion is thrown.
    */
-  async record(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[], known?: KnownPerson[]): Promise<BatchResult> {
+  async record(
+    applicationId: string,
+    flow: { id: string; version: number },
+    rows: CheckedRow[],
+    known?: KnownPerson[],
+    options: { claimed?: Map<string, string>; whileActive?: boolean } = {},
+  ): Promise<BatchResult> {
+    const whileActive = options.whileActive ?? false;
     const created = new Set<number>();
     const made = new Map<number, MadeRecord>();
     const elsewhere = new Map<number, string>();
@@ -313,7 +373,7 @@ export class ImportBatch {
       fresh.push(row);
     }
 
-    const people = await this.people(applicationId, fresh, known);
+    const people = await this.people(applicationId, fresh, known, options.claimed);
     const homed = fresh.filter((row) => {
       const person = people.get(row.index);
       if (typeof person === 'string') {
@@ -326,7 +386,7 @@ export class ImportBatch {
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
 
-    let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople) : undefined;
+    let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
     written ??= await this.dataSource.transaction(async (manager) => {
       if (newPeople.length > 0) {
         const inserted = await STATEMENTS.insertPeople.rows(manager, [applicationId, PEOPLE_ROWS.document(newPeople)]);
@@ -345,8 +405,10 @@ export class ImportBatch {
       const planned = this.plan(applicationId, flow, homed, people, await this.latest(manager, persons.map((person) => person.id), flow.id));
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
-        const insert = (this.recordsWithEvents ??= insertRecordsWithEvents(this.dataSource));
-        await insert.run(manager, [applicationId, flow.id, flow.version, planned.recordedAt, RECORD_ROWS.document(planned.records), outboxDocument(planned.events)]);
+        const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
+        const { rowCount } = await insert.run(manager, [applicationId, flow.id, flow.version, planned.recordedAt, RECORD_ROWS.document(planned.records), outboxDocument(planned.events)]);
+        // No event inserted: the version is no longer active, and everything of the transaction is undone.
+        if (whileActive && rowCount === 0) throw new StaleFlowVersion(flow.id);
       }
       // After the insert: a record this batch made can be the one a later row of it supersedes.
       if (planned.withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(planned.withdrawals)]);
@@ -386,13 +448,15 @@ export class ImportBatch {
     homed: CheckedRow[],
     people: Map<number, Person | string>,
     newPeople: Person[],
+    whileActive: boolean,
   ): Promise<Planned | undefined> {
     if (newPeople.length === 0) return undefined;
     const planned = this.plan(applicationId, flow, homed, people, new Map());
     if (planned.withdrawals.length > 0) return undefined;
-    const insert = (this.newPeopleWithRecords ??= insertNewPeopleWithRecords(this.dataSource));
+    const insert = this.statement(this.newPeopleWithRecords, whileActive, insertNewPeopleWithRecords);
+    let inserted: number;
     try {
-      await insert.run(this.dataSource, [
+      ({ rowCount: inserted } = await insert.run(this.dataSource, [
         applicationId,
         flow.id,
         flow.version,
@@ -400,12 +464,20 @@ export class ImportBatch {
         RECORD_ROWS.document(planned.records),
         outboxDocument(planned.events),
         PEOPLE_ROWS.document(newPeople),
-      ]);
+      ]));
     } catch (error) {
       if (isSubjectConflict(error as { code?: string; constraint?: string })) return undefined;
       throw error;
     }
+    // No event inserted: the version is no longer active, and the statement wrote nothing.
+    if (whileActive && inserted === 0) throw new StaleFlowVersion(flow.id);
     return planned;
+  }
+
+  private statement(made: Map<boolean, PreparedStatement>, whileActive: boolean, make: (dataSource: DataSource, whileActive: boolean) => PreparedStatement): PreparedStatement {
+    let statement = made.get(whileActive);
+    if (!statement) made.set(whileActive, (statement = make(this.dataSource, whileActive)));
+    return statement;
   }
 
   /**
@@ -474,8 +546,12 @@ export class ImportBatch {
     return planned;
   }
 
-  /** Each row's person: found, or new (and homed here), or the country they are homed in. */
-  private async people(applicationId: string, rows: CheckedRow[], knownAlready?: KnownPerson[]): Promise<Map<number, Person | string>> {
+  /**
+   * Each row's person: found, or new (and homed here), or the country they are homed in. A new
+   * person of an e-mail-only row whom the directory has homed here already (`claimed`) takes the id
+   * they were homed under, without another round.
+   */
+  private async people(applicationId: string, rows: CheckedRow[], knownAlready?: KnownPerson[], claimed?: Map<string, string>): Promise<Map<number, Person | string>> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
     const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
@@ -483,6 +559,7 @@ export class ImportBatch {
     const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
     const result = new Map<number, Person | string>();
     const newcomers = new Map<string, Person>();
+    const homedAlready = new Set<Person>();
     for (const row of rows) {
       const found = (row.externalId ? byExternal.get(row.externalId) : undefined) ?? byEmail.get(row.email);
       if (found) {
@@ -492,13 +569,15 @@ export class ImportBatch {
       const key = row.externalId ? `x:${row.externalId}` : `e:${row.email}`;
       let person = newcomers.get(key) ?? newcomers.get(`e:${row.email}`);
       if (!person) {
-        person = { id: newSubjectId(), email: row.email, externalId: row.externalId ?? null, isNew: true };
+        const homedAs = row.externalId ? undefined : claimed?.get(row.email);
+        person = { id: homedAs ?? newSubjectId(), email: row.email, externalId: row.externalId ?? null, isNew: true };
+        if (homedAs) homedAlready.add(person);
         newcomers.set(key, person);
         newcomers.set(`e:${row.email}`, person);
       }
       result.set(row.index, person);
     }
-    const fresh = [...new Set(newcomers.values())];
+    const fresh = [...new Set(newcomers.values())].filter((person) => !homedAlready.has(person));
     if (fresh.length > 0) {
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
@@ -509,7 +588,8 @@ export class ImportBatch {
       );
       const homeOf = new Map(fresh.map((person, i) => [person, homes.home_countries[i]]));
       for (const [index, person] of result) {
-        if (typeof person !== 'string' && person.isNew && homeOf.get(person) !== this.context.env.COUNTRY) result.set(index, homeOf.get(person)!);
+        const home = typeof person === 'string' ? undefined : homeOf.get(person);
+        if (home !== undefined && home !== this.context.env.COUNTRY) result.set(index, home);
       }
     }
     return result;

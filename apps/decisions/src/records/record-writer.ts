@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ImportRowOutcome } from '@dcr/contracts';
 import { validationFailed } from '@dcr/domain';
 import { FlowVersion } from '../flows/flow-version.entity';
+import { FlowsRepository, StaleFlowVersion } from '../flows/flows.repository';
 import { CheckedRow, ImportBatch, KnownPerson, MadeRecord } from './import-batch';
 
 /** What became of one request written through the writer. */
@@ -41,6 +42,26 @@ interface Checked {
   row: CheckedRow;
 }
 
+/** How a batch's people are found (ImportBatch.record), and whether its flow version was remembered. */
+interface WriteOptions {
+  known?: KnownPerson[];
+  claimed?: Map<string, string>;
+  whileActive?: boolean;
+}
+
+/** Every request checked against `flow`, or undefined when the capture rules refuse any of them. */
+function checkAll(flow: FlowVersion, group: Pending[]): Checked[] | undefined {
+  const checked: Checked[] = [];
+  for (const pending of group) {
+    try {
+      checked.push({ pending, row: pending.request.check(flow) });
+    } catch {
+      return undefined;
+    }
+  }
+  return checked;
+}
+
 /**
  * At most this many batches write at once; what arrives meanwhile waits for the next batch. One:
  * with two, the batches were half as large (about 9 records instead of 14 at 32 connections) for
@@ -55,9 +76,14 @@ const MAX_BATCH = 500;
 /**
  * Group commit for the Record API: the records that arrive while earlier ones are being written go
  * to the database together, in one transaction per application and flow version (ImportBatch: one
- * directory round for the new people, array inserts, one commit), instead of a transaction each,
- * and the flow version and the people already recorded are looked up once for them, in one
- * statement (ImportBatch.flowAndKnownPeople). A request alone is written at once, so nothing
+ * directory round for the new people, array inserts, one commit), instead of a transaction each.
+ * The first batch of a flow reads its version and the people already recorded in one statement
+ * (ImportBatch.flowAndKnownPeople), then registers its new people, then writes: three round trips
+ * one after another. Later batches check their rows against the version remembered from it
+ * (FlowsRepository.rememberedForRecords), look their people up while the directory claims the new
+ * ones (ImportBatch.knownAndClaimed: two round trips at once), and write under the condition that
+ * the version is still active (a superseded one writes nothing, and the rows go the first way):
+ * two round trips (docs/performance.md, nineteenth session). A request alone is written at once, so nothing
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
@@ -68,7 +94,10 @@ export class RecordWriter {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
 
-  constructor(private readonly batch: ImportBatch) {}
+  constructor(
+    private readonly batch: ImportBatch,
+    private readonly flows: FlowsRepository,
+  ) {}
 
   write(request: RecordRequest): Promise<WrittenRow> {
     return new Promise((resolve, reject) => {
@@ -102,6 +131,24 @@ export class RecordWriter {
 
   private async writeGroup(group: Pending[]): Promise<void> {
     const { applicationId, flowId, flowVersion } = group[0].request;
+    // The flow's active version as remembered from an earlier batch: the people are then looked up
+    // and claimed in one round (knownAndClaimed) and written in the next, under the condition that the
+    // version is still active. Rows with external ids (a person of two references), a pinned version,
+    // and any refusal by the capture rules (answered only from a version read just now) take the
+    // lookup below instead.
+    const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
+    let claimed: Map<string, string> | undefined;
+    if (remembered && remembered.applicationId === applicationId && group.every((pending) => pending.request.externalId === undefined)) {
+      const checked = checkAll(remembered, group);
+      if (checked) {
+        let stale: Checked[];
+        ({ stale, claimed } = await this.writeRemembered(remembered, checked));
+        if (stale.length === 0) return;
+        // Written again against the version read now; the people the directory homed keep their ids.
+        this.flows.forget(flowId);
+        group = stale.map((one) => one.pending);
+      }
+    }
     // The flow version and the people already recorded, in one round trip: the people are known
     // from the requests before the capture rules check them against the version.
     let flow: FlowVersion | null;
@@ -118,6 +165,7 @@ export class RecordWriter {
       for (const pending of group) pending.reject(validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]));
       return;
     }
+    if (flowVersion === undefined) this.flows.rememberForRecords(flow);
     const checked: Checked[] = [];
     for (const pending of group) {
       try {
@@ -127,14 +175,50 @@ export class RecordWriter {
       }
     }
     if (checked.length === 0) return;
+    await this.writeChecked(flow, checked, { known, claimed });
+  }
+
+  /**
+   * Rows checked against a remembered version: their people looked up and claimed at once, then
+   * written while the version is still active. Answers the rows found stale (nothing of them
+   * written) and the people the directory homed for them.
+   */
+  private async writeRemembered(flow: FlowVersion, checked: Checked[]): Promise<{ stale: Checked[]; claimed?: Map<string, string> }> {
+    let people: { known: KnownPerson[]; claimed: Map<string, string> };
     try {
-      await this.writeTogether(flow, checked, known);
+      people = await this.batch.knownAndClaimed(flow.applicationId, [...new Set(checked.map((one) => one.row.email))]);
     } catch (error) {
-      if (checked.length === 1) return this.writeAlone(flow, checked[0], error);
+      for (const one of checked) one.pending.reject(error);
+      return { stale: [] };
+    }
+    return { stale: await this.writeChecked(flow, checked, { ...people, whileActive: true }), claimed: people.claimed };
+  }
+
+  /**
+   * Writes checked rows together. When a batch of several fails, each of its rows is tried again
+   * alone, so one bad row (or a lost race with another batch) fails only its own request. Answers
+   * the rows that were not written because the (remembered) version is no longer active.
+   */
+  private async writeChecked(flow: FlowVersion, checked: Checked[], options: WriteOptions): Promise<Checked[]> {
+    try {
+      await this.writeTogether(flow, checked, options);
+      return [];
+    } catch (error) {
+      if (error instanceof StaleFlowVersion) return checked;
+      if (checked.length === 1) return this.writeAlone(flow, checked[0], error, options);
       this.logger.debug(`a batch of ${checked.length} records failed (${(error as Error).message}); writing them one by one`);
+      const stale: Checked[] = [];
+      // Alone, a row looks its person up afresh (`known` dropped); the people the directory homed
+      // for this batch keep the ids they were homed under.
+      const alone: WriteOptions = { claimed: options.claimed, whileActive: options.whileActive };
       for (const one of checked) {
-        await this.writeTogether(flow, [one]).catch((single) => this.writeAlone(flow, one, single));
+        try {
+          await this.writeTogether(flow, [one], alone);
+        } catch (single) {
+          stale.push(...(single instanceof StaleFlowVersion ? [one] : await this.writeAlone(flow, one, single, alone)));
+        }
       }
+      return stale;
     }
   }
 
@@ -142,15 +226,27 @@ export class RecordWriter {
    * A row whose write failed. When another batch committed the same idempotency key first (a
    * unique violation), one more try finds that record and answers it; anything else is the error.
    */
-  private async writeAlone(flow: FlowVersion, one: Checked, error: unknown): Promise<void> {
-    if ((error as { code?: string }).code !== UNIQUE_VIOLATION || !one.row.idempotencyKey) return one.pending.reject(error);
-    await this.writeTogether(flow, [one]).catch((again) => one.pending.reject(again));
+  private async writeAlone(flow: FlowVersion, one: Checked, error: unknown, options: WriteOptions): Promise<Checked[]> {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION || !one.row.idempotencyKey) {
+      one.pending.reject(error);
+      return [];
+    }
+    try {
+      await this.writeTogether(flow, [one], { claimed: options.claimed, whileActive: options.whileActive });
+    } catch (again) {
+      if (again instanceof StaleFlowVersion) return [one];
+      one.pending.reject(again);
+    }
+    return [];
   }
 
   /** `known`: the people found with the flow version; a row tried again alone looks its person up afresh. */
-  private async writeTogether(flow: FlowVersion, checked: Checked[], known?: KnownPerson[]): Promise<void> {
+  private async writeTogether(flow: FlowVersion, checked: Checked[], options: WriteOptions): Promise<void> {
     const rows = checked.map((one, index) => ({ ...one.row, index }));
-    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, known);
+    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, options.known, {
+      claimed: options.claimed,
+      whileActive: options.whileActive,
+    });
     checked.forEach((one, index) =>
       one.pending.resolve({
         outcome: result.outcomes[index],

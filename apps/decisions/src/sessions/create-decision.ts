@@ -3,12 +3,12 @@ import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
 import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { FlowsRepository, SessionFlow } from '../flows/flows.repository';
+import { FlowsRepository, SessionFlow, StaleFlowVersion } from '../flows/flows.repository';
 import { OutboxRelay, outboxRow } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { transitionEvent } from './session-events';
-import { SessionsRepository, StaleFlowVersion } from './sessions.repository';
+import { SessionsRepository } from './sessions.repository';
 
 /** A deadline may be at most this far ahead. */
 const MAX_DEADLINE_MS = 30 * 24 * 3600 * 1000;

@@ -7,6 +7,7 @@ import { IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
 import { DecisionSession } from './decision-session.entity';
 import { SignInCode } from './sign-in-code.entity';
+import { StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 
 const CONSUME_WHERE = `WHERE "token" = $1 AND "application_id" = $2 AND "consent_token_hash" = $3
     AND "consent_token_consumed_at" IS NULL AND "consent_token_expires_at" > now()`;
@@ -75,8 +76,7 @@ type VerifiedStatus = { status: string; outcome: string | null } | null;
  * so a session asked for after an activation committed never uses the version it superseded.
  */
 function flowStillActiveSql(flowId: string, flowVersion: string): string {
-  return `(${flowId} IS NULL OR EXISTS (SELECT 1 FROM "decisions"."flow_versions" v
-             WHERE v."id" = ${flowId} AND v."version" = ${flowVersion} AND v."status" = 'active'))`;
+  return `(${flowId} IS NULL OR ${versionStillActiveSql(flowId, flowVersion)})`;
 }
 
 /**
@@ -124,17 +124,6 @@ function insertManyWithEventsStatement(sessionMeta: EntityMetadata, outboxMeta: 
       WHERE r."data"->>'session_id' IN (SELECT "id" FROM inserted)
      RETURNING "data"->>'session_id' AS "session_id"`,
   );
-}
-
-/**
- * A new session was built from a flow version that is no longer the flow's active one (a newer
- * version was activated since it was read): nothing was written, and the session is to be built
- * again from the flow's current version.
- */
-export class StaleFlowVersion extends Error {
-  constructor(readonly flowId: string) {
-    super(`The version of flow ${flowId} the session was built from is no longer active`);
-  }
 }
 
 /** At most this many new sessions in one statement. */

@@ -50,7 +50,9 @@ export class RecordsController {
       'Every purpose is checked against the active flow version: a consent purpose must be a decision that was neither ' +
       'ticked by default nor mandatory (an unticked box is a decline); a legitimate-interest purpose ticked is noticed, ' +
       'unticked an objection; notice-only purposes take no decision. Refusals are a 422 naming each purpose. A later ' +
-      'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted.',
+      'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted. ' +
+      'The record is written against the version active when it is written: a version activated while the request was ' +
+      'being handled (by another replica, or in the flow\'s home country) is the one it gets.',
   })
   @ApiCreatedResponse({ description: '`{consent_record: {record_id, status, flow_id, flow_version, subject, purposes, supersedes?}}`; 200 for an idempotent repeat' })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRecordDto, @Res({ passthrough: true }) reply: FastifyReply) {

@@ -1,11 +1,14 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  ClaimNewReply,
+  ClaimNewRequest,
   DirectorySyncEvent,
   LocateReply,
   LocateRequest,
   RegisterReply,
   RegisterRequest,
+  RESIDENCY_CLAIM_NEW,
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
   RESIDENCY_REGISTER,
@@ -30,6 +33,11 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_REGISTER_MANY)
   async registerMany(@Payload() request: RegisterManyRequest): Promise<RegisterManyReply> {
     return { home_countries: await this.directory.registerMany(request.subjects.map(toPerson)) };
+  }
+
+  @MessagePattern(RESIDENCY_CLAIM_NEW)
+  async claimNew(@Payload() request: ClaimNewRequest): Promise<ClaimNewReply> {
+    return { claimed: await this.directory.claimNew(request.subjects.map((person) => ({ reference: person.reference, minted: person.minted_references }))) };
   }
 
   @MessagePattern(RESIDENCY_REGISTER)

@@ -127,15 +127,12 @@ export class DirectoryRepository {
   async registerMany(people: DirectoryPerson[], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
     const homes = new Map<number, string>();
     const inserted: string[] = [];
-    const single = people.map((person, index) => ({ person, index })).filter(({ person }) => person.references.length === 1);
+    const single = people.filter((person) => person.references.length === 1);
     const homedHere = new Set<string>();
     if (single.length > 0) {
-      const own = single.map(({ person }) => person.references[0]);
-      const owners = single.flatMap(({ person }) => (person.minted ?? []).map(() => person.references[0]));
-      const made = single.flatMap(({ person }) => person.minted ?? []);
-      const [row] = await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt]);
-      inserted.push(...row.own, ...row.made);
-      for (const reference of row.own) homedHere.add(reference);
+      const claimed = await this.claimNew(single.map((person) => ({ reference: person.references[0], minted: person.minted ?? [] })), country, recordedAt);
+      inserted.push(...claimed.inserted);
+      for (const reference of claimed.homed) homedHere.add(reference);
     }
     const rest = people.map((person, index) => ({ person, index })).filter(({ person }) => person.references.length !== 1 || !homedHere.has(person.references[0]));
     const references = rest.flatMap(({ person }) => [...person.references, ...(person.minted ?? [])]);
@@ -146,6 +143,21 @@ export class DirectoryRepository {
       inserted.push(...row.inserted);
     }
     return { homes, inserted };
+  }
+
+  /**
+   * Homes in `country` the people whose reference is in no entry yet, each with their made
+   * references (INSERT_NEW_PEOPLE, one statement whose plan is kept); nothing is written for a
+   * person whose reference is there already, or is being inserted by another writer meanwhile.
+   * Returns the references so homed (`homed`) and every reference inserted (theirs and the made ones).
+   */
+  async claimNew(people: Array<{ reference: string; minted: string[] }>, country: string, recordedAt: Date): Promise<{ homed: string[]; inserted: string[] }> {
+    if (people.length === 0) return { homed: [], inserted: [] };
+    const own = people.map((person) => person.reference);
+    const owners = people.flatMap((person) => person.minted.map(() => person.reference));
+    const made = people.flatMap((person) => person.minted);
+    const [row] = await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt]);
+    return { homed: row.own, inserted: [...row.own, ...row.made] };
   }
 
   /**

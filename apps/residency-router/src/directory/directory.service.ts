@@ -61,6 +61,22 @@ export class DirectoryService {
   }
 
   /**
+   * Homes here the people none of whose one reference is in the directory yet, with their made
+   * references, and tells the peers; leaves everyone else alone. Answers, in the order given,
+   * whether each person was homed by this call (`residency-router.claim-new`).
+   */
+  async claimNew(people: Array<{ reference: string; minted: string[] }>): Promise<boolean[]> {
+    const country = this.context.env.COUNTRY;
+    const recordedAt = new Date();
+    const { homed, inserted } = await this.directory.claimNew(people, country, recordedAt);
+    if (inserted.length > 0) {
+      this.broadcast(inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() })));
+    }
+    const claimed = new Set(homed);
+    return people.map((person) => claimed.has(person.reference));
+  }
+
+  /**
    * Entries a peer homed. The events that arrive while a merge is running are merged together in
    * the next one (one statement and one commit for them, instead of one per event: a peer sends an
    * event per Record API batch), in the order they arrived.

@@ -8,6 +8,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, Match
 export const RESIDENCY_LOCATE = 'residency-router.locate';
 export const RESIDENCY_REGISTER = 'residency-router.register';
 export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
+export const RESIDENCY_CLAIM_NEW = 'residency-router.claim-new';
 /** Event sent to each peer country's residency-router when this country records a new entry. */
 export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
 
@@ -60,6 +61,41 @@ export class RegisterManyRequest {
 export class RegisterManyReply {
   /** Per person, in the order asked. */
   home_countries: string[];
+}
+
+/**
+ * A person the caller may be recording for the first time, by the one reference that may be known
+ * already (their e-mail address) and references just made for them (an id).
+ */
+export class NewPersonClaim {
+  @Matches(REFERENCE, { message: 'reference must be 64 lower-case hex characters' })
+  reference: string;
+
+  @IsArray()
+  @ArrayMaxSize(16)
+  @Matches(REFERENCE, { each: true, message: 'minted_references must be 64 lower-case hex characters' })
+  minted_references: string[];
+}
+
+/**
+ * `claim-new`: homes here, with their minted references, the people whose reference is in no
+ * directory entry yet, and leaves everyone else alone (nothing written for them, not even a made
+ * reference). A caller asks this before it knows whether it has recorded the person already (the
+ * Record API asks it while it looks for them), so it must not home a made reference for someone
+ * the directory knows; it registers whoever was not claimed through `register-many` afterwards.
+ */
+export class ClaimNewRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => NewPersonClaim)
+  subjects: NewPersonClaim[];
+}
+
+export class ClaimNewReply {
+  /** Per person, in the order asked: homed here by this call. */
+  claimed: boolean[];
 }
 
 export class RegisterReply {
