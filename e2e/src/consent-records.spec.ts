@@ -121,6 +121,28 @@ describe('consent records', () => {
     expect(stored.rows[0].n).toBe(1);
   });
 
+  it('replays and refuses idempotency keys the same way for people named by e-mail alone (the flow version remembered)', async () => {
+    const keyed = (email: string, key: string, analytics = declined) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics }, captured_at: '2026-11-20T10:00:00.000Z', idempotency_key: key });
+    expect((await keyed('keyed-warm@example.com', 'email-key-warm')).status).toBe(201);
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => keyed('keyed-a@example.com', 'email-key-a')),
+      keyed('keyed-b@example.com', 'email-key-b'),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 201, 201]);
+    expect(new Set(answers.slice(0, 5).map((answer) => answer.body.consent_record.record_id)).size).toBe(1);
+    const later = await Promise.all([keyed('keyed-a@example.com', 'email-key-a'), keyed('keyed-a@example.com', 'email-key-a', granted), keyed('keyed-c@example.com', 'email-key-b')]);
+    expect(later.map((answer) => answer.status)).toEqual([200, 409, 409]);
+    expect(later[0].body.consent_record.record_id).toBe(answers[0].body.consent_record.record_id);
+    expect(later[1].body.details[0].field).toBe('idempotency_key');
+    const stored = await db.query(`SELECT idempotency_key, count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE 'email-key-%' GROUP BY 1 ORDER BY 1`);
+    expect(stored.rows).toEqual([
+      { idempotency_key: 'email-key-a', n: 1 },
+      { idempotency_key: 'email-key-b', n: 1 },
+      { idempotency_key: 'email-key-warm', n: 1 },
+    ]);
+  });
+
   it('writes concurrent records together (group commit) with the same rules: each its own record, one person\'s records chained', async () => {
     const people = Array.from({ length: 12 }, (_, i) => `batch-${i}@example.com`);
     const one = (email: string, decisions: Record<string, unknown>) =>

@@ -159,6 +159,42 @@ describe('ImportBatch: a batch of records', () => {
     expect(byExternal.known).toEqual([{ id: expect.stringMatching(/^sub_/), email: 'external@example.com', external_id: 'crm-1' }]);
   });
 
+  it('reads a keyed batch\'s idempotency keys used before with its people, and answers them as record does', async () => {
+    const keyed = (index: number, email: string, key: string, fingerprint: string): CheckedRow => ({ ...row(index, email, purposes('granted', 'granted')), idempotencyKey: key, fingerprint });
+    const first = await batch.record(applicationId, flow, [keyed(0, 'keyed@example.com', 'key-1', 'body-a')]);
+    const firstRecord = first.made.get(0)!.recordId;
+
+    const found = await batch.knownAndClaimed(applicationId, ['keyed@example.com', 'keyed-new@example.com'], ['key-1', 'key-2', 'key-3']);
+    expect(found.known.map((person) => person.email)).toEqual(['keyed@example.com']);
+    expect([...found.earlier!.entries()]).toEqual([['key-1', { idempotency_key: 'key-1', record_id: firstRecord, request_fingerprint: 'body-a' }]]);
+    // What the lookup answered is what record goes by (it does not read the keys again): a key
+    // answered as used is a repeat, whatever the table holds.
+    found.earlier!.set('key-3', { idempotency_key: 'key-3', record_id: 'rec_as_looked_up', request_fingerprint: 'body-d' });
+    asked.length = 0;
+    const again = await batch.record(
+      applicationId,
+      flow,
+      [
+        keyed(0, 'keyed@example.com', 'key-1', 'body-a'),
+        keyed(1, 'keyed@example.com', 'key-1', 'body-b'),
+        keyed(2, 'keyed-new@example.com', 'key-2', 'body-c'),
+        keyed(3, 'keyed-new@example.com', 'key-3', 'body-d'),
+      ],
+      found.known,
+      found,
+    );
+    expect(again.outcomes).toEqual([
+      { index: 0, outcome: 'recorded', record_id: firstRecord },
+      { index: 1, outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] },
+      { index: 2, outcome: 'recorded', record_id: again.made.get(2)!.recordId },
+      { index: 3, outcome: 'recorded', record_id: 'rec_as_looked_up' },
+    ]);
+    expect([...again.created]).toEqual([2]);
+    expect(again.made.get(2)!.subjectId).toBe(found.claimed.get('keyed-new@example.com'));
+    expect(asked).toEqual([]); // nobody left to register
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" WHERE "idempotency_key" = 'key-1'`, [])).toBe(1);
+  });
+
   it('writes a new person whose later row withdraws an earlier row of the same batch', async () => {
     const email = 'changed-mind@example.com';
     const result = await batch.record(applicationId, flow, [row(0, email, purposes('granted', 'granted')), row(1, email, purposes('granted', 'declined'))]);

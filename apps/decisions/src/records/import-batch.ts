@@ -121,6 +121,14 @@ type FlowAndKnownPeopleRow = Record<string, unknown> & { known_people: Array<[st
 /** A person a batch found already recorded. */
 export type KnownPerson = { id: string; email: string | null; external_id: string | null };
 
+/** An idempotency key used before: the record it made, and the fingerprint of that request's body. */
+export type EarlierKey = { idempotency_key: string; record_id: string; request_fingerprint: string | null };
+
+type KnownPeopleAndEarlierKeysRow = {
+  known_people: Array<[string, string | null, string | null]>;
+  earlier_keys: Array<[string, string, string | null]>;
+};
+
 /**
  * The people already known by e-mail address ($emails) or external id ($externalIds) in an
  * application ($application). Each key is looked up on its own through its unique index (a nested
@@ -153,7 +161,7 @@ function flowAndKnownPeopleSql(knownPeople: string): string {
  * Rows travel as JSON documents (JsonRecordset), not as arrays the driver escapes.
  */
 const STATEMENTS = {
-  earlierKeys: new PreparedStatement<{ idempotency_key: string; record_id: string; request_fingerprint: string | null }>(
+  earlierKeys: new PreparedStatement<EarlierKey>(
     'decisions_records_earlier_keys',
     `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
       WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
@@ -161,6 +169,14 @@ const STATEMENTS = {
   ),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
+  // The same with the idempotency keys of a keyed batch used before ($3), in one round trip.
+  knownPeopleAndEarlierKeys: new PreparedStatement<KnownPeopleAndEarlierKeysRow>(
+    'decisions_records_known_people_and_earlier_keys',
+    `SELECT (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeopleSql(1, 2)}) p) AS "known_people",
+            (SELECT COALESCE(json_agg(json_build_array(c."idempotency_key", c."record_id", c."request_fingerprint")), '[]')
+               FROM "decisions"."consent_records" c WHERE c."application_id" = $1 AND c."idempotency_key" = ANY($3::text[])) AS "earlier_keys"`,
+    { reusePlan: false },
+  ),
   // The flow version a Record API batch is written against and the batch's people already known, in
   // one round trip; without external ids (the usual Record API batch) the statement has half as
   // much to plan (it is planned on every call, see knownPeopleSql).
@@ -305,12 +321,22 @@ export class ImportBatch {
    * here. The claim writes nothing for anyone the directory knows, so a person recorded here before
    * keeps their one id; a person it claimed who turns out to be recorded here already (their
    * directory entry was lost) leaves an id of no one in the directory, which reveals nothing.
-   * `claimed`: e-mail address → the id the person was homed under.
+   * `claimed`: e-mail address → the id the person was homed under. With `keys`, the same statement
+   * also reads which of these idempotency keys were used before (`earlier`, as `record` reads them).
    */
-  async knownAndClaimed(applicationId: string, emails: string[]): Promise<{ known: KnownPerson[]; claimed: Map<string, string> }> {
+  async knownAndClaimed(
+    applicationId: string,
+    emails: string[],
+    keys: string[] = [],
+  ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> }> {
     const ids = emails.map(() => newSubjectId());
-    const [known, reply] = await Promise.all([
-      STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]),
+    const [found, reply] = await Promise.all([
+      keys.length === 0
+        ? STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]).then((known) => ({ known, earlier: undefined }))
+        : STATEMENTS.knownPeopleAndEarlierKeys.rows(this.dataSource, [applicationId, emails, keys]).then(([row]) => ({
+            known: row.known_people.map(([id, email, externalId]) => ({ id, email, external_id: externalId })),
+            earlier: new Map(row.earlier_keys.map(([key, recordId, fingerprint]) => [key, { idempotency_key: key, record_id: recordId, request_fingerprint: fingerprint }])),
+          })),
       firstValueFrom(
         this.clients.own.send<ClaimNewReply, ClaimNewRequest>(RESIDENCY_CLAIM_NEW, {
           subjects: emails.map((email, i) => {
@@ -324,7 +350,7 @@ export class ImportBatch {
     emails.forEach((email, i) => {
       if (reply.claimed[i]) claimed.set(email, ids[i]);
     });
-    return { known, claimed };
+    return { known: found.known, claimed, ...(found.earlier ? { earlier: found.earlier } : {}) };
   }
 
   /**
@@ -332,7 +358,9 @@ export class ImportBatch {
    * their chunks here; the Record API sends the requests that arrive together (RecordWriter), with
    * the people it found already recorded (`known`: by the rows' e-mail addresses and external ids,
    * looked up with the flow version); without them they are looked up here. `claimed`: people of
-   * e-mail-only rows the directory homed here already (knownAndClaimed), under these ids.
+   * e-mail-only rows the directory homed here already (knownAndClaimed), under these ids. `earlier`:
+   * the rows' idempotency keys used before, looked up with the people (knownAndClaimed); without it
+   * they are looked up here.
    * `whileActive`: the flow version was remembered, not read just now; the rows are written only
    * while it is still the flow's active one, else nothing is written and StaleFlowVersion is thrown.
    */
@@ -341,7 +369,7 @@ export class ImportBatch {
     flow: { id: string; version: number },
     rows: CheckedRow[],
     known?: KnownPerson[],
-    options: { claimed?: Map<string, string>; whileActive?: boolean } = {},
+    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey> } = {},
   ): Promise<BatchResult> {
     const whileActive = options.whileActive ?? false;
     const created = new Set<number>();
@@ -353,8 +381,8 @@ export class ImportBatch {
 
     // Idempotency keys used before: the same body answers the earlier record, another body is refused.
     const keyed = rows.filter((row) => row.idempotencyKey);
-    const earlier = new Map<string, { record_id: string; request_fingerprint: string | null }>();
-    if (keyed.length > 0) {
+    const earlier = new Map<string, EarlierKey>(options.earlier ?? []);
+    if (keyed.length > 0 && !options.earlier) {
       const found = await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keyed.map((row) => row.idempotencyKey)]);
       for (const row of found) earlier.set(row.idempotency_key, row);
     }

@@ -3,7 +3,7 @@ import { ImportRowOutcome } from '@dcr/contracts';
 import { validationFailed } from '@dcr/domain';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { FlowsRepository, StaleFlowVersion } from '../flows/flows.repository';
-import { CheckedRow, ImportBatch, KnownPerson, MadeRecord } from './import-batch';
+import { CheckedRow, EarlierKey, ImportBatch, KnownPerson, MadeRecord } from './import-batch';
 
 /** What became of one request written through the writer. */
 export interface WrittenRow {
@@ -47,6 +47,8 @@ interface WriteOptions {
   known?: KnownPerson[];
   claimed?: Map<string, string>;
   whileActive?: boolean;
+  /** The batch's idempotency keys used before, read with its people (a row tried again alone reads them afresh). */
+  earlier?: Map<string, EarlierKey>;
 }
 
 /** Every request checked against `flow`, or undefined when the capture rules refuse any of them. */
@@ -184,9 +186,11 @@ export class RecordWriter {
    * written) and the people the directory homed for them.
    */
   private async writeRemembered(flow: FlowVersion, checked: Checked[]): Promise<{ stale: Checked[]; claimed?: Map<string, string> }> {
-    let people: { known: KnownPerson[]; claimed: Map<string, string> };
+    let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
     try {
-      people = await this.batch.knownAndClaimed(flow.applicationId, [...new Set(checked.map((one) => one.row.email))]);
+      const emails = [...new Set(checked.map((one) => one.row.email))];
+      const keys = [...new Set(checked.flatMap((one) => (one.row.idempotencyKey ? [one.row.idempotencyKey] : [])))];
+      people = await this.batch.knownAndClaimed(flow.applicationId, emails, keys);
     } catch (error) {
       for (const one of checked) one.pending.reject(error);
       return { stale: [] };
@@ -246,6 +250,7 @@ export class RecordWriter {
     const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, options.known, {
       claimed: options.claimed,
       whileActive: options.whileActive,
+      earlier: options.earlier,
     });
     checked.forEach((one, index) =>
       one.pending.resolve({
