@@ -123,6 +123,9 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
   const url = new URL(base);
   const connections = await Promise.all(Array.from({ length: sockets }, () => connect(url)));
   const latencies = new Float64Array(total);
+  // How late each request left this process (its write less its due time): the load generator's
+  // own stalls (it shares a core with PostgreSQL under --pin), which the latencies include.
+  const lateness = new Float64Array(total);
   const statuses = {};
   let errors = 0;
   let done = 0;
@@ -135,13 +138,16 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
     let sent = 0;
     const finish = () => {
       for (const socket of connections) socket.destroy();
-      resolve({ ...summary(latencies, (performance.now() - started) / 1000, { target_rate: rate }), statuses, errors });
+      const late = Array.from(lateness).sort((a, b) => a - b);
+      const sendLateness = { p50_ms: round(late[Math.floor(0.5 * (total - 1))], 1), p99_ms: round(late[Math.ceil(0.99 * total) - 1], 1), max_ms: round(late[total - 1], 1) };
+      resolve({ ...summary(latencies, (performance.now() - started) / 1000, { target_rate: rate }), send_lateness: sendLateness, statuses, errors });
     };
     const answered = (i, due) => {
       latencies[i] = performance.now() - due;
       if (++done === total) finish();
     };
     const send = (socket, i, due) => {
+      lateness[i] = performance.now() - due;
       socket.inFlight = { i, due };
       socket.write(requestBytes(url, next()));
     };

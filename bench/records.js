@@ -6,10 +6,11 @@
  * against the single-row insert rate `pgbench` reaches on the same PostgreSQL at the same
  * concurrency in the same run. Then half the measured rate, evenly paced, for the p99.
  *
- *   node bench/records.js [--duration 10] [--connections 16] [--paced-rate N]
+ *   node bench/records.js [--duration 10] [--connections 16] [--paced-rate N] [--idempotency-keys]
  *
  * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
- * a new person. Results go to bench/results/<timestamp>-records-embedded.json.
+ * a new person; with --idempotency-keys each also carries a key of its own (as a client that retries
+ * safely sends it). Results go to bench/results/<timestamp>-records-embedded.json.
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -21,6 +22,7 @@ const { capturableFlow, summary, warnIfFailed, paced, log } = require('./decisio
 
 const duration = Number(option('duration', '10'));
 const connections = Number(option('connections', '16'));
+const idempotencyKeys = process.argv.includes('--idempotency-keys');
 
 function pgbench(databaseUrl, placement) {
   const url = new URL(databaseUrl);
@@ -66,7 +68,7 @@ async function main() {
   const measuredSource = source();
   const calibrationBefore = hostCalibration();
   const service = await startCountryPair({ mode: 'embedded' });
-  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration } };
+  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, idempotency_keys: idempotencyKeys } };
   try {
     const { credentials } = service;
     const base = credentials.endpoints.US;
@@ -79,6 +81,7 @@ async function main() {
         subject: { email: `person-${process.pid}-${n++}@example.com` },
         decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } },
         captured_at: new Date().toISOString(),
+        ...(idempotencyKeys ? { idempotency_key: `key-${process.pid}-${n}` } : {}),
       });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
