@@ -162,17 +162,10 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
  * p50 of waiting for the core. A deployment would run PostgreSQL elsewhere; placing it here
  * separates the service's own cost from that scheduling effect. Results record the placement, and
  * the affinities PostgreSQL and NATS had are restored on close (they are the machine's services).
- *
- * The load generator also runs at a raised priority (nice LOAD_GENERATOR_NICE, where the user may
- * set it): it stands for clients on other machines, which PostgreSQL's backends never hold up, but
- * on the shared core they did; its requests then left late, and a paced run counts a request's
- * latency from when it was due. In alternating paced runs of 1,000 creates/s it sent two runs of
- * seven up to 56 and 95 ms late (p99 84 and 118 ms) at the default priority, and never more than
- * 10 ms late raised (docs/performance.md, nineteenth session). Paced runs report how late their
- * requests left (`send_lateness`).
+ * Paced runs report how late the load generator noticed their requests were due (`send_lateness`)
+ * and how many waited for a free connection (`waited_for_connection`), so its own stalls on the
+ * shared core can be told from the service's.
  */
-const LOAD_GENERATOR_NICE = -10;
-
 function pinProcesses(servicePid) {
   const cores = os.cpus().length;
   if (cores < 2) return undefined;
@@ -214,14 +207,6 @@ function pinProcesses(servicePid) {
   }
   restore.push([process.pid, affinity(process.pid)]);
   setAffinity(process.pid, otherCore);
-  const priorityBefore = os.getPriority(process.pid);
-  let loadGeneratorNice = null;
-  try {
-    os.setPriority(process.pid, LOAD_GENERATOR_NICE);
-    loadGeneratorNice = LOAD_GENERATOR_NICE;
-  } catch {
-    // not permitted for this user: the default priority, recorded as null
-  }
   return {
     description: {
       service_cores: serviceCores,
@@ -229,11 +214,9 @@ function pinProcesses(servicePid) {
       postgres_nats_and_load_generator_core: otherCore,
       postgres_processes: placed.others.filter((c) => c === 'postgres').length,
       nats_processes: placed.others.filter((c) => c === 'nats-server').length,
-      load_generator_nice: loadGeneratorNice,
     },
     restore() {
       for (const [pid, list] of restore) setAffinity(pid, list);
-      if (loadGeneratorNice !== null) os.setPriority(process.pid, priorityBefore);
     },
   };
 }

@@ -123,9 +123,12 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
   const url = new URL(base);
   const connections = await Promise.all(Array.from({ length: sockets }, () => connect(url)));
   const latencies = new Float64Array(total);
-  // How late each request left this process (its write less its due time): the load generator's
-  // own stalls (it shares a core with PostgreSQL under --pin), which the latencies include.
+  // How late this process noticed each request was due (the tick less the due time): the load
+  // generator's own stalls (it shares a core with PostgreSQL under --pin), which the latencies
+  // include. Apart from it: how many requests then waited for a free connection (all `sockets`
+  // busy: the service is behind).
   const lateness = new Float64Array(total);
+  let waitedForConnection = 0;
   const statuses = {};
   let errors = 0;
   let done = 0;
@@ -140,14 +143,13 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
       for (const socket of connections) socket.destroy();
       const late = Array.from(lateness).sort((a, b) => a - b);
       const sendLateness = { p50_ms: round(late[Math.floor(0.5 * (total - 1))], 1), p99_ms: round(late[Math.ceil(0.99 * total) - 1], 1), max_ms: round(late[total - 1], 1) };
-      resolve({ ...summary(latencies, (performance.now() - started) / 1000, { target_rate: rate }), send_lateness: sendLateness, statuses, errors });
+      resolve({ ...summary(latencies, (performance.now() - started) / 1000, { target_rate: rate }), send_lateness: sendLateness, waited_for_connection: waitedForConnection, statuses, errors });
     };
     const answered = (i, due) => {
       latencies[i] = performance.now() - due;
       if (++done === total) finish();
     };
     const send = (socket, i, due) => {
-      lateness[i] = performance.now() - due;
       socket.inFlight = { i, due };
       socket.write(requestBytes(url, next()));
     };
@@ -187,9 +189,13 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
       const due = Math.min(total, Math.floor((now - started) / interval) + 1);
       while (sent < due) {
         const dueAt = started + sent * interval;
+        lateness[sent] = now - dueAt;
         const socket = free.pop();
         if (socket) send(socket, sent, dueAt);
-        else if (live > 0) waiting.push({ i: sent, due: dueAt });
+        else if (live > 0) {
+          waitedForConnection++;
+          waiting.push({ i: sent, due: dueAt });
+        }
         else {
           errors++;
           answered(sent, dueAt);
