@@ -323,6 +323,9 @@ export class ImportBatch {
    * directory entry was lost) leaves an id of no one in the directory, which reveals nothing.
    * `claimed`: e-mail address → the id the person was homed under. With `keys`, the same statement
    * also reads which of these idempotency keys were used before (`earlier`, as `record` reads them).
+   * The claim comes before that answer: a request refused because its key was used before with
+   * another body still has its person claimed here when the directory knew no one of them (the
+   * organisation named them to this country; nothing else of them is written).
    */
   async knownAndClaimed(
     applicationId: string,
