@@ -121,6 +121,10 @@ type FlowAndKnownPeopleRow = Record<string, unknown> & { known_people: Array<[st
 /** A person a batch found already recorded. */
 export type KnownPerson = { id: string; email: string | null; external_id: string | null };
 
+/** The known people of a statement that answers them as JSON arrays ([id, email, external id]). */
+const knownPeopleFrom = (rows: Array<[string, string | null, string | null]>): KnownPerson[] =>
+  rows.map(([id, email, externalId]) => ({ id, email, external_id: externalId }));
+
 /** An idempotency key used before: the record it made, and the fingerprint of that request's body. */
 export type EarlierKey = { idempotency_key: string; record_id: string; request_fingerprint: string | null };
 
@@ -149,6 +153,12 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
        SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "external_id" = k."external_id" LIMIT 1) s`;
 }
 
+/** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
+function earlierKeysSql(application: number, keys: number): string {
+  return `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
+      WHERE "application_id" = $${application} AND "idempotency_key" = ANY($${keys}::text[])`;
+}
+
 /** The flow version ($3, and $4 when pinned, else the newest active one) with the people of `knownPeople` (as JSON). */
 function flowAndKnownPeopleSql(knownPeople: string): string {
   return `SELECT f.*, (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeople}) p) AS "known_people"
@@ -161,20 +171,14 @@ function flowAndKnownPeopleSql(knownPeople: string): string {
  * Rows travel as JSON documents (JsonRecordset), not as arrays the driver escapes.
  */
 const STATEMENTS = {
-  earlierKeys: new PreparedStatement<EarlierKey>(
-    'decisions_records_earlier_keys',
-    `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
-      WHERE "application_id" = $1 AND "idempotency_key" = ANY($2::text[])`,
-    { reusePlan: false },
-  ),
+  earlierKeys: new PreparedStatement<EarlierKey>('decisions_records_earlier_keys', earlierKeysSql(1, 2), { reusePlan: false }),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
   // The same with the idempotency keys of a keyed batch used before ($3), in one round trip.
   knownPeopleAndEarlierKeys: new PreparedStatement<KnownPeopleAndEarlierKeysRow>(
     'decisions_records_known_people_and_earlier_keys',
     `SELECT (SELECT COALESCE(json_agg(json_build_array(p."id", p."email", p."external_id")), '[]') FROM (${knownPeopleSql(1, 2)}) p) AS "known_people",
-            (SELECT COALESCE(json_agg(json_build_array(c."idempotency_key", c."record_id", c."request_fingerprint")), '[]')
-               FROM "decisions"."consent_records" c WHERE c."application_id" = $1 AND c."idempotency_key" = ANY($3::text[])) AS "earlier_keys"`,
+            (SELECT COALESCE(json_agg(json_build_array(k."idempotency_key", k."record_id", k."request_fingerprint")), '[]') FROM (${earlierKeysSql(1, 3)}) k) AS "earlier_keys"`,
     { reusePlan: false },
   ),
   // The flow version a Record API batch is written against and the batch's people already known, in
@@ -214,6 +218,9 @@ const STATEMENTS = {
 /** The batch's statements, for tests that read their plans. */
 export const RECORD_BATCH_STATEMENTS = STATEMENTS;
 
+/** ` WHERE guard`, or nothing without one. */
+const where = (guard: string | undefined) => (guard ? ` WHERE ${guard}` : '');
+
 /**
  * The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement.
  * `guard`: a condition every row is inserted under (`whileActive`), else none.
@@ -227,8 +234,6 @@ function insertRecordsSql(guard: string | undefined): string {
             $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
        FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})${where(guard)}`;
 }
-
-const where = (guard: string | undefined) => (guard ? ` WHERE ${guard}` : '');
 
 /**
  * The condition of a batch written against a remembered flow version (RecordWriter): that version
@@ -310,7 +315,7 @@ export class ImportBatch {
       externalIds.length === 0
         ? await STATEMENTS.flowAndKnownPeople.rows(this.dataSource, values)
         : await STATEMENTS.flowAndKnownPeopleWithExternalIds.rows(this.dataSource, [...values, externalIds]);
-    const known = row.known_people.map(([id, email, externalId]) => ({ id, email, external_id: externalId }));
+    const known = knownPeopleFrom(row.known_people);
     return { flow: row.id === null ? null : entityFromRow(this.dataSource.getMetadata(FlowVersion), row, new FlowVersion()), known };
   }
 
@@ -337,7 +342,7 @@ export class ImportBatch {
       keys.length === 0
         ? STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]).then((known) => ({ known, earlier: undefined }))
         : STATEMENTS.knownPeopleAndEarlierKeys.rows(this.dataSource, [applicationId, emails, keys]).then(([row]) => ({
-            known: row.known_people.map(([id, email, externalId]) => ({ id, email, external_id: externalId })),
+            known: knownPeopleFrom(row.known_people),
             earlier: new Map(row.earlier_keys.map(([key, recordId, fingerprint]) => [key, { idempotency_key: key, record_id: recordId, request_fingerprint: fingerprint }])),
           })),
       firstValueFrom(

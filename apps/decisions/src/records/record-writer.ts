@@ -51,17 +51,18 @@ interface WriteOptions {
   earlier?: Map<string, EarlierKey>;
 }
 
-/** Every request checked against `flow`, or undefined when the capture rules refuse any of them. */
-function checkAll(flow: FlowVersion, group: Pending[]): Checked[] | undefined {
+/** Each request checked against `flow` by the capture rules: those that pass, and those refused with why. */
+function checkEach(flow: FlowVersion, group: Pending[]): { checked: Checked[]; refused: Array<{ pending: Pending; error: unknown }> } {
   const checked: Checked[] = [];
+  const refused: Array<{ pending: Pending; error: unknown }> = [];
   for (const pending of group) {
     try {
       checked.push({ pending, row: pending.request.check(flow) });
-    } catch {
-      return undefined;
+    } catch (error) {
+      refused.push({ pending, error });
     }
   }
-  return checked;
+  return { checked, refused };
 }
 
 /**
@@ -141,8 +142,8 @@ export class RecordWriter {
     const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
     let claimed: Map<string, string> | undefined;
     if (remembered && remembered.applicationId === applicationId && group.every((pending) => pending.request.externalId === undefined)) {
-      const checked = checkAll(remembered, group);
-      if (checked) {
+      const { checked, refused } = checkEach(remembered, group);
+      if (refused.length === 0) {
         let stale: Checked[];
         ({ stale, claimed } = await this.writeRemembered(remembered, checked));
         if (stale.length === 0) return;
@@ -168,14 +169,8 @@ export class RecordWriter {
       return;
     }
     if (flowVersion === undefined) this.flows.rememberForRecords(flow);
-    const checked: Checked[] = [];
-    for (const pending of group) {
-      try {
-        checked.push({ pending, row: pending.request.check(flow) });
-      } catch (error) {
-        pending.reject(error);
-      }
-    }
+    const { checked, refused } = checkEach(flow, group);
+    for (const { pending, error } of refused) pending.reject(error);
     if (checked.length === 0) return;
     await this.writeChecked(flow, checked, { known, claimed });
   }
@@ -244,7 +239,7 @@ export class RecordWriter {
     return [];
   }
 
-  /** `known`: the people found with the flow version; a row tried again alone looks its person up afresh. */
+  /** `options`: what was found of the rows' people and keys (ImportBatch.record looks up what is left out). */
   private async writeTogether(flow: FlowVersion, checked: Checked[], options: WriteOptions): Promise<void> {
     const rows = checked.map((one, index) => ({ ...one.row, index }));
     const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, options.known, {
