@@ -131,8 +131,14 @@ describe('consent records', () => {
     ]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 201, 201]);
     expect(new Set(answers.slice(0, 5).map((answer) => answer.body.consent_record.record_id)).size).toBe(1);
+    const directoryEntries = async () => (await db.query(`SELECT count(*)::int AS n FROM residency_router.directory_entries`)).rows[0].n;
+    const entriesBefore = await directoryEntries();
     const later = await Promise.all([keyed('keyed-a@example.com', 'email-key-a'), keyed('keyed-a@example.com', 'email-key-a', granted), keyed('keyed-c@example.com', 'email-key-b')]);
     expect(later.map((answer) => answer.status)).toEqual([200, 409, 409]);
+    // Refused for its key, keyed-c was not recorded here, so the directory did not home them here
+    // either: the first country to record them is their home.
+    expect(await directoryEntries()).toBe(entriesBefore);
+    expect((await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'keyed-c@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, de)).status).toBe(201);
     expect(later[0].body.consent_record.record_id).toBe(answers[0].body.consent_record.record_id);
     expect(later[1].body.details[0].field).toBe('idempotency_key');
     const stored = await db.query(`SELECT idempotency_key, count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE 'email-key-%' GROUP BY 1 ORDER BY 1`);

@@ -159,40 +159,54 @@ describe('ImportBatch: a batch of records', () => {
     expect(byExternal.known).toEqual([{ id: expect.stringMatching(/^sub_/), email: 'external@example.com', external_id: 'crm-1' }]);
   });
 
-  it('reads a keyed batch\'s idempotency keys used before with its people, and answers them as record does', async () => {
+  it('reads a keyed batch\'s idempotency keys used before with its people, claims only the people it will write, and answers the keys as record does', async () => {
     const keyed = (index: number, email: string, key: string, fingerprint: string): CheckedRow => ({ ...row(index, email, purposes('granted', 'granted')), idempotencyKey: key, fingerprint });
     const first = await batch.record(applicationId, flow, [keyed(0, 'keyed@example.com', 'key-1', 'body-a')]);
     const firstRecord = first.made.get(0)!.recordId;
+    const rows = [
+      keyed(0, 'keyed@example.com', 'key-1', 'body-a'), // a replay
+      keyed(1, 'refused-new@example.com', 'key-1', 'body-b'), // the key used before with another body
+      keyed(2, 'keyed-new@example.com', 'key-2', 'body-c'), // new
+      keyed(3, 'repeat-new@example.com', 'key-2', 'body-x'), // repeats row 2's key with another body
+      keyed(4, 'keyed-new@example.com', 'key-3', 'body-d'),
+    ];
 
-    const found = await batch.knownAndClaimed(applicationId, ['keyed@example.com', 'keyed-new@example.com'], ['key-1', 'key-2', 'key-3']);
+    asked.length = 0;
+    const found = await batch.knownAndClaimed(applicationId, rows);
     expect(found.known.map((person) => person.email)).toEqual(['keyed@example.com']);
     expect([...found.earlier!.entries()]).toEqual([['key-1', { idempotency_key: 'key-1', record_id: firstRecord, request_fingerprint: 'body-a' }]]);
+    // Only the person of the rows that will be written is claimed: the requests refused for their
+    // key leave no directory entry of their people.
+    expect([...found.claimed.keys()]).toEqual(['keyed-new@example.com']);
+    expect(asked).toEqual([RESIDENCY_CLAIM_NEW]);
+    expect([directory.has('email:refused-new@example.com'), directory.has('email:repeat-new@example.com'), directory.get('email:keyed-new@example.com')]).toEqual([false, false, 'US']);
     // What the lookup answered is what record goes by (it does not read the keys again): a key
     // answered as used is a repeat, whatever the table holds.
     found.earlier!.set('key-3', { idempotency_key: 'key-3', record_id: 'rec_as_looked_up', request_fingerprint: 'body-d' });
     asked.length = 0;
-    const again = await batch.record(
-      applicationId,
-      flow,
-      [
-        keyed(0, 'keyed@example.com', 'key-1', 'body-a'),
-        keyed(1, 'keyed@example.com', 'key-1', 'body-b'),
-        keyed(2, 'keyed-new@example.com', 'key-2', 'body-c'),
-        keyed(3, 'keyed-new@example.com', 'key-3', 'body-d'),
-      ],
-      found.known,
-      found,
-    );
+    const again = await batch.record(applicationId, flow, rows, found.known, found);
     expect(again.outcomes).toEqual([
       { index: 0, outcome: 'recorded', record_id: firstRecord },
       { index: 1, outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] },
       { index: 2, outcome: 'recorded', record_id: again.made.get(2)!.recordId },
-      { index: 3, outcome: 'recorded', record_id: 'rec_as_looked_up' },
+      { index: 3, outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] },
+      { index: 4, outcome: 'recorded', record_id: 'rec_as_looked_up' },
     ]);
     expect([...again.created]).toEqual([2]);
     expect(again.made.get(2)!.subjectId).toBe(found.claimed.get('keyed-new@example.com'));
     expect(asked).toEqual([]); // nobody left to register
     expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" WHERE "idempotency_key" = 'key-1'`, [])).toBe(1);
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = ANY($1)`, [['refused-new@example.com', 'repeat-new@example.com']])).toBe(0);
+
+    // Without keys the lookup and the claim go at once, and every person not recorded here is claimed.
+    asked.length = 0;
+    const unkeyed = await batch.knownAndClaimed(applicationId, [{ email: 'keyed@example.com' }, { email: 'unkeyed-new@example.com' }]);
+    expect([unkeyed.known.map((person) => person.email), [...unkeyed.claimed.keys()], unkeyed.earlier, asked]).toEqual([
+      ['keyed@example.com'],
+      ['unkeyed-new@example.com'],
+      undefined,
+      [RESIDENCY_CLAIM_NEW],
+    ]);
   });
 
   it('writes a new person whose later row withdraws an earlier row of the same batch', async () => {
@@ -222,7 +236,7 @@ describe('ImportBatch: a batch of records', () => {
       count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" r JOIN "decisions"."subjects" s ON s."id" = r."subject_id" WHERE s."email" = $1`, [email]);
 
     // The people looked up and claimed at once: the person recorded before is found, not claimed.
-    const people = await batch.knownAndClaimed(applicationId, ['kept@example.com', 'claimed@example.com']);
+    const people = await batch.knownAndClaimed(applicationId, [{ email: 'kept@example.com' }, { email: 'claimed@example.com' }]);
     expect(people.known.map((person) => [person.id, person.email])).toEqual([[keptId, 'kept@example.com']]);
     expect([...people.claimed.keys()]).toEqual(['claimed@example.com']);
     asked.length = 0;
@@ -238,18 +252,18 @@ describe('ImportBatch: a batch of records', () => {
     expect(written.made.get(1)!.subjectId).toBe(people.claimed.get('claimed@example.com'));
     expect(asked).toEqual([]); // nobody left to register
     // All new and claimed: the one statement, under the same condition.
-    const alone = await batch.knownAndClaimed(applicationId, ['also-claimed@example.com']);
+    const alone = await batch.knownAndClaimed(applicationId, [{ email: 'also-claimed@example.com' }]);
     const single = await batch.record(applicationId, remembered, [row(0, 'also-claimed@example.com', purposes('granted', 'granted'))], alone.known, { ...alone, whileActive: true });
     expect(single.made.get(0)!.subjectId).toBe(alone.claimed.get('also-claimed@example.com'));
 
     // Another version activated meanwhile (behind this service's back): nothing of either kind of batch is written.
     await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = $1`, [remembered.id]);
     await version(2, 'active');
-    const late = await batch.knownAndClaimed(applicationId, ['late@example.com']);
+    const late = await batch.knownAndClaimed(applicationId, [{ email: 'late@example.com' }]);
     await expect(batch.record(applicationId, remembered, [row(0, 'late@example.com', purposes('granted', 'granted'))], late.known, { ...late, whileActive: true })).rejects.toBeInstanceOf(
       StaleFlowVersion,
     );
-    const mixed = await batch.knownAndClaimed(applicationId, ['kept@example.com', 'late-too@example.com']);
+    const mixed = await batch.knownAndClaimed(applicationId, [{ email: 'kept@example.com' }, { email: 'late-too@example.com' }]);
     await expect(
       batch.record(
         applicationId,

@@ -320,45 +320,67 @@ export class ImportBatch {
   }
 
   /**
-   * The people of `emails` already recorded in the application, and at the same time (both round
-   * trips at once) the directory's claim of those it knows no one of (`residency-router.claim-new`):
-   * each such person is homed here, under an id made now, before anyone knows whether they are new
-   * here. The claim writes nothing for anyone the directory knows, so a person recorded here before
+   * The people of `rows` already recorded in the application, and the directory's claim of those it
+   * knows no one of (`residency-router.claim-new`): each such person is homed here, under an id made
+   * now. The claim writes nothing for anyone the directory knows, so a person recorded here before
    * keeps their one id; a person it claimed who turns out to be recorded here already (their
    * directory entry was lost) leaves an id of no one in the directory, which reveals nothing.
-   * `claimed`: e-mail address → the id the person was homed under. With `keys`, the same statement
-   * also reads which of these idempotency keys were used before (`earlier`, as `record` reads them).
-   * The claim comes before that answer: a request refused because its key was used before with
-   * another body still has its person claimed here when the directory knew no one of them (the
-   * organisation named them to this country; nothing else of them is written).
+   * `claimed`: e-mail address → the id the person was homed under.
+   *
+   * Without idempotency keys the lookup and the claim go at once (two round trips in the time of
+   * one), and every row's person is claimed: nothing after this refuses a row of a remembered
+   * version (the capture rules were checked before). With keys, the same statement also reads which
+   * of them were used before (`earlier`, as `record` reads them), and the claim waits for that
+   * answer: a row whose key was used before is answered from the earlier record or refused, and a
+   * row repeating a key of an earlier row of the batch is settled by that row, so their people are
+   * not claimed. A request refused for its key leaves nothing of its person behind, not even a
+   * directory entry (a round trip more for keyed batches, at no cost to their rate: see
+   * docs/performance.md, twentieth session).
    */
   async knownAndClaimed(
     applicationId: string,
-    emails: string[],
-    keys: string[] = [],
+    rows: Array<{ email: string; idempotencyKey?: string }>,
   ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> }> {
-    const ids = emails.map(() => newSubjectId());
-    const [found, reply] = await Promise.all([
-      keys.length === 0
-        ? STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]).then((known) => ({ known, earlier: undefined }))
-        : STATEMENTS.knownPeopleAndEarlierKeys.rows(this.dataSource, [applicationId, emails, keys]).then(([row]) => ({
-            known: knownPeopleFrom(row.known_people),
-            earlier: new Map(row.earlier_keys.map(([key, recordId, fingerprint]) => [key, { idempotency_key: key, record_id: recordId, request_fingerprint: fingerprint }])),
-          })),
-      firstValueFrom(
-        this.clients.own.send<ClaimNewReply, ClaimNewRequest>(RESIDENCY_CLAIM_NEW, {
-          subjects: emails.map((email, i) => {
-            const { references, minted_references: minted } = this.subjects.newPersonReferences(applicationId, { email, id: ids[i] });
-            return { reference: references[0], minted_references: minted ?? [] };
-          }),
-        }),
-      ),
-    ]);
+    const emails = [...new Set(rows.map((row) => row.email))];
+    const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
+    if (keys.length === 0) {
+      const [known, claimed] = await Promise.all([STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]), this.claimNew(applicationId, emails)]);
+      return { known, claimed };
+    }
+    const [row] = await STATEMENTS.knownPeopleAndEarlierKeys.rows(this.dataSource, [applicationId, emails, keys]);
+    const known = knownPeopleFrom(row.known_people);
+    const earlier = new Map<string, EarlierKey>(
+      row.earlier_keys.map(([key, recordId, fingerprint]) => [key, { idempotency_key: key, record_id: recordId, request_fingerprint: fingerprint }]),
+    );
+    // Whose person `record` will write: as it sorts the rows (an earlier key, a repeated key, fresh).
+    const recorded = new Set(known.map((person) => person.email));
+    const seenKeys = new Set<string>();
+    const needed = new Set<string>();
+    for (const { email, idempotencyKey: key } of rows) {
+      if (key && (earlier.has(key) || seenKeys.has(key))) continue;
+      if (key) seenKeys.add(key);
+      if (!recorded.has(email)) needed.add(email);
+    }
+    return { known, claimed: await this.claimNew(applicationId, [...needed]), earlier };
+  }
+
+  /** The directory's claim of these people (none of them recorded here yet, as far as is known): e-mail → the id each was homed under. */
+  private async claimNew(applicationId: string, emails: string[]): Promise<Map<string, string>> {
     const claimed = new Map<string, string>();
+    if (emails.length === 0) return claimed;
+    const ids = emails.map(() => newSubjectId());
+    const reply = await firstValueFrom(
+      this.clients.own.send<ClaimNewReply, ClaimNewRequest>(RESIDENCY_CLAIM_NEW, {
+        subjects: emails.map((email, i) => {
+          const { references, minted_references: minted } = this.subjects.newPersonReferences(applicationId, { email, id: ids[i] });
+          return { reference: references[0], minted_references: minted ?? [] };
+        }),
+      }),
+    );
     emails.forEach((email, i) => {
       if (reply.claimed[i]) claimed.set(email, ids[i]);
     });
-    return { known: found.known, claimed, ...(found.earlier ? { earlier: found.earlier } : {}) };
+    return claimed;
   }
 
   /**

@@ -84,9 +84,11 @@ const MAX_BATCH = 500;
  * (ImportBatch.flowAndKnownPeople), then registers its new people, then writes: three round trips
  * one after another. Later batches check their rows against the version remembered from it
  * (FlowsRepository.rememberedForRecords), look their people up while the directory claims the new
- * ones (ImportBatch.knownAndClaimed: two round trips at once), and write under the condition that
- * the version is still active (a superseded one writes nothing, and the rows go the first way):
- * two round trips (docs/performance.md, nineteenth session). A request alone is written at once, so nothing
+ * ones (ImportBatch.knownAndClaimed: two round trips at once; for a batch with idempotency keys
+ * the claim follows the lookup, so that no request refused for its key has its person claimed),
+ * and write under the condition that the version is still active (a superseded one writes nothing,
+ * and the rows go the first way): two round trips, three with keys (docs/performance.md,
+ * nineteenth and twentieth sessions). A request alone is written at once, so nothing
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
@@ -135,8 +137,8 @@ export class RecordWriter {
   private async writeGroup(group: Pending[]): Promise<void> {
     const { applicationId, flowId, flowVersion } = group[0].request;
     // The flow's active version as remembered from an earlier batch: the people are then looked up
-    // and claimed in one round (knownAndClaimed) and written in the next, under the condition that the
-    // version is still active. Rows with external ids (a person of two references), a pinned version,
+    // and claimed (knownAndClaimed: at once without idempotency keys) and written next, under the
+    // condition that the version is still active. Rows with external ids (a person of two references), a pinned version,
     // and any refusal by the capture rules (answered only from a version read just now) take the
     // lookup below instead.
     const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
@@ -183,9 +185,7 @@ export class RecordWriter {
   private async writeRemembered(flow: FlowVersion, checked: Checked[]): Promise<{ stale: Checked[]; claimed?: Map<string, string> }> {
     let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
     try {
-      const emails = [...new Set(checked.map((one) => one.row.email))];
-      const keys = [...new Set(checked.flatMap((one) => (one.row.idempotencyKey ? [one.row.idempotencyKey] : [])))];
-      people = await this.batch.knownAndClaimed(flow.applicationId, emails, keys);
+      people = await this.batch.knownAndClaimed(flow.applicationId, checked.map((one) => one.row));
     } catch (error) {
       for (const one of checked) one.pending.reject(error);
       return { stale: [] };
