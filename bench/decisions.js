@@ -583,7 +583,7 @@ async function main() {
 }
 
 // bench/receipts.js reuses the load helpers (a flow, completed sessions, the paced generator).
-module.exports = { call, informedFlow, capturableFlow, completedSession, completedPool, summary, warnIfFailed, paced, log, round };
+module.exports = { call, informedFlow, capturableFlow, completedSession, completedPool, summary, warnIfFailed, paced, log, round, drainOutbox };
 
 if (require.main === module) {
   main().catch((error) => {
