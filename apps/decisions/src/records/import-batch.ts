@@ -334,8 +334,8 @@ export class ImportBatch {
    * answer: a row whose key was used before is answered from the earlier record or refused, and a
    * row repeating a key of an earlier row of the batch is settled by that row, so their people are
    * not claimed. A request refused for its key leaves nothing of its person behind, not even a
-   * directory entry (a round trip more for keyed batches, at no cost to their rate: see
-   * docs/performance.md, twentieth session).
+   * directory entry. That costs keyed batches a round trip on the request path (about 9 % of a keyed
+   * saturation load's rate: docs/performance.md, twentieth session).
    */
   async knownAndClaimed(
     applicationId: string,
