@@ -80,9 +80,10 @@ export class NewPersonClaim {
 /**
  * `claim-new`: homes here, with their minted references, the people whose reference is in no
  * directory entry yet, and leaves everyone else alone (nothing written for them, not even a made
- * reference). A caller asks this before it knows whether it has recorded the person already (the
- * Record API asks it while it looks for them), so it must not home a made reference for someone
- * the directory knows; it registers whoever was not claimed through `register-many` afterwards.
+ * reference). A caller may ask this before it knows whether it has recorded the person already (the
+ * Record API asks it while it looks for them; a batch with idempotency keys asks it right after, for
+ * the people of the rows it will write), so it must not home a made reference for someone the
+ * directory knows; it registers whoever was not claimed through `register-many` afterwards.
  */
 export class ClaimNewRequest {
   @IsArray()
