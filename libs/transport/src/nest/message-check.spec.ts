@@ -128,6 +128,14 @@ const keys = ['application_id', 'kind', 'email', 'at', 'tags', 'lines', 'first',
 
 const payload = fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: keys.length });
 
+class Stamped {
+  @IsISO8601({ strict: true }) at: string;
+  @IsOptional() @IsISO8601() loose?: string;
+  @IsOptional() @IsEmail() email?: string;
+  @IsOptional() @IsEmail({ require_tld: false }) local_email?: string;
+  @IsOptional() @IsISO8601({ strict: true }, { each: true }) times?: string[];
+}
+
 function verdicts(type: new () => object, plain: Record<string, unknown>) {
   const instance = plainToInstance(type, plain) as object;
   return { check: passesMessageRules(instance), validateSync: validateSync(instance, OPTIONS).length === 0 };
@@ -188,6 +196,23 @@ describe('passesMessageRules', () => {
     const withSet = plainToInstance(Message, { application_id: 'app_a', kind: 'consent' });
     withSet.tags = new Set(['a']) as unknown as string[];
     expect(passesMessageRules(withSet)).toBe(false);
+  });
+
+  it('answers as validateSync for time stamps and addresses, whether or not their quick acceptance takes them', () => {
+    const cases: Array<[Record<string, unknown>, boolean]> = [
+      // Taken by the quick acceptances (quick-accepts.ts).
+      [{ at: '2026-11-24T13:23:29.593Z', email: 'person-1@example.com', times: ['2026-11-24T13:23:29+02:00'] }, true],
+      // Left to validator.js, which accepts them.
+      [{ at: '2026-11-24', loose: '2026-W48-2', email: '"quoted person"@example.com', local_email: 'root@localhost' }, true],
+      [{ at: '2026-11-24T13:23:29.593Z', times: ['2026-11-24T13:23:29.593Z', '2026-329'] }, true],
+      // Refused by both.
+      [{ at: '2026-02-30T00:00:00Z' }, false],
+      [{ at: '0050-01-01T00:00:00Z' }, false],
+      [{ at: '2026-11-24T13:23:29.593Z', email: 'person@localhost' }, false],
+      [{ at: '2026-11-24T13:23:29.593Z', times: ['2026-11-24T13:23:29.593Z', 'yesterday'] }, false],
+      [{ at: 20261124 }, false],
+    ];
+    for (const [plain, valid] of cases) expect(verdicts(Stamped, plain)).toEqual({ check: valid, validateSync: valid });
   });
 
   it('needs @IsDefined() properties present', () => {

@@ -1,6 +1,7 @@
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import { getMetadataStorage, IS_EMAIL, IS_ISO8601, ValidationTypes } from 'class-validator';
 import type { ValidationArguments, ValidatorConstraintInterface } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import { isPlainEmail, isPlainTimestamp } from './quick-accepts';
 
 interface RuleCheck {
   metadata: ValidationMetadata;
@@ -64,7 +65,10 @@ function buildPlan(type: Function): ClassCheck | null {
         .map((rule) => ({
           metadata: rule,
           // validateSync skips asynchronous constraints (it sets ignoreAsyncValidations).
-          constraints: storage.getTargetValidatorConstraints(rule.constraintCls).filter((constraint) => !constraint.async).map((constraint) => constraint.instance),
+          constraints: storage
+            .getTargetValidatorConstraints(rule.constraintCls)
+            .filter((constraint) => !constraint.async)
+            .map((constraint) => withQuickAccept(rule, constraint.instance)),
         }));
     properties.push({
       name,
@@ -75,6 +79,17 @@ function buildPlan(type: Function): ClassCheck | null {
     });
   }
   return { allowed: new Set(byProperty.keys()), properties };
+}
+
+/**
+ * A rule's constraint, asked only for what the rule's quick acceptance (quick-accepts.ts) does not
+ * accept: `@IsISO8601()` with any options (the quick form is strict and has its `T`), and
+ * `@IsEmail()` with validator.js's default options. The values accepted are the constraint's own.
+ */
+function withQuickAccept(rule: ValidationMetadata, constraint: ValidatorConstraintInterface): ValidatorConstraintInterface {
+  const quick = rule.name === IS_ISO8601 ? isPlainTimestamp : rule.name === IS_EMAIL && rule.constraints?.[0] === undefined ? isPlainEmail : undefined;
+  if (!quick) return constraint;
+  return { validate: (value, args) => (typeof value === 'string' && quick(value)) || constraint.validate(value, args) };
 }
 
 /**
