@@ -9,7 +9,7 @@ import {
   ReceiptsIngestReply,
 } from '@dcr/contracts';
 import { ConsentOutcome, FlowTerms, PurposeStatus } from '@dcr/domain';
-import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput, prepareReceiptValidation } from '@dcr/receipts';
+import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput, NoticeMemo, prepareReceiptValidation } from '@dcr/receipts';
 import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom, timeout } from 'rxjs';
@@ -60,6 +60,8 @@ export class ReceiptFreezer implements OnModuleInit {
   private readonly env: ReceiptsEnvironment;
   /** A flow version's terms never change: kept once fetched (bounded). */
   private readonly flowVersions = new Map<string, Promise<FlowMessage>>();
+  /** The privacy notices of those terms, worked out once per flow version, locale and presented purposes. */
+  private readonly notices = new NoticeMemo();
   /** An application's name may change: kept a minute, so an import's thousands of receipts ask once. */
   private readonly applications = new Map<string, { at: number; identity: Promise<ApplicationIdentityReply> }>();
 
@@ -192,6 +194,6 @@ export class ReceiptFreezer implements OnModuleInit {
       // The person withdraws from their records page (signed in with a mailed one-time code): an entry with no credential in it.
       ...(base ? { withdrawalUrl: `${base}/inbox/records` } : {}),
     };
-    return freezeConsentReceipt(input);
+    return freezeConsentReceipt(input, { notices: this.notices });
   }
 }

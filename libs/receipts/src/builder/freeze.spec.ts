@@ -11,6 +11,7 @@ import {
   SCHEMA_URL_BASE,
 } from '../testing';
 import { FrozenReceipt, FrozenReceiptInput, freezeConsentReceipt } from './freeze';
+import { NoticeMemo } from './notice';
 import { projectReceipt } from './project';
 
 /** Freezes and reads back with no lifecycle, validating the receipt as read. */
@@ -137,6 +138,15 @@ describe('freezeConsentReceipt: an identified hosted decision', () => {
   it('never mutates its input', () => {
     const frozenInput = deepFreeze(hostedConsentInput());
     expect(freezeAndRead(frozenInput)).toEqual(frozen);
+  });
+
+  it('freezes the same receipt with a notice memo, for every input kind and on repeated use', () => {
+    const notices = new NoticeMemo();
+    for (const make of [hostedConsentInput, importedRecordInput, anonymousFieldInput]) {
+      const input = make();
+      expect(freezeConsentReceipt(input, { notices })).toEqual(freezeConsentReceipt(input));
+      expect(freezeConsentReceipt(input, { notices })).toEqual(freezeConsentReceipt(input));
+    }
   });
 
   it('is plain JSON that survives a round trip through storage', () => {

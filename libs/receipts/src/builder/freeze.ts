@@ -20,7 +20,7 @@ import {
 } from '../schema';
 import { collectionMethodText } from './collection-method';
 import { GrantedPurpose, grantedPurposes } from './granted-purposes';
-import { noticeContentOf, privacyNotice } from './notice';
+import { NoticeMemo, noticeContentOf, privacyNotice } from './notice';
 import { jsonCopy } from './json-copy';
 import { ReceiptInputIssues } from './receipt-input-error';
 
@@ -302,8 +302,9 @@ function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted
  *   exactly one active assessment is given.
  * The result is checked against the schema (a failure is a defect: ReceiptSchemaViolation); an input
  * that breaks a rule is refused with `validation_failed` naming each field.
+ * `options.notices`: where the privacy notice of terms that never change is kept once worked out.
  */
-export function freezeConsentReceipt(input: FrozenReceiptInput): FrozenReceipt {
+export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notices?: NoticeMemo } = {}): FrozenReceipt {
   const issues = new ReceiptInputIssues();
   checkInput(input, issues);
   issues.throwIfAny('The receipt input is not valid');
@@ -340,7 +341,9 @@ export function freezeConsentReceipt(input: FrozenReceiptInput): FrozenReceipt {
   const piiProcessing: PiiProcessing = {
     language: locale,
     jurisdiction: terms.jurisdiction ?? 'unspecified',
-    privacy_notice: privacyNotice({ flowId: flow.id, ...noticeContentOf(terms, { locale, presented: decision.presentedPurposes }) }),
+    privacy_notice: options.notices
+      ? options.notices.of(flow.id, terms, { locale, presented: decision.presentedPurposes })
+      : privacyNotice({ flowId: flow.id, ...noticeContentOf(terms, { locale, presented: decision.presentedPurposes }) }),
     collection_method: collectionMethodText(terms.pattern, decision.channel),
     purposes: granted.map(receiptPurpose),
     storage_locations: [input.storageCountry],

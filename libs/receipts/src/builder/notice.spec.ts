@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, DomainError, noticeFingerprint as domainNoticeFingerprint, normaliseFlowTerms } from '@dcr/domain';
 import { FLOW_ID, NEWSLETTER_FLOW_BODY, newsletterTerms } from '../testing';
-import { NoticeContentInput, noticeContentOf, noticeFingerprint, privacyNotice } from './notice';
+import { NoticeContentInput, NoticeMemo, noticeContentOf, noticeFingerprint, privacyNotice } from './notice';
 
 const notice = (): NoticeContentInput => ({
   locale: 'en-GB',
@@ -122,5 +122,31 @@ describe('privacyNotice', () => {
   it('carries url only when a policy URL is declared', () => {
     const result = privacyNotice({ flowId: FLOW_ID, ...notice(), policyUrl: null });
     expect(Object.keys(result).sort()).toEqual(['hash', 'reference']);
+  });
+});
+
+describe('NoticeMemo', () => {
+  it("answers privacyNotice's notice for each flow, locale and set of presented purposes of the same terms", () => {
+    const memo = new NoticeMemo();
+    const terms = newsletterTerms();
+    const ways = [{}, { locale: 'de' }, { presented: ['marketing_email', 'terms_of_service'] }, { presented: [] }, { locale: 'de', presented: ['terms_of_service'] }];
+    for (let round = 0; round < 2; round++) {
+      for (const options of ways) {
+        expect(memo.of(FLOW_ID, terms, options)).toEqual(privacyNotice({ flowId: FLOW_ID, ...noticeContentOf(terms, options) }));
+        expect(memo.of('flw_other', terms, options)).toEqual(privacyNotice({ flowId: 'flw_other', ...noticeContentOf(terms, options) }));
+      }
+    }
+    const hashes = new Set(ways.map((options) => memo.of(FLOW_ID, terms, options).hash));
+    expect(hashes.size).toBe(ways.length);
+  });
+
+  it('keeps notices by the terms object, and hands out a copy the caller may change', () => {
+    const memo = new NoticeMemo();
+    const terms = newsletterTerms();
+    const first = memo.of(FLOW_ID, terms);
+    first.hash = 'changed';
+    expect(memo.of(FLOW_ID, terms).hash).toBe(privacyNotice({ flowId: FLOW_ID, ...noticeContentOf(terms) }).hash);
+    const retitled = { ...newsletterTerms(), title: 'Another title' };
+    expect(memo.of(FLOW_ID, retitled).hash).not.toBe(memo.of(FLOW_ID, terms).hash);
   });
 });

@@ -106,3 +106,32 @@ export function privacyNotice(input: NoticeContentInput & { flowId: string }): R
     ...(input.policyUrl ? { url: input.policyUrl } : {}),
   };
 }
+
+/** How many ways of presenting one flow version's notice (locales, subsets of purposes) a memo keeps. */
+const NOTICES_PER_TERMS = 64;
+
+/**
+ * The privacy notices of terms that never change (a published flow version's: its terms are frozen
+ * with it), each worked out once per flow, locale and set of presented purposes instead of once per
+ * receipt: the fingerprint is a canonical JSON digest of the whole notice, about 30 % of freezing a
+ * Record API receipt (docs/performance.md, twenty-first session). Kept by the terms object itself,
+ * so what a caller lets go of is let go of here too. Only for terms nobody changes afterwards: a
+ * notice is not worked out again when the object it came from is modified.
+ */
+export class NoticeMemo {
+  private readonly byTerms = new WeakMap<FlowTerms, Map<string, ReturnType<typeof privacyNotice>>>();
+
+  /** `privacyNotice` of `noticeContentOf(terms, options)` for `flowId`, a fresh copy each time. */
+  of(flowId: string, terms: FlowTerms, options: { locale?: string; presented?: readonly string[] } = {}): ReturnType<typeof privacyNotice> {
+    let notices = this.byTerms.get(terms);
+    if (!notices) this.byTerms.set(terms, (notices = new Map()));
+    const key = JSON.stringify([flowId, options.locale ?? null, options.presented ?? null]);
+    let notice = notices.get(key);
+    if (!notice) {
+      notice = privacyNotice({ flowId, ...noticeContentOf(terms, options) });
+      if (notices.size >= NOTICES_PER_TERMS) notices.clear();
+      notices.set(key, notice);
+    }
+    return { ...notice };
+  }
+}
