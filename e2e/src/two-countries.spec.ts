@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
+import { subjectReference } from '@dcr/domain';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
@@ -11,13 +12,14 @@ describe('two countries on the in-process transport', () => {
   let us: RunningCountry;
   let de: RunningCountry;
   const adminToken = randomSecret();
+  const subjectRefKey = randomSecret();
   let applicationId: string;
   let apiToken: string;
   let publishableKey: string;
 
   beforeAll(async () => {
     const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
 
@@ -353,13 +355,26 @@ describe('two countries on the in-process transport', () => {
   });
 
   describe('residency', () => {
+    /** The home country of each of these references in a country's directory. */
+    const directoryEntries = async (country: RunningCountry, references: string[]) => {
+      const client = new Client({ connectionString: country.database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT rtrim(reference) AS reference, home_country FROM residency_router.directory_entries WHERE reference = ANY($1)', [references]);
+        return Object.fromEntries(rows.map((row: { reference: string; home_country: string }) => [row.reference, row.home_country]));
+      } finally {
+        await client.end();
+      }
+    };
+
     it('homes a person where first recorded and answers 421 with only the home country elsewhere', async () => {
       const created = await http(de.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, {
         token: apiToken,
         body: { external_id: 'crm-4711', email: 'ada@example.com' },
       });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ id: expect.stringMatching(/^sub_/), home_country: 'DE', external_id: 'crm-4711' });
+      // The id names its home country (newSubjectId), so no country keeps a directory entry for it.
+      expect(created.body).toMatchObject({ id: expect.stringMatching(/^sub_de[0-9a-z]{18}$/), home_country: 'DE', external_id: 'crm-4711' });
       const subjectId = created.body.id;
 
       expect((await http(de.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${subjectId}`, { token: apiToken })).status).toBe(200);
@@ -378,6 +393,47 @@ describe('two countries on the in-process transport', () => {
       });
       expect(recreate.status).toBe(421);
       expect(recreate.body.home_country).toBe('DE');
+
+      const references = (['external_id', 'email', 'subject_id'] as const).map((kind) =>
+        subjectReference(subjectRefKey, applicationId, kind, kind === 'subject_id' ? subjectId : kind === 'email' ? 'ada@example.com' : 'crm-4711'),
+      );
+      for (const country of [us, de]) {
+        const entries = await directoryEntries(country, references);
+        expect(entries).toEqual({ [references[0]]: 'DE', [references[1]]: 'DE' });
+      }
+    });
+
+    it("answers for a person id made before ids named their country by its directory entry, which comes first", async () => {
+      // Such an id is 20 random characters; these two read as a country's code by chance.
+      const legacyDe = `sub_us${'0'.repeat(17)}1`;
+      const legacyUs = `sub_de${'0'.repeat(17)}2`;
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        await client.query(
+          `INSERT INTO residency_router.directory_entries (reference, home_country, status, recorded_at) VALUES ($1, 'DE', 'active', now()), ($2, 'US', 'active', now())`,
+          [subjectReference(subjectRefKey, applicationId, 'subject_id', legacyDe), subjectReference(subjectRefKey, applicationId, 'subject_id', legacyUs)],
+        );
+      } finally {
+        await client.end();
+      }
+      const wrong = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${legacyDe}`, { token: apiToken });
+      expect(wrong.status).toBe(421);
+      expect(wrong.body.home_country).toBe('DE');
+      // Homed here by its entry: asked for here (this country has no such person, so a plain 404), not sent to DE.
+      const here = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${legacyUs}`, { token: apiToken });
+      expect(here.status).toBe(404);
+    });
+
+    it("answers an id that names a peer with that peer only, and one that names no country of this deployment with 404", async () => {
+      const namesDe = `sub_de${'a'.repeat(18)}`;
+      const wrong = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${namesDe}`, { token: apiToken });
+      expect(wrong.status).toBe(421);
+      expect(Object.keys(wrong.body).sort()).toEqual(['code', 'home_country', 'message', 'request_id']);
+      expect(wrong.body.home_country).toBe('DE');
+      // The country it names answers for itself: no such person there.
+      expect((await http(de.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${namesDe}`, { token: apiToken })).status).toBe(404);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/sub_fr${'a'.repeat(18)}`, { token: apiToken })).status).toBe(404);
     });
 
     it('keeps personal data in the home country database only', async () => {

@@ -53,11 +53,12 @@ describe('ImportBatch: a batch of records', () => {
         defer(async () => {
           asked.push(pattern);
           if (pattern === RESIDENCY_CLAIM_NEW) {
-            // Homes here whoever the directory does not know, with their made reference.
+            // Homes here whoever the directory does not know; a person's id is never sent (it names its country).
             return {
               claimed: (request as ClaimNewRequest).subjects.map(({ reference, minted_references: minted }) => {
+                if (minted !== undefined) throw new Error('a made reference was sent');
                 if (directory.has(reference)) return false;
-                for (const claimed of [reference, ...minted]) directory.set(claimed, 'US');
+                directory.set(reference, 'US');
                 return true;
               }),
             };
@@ -68,8 +69,9 @@ describe('ImportBatch: a batch of records', () => {
           await run?.();
           return {
             home_countries: (request as RegisterManyRequest).subjects.map(({ references, minted_references: minted }) => {
+              if (minted !== undefined) throw new Error('a made reference was sent');
               const home = directory.get(references[0]) ?? 'US';
-              if (home === 'US') for (const reference of [...references, ...(minted ?? [])]) directory.set(reference, 'US');
+              if (home === 'US') for (const reference of references) directory.set(reference, 'US');
               return home;
             }),
           };
@@ -77,7 +79,7 @@ describe('ImportBatch: a batch of records', () => {
     };
     const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
     const subjects = {
-      newPersonReferences: (_: string, by: { id: string; email: string }) => ({ references: [`email:${by.email}`], minted_references: [`id:${by.id}`] }),
+      newPersonReferences: (_: string, by: { email: string }) => ({ references: [`email:${by.email}`] }),
     } as unknown as SubjectsService;
     const relay = { kick: () => undefined } as unknown as OutboxRelay;
     batch = new ImportBatch(dataSource, subjects, new ServiceClients(own as unknown as CountryClient, new Map()), relay, context);
@@ -95,6 +97,8 @@ describe('ImportBatch: a batch of records', () => {
     expect([...result.created].sort()).toEqual([0, 1, 2]);
     const people = await dataSource.query(`SELECT "id", "email" FROM "decisions"."subjects" WHERE "email" = ANY($1) ORDER BY "email"`, [emails]);
     expect(people.map((person: { email: string }) => person.email)).toEqual(emails);
+    // Each person's id names this country (newSubjectId), so no directory entry is made for it.
+    expect(people.map((person: { id: string }) => person.id)).toEqual(emails.map(() => expect.stringMatching(/^sub_us[0-9a-z]{18}$/)));
     const records = await dataSource.query(
       `SELECT r."record_id", r."subject_id", r."status", r."supersedes", s."email" FROM "decisions"."consent_records" r
          JOIN "decisions"."subjects" s ON s."id" = r."subject_id" WHERE s."email" = ANY($1) ORDER BY s."email"`,

@@ -16,6 +16,7 @@ describe('@dcr/domain', () => {
       'isFlowId',
       'isApiTokenRecordId',
       'isSubjectId',
+      'countryOfSubjectId',
       'regionOf',
       'generateApiToken',
       'generatePublishableKey',

@@ -368,13 +368,10 @@ export class ImportBatch {
   private async claimNew(applicationId: string, emails: string[]): Promise<Map<string, string>> {
     const claimed = new Map<string, string>();
     if (emails.length === 0) return claimed;
-    const ids = emails.map(() => newSubjectId());
+    const ids = emails.map(() => newSubjectId(this.context.env.COUNTRY));
     const reply = await firstValueFrom(
       this.clients.own.send<ClaimNewReply, ClaimNewRequest>(RESIDENCY_CLAIM_NEW, {
-        subjects: emails.map((email, i) => {
-          const { references, minted_references: minted } = this.subjects.newPersonReferences(applicationId, { email, id: ids[i] });
-          return { reference: references[0], minted_references: minted ?? [] };
-        }),
+        subjects: emails.map((email) => ({ reference: this.subjects.newPersonReferences(applicationId, { email }).references[0] })),
       }),
     );
     emails.forEach((email, i) => {
@@ -628,7 +625,7 @@ export class ImportBatch {
       let person = newcomers.get(key) ?? newcomers.get(`e:${row.email}`);
       if (!person) {
         const homedAs = row.externalId ? undefined : claimed?.get(row.email);
-        person = { id: homedAs ?? newSubjectId(), email: row.email, externalId: row.externalId ?? null, isNew: true };
+        person = { id: homedAs ?? newSubjectId(this.context.env.COUNTRY), email: row.email, externalId: row.externalId ?? null, isNew: true };
         if (homedAs) homedAlready.add(person);
         newcomers.set(key, person);
         newcomers.set(`e:${row.email}`, person);
@@ -640,7 +637,7 @@ export class ImportBatch {
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
           subjects: fresh.map((person) =>
-            this.subjects.newPersonReferences(applicationId, { id: person.id, email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
+            this.subjects.newPersonReferences(applicationId, { email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
           ),
         }),
       );

@@ -41,9 +41,9 @@ export class SubjectsService {
     const existing = await this.subjects.findByReference(request.application_id, { email, externalId }, manager);
     if (existing) return { subject: this.toMessage(existing), created: false };
 
-    const id = newSubjectId();
+    const id = newSubjectId(this.context.env.COUNTRY);
     const registered = await firstValueFrom(
-      this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, this.newPersonReferences(request.application_id, { email, externalId, id })),
+      this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, this.newPersonReferences(request.application_id, { email, externalId })),
     );
     if (registered.home_country !== this.context.env.COUNTRY) throw wrongCountry(registered.home_country);
 
@@ -80,16 +80,16 @@ export class SubjectsService {
   }
 
   /**
-   * A new person's opaque directory references (keyed hashes of their external id, e-mail and id) as
-   * the directory registers them: the e-mail and external id may be known already (homed here or
-   * elsewhere); the id was made just now, so no one can have homed it.
+   * A new person's opaque directory references (keyed hashes of their external id and e-mail) as the
+   * directory registers them: either may be known already (homed here or elsewhere). Their id is not
+   * among them: it names its country itself (newSubjectId), so no country needs an entry for it.
    */
-  newPersonReferences(applicationId: string, by: { email?: string; externalId?: string; id: string }): RegisterRequest {
+  newPersonReferences(applicationId: string, by: { email?: string; externalId?: string }): RegisterRequest {
     const key = this.context.env.SUBJECT_REF_KEY;
     const references: string[] = [];
     if (by.externalId) references.push(subjectReference(key, applicationId, 'external_id', by.externalId));
     if (by.email) references.push(subjectReference(key, applicationId, 'email', by.email));
-    return { references, minted_references: [subjectReference(key, applicationId, 'subject_id', by.id)] };
+    return { references };
   }
 
   private toMessage(subject: Subject): SubjectMessage {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LocateReply, LocateRequest, RESIDENCY_LOCATE } from '@dcr/contracts';
-import { subjectReference, wrongCountry } from '@dcr/domain';
+import { countryOfSubjectId, subjectReference, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 
@@ -9,7 +9,10 @@ export type SubjectAddress = { subject_id: string } | { external_id: string } | 
 /**
  * Asks the residency-router where a subject-addressed resource lives. Only the keyed reference
  * leaves the gateway; a resource homed elsewhere is refused with `wrong_country` and its home
- * country, and nothing else.
+ * country, and nothing else. A person's id has no directory entry unless it was made before ids
+ * named their home country (newSubjectId): the directory is asked first, and without an entry the
+ * id's own country answers (a peer's: `wrong_country`; this one's: here, where the person is found
+ * or not; anything else: unknown).
  */
 @Injectable()
 export class ResidencyLookup {
@@ -25,8 +28,11 @@ export class ResidencyLookup {
     const { entry } = await firstValueFrom(
       this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [reference] }),
     );
-    if (!entry) return 'unknown';
-    if (entry.home_country !== this.context.env.COUNTRY) throw wrongCountry(entry.home_country);
+    const { COUNTRY, PEER_COUNTRIES } = this.context.env;
+    const named = !entry && kind === 'subject_id' ? countryOfSubjectId(value) : undefined;
+    const home = entry?.home_country ?? (named === COUNTRY || PEER_COUNTRIES.includes(named ?? '') ? named : undefined);
+    if (home === undefined) return 'unknown';
+    if (home !== COUNTRY) throw wrongCountry(home);
     return 'here';
   }
 }

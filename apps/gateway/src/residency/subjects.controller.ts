@@ -97,6 +97,11 @@ export class SubjectsController {
 
   @Get(':subject_id')
   @RequireScopes('decisions:read')
+  @ApiOperation({
+    summary: 'A person by id',
+    description:
+      'The id starts with its home country (`sub_de…`; treat it as opaque): an id naming another country of the deployment is answered 421 with that country, which then answers for it (404 when no such person exists).',
+  })
   @ApiOkResponse({ type: SubjectDto })
   @ApiResponse(WRONG_COUNTRY)
   async get(

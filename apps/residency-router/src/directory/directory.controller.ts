@@ -37,7 +37,7 @@ export class DirectoryController {
 
   @MessagePattern(RESIDENCY_CLAIM_NEW)
   async claimNew(@Payload() request: ClaimNewRequest): Promise<ClaimNewReply> {
-    return { claimed: await this.directory.claimNew(request.subjects.map((person) => ({ reference: person.reference, minted: person.minted_references }))) };
+    return { claimed: await this.directory.claimNew(request.subjects.map((person) => ({ reference: person.reference, minted: person.minted_references ?? [] }))) };
   }
 
   @MessagePattern(RESIDENCY_REGISTER)

@@ -38,8 +38,9 @@ export class RegisterRequest {
   references: string[];
 
   /**
-   * References the caller has just made (a new person's id): no one can have homed them yet, so the
-   * directory does not look them up; they are homed with the person, here or nowhere.
+   * References the caller has just made: no one can have homed them yet, so the directory does not
+   * look them up; they are homed with the person, here or nowhere. (A person's id needs none: it
+   * names its home country itself, see `newSubjectId`; ids made before that have entries of this kind.)
    */
   @IsOptional()
   @IsArray()
@@ -65,20 +66,21 @@ export class RegisterManyReply {
 
 /**
  * A person the caller may be recording for the first time, by the one reference that may be known
- * already (their e-mail address) and references just made for them (an id).
+ * already (their e-mail address) and any references just made for them (see RegisterRequest).
  */
 export class NewPersonClaim {
   @Matches(REFERENCE, { message: 'reference must be 64 lower-case hex characters' })
   reference: string;
 
+  @IsOptional()
   @IsArray()
   @ArrayMaxSize(16)
   @Matches(REFERENCE, { each: true, message: 'minted_references must be 64 lower-case hex characters' })
-  minted_references: string[];
+  minted_references?: string[];
 }
 
 /**
- * `claim-new`: homes here, with their minted references, the people whose reference is in no
+ * `claim-new`: homes here, with any minted references, the people whose reference is in no
  * directory entry yet, and leaves everyone else alone (nothing written for them, not even a made
  * reference). A caller may ask this before it knows whether it has recorded the person already (the
  * Record API asks it while it looks for them; a batch with idempotency keys asks it right after, for

@@ -12,6 +12,7 @@ import {
   newOpaqueId,
   newRequestId,
   newSubjectId,
+  countryOfSubjectId,
   regionOf,
 } from './identifiers';
 
@@ -23,7 +24,8 @@ describe('generated identifiers', () => {
     expect(newFlowId('eu')).toMatch(/^flw_eu_[0-9a-z]{16}$/);
     expect(newApiTokenRecordId()).toMatch(/^api_token_[0-9a-z]{16}$/);
     expect(newRequestId()).toMatch(/^req_[0-9a-z]{16}$/);
-    expect(newSubjectId()).toMatch(/^sub_[0-9a-z]{20}$/);
+    expect(newSubjectId('US')).toMatch(/^sub_us[0-9a-z]{18}$/);
+    expect(newSubjectId('de')).toMatch(/^sub_de[0-9a-z]{18}$/);
     expect(newOpaqueId('dts', 24)).toMatch(/^dts_[0-9a-z]{24}$/);
     expect(newOpaqueId('anc')).toMatch(/^anc_[0-9a-z]{16}$/);
   });
@@ -50,7 +52,7 @@ describe('generated identifiers', () => {
       }),
     );
     expect(isApiTokenRecordId(newApiTokenRecordId())).toBe(true);
-    expect(isSubjectId(newSubjectId())).toBe(true);
+    expect(isSubjectId(newSubjectId('DE'))).toBe(true);
   });
 
   it('do not repeat', () => {
@@ -126,5 +128,21 @@ describe('identifier predicates', () => {
         if (r !== undefined) expect(isApplicationId(s) || isFlowId(s)).toBe(true);
       }),
     );
+  });
+});
+
+describe('countryOfSubjectId', () => {
+  it('reads the home country a new person id names, and nothing from anything else', () => {
+    expect(countryOfSubjectId(newSubjectId('US'))).toBe('US');
+    expect(countryOfSubjectId(newSubjectId('de'))).toBe('DE');
+    // An id made before ids named their country: digits where the code would be.
+    expect(countryOfSubjectId('sub_0123456789abcdefghij')).toBeUndefined();
+    for (const other of ['sub_us123', `sub_US${'a'.repeat(18)}`, `dts_us${'a'.repeat(30)}`, `sub_us${'a'.repeat(19)}`, 42, undefined]) {
+      expect(countryOfSubjectId(other)).toBeUndefined();
+    }
+  });
+
+  it('refuses to make an id for anything but a two-letter country code', () => {
+    for (const bad of ['', 'USA', 'u1', 'd']) expect(() => newSubjectId(bad)).toThrow(RangeError);
   });
 });

@@ -3,7 +3,7 @@ import { prefixedRandomString } from './random';
 
 /** Length of the `<hashid>` part of application and flow ids, and the default opaque-id length. */
 export const HASHID_LENGTH = 16;
-/** Length of the random part of `sub_` person ids. */
+/** Length of the opaque part of `sub_` person ids (the home country's code and 18 random characters). */
 export const SUBJECT_ID_LENGTH = 20;
 
 const REGION = '[a-z]{2,8}';
@@ -58,8 +58,31 @@ export const newApiTokenRecordId = (): string => newOpaqueId('api_token');
 /** `req_<16>`: the `request_id` of every answer (made for every request, so its constant prefix is not re-checked). */
 export const newRequestId = (): string => prefixedRandomString('req_', HASHID_LENGTH);
 
-/** `sub_<20>`: the opaque person id returned as `subject.id`. */
-export const newSubjectId = (): string => newOpaqueId('sub', SUBJECT_ID_LENGTH);
+/**
+ * `sub_<cc><18>`: the opaque person id returned as `subject.id`, made in the person's home country,
+ * whose code starts the opaque part (as a session token's does), so that another country can answer
+ * a request naming the id with `wrong_country` without a directory entry for it; the country is what
+ * that answer discloses anyway. Clients must not parse it. 18 characters of [0-9a-z] carry 93 bits
+ * of randomness. (Ids made before the twenty-first session are 20 random characters, and their
+ * directory entries answer for them: see countryOfSubjectId.)
+ */
+export function newSubjectId(country: string): string {
+  if (!/^[A-Za-z]{2}$/.test(country)) throw new RangeError(`country must be two letters, got ${country}`);
+  return prefixedRandomString(`sub_${country.toLowerCase()}`, SUBJECT_ID_LENGTH - 2);
+}
+
+const COUNTRY_OF_SUBJECT_ID = new RegExp(`^sub_([a-z]{2})[0-9a-z]{${SUBJECT_ID_LENGTH - 2}}$`);
+
+/**
+ * The country (`US`) a well-formed person id names in its first two characters; undefined for
+ * anything else. An id made before ids named their country has random characters there, which may
+ * read as a country's code by chance: ask the directory about an id first, and read its country only
+ * when the directory has no entry for it (ids that name their country are never entered).
+ */
+export function countryOfSubjectId(id: unknown): string | undefined {
+  if (typeof id !== 'string') return undefined;
+  return COUNTRY_OF_SUBJECT_ID.exec(id)?.[1]?.toUpperCase();
+}
 
 export function isApplicationId(value: unknown): value is string {
   return typeof value === 'string' && APPLICATION_ID_PATTERN.test(value);
