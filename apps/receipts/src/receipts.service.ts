@@ -5,6 +5,7 @@ import { ServiceDefinition } from '@dcr/service-kit';
 import { ReceiptKeys } from './keys/receipt-keys';
 import { SigningKeyRecord } from './keys/signing-key.entity';
 import { CreateReceipts1764300000000 } from './migrations/1764300000000-create-receipts';
+import { DropUnreadReceiptIndexes1765200000000 } from './migrations/1765200000000-drop-unread-receipt-indexes';
 import { LifecycleFactRecord } from './records/lifecycle-fact.entity';
 import { ReceiptExporter } from './records/receipt-exporter';
 import { ReceiptFreezer } from './records/receipt-freezer';
@@ -25,7 +26,7 @@ export const receiptsService: ServiceDefinition = {
   name: 'receipts',
   schema: 'receipts',
   entities: RECEIPTS_ENTITIES,
-  migrations: [CreateReceipts1764300000000],
+  migrations: [CreateReceipts1764300000000, DropUnreadReceiptIndexes1765200000000],
   module: ReceiptsModule,
   environment: ReceiptsEnvironment,
 };
