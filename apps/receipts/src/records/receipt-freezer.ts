@@ -33,13 +33,6 @@ const FROZEN_ROWS = new JsonRecordset<FrozenRow>([
   { key: 'frozen', read: (row) => row.frozen, type: 'jsonb' },
 ]);
 
-/** Receipts frozen before (a redelivered event). Planned per call (an array of keys). */
-const FROZEN_BEFORE = new PreparedStatement<{ record_id: string }>(
-  'receipts_frozen_before',
-  `SELECT "record_id" FROM "receipts"."receipts" WHERE "record_id" = ANY($1::text[])`,
-  { reusePlan: false },
-);
-
 const INSERT_FROZEN = new PreparedStatement(
   'receipts_insert_frozen',
   `INSERT INTO "receipts"."receipts" ("record_id", "application_id", "source_event_id", "frozen", "frozen_at")
@@ -91,18 +84,19 @@ export class ReceiptFreezer implements OnModuleInit {
   }
 
   /**
-   * The receipts of a batch of decision events: one look for those frozen before (a redelivery),
-   * one insert for the rest.
+   * The receipts of a batch of decision events, in one insert. A redelivered event's receipt is
+   * frozen again and not inserted (the record's receipt is there already: the primary key's
+   * conflict), so nothing frozen is ever rewritten; redeliveries are rare, and looking each batch up
+   * first cost every batch a statement and a round trip (docs/performance.md, twenty-first session).
    */
   private async freezeAll(events: ReceiptEventInput[]): Promise<number> {
     if (events.length === 0) return 0;
-    const known = await FROZEN_BEFORE.rows(this.dataSource, [events.map((event) => event.data.record_id as string)]);
-    const skip = new Set(known.map((row) => row.record_id));
+    const seen = new Set<string>();
     const rows: FrozenRow[] = [];
     for (const event of events) {
       const recordId = event.data.record_id as string;
-      if (skip.has(recordId)) continue;
-      skip.add(recordId);
+      if (seen.has(recordId)) continue;
+      seen.add(recordId);
       rows.push({ recordId, applicationId: event.application_id, eventId: event.id, frozen: await this.frozenReceipt(event, recordId) });
     }
     if (rows.length === 0) return 0;

@@ -1,0 +1,92 @@
+import 'reflect-metadata';
+import { FLOWS_GET, GATEWAY_APPLICATION_IDENTITY, ReceiptEventInput } from '@dcr/contracts';
+import { normaliseFlowTerms } from '@dcr/domain';
+import { ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
+import { CountryClient } from '@dcr/transport';
+import { defer } from 'rxjs';
+import { ReceiptFreezer } from '../src/records/receipt-freezer';
+import { receiptsService } from '../src/receipts.service';
+
+const APPLICATION_ID = 'tp_dev_0123456789abcdef';
+const FLOW_ID = 'flw_dev_fedcba9876543210';
+const TERMS = normaliseFlowTerms({
+  name: 'Newsletter sign-up',
+  pattern: 'standard',
+  purposes: ['newsletter'],
+  purpose_definitions: { newsletter: { label: 'Send me the newsletter', basis: 'consent', mechanism: 'explicit' } },
+  locale: 'en-GB',
+  title: 'Stay in touch',
+  consent_duration: 'P1Y',
+});
+
+/** A Record API decision event for one record. */
+function granted(eventId: string, recordId: string): ReceiptEventInput {
+  return {
+    id: eventId,
+    type: 'consent.granted',
+    application_id: APPLICATION_ID,
+    occurred_at: '2026-11-24T10:00:00.000Z',
+    data: {
+      kind: 'consent',
+      record_id: recordId,
+      flow_id: FLOW_ID,
+      flow_version: 1,
+      subject: { id: 'sub_us0123456789abcdefgh' },
+      outcome: 'granted',
+      purposes: { newsletter: 'granted' },
+      channel: 'controller_attested',
+      captured_at: '2026-11-24T09:59:59.000Z',
+      recorded_at: '2026-11-24T10:00:00.000Z',
+    },
+  };
+}
+
+/**
+ * ReceiptFreezer against the real PostgreSQL: a batch of decision events becomes receipts in one
+ * insert, and an event delivered again (a relay that crashed before deleting its outbox rows) freezes
+ * nothing new and rewrites nothing.
+ */
+describe('ReceiptFreezer', () => {
+  let database: MigratedServiceDatabase;
+  let freezer: ReceiptFreezer;
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(receiptsService, 'receipt_freezer');
+    const own = {
+      send: (pattern: string) =>
+        defer(async () => {
+          if (pattern === FLOWS_GET) return { id: FLOW_ID, version: 1, terms: TERMS };
+          if (pattern === GATEWAY_APPLICATION_IDENTITY) return { id: APPLICATION_ID, name: 'Acme' };
+          throw new Error(`unexpected ${pattern}`);
+        }),
+    };
+    const context = { env: { COUNTRY: 'US', PUBLIC_BASE_URL: 'http://127.0.0.1:1' } } as unknown as ServiceContext;
+    freezer = new ReceiptFreezer(database.dataSource, new ServiceClients(own as unknown as CountryClient, new Map()), context);
+    freezer.onModuleInit();
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  const stored = async (recordIds: string[]) =>
+    database.dataSource.query(`SELECT "record_id", "source_event_id", "frozen", "frozen_at" FROM "receipts"."receipts" WHERE "record_id" = ANY($1) ORDER BY "record_id"`, [recordIds]);
+
+  it('freezes one receipt per record of a batch, and nothing again for a redelivered event', async () => {
+    const first = [granted('evt_aaaaaaaaaaaaaaaaaaa1', 'rec_us_redelivered_1'), granted('evt_aaaaaaaaaaaaaaaaaaa2', 'rec_us_redelivered_2')];
+    expect(await freezer.ingest(first)).toEqual({ frozen: 2, lifecycle: 0 });
+    const before = await stored(['rec_us_redelivered_1', 'rec_us_redelivered_2']);
+    expect(before.map((row: { source_event_id: string }) => row.source_event_id)).toEqual(['evt_aaaaaaaaaaaaaaaaaaa1', 'evt_aaaaaaaaaaaaaaaaaaa2']);
+    expect(before[0].frozen.party_identification[0].party_name).toBe('Acme');
+
+    // Delivered again with a new record (the relay's next batch, the first event twice in it): the
+    // earlier receipts stay as they were frozen (same time stamp), the new record gets its own.
+    const again = [...first, granted('evt_aaaaaaaaaaaaaaaaaaa3', 'rec_us_redelivered_3'), granted('evt_aaaaaaaaaaaaaaaaaaa1', 'rec_us_redelivered_1')];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await freezer.ingest(again)).toEqual({ frozen: 1, lifecycle: 0 });
+    const after = await stored(['rec_us_redelivered_1', 'rec_us_redelivered_2', 'rec_us_redelivered_3']);
+    expect(after.slice(0, 2)).toEqual(before);
+    expect(after[2]).toMatchObject({ record_id: 'rec_us_redelivered_3', source_event_id: 'evt_aaaaaaaaaaaaaaaaaaa3' });
+  });
+});
