@@ -5,9 +5,10 @@
  * process used (/proc/<pid>/stat, Linux) is divided by that count. A backend's own CPU, unlike
  * throughput on a shared host, barely moves with what else the machine is doing.
  *
- * Kinds, each on batches of `--people` new people as the Record API registers them (an e-mail
- * address and the id made for the person: two references each), committed on their own as the
- * service commits them:
+ * Kinds, each on batches of `--people` new people as the Record API registered them until the
+ * twenty-first session (an e-mail address and the id made for the person: two references each;
+ * since then a person's id names its home country and only the address is registered), committed
+ * on their own as the service commits them:
  * - register_many: the general registration (any number of references per person, each looked
  *   up), planned per call: how the Record API's people were registered until the sixteenth session;
  * - insert_new_people: the e-mail address inserted unless known, the id with it, a kept plan;
