@@ -10,12 +10,13 @@ import { CreateFormConnections1764600000000 } from './migrations/1764600000000-c
 import { AddCaptureRendering1764700000000 } from './migrations/1764700000000-add-capture-rendering';
 import { CreatePreviewTemplates1764800000000 } from './migrations/1764800000000-create-preview-templates';
 import { OutboxDeletesRelayedRows1765000000000 } from './migrations/1765000000000-outbox-deletes-relayed-rows';
+import { OutboxRelaysByEventId1765300000000 } from './migrations/1765300000000-outbox-relays-by-event-id';
 
 export const decisionsService: ServiceDefinition = {
   name: 'decisions',
   schema: 'decisions',
   entities: DECISIONS_ENTITIES,
-  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000, NarrowSessionIndexes1764900000000, OutboxDeletesRelayedRows1765000000000],
+  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000, NarrowSessionIndexes1764900000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000],
   module: DecisionsModule,
   environment: DecisionsEnvironment,
 };

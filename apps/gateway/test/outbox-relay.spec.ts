@@ -38,7 +38,7 @@ describe('OutboxRelay on the gateway outbox', () => {
     await database?.close();
   });
 
-  const rowsLeft = async () => (await dataSource.query(`SELECT "id" FROM "gateway"."outbox" ORDER BY "occurred_at"`)).map((row: { id: string }) => row.id);
+  const rowsLeft = async () => (await dataSource.query(`SELECT "id" FROM "gateway"."outbox" ORDER BY "id"`)).map((row: { id: string }) => row.id);
 
   async function until(check: () => Promise<boolean>): Promise<void> {
     for (let i = 0; i < 200; i++) {
@@ -58,12 +58,12 @@ describe('OutboxRelay on the gateway outbox', () => {
         data: { api_token_id: `api_token_${i}`, actor: { type: 'operator' } },
       }),
     );
-    // Written in reverse: the relay sends them by occurrence, not by insertion.
+    // Written in reverse: the relay sends them in the order they were made (their ids, newEventId), not by insertion.
     await dataSource.transaction((manager) => insertOutboxRows(manager, [...rows].reverse()));
     return rows.map((row) => row.id);
   }
 
-  it('sends the rows to the trail in order of occurrence, then deletes them', async () => {
+  it('sends the rows to the trail in the order they were made, then deletes them', async () => {
     appended.length = 0;
     answer = () => of({ entries: [] });
     const ids = await writeEvents(3);

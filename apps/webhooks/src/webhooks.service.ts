@@ -10,6 +10,7 @@ import { DeliveryQueue } from './deliveries/delivery-queue';
 import { HttpSender } from './deliveries/http-sender';
 import { CreateWebhooks1764200000000 } from './migrations/1764200000000-create-webhooks';
 import { OutboxDeletesRelayedRows1765000000000 } from './migrations/1765000000000-outbox-deletes-relayed-rows';
+import { OutboxRelaysByEventId1765300000000 } from './migrations/1765300000000-outbox-relays-by-event-id';
 import { WebhookSubscription } from './subscriptions/subscription.entity';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
 import { WebhooksController } from './webhooks.controller';
@@ -30,7 +31,7 @@ export const webhooksService: ServiceDefinition = {
   name: 'webhooks',
   schema: 'webhooks',
   entities: WEBHOOKS_ENTITIES,
-  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000],
+  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000],
   module: WebhooksModule,
   environment: WebhooksEnvironment,
 };

@@ -17,6 +17,7 @@ describe('@dcr/domain', () => {
       'isApiTokenRecordId',
       'isSubjectId',
       'countryOfSubjectId',
+      'newEventId',
       'regionOf',
       'generateApiToken',
       'generatePublishableKey',

@@ -13,6 +13,7 @@ import {
   newRequestId,
   newSubjectId,
   countryOfSubjectId,
+  newEventId,
   regionOf,
 } from './identifiers';
 
@@ -144,5 +145,31 @@ describe('countryOfSubjectId', () => {
 
   it('refuses to make an id for anything but a two-letter country code', () => {
     for (const bad of ['', 'USA', 'u1', 'd']) expect(() => newSubjectId(bad)).toThrow(RangeError);
+  });
+});
+
+describe('newEventId', () => {
+  it('is evt_ and 20 characters that sort as the ids were made: by millisecond, then by a counter within it', () => {
+    const at = Date.UTC(2026, 10, 24, 14, 0, 0);
+    const ids = [newEventId(at), newEventId(at), newEventId(at), newEventId(at + 1), newEventId(at + 1), newEventId(at + 1000)];
+    for (const id of ids) expect(id).toMatch(/^evt_[0-9a-z]{20}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0].slice(4, 13)).toBe(at.toString(36).padStart(9, '0'));
+  });
+
+  it('keeps sorting after the last id when the clock steps back, and past a full millisecond', () => {
+    const at = Date.UTC(2027, 0, 1);
+    const before = newEventId(at);
+    const afterStep = newEventId(at - 5000);
+    expect(afterStep > before).toBe(true);
+    let last = afterStep;
+    for (let i = 0; i < 36 ** 3 + 5; i++) {
+      const next = newEventId(at);
+      expect(next > last).toBe(true);
+      last = next;
+    }
+    // The counter ran out within the millisecond: the ids went on from the next one.
+    expect(last.slice(4, 13)).toBe((at + 1).toString(36).padStart(9, '0'));
   });
 });

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * A fact a service owes the rest of the system (the audit trail, webhooks). Written in the same
@@ -7,8 +7,8 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  * events not yet relayed, and delivery is at least once (OutboxRelay).
  */
 @Entity({ name: 'outbox' })
-@Index('IX_outbox_occurred_at', ['occurredAt'])
 export class OutboxEvent {
+  /** `newEventId`: ordered by the time the event was made, which is the order the relay takes rows in. */
   @PrimaryColumn({ type: 'text' })
   id: string;
 

@@ -25,3 +25,23 @@ export function outboxDeletesRelayedRows(schema: string): new () => MigrationInt
     }
   };
 }
+
+/**
+ * The relay takes rows in the order of their ids, which start with the time the event was made
+ * (newEventId), through the primary key: the index on `occurred_at` goes, one index insertion fewer
+ * for every event (docs/performance.md, twenty-first session). Rows written before this migration
+ * have random ids and are relayed in no particular order among the new ones, once.
+ */
+export function outboxRelaysByEventId(schema: string): new () => MigrationInterface {
+  return class OutboxRelaysByEventId1765300000000 implements MigrationInterface {
+    name = 'OutboxRelaysByEventId1765300000000';
+
+    async up(runner: QueryRunner): Promise<void> {
+      await runner.query(`DROP INDEX "${schema}"."IX_outbox_occurred_at"`);
+    }
+
+    async down(runner: QueryRunner): Promise<void> {
+      await runner.query(`CREATE INDEX "IX_outbox_occurred_at" ON "${schema}"."outbox" ("occurred_at")`);
+    }
+  };
+}

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
-import { newOpaqueId } from '@dcr/domain';
+import { newEventId } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
@@ -19,7 +19,7 @@ export interface NewOutboxEvent {
 /** The outbox row of an event, not yet relayed. */
 export function outboxRow(event: NewOutboxEvent): OutboxEvent {
   return Object.assign(new OutboxEvent(), {
-    id: newOpaqueId('evt', 20),
+    id: newEventId(),
     type: event.type,
     applicationId: event.applicationId,
     internal: event.internal ?? false,
@@ -103,7 +103,8 @@ function outboxStatements(dataSource: DataSource): ReturnType<typeof createOutbo
 /**
  * The outbox's statements on one service's table, prepared: every state change writes a row, the
  * relay claims and deletes rows for every batch, and its sweep claims every second. Claiming takes
- * the oldest rows and skips rows another replica holds.
+ * the oldest rows (by id: an event's id starts with the time it was made, see newEventId) and skips
+ * rows another replica holds.
  */
 function createOutboxStatements(dataSource: DataSource) {
   const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
@@ -114,7 +115,7 @@ function createOutboxStatements(dataSource: DataSource) {
     // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
     // from a nearly empty table (a sequential scan is cheapest there, even for the deletion by
     // primary key) would scan all of a large one (PreparedStatement's reusePlan).
-    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} ORDER BY "occurred_at" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
+    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} ORDER BY "id" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
       reusePlan: false,
     }),
     remove: new PreparedStatement(`${prefix}_remove`, `DELETE FROM ${table} WHERE "id" = ANY($1::text[])`, { reusePlan: false }),
