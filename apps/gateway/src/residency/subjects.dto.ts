@@ -28,7 +28,7 @@ export class FindSubjectQueryDto {
 }
 
 export class SubjectDto {
-  @ApiProperty({ example: 'sub_0123456789abcdefghij' }) id: string;
+  @ApiProperty({ example: 'sub_us0123456789abcdefgh', description: 'Opaque; made in the home country, whose code it starts with' }) id: string;
   @ApiProperty() application_id: string;
   @ApiProperty({ example: 'US', description: 'The country that holds this person’s data' }) home_country: string;
   @ApiProperty({ nullable: true, type: String }) email: string | null;
