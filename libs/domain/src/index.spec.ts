@@ -18,6 +18,7 @@ describe('@dcr/domain', () => {
       'isSubjectId',
       'countryOfSubjectId',
       'newEventId',
+      'homeOfSubject',
       'regionOf',
       'generateApiToken',
       'generatePublishableKey',

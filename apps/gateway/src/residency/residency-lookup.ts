@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LocateReply, LocateRequest, RESIDENCY_LOCATE } from '@dcr/contracts';
-import { countryOfSubjectId, subjectReference, wrongCountry } from '@dcr/domain';
+import { homeOfSubject, subjectReference, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 
@@ -9,10 +9,8 @@ export type SubjectAddress = { subject_id: string } | { external_id: string } | 
 /**
  * Asks the residency-router where a subject-addressed resource lives. Only the keyed reference
  * leaves the gateway; a resource homed elsewhere is refused with `wrong_country` and its home
- * country, and nothing else. A person's id has no directory entry unless it was made before ids
- * named their home country (newSubjectId): the directory is asked first, and without an entry the
- * id's own country answers (a peer's: `wrong_country`; this one's: here, where the person is found
- * or not; anything else: unknown).
+ * country, and nothing else. Which country that is: `homeOfSubject` (the directory's entry, else the
+ * country a person's id names).
  */
 @Injectable()
 export class ResidencyLookup {
@@ -29,8 +27,7 @@ export class ResidencyLookup {
       this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [reference] }),
     );
     const { COUNTRY, PEER_COUNTRIES } = this.context.env;
-    const named = !entry && kind === 'subject_id' ? countryOfSubjectId(value) : undefined;
-    const home = entry?.home_country ?? (named === COUNTRY || PEER_COUNTRIES.includes(named ?? '') ? named : undefined);
+    const home = homeOfSubject(entry?.home_country, kind, value, [COUNTRY, ...PEER_COUNTRIES]);
     if (home === undefined) return 'unknown';
     if (home !== COUNTRY) throw wrongCountry(home);
     return 'here';

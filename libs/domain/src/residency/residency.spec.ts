@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
-import { isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
+import { newSubjectId } from '../identifiers';
+import { homeOfSubject, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -97,5 +98,25 @@ describe('country codes', () => {
         }
       }),
     );
+  });
+});
+
+describe('homeOfSubject', () => {
+  const deployment = ['US', 'DE'];
+
+  it("answers the directory's entry first, whatever the address", () => {
+    expect(homeOfSubject('DE', 'email', 'ada@example.com', deployment)).toBe('DE');
+    // An id made before ids named their country, whose characters read as US: its entry says DE.
+    expect(homeOfSubject('DE', 'subject_id', `sub_us${'0'.repeat(18)}`, deployment)).toBe('DE');
+  });
+
+  it("answers, without an entry, the country a person's id names when the deployment has it", () => {
+    expect(homeOfSubject(undefined, 'subject_id', newSubjectId('DE'), deployment)).toBe('DE');
+    expect(homeOfSubject(undefined, 'subject_id', newSubjectId('US'), deployment)).toBe('US');
+    expect(homeOfSubject(undefined, 'subject_id', newSubjectId('FR'), deployment)).toBeUndefined();
+    expect(homeOfSubject(undefined, 'subject_id', 'sub_0123456789abcdefghij', deployment)).toBeUndefined();
+    // Only a person's id names a country: an e-mail address or external id without an entry is unknown.
+    expect(homeOfSubject(undefined, 'external_id', `sub_de${'a'.repeat(18)}`, deployment)).toBeUndefined();
+    expect(homeOfSubject(undefined, 'email', 'de@example.com', deployment)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { DomainError } from '../errors';
+import { countryOfSubjectId } from '../identifiers';
 
 export type SubjectReferenceKind = 'external_id' | 'email' | 'subject_id';
 
@@ -66,4 +67,18 @@ export function normaliseCountry(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const code = value.trim().toUpperCase();
   return isCountryCode(code) ? code : undefined;
+}
+
+/**
+ * The home country of a subject-addressed request: the directory's entry for its reference when
+ * there is one (`entryHome`); else, for a person's id, the country the id names (newSubjectId) when
+ * it is one of the deployment's `countries`; else none (an unknown person, a plain 404). The entry
+ * comes first because ids made before ids named their country are random, and may read as a
+ * country's code by chance; their entries answer for them.
+ */
+export function homeOfSubject(entryHome: string | undefined, kind: SubjectReferenceKind, value: string, countries: readonly string[]): string | undefined {
+  if (entryHome !== undefined) return entryHome;
+  if (kind !== 'subject_id') return undefined;
+  const named = countryOfSubjectId(value);
+  return named !== undefined && countries.includes(named) ? named : undefined;
 }
