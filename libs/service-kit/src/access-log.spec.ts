@@ -98,6 +98,35 @@ describe('AccessLog', () => {
     expect(lines.map((chunk) => chunk.split('\n').filter(Boolean).length)).toEqual([3, 1]);
   });
 
+  it('keeps each line its own method, URL and route when routes alternate', () => {
+    const { lines, destination } = capture();
+    const log = new AccessLog(createLogger({ service: 'gateway', country: 'US', destination }));
+    const answered = [
+      entry({ requestId: 'req_1' }),
+      entry({ requestId: 'req_2', method: 'POST', url: '/api/v1/decisions', route: '/api/v1/decisions', status: 201 }),
+      entry({ requestId: 'req_3' }),
+      entry({ requestId: 'req_4', url: '/api/v1/decisions/dec_1', route: '/api/v1/decisions/:id' }),
+      entry({ requestId: 'req_5', url: '/api/v1/decisions/dec_2', route: '/api/v1/decisions/:id' }),
+    ];
+    for (const e of answered) log.write(e);
+    log.flush();
+    expect(lines[0].split('\n').filter(Boolean).map((line) => JSON.parse(line))).toEqual(
+      answered.map((e) => expect.objectContaining({ request_id: e.requestId, method: e.method, url: e.url, route: e.route, status: e.status })),
+    );
+  });
+
+  it('sends a line longer than the whole buffer on its own, after the lines held before it', () => {
+    const { lines, destination } = capture();
+    const log = new AccessLog(createLogger({ service: 'gateway', country: 'US', destination }), { flushBytes: 600 });
+    const long = `/api/v1/${'é'.repeat(3000)}`;
+    log.write(entry({ requestId: 'req_before' }));
+    log.write(entry({ requestId: 'req_long', url: long, route: 'unmatched', status: 404 }));
+    log.write(entry({ requestId: 'req_after' }));
+    log.flush();
+    expect(lines.map((chunk) => chunk.split('\n').filter(Boolean).map((line) => JSON.parse(line).request_id))).toEqual([['req_before'], ['req_long'], ['req_after']]);
+    expect(JSON.parse(lines[1]).url).toBe(long);
+  });
+
   it('goes through pino when the destination routes lines by level (a multistream)', () => {
     const info = capture();
     const errors = capture();
