@@ -10,6 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
 const { performance } = require('node:perf_hooks');
+const { MEMORY_NODE_FLAGS } = require('@dcr/service-kit');
 
 const ROOT = path.resolve(__dirname, '..');
 const RESULTS_DIR = path.join(__dirname, 'results');
@@ -109,7 +110,7 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
   };
   const script = mode === 'distributed' ? 'tools/dev/start-distributed.js' : 'tools/dev/start-embedded.js';
   // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
-  const flags = mode === 'embedded' ? ['--max-semi-space-size=64', '--heap-growing-percent=300', '--expose-gc', ...nodeFlags] : nodeFlags;
+  const flags = mode === 'embedded' ? ['--max-semi-space-size=64', '--heap-growing-percent=300', ...MEMORY_NODE_FLAGS, ...nodeFlags] : nodeFlags;
   // On any benchmark (embedded only): `--cpu-prof <dir>`, a V8 CPU profile of the service written
   // when it stops; `--sql-trace <file>`, bench/sql-trace.js preloaded to count its SQL statements.
   const profileDir = option('cpu-prof');

@@ -10,9 +10,14 @@ case "$SERVICE" in
     exit 64
     ;;
 esac
-# --expose-gc: a quiet service gives start-up's and bursts' garbage back (reclaimMemoryWhenIdle).
+# The memory flags (MEMORY_NODE_FLAGS, libs/service-kit/src/idle-memory.ts): a quiet service gives
+# start-up's and bursts' garbage back (reclaimMemoryWhenIdle) without losing the maps of its
+# optimised code, which V8's own idle collections would drop.
+MEMORY_FLAGS="--expose-gc --retain-maps-for-n-gc=10000 --no-memory-reducer"
 # The gateway takes every request: a larger young generation means fewer scavenges under load.
 if [ "$SERVICE" = gateway ]; then
-  exec node --expose-gc --max-semi-space-size=64 "/app/apps/$SERVICE/dist/main.js" "$@"
+  # shellcheck disable=SC2086
+  exec node $MEMORY_FLAGS --max-semi-space-size=64 "/app/apps/$SERVICE/dist/main.js" "$@"
 fi
-exec node --expose-gc "/app/apps/$SERVICE/dist/main.js" "$@"
+# shellcheck disable=SC2086
+exec node $MEMORY_FLAGS "/app/apps/$SERVICE/dist/main.js" "$@"

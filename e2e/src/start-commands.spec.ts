@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { dropDatabase } from '@dcr/persistence';
+import { MEMORY_NODE_FLAGS } from '@dcr/service-kit';
 import { testNatsUrl, testServerUrl, uniquePrefix } from '@dcr/testing';
 import { http } from '../support/country-harness';
 import { freePort, launch, REPO_ROOT } from '../support/processes';
@@ -29,6 +31,18 @@ describe('start commands', () => {
       endpoints: Record<string, string>;
     };
   }
+
+  it('npm start and the image start Node with the memory flags that reclaimMemoryWhenIdle needs', () => {
+    const start = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string;
+    const entrypoint = readFileSync(path.join(REPO_ROOT, 'deploy', 'docker-entrypoint.sh'), 'utf8');
+    const imageFlags = /^MEMORY_FLAGS="([^"]*)"$/m.exec(entrypoint)?.[1].split(' ');
+    for (const flag of MEMORY_NODE_FLAGS) {
+      expect(start.split(' ')).toContain(flag);
+      expect(imageFlags).toContain(flag);
+    }
+    // Both of the image's start lines (the gateway's and the other services').
+    expect(entrypoint.match(/^\s*exec node \$MEMORY_FLAGS /gm)).toHaveLength(2);
+  });
 
   it('npm start: the embedded default serves US and DE and keeps its data across restarts', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-embedded-'));
@@ -94,6 +108,13 @@ describe('start commands', () => {
     try {
       await started.waitForOutput('stop with Ctrl-C', 120000);
       expect(started.output()).toContain('16 processes');
+      // Every service process runs with the memory flags (MEMORY_NODE_FLAGS).
+      const services = execFileSync('ps', ['-o', 'pid=', '--ppid', String(started.child.pid)], { encoding: 'utf8' }).split('\n').filter((line) => line.trim());
+      expect(services).toHaveLength(16);
+      for (const pid of services) {
+        const argv = readFileSync(`/proc/${pid.trim()}/cmdline`, 'utf8').split('\0');
+        expect(argv).toEqual(expect.arrayContaining([...MEMORY_NODE_FLAGS]));
+      }
       const { api_token: token, application_id: app, endpoints } = credentialsIn(dataDir);
 
       // gateway (DE) → decisions (DE) → residency-router (DE) over NATS, then the directory entry

@@ -7,6 +7,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { countryDatabaseUrl, ensureDatabase } = require('@dcr/persistence');
+const { MEMORY_NODE_FLAGS } = require('@dcr/service-kit');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
 const { seedDevelopment, printEndpoints, waitFor } = require('./seed');
 
@@ -16,8 +17,9 @@ const DEFAULT_PORTS = { US: 3001, DE: 3002 };
 const ROOT = path.resolve(__dirname, '../..');
 // The gateway takes every request: a larger young generation means fewer scavenges under load
 // (see docs/performance.md). The other services keep Node's default, which idles smaller.
-// Every service: --expose-gc lets it give start-up's and bursts' garbage back once quiet (reclaimMemoryWhenIdle).
-const NODE_FLAGS = ['--expose-gc'];
+// Every service: the memory flags of reclaimMemoryWhenIdle (collections asked for once quiet, and the
+// maps of optimised code kept through them; see MEMORY_NODE_FLAGS).
+const NODE_FLAGS = [...MEMORY_NODE_FLAGS];
 const GATEWAY_NODE_FLAGS = [...NODE_FLAGS, '--max-semi-space-size=64'];
 
 function required(name) {

@@ -1,4 +1,4 @@
-import { reclaimMemoryWhenIdle } from './idle-memory';
+import { MEMORY_NODE_FLAGS, reclaimMemoryWhenIdle } from './idle-memory';
 
 const MiB = 1024 * 1024;
 
@@ -8,7 +8,13 @@ function simulated(heapTotal: number, shrinkTo?: number) {
   const collect = jest.fn(() => {
     if (shrinkTo !== undefined) state.heapTotal = Math.min(state.heapTotal, shrinkTo);
   });
-  const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000, collect, heap: () => ({ heapUsed: state.heapUsed, heapTotal: state.heapTotal }), busyShare: () => state.busy });
+  const stop = reclaimMemoryWhenIdle({
+    checkEveryMs: 1000,
+    collect,
+    heap: () => ({ heapUsed: state.heapUsed, heapTotal: state.heapTotal }),
+    busyShare: () => state.busy,
+    nodeFlags: MEMORY_NODE_FLAGS,
+  });
   const periods = (n: number) => jest.advanceTimersByTime(n * 1000);
   return { state, collect, stop, periods };
 }
@@ -19,9 +25,24 @@ describe('reclaimMemoryWhenIdle', () => {
 
   it('does nothing when collections cannot be asked for (no --expose-gc)', () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
-    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000 });
-    jest.advanceTimersByTime(5000);
+    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000, nodeFlags: MEMORY_NODE_FLAGS });
+    expect(jest.getTimerCount()).toBe(0);
     stop();
+  });
+
+  it("does nothing when the process keeps its maps for V8's default two collections only", () => {
+    const collect = jest.fn();
+    const heap = () => ({ heapUsed: 10 * MiB, heapTotal: 60 * MiB });
+    const stop = reclaimMemoryWhenIdle({ checkEveryMs: 1000, collect, heap, busyShare: () => 0, nodeFlags: ['--expose-gc', '--max-semi-space-size=64'] });
+    jest.advanceTimersByTime(10_000);
+    expect(collect).not.toHaveBeenCalled();
+    expect(jest.getTimerCount()).toBe(0);
+    stop();
+    // The flag in either spelling V8 takes.
+    const stopAgain = reclaimMemoryWhenIdle({ checkEveryMs: 1000, collect, heap, busyShare: () => 0, nodeFlags: ['--expose-gc', '--retain_maps_for_n_gc=64'] });
+    jest.advanceTimersByTime(1000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    stopAgain();
   });
 
   it('never collects while busy; after start-up, collects each quiet period until the heap shrinks, at most eight times', () => {

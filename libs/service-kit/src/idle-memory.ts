@@ -8,6 +8,24 @@ const GROWTH_BYTES = 4 * 1024 * 1024;
 const SHRINK_ATTEMPTS = 8;
 /** Within this of the smallest heap seen after a collection, the heap counts as compact. */
 const COMPACT_SLACK_BYTES = 2 * 1024 * 1024;
+/**
+ * The Node.js flags every service process starts with (`npm start`, `npm run start:distributed`,
+ * the image's entrypoint; a test holds them to this list), for its memory:
+ * - `--expose-gc`: reclaimMemoryWhenIdle may ask for full collections;
+ * - `--retain-maps-for-n-gc=10000`: the maps (hidden classes) that optimised code depends on outlive
+ *   10,000 old-generation collections after their last use instead of V8's two. A quiet stretch runs
+ *   several collections with nothing in use; with V8's default the maps of the hot paths (Node's own
+ *   request, stream and `nextTick` objects among them) died in them, the same code made new ones,
+ *   and it stayed about a fifth slower for the rest of the process's life (a plain Node.js HTTP
+ *   server: about 104,000 requests/s before, 79,000 after two quiet stretches; the gateway's
+ *   `GET /api/v1/me`: about 60,000 and 49,000; `node bench/forced-gc.js`, docs/performance.md,
+ *   twenty-third session). The maps kept are those optimised code names, a bounded set. The count
+ *   must be given at start: V8 gives a map its count when optimised code first names it.
+ * - `--no-memory-reducer`: V8's own collections for an idle heap keep no maps at all, with the same
+ *   effect after a quiet minute (the same figures); reclaimMemoryWhenIdle gives the memory back
+ *   instead.
+ */
+export const MEMORY_NODE_FLAGS: readonly string[] = ['--expose-gc', '--retain-maps-for-n-gc=10000', '--no-memory-reducer'];
 
 export interface IdleMemoryOptions {
   checkEveryMs?: number;
@@ -17,6 +35,8 @@ export interface IdleMemoryOptions {
   heap?: () => { heapUsed: number; heapTotal: number };
   /** The busy share of the check period just ended (default: the event loop's utilization). */
   busyShare?: () => number;
+  /** The flags the process was started with (default: its exec arguments and NODE_OPTIONS). */
+  nodeFlags?: readonly string[];
 }
 
 /** The event loop's utilization since the previous call. */
@@ -40,11 +60,15 @@ function eventLoopBusyShare(): () => number {
  * it still estimates a high allocation rate, so the first collections after work often give nothing
  * back), and again whenever the heap has grown by 4 MiB since the last one (a poller's slow garbage).
  * Each is a pause of a few tens of milliseconds, taken only when nothing is waiting; busy periods
- * never collect. Without `--expose-gc` this does nothing. Answers a function that stops it.
+ * never collect. Without `--expose-gc`, and without `--retain-maps-for-n-gc` (see MEMORY_NODE_FLAGS:
+ * a process whose maps die in these collections is left slower by them), this does nothing.
+ * Answers a function that stops it.
  */
 export function reclaimMemoryWhenIdle(options: IdleMemoryOptions = {}): () => void {
   const { checkEveryMs = 5_000, collect = (globalThis as { gc?: () => void }).gc, heap = () => process.memoryUsage() } = options;
   if (typeof collect !== 'function') return () => undefined;
+  const nodeFlags = options.nodeFlags ?? [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  if (!nodeFlags.some((flag) => /^--retain[-_]maps[-_]for[-_]n[-_]gc=/.test(flag))) return () => undefined;
   const busyShare = options.busyShare ?? eventLoopBusyShare();
   let busy = true;
   let attempts = 0;
