@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { dropDatabase } from '@dcr/persistence';
-import { MEMORY_NODE_FLAGS } from '@dcr/service-kit';
+import { GATEWAY_MEMORY_NODE_FLAGS, MEMORY_NODE_FLAGS } from '@dcr/service-kit';
 import { testNatsUrl, testServerUrl, uniquePrefix } from '@dcr/testing';
 import { http } from '../support/country-harness';
 import { freePort, launch, REPO_ROOT } from '../support/processes';
@@ -36,12 +36,13 @@ describe('start commands', () => {
     const start = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string;
     const entrypoint = readFileSync(path.join(REPO_ROOT, 'deploy', 'docker-entrypoint.sh'), 'utf8');
     const imageFlags = /^MEMORY_FLAGS="([^"]*)"$/m.exec(entrypoint)?.[1].split(' ');
-    for (const flag of MEMORY_NODE_FLAGS) {
-      expect(start.split(' ')).toContain(flag);
-      expect(imageFlags).toContain(flag);
-    }
-    // Both of the image's start lines (the gateway's and the other services').
-    expect(entrypoint.match(/^\s*exec node \$MEMORY_FLAGS /gm)).toHaveLength(2);
+    const imageGatewayFlags = /^GATEWAY_MEMORY_FLAGS="([^"]*)"$/m.exec(entrypoint)?.[1].split(' ');
+    for (const flag of MEMORY_NODE_FLAGS) expect(start.split(' ')).toContain(flag);
+    expect(imageFlags).toEqual(MEMORY_NODE_FLAGS);
+    expect(imageGatewayFlags).toEqual(GATEWAY_MEMORY_NODE_FLAGS);
+    // The image's two start lines: the gateway's, and the other services'.
+    expect(entrypoint.match(/^\s*exec node \$GATEWAY_MEMORY_FLAGS /gm)).toHaveLength(1);
+    expect(entrypoint.match(/^\s*exec node \$MEMORY_FLAGS /gm)).toHaveLength(1);
   });
 
   it('npm start: the embedded default serves US and DE and keeps its data across restarts', async () => {
@@ -108,12 +109,16 @@ describe('start commands', () => {
     try {
       await started.waitForOutput('stop with Ctrl-C', 120000);
       expect(started.output()).toContain('16 processes');
-      // Every service process runs with the memory flags (MEMORY_NODE_FLAGS).
+      // Every service process runs with the memory flags: MEMORY_NODE_FLAGS, or the gateway's.
       const services = execFileSync('ps', ['-o', 'pid=', '--ppid', String(started.child.pid)], { encoding: 'utf8' }).split('\n').filter((line) => line.trim());
       expect(services).toHaveLength(16);
-      for (const pid of services) {
-        const argv = readFileSync(`/proc/${pid.trim()}/cmdline`, 'utf8').split('\0');
-        expect(argv).toEqual(expect.arrayContaining([...MEMORY_NODE_FLAGS]));
+      const argvs = services.map((pid) => readFileSync(`/proc/${pid.trim()}/cmdline`, 'utf8').split('\0'));
+      const gateways = argvs.filter((argv) => argv.some((arg) => arg.endsWith(path.join('apps', 'gateway', 'dist', 'main.js'))));
+      expect(gateways).toHaveLength(2);
+      for (const argv of argvs) {
+        const gateway = gateways.includes(argv);
+        expect(argv).toEqual(expect.arrayContaining([...(gateway ? GATEWAY_MEMORY_NODE_FLAGS : MEMORY_NODE_FLAGS)]));
+        expect(argv.includes('--expose-gc')).toBe(!gateway);
       }
       const { api_token: token, application_id: app, endpoints } = credentialsIn(dataDir);
 

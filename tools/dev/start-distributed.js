@@ -7,7 +7,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { countryDatabaseUrl, ensureDatabase } = require('@dcr/persistence');
-const { MEMORY_NODE_FLAGS } = require('@dcr/service-kit');
+const { GATEWAY_MEMORY_NODE_FLAGS, MEMORY_NODE_FLAGS } = require('@dcr/service-kit');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
 const { seedDevelopment, printEndpoints, waitFor } = require('./seed');
 
@@ -18,9 +18,10 @@ const ROOT = path.resolve(__dirname, '../..');
 // The gateway takes every request: a larger young generation means fewer scavenges under load
 // (see docs/performance.md). The other services keep Node's default, which idles smaller.
 // Every service: the memory flags of reclaimMemoryWhenIdle (collections asked for once quiet, and the
-// maps of optimised code kept through them; see MEMORY_NODE_FLAGS).
+// maps of optimised code kept through them; see MEMORY_NODE_FLAGS); the gateway asks for none
+// (GATEWAY_MEMORY_NODE_FLAGS).
 const NODE_FLAGS = [...MEMORY_NODE_FLAGS];
-const GATEWAY_NODE_FLAGS = [...NODE_FLAGS, '--max-semi-space-size=64'];
+const GATEWAY_NODE_FLAGS = [...GATEWAY_MEMORY_NODE_FLAGS, '--max-semi-space-size=64'];
 
 function required(name) {
   const value = process.env[name];

@@ -55,17 +55,17 @@ const contiguous = (value: string): string => Buffer.from(value, 'utf8').toStrin
  * level is honoured; a destination that needs pino's per-line metadata (a multistream routing by
  * level) gets the line through `logger.info` instead.
  *
- * Lines are held and handed to the destination together: once 16 KiB are pending, or 100 ms after
+ * Lines are held and handed to the destination together: once 64 KiB are pending, or 100 ms after
  * the first pending line, whichever comes first (`AccessLogOptions`). They are held as UTF-8 in a
  * buffer of the log's own, each copied there as it is made, and handed over as one string decoded
- * from it: held as a string grown line by line, they were a tree of some thousand small pieces that
- * the destination's length count had to walk at the hand-over, when they were no longer in the
- * processor's cache (about 1 µs of `GET /api/v1/me`'s 21, docs/performance.md, twenty-third
- * session). What lines repeat is kept made: the start up to the request id for each millisecond, and
- * the method, URL and route fields while they stay the same (the same route answered again). Each hand-over is a file write
- * on a thread of libuv's pool, and one per turn of the event loop (the previous rule) still cost the
- * busiest route about 5 µs of a request, most of it that thread's system call and the wake-ups around
- * it (a V8 profile of `GET /api/v1/me`, docs/performance.md). At 10,000 requests/s that is about 150
+ * from it: held as a string grown line by line, they were a tree of about a thousand small pieces
+ * that the destination's length count walked at each hand-over (4.8 % of the process's time on
+ * `GET /api/v1/me`, docs/performance.md, twenty-third session). What lines repeat is made once: the
+ * start up to the request id for each millisecond, and the method, URL and route fields while they
+ * stay the same (the same route answered again). Each hand-over is a file write on a thread of
+ * libuv's pool, and one per turn of the event loop (an earlier rule) cost the busiest route about
+ * 5 µs of a request, most of it that thread's system call and the wake-ups around it (a V8 profile
+ * of `GET /api/v1/me`, docs/performance.md). At 10,000 requests/s that is about 40
  * writes a second instead of thousands. The price (docs/architecture.md, Observability): an access line
  * can reach the file up to 100 ms after the request and after lines logged later; each line carries
  * its own time; a process killed outright (SIGKILL, a crash of the runtime) loses up to that much of

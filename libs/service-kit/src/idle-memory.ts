@@ -10,7 +10,8 @@ const SHRINK_ATTEMPTS = 8;
 const COMPACT_SLACK_BYTES = 2 * 1024 * 1024;
 /**
  * The Node.js flags every service process starts with (`npm start`, `npm run start:distributed`,
- * the image's entrypoint; a test holds them to this list), for its memory:
+ * the image's entrypoint; a test holds them to this list), for its memory (a gateway in a process of
+ * its own: GATEWAY_MEMORY_NODE_FLAGS below):
  * - `--expose-gc`: reclaimMemoryWhenIdle may ask for full collections;
  * - `--retain-maps-for-n-gc=10000`: the maps (hidden classes) that optimised code depends on outlive
  *   10,000 old-generation collections after their last use instead of V8's two. A quiet stretch runs
@@ -26,6 +27,17 @@ const COMPACT_SLACK_BYTES = 2 * 1024 * 1024;
  *   instead.
  */
 export const MEMORY_NODE_FLAGS: readonly string[] = ['--expose-gc', '--retain-maps-for-n-gc=10000', '--no-memory-reducer'];
+
+/**
+ * The same for a gateway in a process of its own, without `--expose-gc`: it asks for no collections.
+ * Alone in its process, the gateway's hot maps still died in the reclaimer's collections despite the
+ * retention flag (the same runtime path in a perf profile; not understood: in the embedded process,
+ * where the other services keep using Node's request and stream objects while the gateway is quiet,
+ * they do not), and `GET /api/v1/me` stayed at about 48,000-51,000 requests/s after a quiet
+ * stretch against 60,000-66,000 without the collections. Its idle memory is about 15 MiB more
+ * (docs/performance.md, twenty-third session).
+ */
+export const GATEWAY_MEMORY_NODE_FLAGS: readonly string[] = MEMORY_NODE_FLAGS.filter((flag) => flag !== '--expose-gc');
 
 export interface IdleMemoryOptions {
   checkEveryMs?: number;
