@@ -20,8 +20,9 @@ const COMPACT_SLACK_BYTES = 2 * 1024 * 1024;
  *   and it stayed about a fifth slower for the rest of the process's life (a plain Node.js HTTP
  *   server: about 104,000 requests/s before, 79,000 after two quiet stretches; the gateway's
  *   `GET /api/v1/me`: about 60,000 and 49,000; `node bench/forced-gc.js`, docs/performance.md,
- *   twenty-third session). The maps kept are those optimised code names, a bounded set. The count
- *   must be given at start: V8 gives a map its count when optimised code first names it.
+ *   twenty-third session). As we read V8, the maps it retains are those optimised code names, a
+ *   bounded set; idle memory did not change. The count must be given at start: set at run time, it
+ *   did not help, as V8 seems to give a map its count when optimised code first names it.
  * - `--no-memory-reducer`: V8's own collections for an idle heap keep no maps at all, with the same
  *   effect after a quiet minute (the same figures); reclaimMemoryWhenIdle gives the memory back
  *   instead.
