@@ -2,9 +2,11 @@
 /**
  * What a full collection the program asks for (`gc()` of `node --expose-gc`, as the services'
  * reclaimMemoryWhenIdle runs when they are quiet) does to a Node.js HTTP server's rate afterwards,
- * with V8's default map retention and with the services' (`--retain-maps-for-n-gc=10000`, which
- * reclaimMemoryWhenIdle sets). A plain `node:http` server, nothing of ours: rounds of load, each
- * followed by a quiet stretch in which the server runs a collection every few seconds.
+ * with V8's default map retention and with the services' (`--retain-maps-for-n-gc=10000`, one of
+ * MEMORY_NODE_FLAGS, which the launchers give every service). A plain `node:http` server, nothing of
+ * ours: rounds of load, each followed by a quiet stretch in which the server runs a collection every
+ * few seconds. The server sets the retention first thing, before any of its code has run (set later,
+ * it does not reach maps that optimised code already names).
  *
  *   node bench/forced-gc.js [--rounds 6] [--duration <s of load per round> 4] [--quiet <s> 11]
  *                           [--connections 32]
