@@ -553,9 +553,14 @@ async function main() {
         verify_p99_at_half_target_met: verifyHalfTargetPaced.latency_p99_ms < targets.p99_ms_at_half_load,
         note:
           'the *_at_half_met p99s are judged on the worse of the two half-rate measurements, at half of the rate this machine reached; ' +
-          'the *_at_half_target_met p99s on the evenly paced run at half of the target rate (1,000 creates/s, 2,000 verifies/s)',
+          'the *_at_half_target_met p99s on the evenly paced run at half of the target rate (1,000 creates/s, 2,000 verifies/s). ' +
+          "issue_targets_met is the issue's targets as written: both rates, and both p99s at half of the target rate (at half of the " +
+          "rate this machine reached is a stricter check beyond them on a host faster than the targets; autocannon's half-rate run " +
+          'sends each second\'s share in a burst at saturation, so it is not an even half load)',
       },
     };
+    const met = result.against_targets;
+    met.issue_targets_met = met.create_rate_met && met.verify_rate_met && met.create_p99_at_half_target_met && met.verify_p99_at_half_target_met;
     const file = writeResult(result.date, `decisions-${mode}`, result);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     const fresh = (run) => `${run.tokens.valid}/${run.requests} fresh`;
@@ -570,9 +575,10 @@ async function main() {
         `  CPU per request at saturation: create ${createSaturation[0].cpu.service_cpu_ms_per_request} ms service + ${createSaturation[0].cpu.postgres_cpu_ms_per_request} ms PostgreSQL, ` +
           `verify ${verifySaturation[0].cpu.service_cpu_ms_per_request} ms + ${verifySaturation[0].cpu.postgres_cpu_ms_per_request} ms (machine ${createSaturation[0].cpu.machine_busy_percent} % / ${verifySaturation[0].cpu.machine_busy_percent} % busy, ` +
           `other processes ${createSaturation[0].cpu.other_processes_cpu_cores} / ${verifySaturation[0].cpu.other_processes_cpu_cores} cores)`,
-        `  p99 < ${targets.p99_ms_at_half_load} ms at half load: create ${result.against_targets.create_p99_at_half_met ? 'met' : 'NOT met'}, verify ${result.against_targets.verify_p99_at_half_met ? 'met' : 'NOT met'}`,
+        `  p99 < ${targets.p99_ms_at_half_load} ms at half of this run's rate (beyond the target): create ${result.against_targets.create_p99_at_half_met ? 'met' : 'NOT met'}, verify ${result.against_targets.verify_p99_at_half_met ? 'met' : 'NOT met'}`,
         `  at half the target (evenly paced): create ${createHalfTargetRate}/s p99 ${createHalfTargetPaced.latency_p99_ms} ms (${result.against_targets.create_p99_at_half_target_met ? 'met' : 'NOT met'}), ` +
           `verify ${verifyHalfTargetRate}/s p99 ${verifyHalfTargetPaced.latency_p99_ms} ms, ${fresh(verifyHalfTargetPaced)} (${result.against_targets.verify_p99_at_half_target_met ? 'met' : 'NOT met'})`,
+        `  the issue's targets (both rates, both p99s at half the target): ${met.issue_targets_met ? 'met' : 'NOT met'}`,
         `written to ${path.relative(ROOT, file)}`,
         '',
       ].join('\n'),
