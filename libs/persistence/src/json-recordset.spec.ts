@@ -37,6 +37,32 @@ describe('JsonRecordset', () => {
     );
   });
 
+  it('writes what JSON.stringify writes of such objects for any text, number, date or JSON value', () => {
+    // Any UTF-16 code unit (lone surrogates too), numbers JSON has no form for, invalid dates.
+    const text = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)) });
+    const value = fc.oneof(
+      text,
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.date({ noInvalidDate: false }),
+      fc.constant(new Date(Number.NaN)),
+      fc.jsonValue(),
+      fc.dictionary(text, fc.oneof(text, fc.date({ noInvalidDate: false }), fc.integer())),
+    );
+    const loose = new JsonRecordset<{ a: unknown; b: unknown }>([
+      { key: 'a', read: (row) => row.a },
+      { key: 'b"\\', read: (row) => row.b },
+    ]);
+    fc.assert(
+      fc.property(fc.array(fc.record({ a: value, b: value }), { maxLength: 4 }), (rows) => {
+        expect(loose.document(rows)).toBe(JSON.stringify(rows.map((row) => ({ a: row.a ?? null, 'b"\\': row.b ?? null }))));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('writes null for a missing value and escapes text', () => {
     const text = recordset.document([{ id: 'a"\\\n', at: new Date('2026-11-23T08:00:00.000Z'), data: undefined }]);
     expect(JSON.parse(text)).toEqual([{ id: 'a"\\\n', count: null, occurred_at: '2026-11-23T08:00:00.000Z', data: null }]);
