@@ -210,33 +210,42 @@ async function paced({ base, rate, total, sockets = 64, next, onAnswer }) {
 
 /**
  * A closed-loop saturation load on the same raw connections: each of `sockets` connections sends
- * its next request as soon as its last one is answered, until `total` requests are answered. Its
- * latency is counted from the request's write; the rate from the first write to the last answer
- * (autocannon, with an `amount`, notices its end only at its next one-second tick). It costs the
- * core it shares with PostgreSQL a fraction of autocannon's per-request work when every request
- * has its own path (autocannon builds each such request anew; see "Eighteenth session" in
- * docs/performance.md).
+ * its next request as soon as its last one is answered, until `total` requests are answered, or
+ * (with `durationS` instead of `total`) until no request is sent after `durationS` seconds and the
+ * ones in flight are answered. Its latency is counted from the request's write; the rate from the
+ * first write to the last answer (autocannon, with an `amount`, notices its end only at its next
+ * one-second tick). It costs the core it shares with PostgreSQL a fraction of autocannon's
+ * per-request work when every request has its own path or body (autocannon builds each such
+ * request anew; see "Eighteenth session" in docs/performance.md).
  */
-async function saturate({ base, sockets = 32, total, next, onAnswer }) {
+async function saturate({ base, sockets = 32, total, durationS, next, onAnswer }) {
+  const timed = durationS !== undefined;
+  if (timed === (total !== undefined)) throw new Error('saturate needs either total or durationS');
   const url = new URL(base);
-  const connections = await Promise.all(Array.from({ length: Math.min(sockets, total) }, () => connect(url)));
-  const latencies = new Float64Array(total);
+  const connections = await Promise.all(Array.from({ length: timed ? sockets : Math.min(sockets, total) }, () => connect(url)));
+  const latencies = timed ? [] : new Float64Array(total);
   const statuses = {};
   let errors = 0;
   let sent = 0;
   let done = 0;
   return new Promise((resolve) => {
     const started = performance.now();
+    const stopSendingAt = timed ? started + durationS * 1000 : Infinity;
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       for (const socket of connections) socket.destroy();
       resolve({ ...summary(latencies, (performance.now() - started) / 1000), statuses, errors });
     };
+    const more = () => (timed ? performance.now() < stopSendingAt : sent < total);
     const answered = (i, at) => {
       latencies[i] = performance.now() - at;
-      if (++done === total) finish();
+      done++;
+      if (timed ? !more() && done === sent : done === total) finish();
     };
     const sendNext = (socket) => {
-      if (sent >= total) return;
+      if (!more()) return;
       socket.inFlight = { i: sent++, at: performance.now() };
       socket.write(requestBytes(url, next()));
     };
@@ -253,8 +262,8 @@ async function saturate({ base, sockets = 32, total, next, onAnswer }) {
           answered(socket.inFlight.i, socket.inFlight.at);
           socket.inFlight = undefined;
         }
-        if (connections.every((c) => c.destroyed) && done < total) {
-          while (sent < total) {
+        if (connections.every((c) => c.destroyed) && !finished) {
+          while (!timed && sent < total) {
             errors++;
             latencies[sent++] = 0;
             done++;

@@ -9,6 +9,16 @@
  * p99.
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
+ *                         [--load raw|autocannon]
+ *
+ * The saturation rounds' generator (`--load`): `raw` (the default since the twenty-fourth session)
+ * is bench/paced-load.js `saturate` on kept-alive connections, each sending its next request when
+ * its last is answered, for `--duration` seconds; `autocannon` keeps autocannon with a
+ * `setupRequest` that builds each request's body (each records a new person), as before. The
+ * generator shares PostgreSQL's core (`--pin`), and autocannon's per-request work there was 0.1-0.18
+ * ms of CPU per record, as much as a sixth of what PostgreSQL itself spent on the record, where
+ * pgbench's own client runs on the other core. Each round reports the generator's CPU per record
+ * (`cpu.load_generator_cpu_ms_per_request`).
  *
  * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
  * a new person; with --idempotency-keys each also carries a key of its own (as a client that retries
@@ -21,11 +31,14 @@ const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
 const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
 const { capturableFlow, summary, warnIfFailed, paced, log, drainOutbox } = require('./decisions');
+const { saturate } = require('./paced-load');
 
 const duration = Number(option('duration', '10'));
 const connections = Number(option('connections', '16'));
 const rounds = Math.max(1, Number(option('rounds', '3')));
 const idempotencyKeys = process.argv.includes('--idempotency-keys');
+const load = option('load', 'raw');
+if (load !== 'raw' && load !== 'autocannon') throw new Error('--load is raw or autocannon');
 
 function pgbench(databaseUrl, placement) {
   const url = new URL(databaseUrl);
@@ -71,7 +84,7 @@ async function main() {
   const measuredSource = source();
   const calibrationBefore = hostCalibration();
   const service = await startCountryPair({ mode: 'embedded' });
-  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys } };
+  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load } };
   try {
     const { credentials } = service;
     const base = credentials.endpoints.US;
@@ -89,8 +102,23 @@ async function main() {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
 
-    log('records: warm-up (3 s)');
-    await autocannon({ ...options, duration: 3 });
+    /** `seconds` of saturation with the chosen generator: its summary (as decisions.js summary()) and the requests. */
+    const saturation = async (seconds) => {
+      if (load === 'autocannon') {
+        const result = await autocannon({ ...options, duration: seconds });
+        warnIfFailed('records saturation', result);
+        return { summary: summary(result), requests: result.requests.total, perSecond: Math.round(result.requests.total / seconds) };
+      }
+      const request = () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() });
+      const { statuses, errors, ...result } = await saturate({ base, sockets: connections, durationS: seconds, next: request });
+      const non2xx = Object.entries(statuses).reduce((sum, [status, count]) => sum + (status.startsWith('2') ? 0 : count), 0);
+      if (non2xx > 0 || errors > 0) log(`warning: records saturation: ${non2xx} answers not 2xx, ${errors} errors`);
+      // Timed from the first write to the last answer (the requests in flight at the end included).
+      return { summary: { ...result, non_2xx: non2xx, errors }, requests: result.requests, perSecond: Math.round(result.requests_per_second) };
+    };
+
+    log(`records: warm-up (3 s, generator ${load})`);
+    await saturation(3);
     // pgbench and the Record API in turn, `rounds` times: the share is judged round by round (each
     // record rate against the pgbench rate just before it), and the median of the rounds is the
     // result. pgbench is bound by the disk's flushes, which moved by a factor of two within minutes
@@ -116,13 +144,12 @@ async function main() {
 
       log(`round ${round} of ${rounds}: records, saturation, ${connections} connections, ${duration} s`);
       const meter = cpuMeter(service.child.pid);
-      const saturation = await autocannon({ ...options, duration });
-      warnIfFailed('records saturation', saturation);
-      const cpu = meter.stop(saturation.requests.total);
-      const recordsPerSecond = Math.round(saturation.requests.total / duration);
+      const measured = await saturation(duration);
+      const cpu = meter.stop(measured.requests);
+      const recordsPerSecond = measured.perSecond;
       const share = Math.round((1000 * recordsPerSecond) / inserts.tps) / 1000;
       log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench`);
-      recordRounds.push({ ...summary(saturation), cpu, records_per_second: recordsPerSecond, share_of_pgbench: share });
+      recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share });
     }
     const byShare = [...recordRounds.keys()].sort((a, b) => recordRounds[a].share_of_pgbench - recordRounds[b].share_of_pgbench);
     const middle = byShare[Math.floor(byShare.length / 2)];
