@@ -15,7 +15,7 @@ export class JsonRecordset<T> {
   private readonly reads: Array<(row: T) => unknown>;
 
   constructor(
-    private readonly fields: ReadonlyArray<{ key: string; read: (row: T) => unknown; type?: string }>,
+    fields: ReadonlyArray<{ key: string; read: (row: T) => unknown; type?: string }>,
     /** The `AS r(...)` column list: each key with its PostgreSQL type. */
     readonly columns = fields.map((field) => `"${field.key}" ${field.type ?? 'text'}`).join(', '),
   ) {
@@ -27,8 +27,8 @@ export class JsonRecordset<T> {
   /**
    * The rows as a JSON array of objects, one key per field (null for a missing value): the text
    * `JSON.stringify` makes of such objects, written field by field instead of building an object per
-   * row first (that was a tenth of a row's cost in a create's batch, mostly the objects and their
-   * dates' `toJSON`; docs/performance.md, twenty-fourth session).
+   * row first (that was about 6 % of the service's busy time at create saturation, mostly the objects
+   * and their dates' `toJSON`; docs/performance.md, twenty-fourth session).
    */
   document(rows: readonly T[]): string {
     const { heads, reads } = this;
