@@ -36,6 +36,11 @@
  * Then each is measured once more, evenly paced, at half of the target rate itself (1,000 creates/s
  * and 2,000 verifies/s: the issue's "p99 < 50 ms at half that load" read literally), so a fast host
  * is not judged only at a higher load than the target asks for, nor a slow one at a lower.
+ * Before each half-load run, and after each verify token pool's preparation, the relay finishes the
+ * events written so far and PostgreSQL settles (a forced checkpoint, no autovacuum running;
+ * bench/lib.js settlePostgres): a half-load run measures a steady half load, not the flushes of
+ * the saturation rounds or the preparation before it (since the twenty-fourth session; the seconds
+ * it took are in `settled_before_half_load` and each verify run's `settled_before`).
  *
  * Every measured run also reports the CPU time per request of the service processes, of
  * PostgreSQL and of the load generator, and how busy the whole machine was (it is shared).
@@ -51,7 +56,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, option, median, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
+const { ROOT, option, median, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres } = require('./lib');
 const { paced, saturate } = require('./paced-load');
 
 const mode = option('mode', 'embedded');
@@ -330,6 +335,17 @@ async function main() {
       top: rows.slice(0, 12).map((row) => ({ per_request: round(row.count / requests, 2), mean_ms: row.mean_ms, max_ms: row.max_ms, connection: row.connection, sql: row.sql.slice(0, 120) })),
     };
   };
+  /**
+   * Before a measured run after other load: the relay has published the earlier events, and
+   * PostgreSQL has written the earlier dirty pages and finished its autovacuums (bench/lib.js
+   * settlePostgres), so the run measures its own load and not the aftermath of the last one.
+   */
+  const settle = async () => {
+    const outbox_drained_s = await drainOutbox(service.databaseUrl('US'));
+    const postgres_settled_s = await settlePostgres(service.databaseUrl('US'));
+    return { outbox_drained_s, postgres_settled_s };
+  };
+  const settledText = (settled) => `outbox drained in ${settled.outbox_drained_s} s, PostgreSQL settled in ${settled.postgres_settled_s} s`;
   /** Runs one measurement with the CPU meter around it. */
   const measured = async (run) => {
     const meter = cpuMeter(service.child.pid);
@@ -362,13 +378,13 @@ async function main() {
     createSaturationWindow.to = new Date();
     const createRate = median(createSaturation.map((r) => r.requests_per_second));
     const createHalf = Math.max(1, Math.round(createRate / 2));
-    const drainedAfterSaturation = await drainOutbox(service.databaseUrl('US'));
-    log(`create: ${createRate} req/s at saturation (its outbox backlog drained in ${drainedAfterSaturation} s); autocannon overallRate ${createHalf}/s, ${duration} s`);
+    const settledAfterSaturation = await settle();
+    log(`create: ${createRate} req/s at saturation (${settledText(settledAfterSaturation)}); autocannon overallRate ${createHalf}/s, ${duration} s`);
     const createHalfRun = await measured(() => autocannon({ ...createOptions, duration, overallRate: createHalf, ignoreCoordinatedOmission: true }));
     warnIfFailed('create half rate', createHalfRun.result);
     const createHalfAutocannon = { ...summary(createHalfRun.result), cpu: createHalfRun.cpu(createHalfRun.result.requests.total) };
-    const drainedAfterHalf = await drainOutbox(service.databaseUrl('US'));
-    log(`create: evenly paced ${createHalf}/s, ${duration} s (backlog of the previous run drained in ${drainedAfterHalf} s)`);
+    const settledAfterHalf = await settle();
+    log(`create: evenly paced ${createHalf}/s, ${duration} s (${settledText(settledAfterHalf)})`);
     /** An evenly paced create run at `rate` for `duration` seconds. */
     const pacedCreate = async (rate) => {
       const run = await measured(() =>
@@ -396,8 +412,8 @@ async function main() {
     // The target's own half load (the issue: "p99 < 50 ms at half that load", that load being the
     // target rate): create at half of 2,000/s, evenly paced, next to half of the rate reached above.
     const createHalfTargetRate = CREATE_TARGET / 2;
-    const drainedBeforeHalfTarget = await drainOutbox(service.databaseUrl('US'));
-    log(`create: evenly paced at half the target, ${createHalfTargetRate}/s, ${duration} s (backlog drained in ${drainedBeforeHalfTarget} s)`);
+    const settledBeforeHalfTarget = await settle();
+    log(`create: evenly paced at half the target, ${createHalfTargetRate}/s, ${duration} s (${settledText(settledBeforeHalfTarget)})`);
     const walBeforeHalfTarget = await walCounters(service.databaseUrl('US'));
     const createHalfTargetPaced = await pacedCreate(createHalfTargetRate);
     // Once the consumers have caught up, so that what they write for these decisions is counted.
@@ -408,15 +424,15 @@ async function main() {
     const verifyRun = async (label, { amount, overallRate, trace = false }) => {
       const { pool, seconds: prepSeconds, readyAt } = await completedPool(base, credentials, flowId, amount);
       const tokens = tokenSource(pool);
-      // Let the outbox relay publish what the preparation wrote before measuring.
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      log(`verify ${label}: ${amount} requests, ${connections} connections${overallRate ? `, overallRate ${overallRate}/s` : ''}`);
+      // What the preparation wrote is relayed and on disk before measuring.
+      const settled = await settle();
+      log(`verify ${label}: ${amount} requests, ${connections} connections${overallRate ? `, overallRate ${overallRate}/s` : ''} (${settledText(settled)})`);
       if (trace) await traceMark();
       const walBefore = await walCounters(service.databaseUrl('US'));
       const { result, cpu, generator } = !overallRate && verifyLoad === 'raw' ? await rawVerifyRun(tokens, amount) : await autocannonVerifyRun(tokens, amount, overallRate);
       if (trace) await traceMark('verify', result.requests);
       const wal = walPerRequest(walBefore, await walCounters(service.databaseUrl('US')), result.requests);
-      return { ...result, generator, cpu, wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
+      return { ...result, generator, cpu, wal_per_verify: wal, tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), settled_before: settled, oldest_token_age_at_end_s: round((Date.now() - readyAt) / 1000 + prepSeconds, 1) };
     };
     /** A verify saturation round on raw kept-alive connections (bench/paced-load.js saturate). */
     const rawVerifyRun = async (tokens, amount) => {
@@ -472,8 +488,8 @@ async function main() {
     const pacedVerify = async (label, rate, amount) => {
       const { pool, seconds: prepSeconds } = await completedPool(base, credentials, flowId, amount);
       const tokens = tokenSource(pool);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      log(`verify ${label} (evenly paced): ${amount} requests at ${rate}/s`);
+      const settled = await settle();
+      log(`verify ${label} (evenly paced): ${amount} requests at ${rate}/s (${settledText(settled)})`);
       const run = await measured(() =>
         paced({
           base,
@@ -483,7 +499,7 @@ async function main() {
           onAnswer: (status, body) => tokens.answer(status, body),
         }),
       );
-      return { ...run.result, cpu: run.cpu(run.result.requests), tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1) };
+      return { ...run.result, cpu: run.cpu(run.result.requests), tokens: tokens.counts, pool_prepared_in_s: round(prepSeconds, 1), settled_before: settled };
     };
     const verifyHalfPaced = await pacedVerify('half rate', verifyHalf, halfAmount);
     // Verify at half the target, on fresh tokens of its own.
@@ -525,8 +541,9 @@ async function main() {
         half_rate_paced: createHalfPaced,
         half_target_rate: createHalfTargetRate,
         half_target_paced: createHalfTargetPaced,
-        // Before each half-rate run the relay finished the previous run's events (seconds it took).
-        outbox_drained_before_half_rate_s: { autocannon: drainedAfterSaturation, paced: drainedAfterHalf },
+        // Before each half-load run the relay finished the previous run's events and PostgreSQL
+        // settled (bench/lib.js settlePostgres); the seconds each took.
+        settled_before_half_load: { autocannon: settledAfterSaturation, paced: settledAfterHalf, half_target: settledBeforeHalfTarget },
       },
       verify: {
         saturation: verifySaturation,

@@ -367,4 +367,32 @@ function writeResult(date, name, result) {
   return file;
 }
 
-module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter };
+/**
+ * Lets PostgreSQL finish what a load left behind before the next measured run: the dirty pages of
+ * its writes (a checkpoint, forced here, which also restarts the checkpoint timer, so no timed
+ * checkpoint of that backlog falls in the run) and autovacuums of its tables. Without it, that work
+ * landed in later measured windows (bench/records.js: pgbench's inserts doubled PostgreSQL's CPU per
+ * record in some runs; bench/decisions.js: half-load runs right after saturation or a token pool's
+ * preparation). Waits until no autovacuum worker has run for two polls in a row (at most a minute).
+ * Answers the seconds waited.
+ */
+async function settlePostgres(databaseUrl) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  const started = Date.now();
+  try {
+    await client.query('CHECKPOINT');
+    let quiet = 0;
+    while (quiet < 2 && Date.now() - started < 60_000) {
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`);
+      quiet = rows[0].n === 0 ? quiet + 1 : 0;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return Math.round((Date.now() - started) / 100) / 10;
+  } finally {
+    await client.end();
+  }
+}
+
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres };

@@ -29,7 +29,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
-const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter } = require('./lib');
+const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres } = require('./lib');
 const { capturableFlow, summary, warnIfFailed, paced, log, drainOutbox } = require('./decisions');
 const { saturate } = require('./paced-load');
 
@@ -53,31 +53,6 @@ function pgbench(databaseUrl, placement) {
   execFileSync('psql', [...args, '-qc', 'DROP TABLE public.pgbench_single_row'], { env });
   const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1]);
   return { tps: Math.round(tps), output: output.split('\n').filter((line) => /tps|latency|clients/.test(line)) };
-}
-
-/**
- * pgbench leaves work behind in the same server: dirty pages of its inserts (a checkpoint) and an
- * autovacuum of its table. Without waiting for both, that work landed in the Record API's measured
- * window in some runs (PostgreSQL's CPU per record doubled). Forces the checkpoint, then waits until
- * no autovacuum worker has run for two polls in a row (at most a minute). Answers the seconds waited.
- */
-async function settlePostgres(databaseUrl) {
-  const { Client } = require('pg');
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  const started = Date.now();
-  try {
-    await client.query('CHECKPOINT');
-    let quiet = 0;
-    while (quiet < 2 && Date.now() - started < 60_000) {
-      const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`);
-      quiet = rows[0].n === 0 ? quiet + 1 : 0;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    return Math.round((Date.now() - started) / 100) / 10;
-  } finally {
-    await client.end();
-  }
 }
 
 async function main() {
