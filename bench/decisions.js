@@ -591,7 +591,8 @@ async function main() {
           `at ${verifyHalf}/s p99 ${verifyHalfAutocannon.latency_p99_ms} ms (autocannon, ${fresh(verifyHalfAutocannon)}), ${verifyHalfPaced.latency_p99_ms} ms (evenly paced, ${fresh(verifyHalfPaced)})`,
         `  CPU per request at saturation: create ${createSaturation[0].cpu.service_cpu_ms_per_request} ms service + ${createSaturation[0].cpu.postgres_cpu_ms_per_request} ms PostgreSQL, ` +
           `verify ${verifySaturation[0].cpu.service_cpu_ms_per_request} ms + ${verifySaturation[0].cpu.postgres_cpu_ms_per_request} ms (machine ${createSaturation[0].cpu.machine_busy_percent} % / ${verifySaturation[0].cpu.machine_busy_percent} % busy, ` +
-          `other processes ${createSaturation[0].cpu.other_processes_cpu_cores} / ${verifySaturation[0].cpu.other_processes_cpu_cores} cores)`,
+          `other processes ${createSaturation[0].cpu.other_processes_cpu_cores} / ${verifySaturation[0].cpu.other_processes_cpu_cores} cores; ` +
+          `the service's busiest event loop ${createSaturation[0].cpu.service_busiest_main_thread_cores} / ${verifySaturation[0].cpu.service_busiest_main_thread_cores} of a core)`,
         `  p99 < ${targets.p99_ms_at_half_load} ms at half of this run's rate (beyond the target): create ${result.against_targets.create_p99_at_half_met ? 'met' : 'NOT met'}, verify ${result.against_targets.verify_p99_at_half_met ? 'met' : 'NOT met'}`,
         `  at half the target (evenly paced): create ${createHalfTargetRate}/s p99 ${createHalfTargetPaced.latency_p99_ms} ms (${result.against_targets.create_p99_at_half_target_met ? 'met' : 'NOT met'}), ` +
           `verify ${verifyHalfTargetRate}/s p99 ${verifyHalfTargetPaced.latency_p99_ms} ms, ${fresh(verifyHalfTargetPaced)} (${result.against_targets.verify_p99_at_half_target_met ? 'met' : 'NOT met'})`,

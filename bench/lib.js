@@ -265,6 +265,17 @@ function processTable() {
 }
 const CLOCK_TICKS = 100;
 
+/** A thread's CPU seconds (user and system), or undefined when it ended meanwhile. */
+function threadCpu(pid, tid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
 function machineCpu() {
   const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const total = fields.slice(0, 8).reduce((a, b) => a + b, 0) / CLOCK_TICKS;
@@ -288,12 +299,18 @@ function cpuMeter(rootPid) {
     };
     let service = 0;
     let postgres = 0;
+    /** Each service process's main thread (its event loop), by pid. */
+    const mainThreads = new Map();
     for (const [pid, row] of table) {
       if (row.comm === 'postgres') postgres += row.cpu + row.reaped;
-      else if (inService(pid)) service += row.cpu;
+      else if (inService(pid)) {
+        service += row.cpu;
+        const main = threadCpu(pid, pid);
+        if (main !== undefined) mainThreads.set(pid, main);
+      }
     }
     const self = process.cpuUsage();
-    return { service, postgres, self: (self.user + self.system) / 1e6, machine: machineCpu(), at: performance.now() };
+    return { service, postgres, mainThreads, self: (self.user + self.system) / 1e6, machine: machineCpu(), at: performance.now() };
   };
   const start = snapshot();
   return {
@@ -308,6 +325,12 @@ function cpuMeter(rootPid) {
         postgres_cpu_ms_per_request: perRequest(end.postgres - start.postgres),
         load_generator_cpu_ms_per_request: perRequest(end.self - start.self),
         service_cpu_cores: round2((end.service - start.service) / seconds),
+        // The busiest event loop of the service's processes (embedded: its one main thread), in cores:
+        // near 1, the service is bound by that thread; well under, it waits (the rest of
+        // service_cpu_cores is V8's and libuv's other threads).
+        service_busiest_main_thread_cores: round2(
+          Math.max(0, ...[...end.mainThreads].map(([pid, cpu]) => (start.mainThreads.has(pid) ? cpu - start.mainThreads.get(pid) : 0))) / seconds,
+        ),
         postgres_cpu_cores: round2((end.postgres - start.postgres) / seconds),
         machine_busy_percent: Math.round((100 * machineBusy) / machineTotal),
         // Everything else on the machine (other people's work on a shared host), in cores.
