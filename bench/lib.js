@@ -246,9 +246,7 @@ function processTable() {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const { comm, fields } = parseStat(fs.readFileSync(`/proc/${entry}/stat`, 'utf8'));
       table.set(Number(entry), {
         ppid: Number(fields[1]),
         comm,
@@ -265,11 +263,15 @@ function processTable() {
 }
 const CLOCK_TICKS = 100;
 
+/** A `/proc/.../stat` line: the command name, and the fields after it (the third field of the file first). */
+function parseStat(stat) {
+  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
+}
+
 /** A thread's CPU seconds (user and system), or undefined when it ended meanwhile. */
 function threadCpu(pid, tid) {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const { fields } = parseStat(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
   } catch {
     return undefined;
