@@ -278,11 +278,17 @@ function threadCpu(pid, tid) {
   }
 }
 
+/** The machine's CPU seconds from /proc/stat: in all, and per core (`cpuN` lines, in order). */
 function machineCpu() {
-  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0) / CLOCK_TICKS;
-  const idle = (fields[3] + fields[4]) / CLOCK_TICKS;
-  return { total, busy: total - idle };
+  const times = (line) => {
+    const fields = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0) / CLOCK_TICKS;
+    const idle = fields[3] / CLOCK_TICKS;
+    const iowait = fields[4] / CLOCK_TICKS;
+    return { total, busy: total - idle - iowait, iowait };
+  };
+  const lines = fs.readFileSync('/proc/stat', 'utf8').split('\n');
+  return { ...times(lines[0]), cores: lines.filter((line) => /^cpu\d+ /.test(line)).map(times) };
 }
 
 /**
@@ -335,6 +341,12 @@ function cpuMeter(rootPid) {
         ),
         postgres_cpu_cores: round2((end.postgres - start.postgres) / seconds),
         machine_busy_percent: Math.round((100 * machineBusy) / machineTotal),
+        // Each core's busy share, and the share it sat idle with a task waiting for the disk (a core
+        // with time to spare under saturation means the load waits for something else: a round
+        // trip, a flush; see the twenty-fifth session in docs/performance.md). With --pin, core 0
+        // is the service's, the last PostgreSQL's and the load generator's.
+        machine_core_busy_percent: end.machine.cores.map((core, i) => Math.round((100 * (core.busy - start.machine.cores[i].busy)) / Math.max(1e-9, core.total - start.machine.cores[i].total))),
+        machine_core_iowait_percent: end.machine.cores.map((core, i) => Math.round((100 * (core.iowait - start.machine.cores[i].iowait)) / Math.max(1e-9, core.total - start.machine.cores[i].total))),
         // Everything else on the machine (other people's work on a shared host), in cores.
         other_processes_cpu_cores: round2(Math.max(0, machineBusy - (end.service - start.service) - (end.postgres - start.postgres) - (end.self - start.self)) / seconds),
       };

@@ -123,7 +123,7 @@ async function main() {
       const cpu = meter.stop(measured.requests);
       const recordsPerSecond = measured.perSecond;
       const share = Math.round((1000 * recordsPerSecond) / inserts.tps) / 1000;
-      log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench; the service's event loop ${cpu.service_busiest_main_thread_cores} of a core busy`);
+      log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench; the service's event loop ${cpu.service_busiest_main_thread_cores} of a core busy; cores ${cpu.machine_core_busy_percent.join(' / ')} % busy`);
       recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share });
     }
     const byShare = [...recordRounds.keys()].sort((a, b) => recordRounds[a].share_of_pgbench - recordRounds[b].share_of_pgbench);
