@@ -355,6 +355,34 @@ function cpuMeter(rootPid) {
 }
 const round2 = (n) => Math.round(n * 100) / 100;
 
+/**
+ * The most requests per second a run's measured CPU costs allow (`cpu`, from cpuMeter, at `rate`
+ * requests/s), if every core each side may use were busy all the time and nothing waited: with
+ * `placement` (--pin), the service's cores, its busiest event loop (one thread), and the core
+ * PostgreSQL shares with the load generator, each on its own; unplaced, all the machine's cores
+ * for the three together. A run whose rate is well under its ceiling waits (round trips, flushes);
+ * a target over the ceiling cannot be met on this host at these costs, however the waits are cut.
+ * `baseline`: a rate to state the ceiling as a share of (bench/records.js: pgbench's).
+ */
+function ceilingRate(cpu, rate, placement, baseline) {
+  const perSecond = (ms) => (ms > 0 ? 1000 / ms : Infinity);
+  const cores = os.cpus().length;
+  const bounds = placement
+    ? [
+        ["the service's cores", perSecond(cpu.service_cpu_ms_per_request) * Math.max(1, cores - 1)],
+        ["the service's event loop", perSecond((1000 * cpu.service_busiest_main_thread_cores) / rate)],
+        ["PostgreSQL's and the load generator's core", perSecond(cpu.postgres_cpu_ms_per_request + cpu.load_generator_cpu_ms_per_request)],
+      ]
+    : [['all cores', perSecond(cpu.service_cpu_ms_per_request + cpu.postgres_cpu_ms_per_request + cpu.load_generator_cpu_ms_per_request) * cores]];
+  const [boundBy, most] = bounds.reduce((low, bound) => (bound[1] < low[1] ? bound : low));
+  return {
+    records_per_second: Math.round(most),
+    ...(baseline ? { share_of_pgbench: Math.round((1000 * most) / baseline) / 1000 } : {}),
+    bound_by: boundBy,
+    each: Object.fromEntries(bounds.map(([name, value]) => [name, Math.round(value)])),
+  };
+}
+
 function machine() {
   return { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version };
 }
@@ -432,4 +460,4 @@ async function settlePostgres(databaseUrl) {
   }
 }
 
-module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres };
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter, ceilingRate, settlePostgres };

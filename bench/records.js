@@ -20,6 +20,11 @@
  * generator (alternating runs, twenty-fourth session). Each round reports the generator's CPU per
  * record (`cpu.load_generator_cpu_ms_per_request`).
  *
+ * Each round also reports its ceiling (bench/lib.js `ceilingRate`): the most records per second its
+ * measured CPU per record allows with every core each side may use busy all the time, and that as a
+ * share of the round's pgbench. A round well under its ceiling waits (round trips, flushes); a
+ * target over the ceiling cannot be met on that host at those costs, however the waits are cut.
+ *
  * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
  * a new person; with --idempotency-keys each also carries a key of its own (as a client that retries
  * safely sends it). Results go to bench/results/<timestamp>-records-embedded.json.
@@ -29,7 +34,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
-const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres } = require('./lib');
+const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres, ceilingRate } = require('./lib');
 const { capturableFlow, summary, warnIfFailed, paced, log, drainOutbox } = require('./decisions');
 const { saturate } = require('./paced-load');
 
@@ -123,14 +128,18 @@ async function main() {
       const cpu = meter.stop(measured.requests);
       const recordsPerSecond = measured.perSecond;
       const share = Math.round((1000 * recordsPerSecond) / inserts.tps) / 1000;
+      // What this round's CPU costs allow at most, with every core each side may use busy all the
+      // time (bench/lib.js ceilingRate): the share the host could reach at these costs, whatever the waits.
+      const ceiling = ceilingRate(cpu, recordsPerSecond, service.placement, inserts.tps);
       log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench; the service's event loop ${cpu.service_busiest_main_thread_cores} of a core busy; cores ${cpu.machine_core_busy_percent.join(' / ')} % busy`);
-      recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share });
+      log(`records: at this round's CPU per record the cores allow at most ${ceiling.records_per_second}/s, ${Math.round(100 * ceiling.share_of_pgbench)} % of its pgbench (bound by ${ceiling.bound_by})`);
+      recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share, ceiling });
     }
     const byShare = [...recordRounds.keys()].sort((a, b) => recordRounds[a].share_of_pgbench - recordRounds[b].share_of_pgbench);
     const middle = byShare[Math.floor(byShare.length / 2)];
     result.pgbench = { ...pgbenchRounds[middle], rounds: pgbenchRounds };
     result.postgres_settled_after_pgbench_s = pgbenchRounds[middle].postgres_settled_after_s;
-    const { cpu, records_per_second: rate, share_of_pgbench: share, ...saturationSummary } = recordRounds[middle];
+    const { cpu, records_per_second: rate, share_of_pgbench: share, ceiling, ...saturationSummary } = recordRounds[middle];
     // `--paced-rate N` paces the second phase at N/s instead of half the measured rate: a fixed load
     // whose CPU per record (half_rate_paced.cpu) compares two builds without the saturation's
     // contention in it.
@@ -148,6 +157,8 @@ async function main() {
       // How many pgbench inserts' worth of PostgreSQL CPU one record takes: with PostgreSQL alone on
       // a core, the share of pgbench's rate the Record API could reach is at most its inverse.
       postgres_cpu_in_pgbench_inserts: result.pgbench.postgres_cpu_ms_per_insert > 0 ? Math.round((100 * cpu.postgres_cpu_ms_per_request) / result.pgbench.postgres_cpu_ms_per_insert) / 100 : null,
+      // The median round's ceiling: the most its CPU costs allow (each round's is in `rounds`).
+      ceiling,
       half_rate_paced: pacedRun,
     };
     result.target = { share_of_pgbench: 0.25, p99_ms_at_half_load: 100 };
