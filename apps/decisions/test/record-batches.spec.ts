@@ -283,6 +283,39 @@ describe('ImportBatch: a batch of records', () => {
     const current = await batch.record(applicationId, { id: remembered.id, version: 2 }, [row(0, 'late@example.com', purposes('granted', 'granted'))], late.known, { ...late, whileActive: true });
     expect(current.made.get(0)!.subjectId).toBe(late.claimed.get('late@example.com'));
   });
+
+  it('claims first when asked, looks up only the people the directory did not home, and keeps the one id of a person whose entry was lost', async () => {
+    const kept = await batch.record(applicationId, flow, [row(0, 'claim-first-kept@example.com', purposes('granted', 'granted'))]);
+    const keptId = kept.made.get(0)!.subjectId;
+    const lookup = jest.spyOn(RECORD_BATCH_STATEMENTS.knownPeopleByEmail, 'rows');
+    try {
+      // Everyone new: the directory homes them all, and nobody is looked up.
+      const fresh = await batch.knownAndClaimed(applicationId, [{ email: 'claim-first-a@example.com' }, { email: 'claim-first-b@example.com' }], { claimFirst: true });
+      expect(fresh.known).toEqual([]);
+      expect([...fresh.claimed.keys()].sort()).toEqual(['claim-first-a@example.com', 'claim-first-b@example.com']);
+      expect(lookup).not.toHaveBeenCalled();
+
+      // Someone the directory knows: only they are looked up, after the claim.
+      const mixed = await batch.knownAndClaimed(applicationId, [{ email: 'claim-first-kept@example.com' }, { email: 'claim-first-c@example.com' }], { claimFirst: true });
+      expect(lookup).toHaveBeenCalledTimes(1);
+      expect(lookup.mock.calls[0][1]).toEqual([applicationId, ['claim-first-kept@example.com']]);
+      expect(mixed.known.map((person) => [person.id, person.email])).toEqual([[keptId, 'claim-first-kept@example.com']]);
+      expect([...mixed.claimed.keys()]).toEqual(['claim-first-c@example.com']);
+    } finally {
+      lookup.mockRestore();
+    }
+
+    // A person recorded here whose directory entry was lost is claimed again under a new id; the
+    // write of new people meets their row, and the batch keeps the id they have.
+    directory.delete('email:claim-first-kept@example.com');
+    const lost = await batch.knownAndClaimed(applicationId, [{ email: 'claim-first-kept@example.com' }], { claimFirst: true });
+    expect(lost.known).toEqual([]);
+    expect(lost.claimed.get('claim-first-kept@example.com')).not.toBe(keptId);
+    const again = await batch.record(applicationId, flow, [row(0, 'claim-first-kept@example.com', purposes('granted', 'declined'))], lost.known, lost);
+    expect(again.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded']);
+    expect(again.made.get(0)).toMatchObject({ subjectId: keptId, supersedes: kept.made.get(0)!.recordId });
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = $1`, ['claim-first-kept@example.com'])).toBe(1);
+  });
 });
 
 /**

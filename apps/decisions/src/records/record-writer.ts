@@ -98,6 +98,14 @@ export class RecordWriter {
   private readonly logger = new Logger(RecordWriter.name);
   private readonly queue: Pending[] = [];
   private inFlight = 0;
+  /**
+   * Whether the last batch written against a remembered version was all new people: the next one
+   * is then claimed before its people are looked up (ImportBatch.knownAndClaimed `claimFirst`),
+   * and the lookup is left out when the directory homes everyone. A form whose people are mostly
+   * new (a sign-up) saves a statement per batch; a batch with someone known costs a round trip
+   * more, and the batch after it looks up and claims at once again.
+   */
+  private lastAllNew = false;
 
   constructor(
     private readonly batch: ImportBatch,
@@ -185,7 +193,8 @@ export class RecordWriter {
   private async writeRemembered(flow: FlowVersion, checked: Checked[]): Promise<{ stale: Checked[]; claimed?: Map<string, string> }> {
     let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
     try {
-      people = await this.batch.knownAndClaimed(flow.applicationId, checked.map((one) => one.row));
+      people = await this.batch.knownAndClaimed(flow.applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew });
+      this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === new Set(checked.map((one) => one.row.email)).size;
     } catch (error) {
       for (const one of checked) one.pending.reject(error);
       return { stale: [] };
