@@ -112,13 +112,19 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
   // The same Node flags as `npm start` (package.json); the distributed launcher adds them itself.
   const flags = mode === 'embedded' ? ['--max-semi-space-size=64', '--heap-growing-percent=300', ...MEMORY_NODE_FLAGS, ...nodeFlags] : nodeFlags;
   // On any benchmark (embedded only): `--cpu-prof <dir>`, a V8 CPU profile of the service written
-  // when it stops; `--sql-trace <file>`, bench/sql-trace.js preloaded to count its SQL statements.
+  // when it stops; `--sql-trace <file>`, bench/sql-trace.js preloaded to count its SQL statements;
+  // `--record-stages <file>`, bench/record-stages.js preloaded to time a Record API request's stages.
   const profileDir = option('cpu-prof');
   if (profileDir && mode === 'embedded') flags.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`);
   const sqlTrace = option('sql-trace');
   if (sqlTrace && mode === 'embedded') {
     flags.push('--require', path.join(__dirname, 'sql-trace.js'));
     fullEnv.SQL_TRACE_FILE = path.resolve(sqlTrace);
+  }
+  const recordStages = option('record-stages');
+  if (recordStages && mode === 'embedded') {
+    flags.push('--require', path.join(__dirname, 'record-stages.js'));
+    fullEnv.RECORD_STAGES_FILE = path.resolve(recordStages);
   }
   let service;
   try {
