@@ -50,9 +50,6 @@ describe('DirectoryService.registerMany', () => {
     await database?.close();
   });
 
-  // What an earlier test homed and did not read goes before the next test clears `synced`.
-  beforeEach(() => directory.sendUnsent());
-
   it('answers each home and inserts only the missing references of the people homed here', async () => {
     const homes = await directory.registerMany([
       known('new:id', 'new:email'), // nobody knows them: here
@@ -70,7 +67,6 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('known:id')).toBe('US');
     expect(await homeOf('first:id')).toBeUndefined();
     expect(await homeOf('shared:email')).toBe('US');
-    directory.sendUnsent();
     const sent = synced.flatMap((event) => event.entries);
     expect(sent.map((entry) => entry.reference).sort()).toEqual(
       ['new:id', 'new:email', 'known:id', 'twin-a:id', 'shared:email', 'twin-b:id'].map(ref).sort(),
@@ -107,7 +103,6 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('solo-a:email')).toBe('US');
     expect(await homeOf('solo-b:email')).toBe('US');
     expect(await homeOf('berlin:email')).toBe('DE');
-    directory.sendUnsent();
     expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('solo-a:email'), ref('solo-b:email')].sort());
   });
 
@@ -128,7 +123,6 @@ describe('DirectoryService.registerMany', () => {
     }
     for (const label of ['made-berlin:id', 'made-both:external', 'made-both:id']) expect([label, await homeOf(label)]).toEqual([label, undefined]);
     expect(await homeOf('berlin:email')).toBe('DE');
-    directory.sendUnsent();
     expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual(
       ['made-new:email', 'made-new:id', 'made-known:id', 'made-twin:email', 'made-twin-a:id', 'made-twin-b:id', 'made-two:external', 'made-two:email', 'made-two:id'].map(ref).sort(),
     );
@@ -146,13 +140,11 @@ describe('DirectoryService.registerMany', () => {
     expect(claimed).toEqual([true, false, false]);
     expect([await homeOf('claim-new:email'), await homeOf('claim-new:id')]).toEqual(['US', 'US']);
     expect([await homeOf('claim-berlin:id'), await homeOf('claim-known:id'), await homeOf('berlin:email')]).toEqual([undefined, undefined, 'DE']);
-    directory.sendUnsent();
     expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('claim-new:email'), ref('claim-new:id')].sort());
     // Claimed twice (a request repeated): the second claim finds the entry and writes nothing.
     synced.length = 0;
     expect(await directory.claimNew([claim('claim-new:email', 'claim-again:id')])).toEqual([false]);
     expect(await homeOf('claim-again:id')).toBeUndefined();
-    directory.sendUnsent();
     expect(synced).toEqual([]);
   });
 
@@ -193,30 +185,7 @@ describe('DirectoryService.registerMany', () => {
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
     synced.length = 0;
     expect(await directory.registerMany([known('new:id', 'new:email'), known('berlin:email'), made('known:email', 'known:id')])).toEqual(['US', 'DE', 'US']);
-    directory.sendUnsent();
     expect(synced).toEqual([]);
-  });
-
-  it('sends the entries homed within a few milliseconds to each peer in one event, without being asked', async () => {
-    synced.length = 0;
-    await directory.claimNew([{ reference: ref('together-a:email'), minted: [ref('together-a:id')] }]);
-    await directory.claimNew([{ reference: ref('together-b:email'), minted: [] }]);
-    await directory.registerMany([known('together-c:email')]);
-    // Nothing has gone yet; the timer sends the three registrations' entries as one event.
-    expect(synced).toEqual([]);
-    const deadline = Date.now() + 2000;
-    while (synced.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(synced).toHaveLength(1);
-    expect(synced[0].entries.map((entry) => entry.reference).sort()).toEqual(['together-a:email', 'together-a:id', 'together-b:email', 'together-c:email'].map(ref).sort());
-    expect(validateSync(plainToInstance(DirectorySyncEvent, synced[0]))).toEqual([]);
-  });
-
-  it('sends what is still waiting when the service shuts down', async () => {
-    synced.length = 0;
-    await directory.claimNew([{ reference: ref('at-shutdown:email'), minted: [] }]);
-    expect(synced).toEqual([]);
-    directory.beforeApplicationShutdown();
-    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).toEqual([ref('at-shutdown:email')]);
   });
 });
 

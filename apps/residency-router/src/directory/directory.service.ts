@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DirectoryEntryMessage, DirectorySyncEvent, RESIDENCY_DIRECTORY_SYNC } from '@dcr/contracts';
 import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -14,20 +14,10 @@ const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
 
 /** The most entries one sync event carries (DirectorySyncEvent's limit). */
 const SYNC_MAX_ENTRIES = 1000;
-/**
- * How long entries homed here wait for those homed after them before they travel to the peers
- * together. The Record API homes its new people once per batch, every few milliseconds under
- * load; one event per batch was one message across each border and one flushed commit in each
- * peer per batch (docs/performance.md, twenty-eighth session).
- */
-const SYNC_COALESCE_MS = 10;
 
 @Injectable()
-export class DirectoryService implements BeforeApplicationShutdown {
+export class DirectoryService {
   private readonly logger = new Logger(DirectoryService.name);
-  /** Entries homed here that have not been sent to the peers yet, and the timer that sends them. */
-  private unsent: DirectoryEntryMessage[] = [];
-  private sendTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly directory: DirectoryRepository,
@@ -88,8 +78,8 @@ export class DirectoryService implements BeforeApplicationShutdown {
 
   /**
    * Entries a peer homed. The events that arrive while a merge is running are merged together in
-   * the next one (one statement and one commit for them, instead of one per event), in the order
-   * they arrived.
+   * the next one (one statement and one commit for them, instead of one per event: a peer sends an
+   * event per Record API batch), in the order they arrived.
    */
   async applyFromPeer(event: DirectorySyncEvent): Promise<void> {
     await this.peerMerges.call(event);
@@ -108,31 +98,11 @@ export class DirectoryService implements BeforeApplicationShutdown {
   );
 
   /**
-   * Tells the peers about entries homed here within SYNC_COALESCE_MS (a person homed here must be
-   * known there before they can be recorded there too), with the entries homed meanwhile; at once
-   * when a full event's worth is waiting.
+   * Tells the peers about entries homed here, at once (a person homed here must be known there
+   * before they can be recorded there too), in events of at most SYNC_MAX_ENTRIES: the contract's
+   * limit, which a registration of 500 people with three references each would pass.
    */
   private broadcast(entries: DirectoryEntryMessage[]): void {
-    this.unsent.push(...entries);
-    if (this.unsent.length >= SYNC_MAX_ENTRIES) {
-      this.sendUnsent();
-      return;
-    }
-    if (!this.sendTimer) {
-      this.sendTimer = setTimeout(() => this.sendUnsent(), SYNC_COALESCE_MS);
-      this.sendTimer.unref();
-    }
-  }
-
-  /**
-   * Sends the entries waiting to the peers now, in events of at most SYNC_MAX_ENTRIES: the
-   * contract's limit, which a registration of 500 people with three references each would pass.
-   */
-  sendUnsent(): void {
-    if (this.sendTimer) clearTimeout(this.sendTimer);
-    this.sendTimer = undefined;
-    const entries = this.unsent;
-    this.unsent = [];
     for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
       const event: DirectorySyncEvent = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
       for (const country of this.clients.peerCountries()) {
@@ -142,10 +112,5 @@ export class DirectoryService implements BeforeApplicationShutdown {
           .subscribe({ error: (error) => this.logger.warn(`directory sync to ${country} failed: ${String(error)}`) });
       }
     }
-  }
-
-  /** What is still waiting goes to the peers before the transport closes. */
-  beforeApplicationShutdown(): void {
-    this.sendUnsent();
   }
 }
