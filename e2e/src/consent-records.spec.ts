@@ -543,4 +543,33 @@ describe('consent records', () => {
     expect((await byEmail('version-z@example.com', de)).status).toBe(201);
     expect((await byEmail('version-b@example.com', de)).status).toBe(421);
   });
+
+  it('records a new person asked for in both countries at the same moment in one of them only; the other answers wrong_country with it', async () => {
+    const byEmail = (email: string, country: RunningCountry) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
+    const emails = Array.from({ length: 12 }, (_, i) => `both-${i}@example.com`);
+    const answers = await Promise.all(emails.flatMap((email) => [byEmail(email, us), byEmail(email, de)]));
+    const homes = emails.map((email, i) => {
+      const [inUs, inDe] = [answers[2 * i], answers[2 * i + 1]];
+      expect([email, [inUs.status, inDe.status].sort()]).toEqual([email, [201, 421]]);
+      const home = inUs.status === 201 ? 'US' : 'DE';
+      expect([email, (inUs.status === 421 ? inUs : inDe).body]).toEqual([email, { message: expect.any(String), code: 'wrong_country', home_country: home, request_id: expect.any(String) }]);
+      return home;
+    });
+    // The e-mail address is stored in the person's home country only.
+    const deDb = new Client({ connectionString: de.database.url });
+    await deDb.connect();
+    try {
+      const stored = async (client: Client) => (await client.query(`SELECT email FROM decisions.subjects WHERE email LIKE 'both-%' ORDER BY email`)).rows.map((row) => row.email);
+      expect(await stored(db)).toEqual(emails.filter((_, i) => homes[i] === 'US').sort());
+      expect(await stored(deDb)).toEqual(emails.filter((_, i) => homes[i] === 'DE').sort());
+    } finally {
+      await deDb.end();
+    }
+    // Asked again, each country answers as before.
+    for (const [i, email] of emails.entries()) {
+      const again = await byEmail(email, homes[i] === 'US' ? de : us);
+      expect([email, again.status, again.body.home_country]).toEqual([email, 421, homes[i]]);
+    }
+  });
 });

@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { DirectorySyncEvent } from '@dcr/contracts';
+import { DirectoryConfirmRequest, DirectorySyncEvent, RESIDENCY_DIRECTORY_CONFIRM } from '@dcr/contracts';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
-import { CountryClient } from '@dcr/transport';
+import { CountryClient, TransportRecord } from '@dcr/transport';
 import { of } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { DirectoryEntry } from '../src/directory/directory-entry.entity';
@@ -23,7 +23,15 @@ describe('DirectoryService.registerMany', () => {
   let database: MigratedServiceDatabase;
   let dataSource: DataSource;
   let directory: DirectoryService;
+  // What the peer (DE, holding none of these people) was told: confirmations it answers with the
+  // entries as sent, and sync events (only when a confirmation fails).
   const synced: DirectorySyncEvent[] = [];
+  const confirmations: DirectoryConfirmRequest[] = [];
+  const told = () => [...confirmations, ...synced];
+  const forget = () => {
+    synced.length = 0;
+    confirmations.length = 0;
+  };
   const ref = (label: string) => createHash('sha256').update(label).digest('hex');
   const homeOf = async (label: string): Promise<string | undefined> =>
     (await dataSource.query(`SELECT "home_country" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref(label)]))[0]?.home_country;
@@ -35,7 +43,14 @@ describe('DirectoryService.registerMany', () => {
   beforeAll(async () => {
     database = await migratedServiceDatabase(residencyRouterService, 'register_many');
     dataSource = database.dataSource;
-    const peer = { emit: (_: string, event: DirectorySyncEvent) => (synced.push(event), of(undefined)) };
+    const peer = {
+      emit: (_: string, event: DirectorySyncEvent) => (synced.push(event), of(undefined)),
+      send: (pattern: string, record: TransportRecord<DirectoryConfirmRequest>) => {
+        expect(pattern).toBe(RESIDENCY_DIRECTORY_CONFIRM);
+        confirmations.push(record.data);
+        return of({ entries: record.data.entries });
+      },
+    };
     const clients = new ServiceClients({} as CountryClient, new Map([['DE', peer as unknown as CountryClient]]));
     const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
     directory = new DirectoryService(new DirectoryRepository(dataSource.getRepository(DirectoryEntry)), clients, context);
@@ -67,7 +82,7 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('known:id')).toBe('US');
     expect(await homeOf('first:id')).toBeUndefined();
     expect(await homeOf('shared:email')).toBe('US');
-    const sent = synced.flatMap((event) => event.entries);
+    const sent = told().flatMap((event) => event.entries);
     expect(sent.map((entry) => entry.reference).sort()).toEqual(
       ['new:id', 'new:email', 'known:id', 'twin-a:id', 'shared:email', 'twin-b:id'].map(ref).sort(),
     );
@@ -75,12 +90,14 @@ describe('DirectoryService.registerMany', () => {
   });
 
   it('sends a large registration to the peers in events of at most 1,000 entries (the contract\'s limit)', async () => {
-    synced.length = 0;
+    forget();
     const people = Array.from({ length: 500 }, (_, i) => known(`bulk-${i}:id`, `bulk-${i}:email`, `bulk-${i}:external`));
     expect(new Set(await directory.registerMany(people))).toEqual(new Set(['US']));
-    expect(synced.map((event) => event.entries.length)).toEqual([1000, 500]);
-    for (const event of synced) expect(validateSync(plainToInstance(DirectorySyncEvent, event))).toEqual([]);
-    expect(new Set(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).size).toBe(1500);
+    expect(confirmations.map((request) => request.entries.length)).toEqual([1000, 500]);
+    for (const request of confirmations) expect(validateSync(plainToInstance(DirectoryConfirmRequest, request))).toEqual([]);
+    expect(new Set(confirmations.flatMap((request) => request.entries.map((entry) => entry.reference))).size).toBe(1500);
+    // Confirmed: no sync event besides.
+    expect(synced).toEqual([]);
   });
 
   it('registers one person by the same rule (register)', async () => {
@@ -91,7 +108,7 @@ describe('DirectoryService.registerMany', () => {
   });
 
   it('homes people of one reference each (a batch of e-mail addresses) by the same rule', async () => {
-    synced.length = 0;
+    forget();
     const homes = await directory.registerMany([
       known('solo-a:email'), // new: here
       known('berlin:email'), // lives in DE: there
@@ -103,11 +120,11 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('solo-a:email')).toBe('US');
     expect(await homeOf('solo-b:email')).toBe('US');
     expect(await homeOf('berlin:email')).toBe('DE');
-    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('solo-a:email'), ref('solo-b:email')].sort());
+    expect(told().flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('solo-a:email'), ref('solo-b:email')].sort());
   });
 
   it('homes a made reference (a new person\'s id) with its person: inserted only when the person is homed here', async () => {
-    synced.length = 0;
+    forget();
     const homes = await directory.registerMany([
       made('made-new:email', 'made-new:id'), // new: both here
       made('berlin:email', 'made-berlin:id'), // lives in DE: there, the id not written
@@ -123,13 +140,13 @@ describe('DirectoryService.registerMany', () => {
     }
     for (const label of ['made-berlin:id', 'made-both:external', 'made-both:id']) expect([label, await homeOf(label)]).toEqual([label, undefined]);
     expect(await homeOf('berlin:email')).toBe('DE');
-    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual(
+    expect(told().flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual(
       ['made-new:email', 'made-new:id', 'made-known:id', 'made-twin:email', 'made-twin-a:id', 'made-twin-b:id', 'made-two:external', 'made-two:email', 'made-two:id'].map(ref).sort(),
     );
   });
 
   it('claims only the people no entry knows, each with their made reference, and leaves everyone else alone (claimNew)', async () => {
-    synced.length = 0;
+    forget();
     const claim = (label: string, id: string) => ({ reference: ref(label), minted: [ref(id)] });
     const claimed = await directory.claimNew([
       claim('claim-new:email', 'claim-new:id'), // nobody knows them: homed here, the id with them
@@ -140,12 +157,12 @@ describe('DirectoryService.registerMany', () => {
     expect(claimed).toEqual([true, false, false]);
     expect([await homeOf('claim-new:email'), await homeOf('claim-new:id')]).toEqual(['US', 'US']);
     expect([await homeOf('claim-berlin:id'), await homeOf('claim-known:id'), await homeOf('berlin:email')]).toEqual([undefined, undefined, 'DE']);
-    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('claim-new:email'), ref('claim-new:id')].sort());
+    expect(told().flatMap((event) => event.entries.map((entry) => entry.reference)).sort()).toEqual([ref('claim-new:email'), ref('claim-new:id')].sort());
     // Claimed twice (a request repeated): the second claim finds the entry and writes nothing.
-    synced.length = 0;
+    forget();
     expect(await directory.claimNew([claim('claim-new:email', 'claim-again:id')])).toEqual([false]);
     expect(await homeOf('claim-again:id')).toBeUndefined();
-    expect(synced).toEqual([]);
+    expect(told()).toEqual([]);
   });
 
   it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
@@ -183,9 +200,9 @@ describe('DirectoryService.registerMany', () => {
   });
 
   it('inserts nothing and tells no peer when everyone is already homed', async () => {
-    synced.length = 0;
+    forget();
     expect(await directory.registerMany([known('new:id', 'new:email'), known('berlin:email'), made('known:email', 'known:id')])).toEqual(['US', 'DE', 'US']);
-    expect(synced).toEqual([]);
+    expect(told()).toEqual([]);
   });
 });
 

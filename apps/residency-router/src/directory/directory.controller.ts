@@ -3,12 +3,15 @@ import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import {
   ClaimNewReply,
   ClaimNewRequest,
+  DirectoryConfirmReply,
+  DirectoryConfirmRequest,
   DirectorySyncEvent,
   LocateReply,
   LocateRequest,
   RegisterReply,
   RegisterRequest,
   RESIDENCY_CLAIM_NEW,
+  RESIDENCY_DIRECTORY_CONFIRM,
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
   RESIDENCY_REGISTER,
@@ -43,6 +46,12 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_REGISTER)
   async register(@Payload() request: RegisterRequest): Promise<RegisterReply> {
     return { home_country: await this.directory.register(toPerson(request)) };
+  }
+
+  /** From a peer that has just homed people: merge their entries, answer what is held for each. */
+  @MessagePattern(RESIDENCY_DIRECTORY_CONFIRM)
+  async confirm(@Payload() request: DirectoryConfirmRequest): Promise<DirectoryConfirmReply> {
+    return { entries: await this.directory.confirmFromPeer(request.entries) };
   }
 
   @EventPattern(RESIDENCY_DIRECTORY_SYNC)

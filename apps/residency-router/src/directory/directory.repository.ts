@@ -11,8 +11,9 @@ import { DirectoryEntry } from './directory-entry.entity';
  * commits with a flush, and PostgreSQL flushes its WAL in order, so once that write is acknowledged
  * the registration is on disk too; a crash before it loses both together, as if the request had
  * never come. Waiting for the flush of each registration added about 1.5 ms to every Record API
- * batch (docs/performance.md, sixteenth session). A peer's merge (MERGE_FROM_PEER) keeps waiting:
- * nothing after it would flush it, and the peer does not send it again.
+ * batch (docs/performance.md, sixteenth session). A peer's sync event (MERGE_FROM_PEER) keeps
+ * waiting: nothing after it would flush it, and the peer does not send it again. A peer's
+ * confirmation (MERGE_AND_ANSWER) does not wait either; see there why losing it does no harm.
  */
 const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true) AS "commit"`;
 
@@ -96,6 +97,39 @@ const MERGE_FROM_PEER = new PreparedStatement(
       OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`,
 );
 
+/**
+ * A peer's confirmation request (`mergeAndAnswer`): MERGE_FROM_PEER's insert by the same rule, and
+ * for each reference asked the entry held once it ran: the merged row where the insert wrote one,
+ * else the row that was there (it won). A row another writer inserted meanwhile and that won is in
+ * neither (the snapshot is older than it): answered null, and read again.
+ *
+ * It commits without waiting for its flush, like a registration: the copy of a peer's claim is not
+ * what keeps a person in one country. If it is lost in a crash, this country homing the person
+ * later confirms its own claim with that peer, whose entry (flushed with the person's data there)
+ * is earlier, and gives way (DirectoryService.settleWithPeers).
+ */
+const MERGE_AND_ANSWER = new PreparedStatement<{ reference: string; home_country: string | null; status: string | null; recorded_at: Date | null }>(
+  'residency_directory_merge_and_answer',
+  `WITH "asked" AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS a("reference", "home_country", "status", "recorded_at")
+   ), "merged" AS (
+     INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
+     SELECT * FROM "asked"
+     ON CONFLICT (reference) DO UPDATE SET
+       home_country = EXCLUDED.home_country, status = EXCLUDED.status,
+       recorded_at = EXCLUDED.recorded_at, updated_at = now()
+     WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
+        OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)
+     RETURNING e.reference, e.home_country, e.status, e.recorded_at
+   )
+   SELECT a."reference", COALESCE(m.home_country, d.home_country) AS "home_country",
+          COALESCE(m.status, d.status) AS "status", COALESCE(m.recorded_at, d.recorded_at) AS "recorded_at",
+          ${COMMIT_WITHOUT_FLUSH}
+     FROM "asked" a
+     LEFT JOIN "merged" m ON m.reference = a."reference"::char(64)
+     LEFT JOIN "residency_router"."directory_entries" d ON d.reference = a."reference"::char(64)`,
+);
+
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
 export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER };
 
@@ -165,17 +199,9 @@ export class DirectoryRepository {
    * earlier record wins (ties go to the lower country code), so every country converges on one home;
    * within one home a status change applies. Rows are given in the order they arrived.
    */
-  async mergeFromPeer(rows: Array<Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>>): Promise<void> {
+  async mergeFromPeer(rows: PeerEntry[]): Promise<void> {
     if (rows.length === 0) return;
-    // One row per reference in a statement (ON CONFLICT cannot touch a row twice): the earliest
-    // claim, and of the same claim the row that arrived last (a later status of it).
-    const byReference = new Map<string, (typeof rows)[number]>();
-    for (const row of rows) {
-      const seen = byReference.get(row.reference);
-      const seenFirst = seen && (seen.recordedAt.getTime() < row.recordedAt.getTime() || (seen.recordedAt.getTime() === row.recordedAt.getTime() && seen.homeCountry < row.homeCountry));
-      if (!seenFirst) byReference.set(row.reference, row);
-    }
-    const unique = [...byReference.values()];
+    const unique = earliestOfEach(rows);
     await MERGE_FROM_PEER.run(this.entries.manager, [
       unique.map((row) => row.reference),
       unique.map((row) => row.homeCountry),
@@ -183,4 +209,46 @@ export class DirectoryRepository {
       unique.map((row) => row.recordedAt),
     ]);
   }
+
+  /**
+   * Entries a peer has just homed, merged by the same rule as `mergeFromPeer` (committed without
+   * waiting for the flush, see MERGE_AND_ANSWER), and what the directory holds for each of their
+   * references then, one entry per reference.
+   */
+  async mergeAndAnswer(rows: PeerEntry[]): Promise<PeerEntry[]> {
+    if (rows.length === 0) return [];
+    const unique = earliestOfEach(rows);
+    const answered = await MERGE_AND_ANSWER.rows(this.entries.manager, [
+      unique.map((row) => row.reference),
+      unique.map((row) => row.homeCountry),
+      unique.map((row) => row.status),
+      unique.map((row) => row.recordedAt),
+    ]);
+    const held = new Map<string, PeerEntry>();
+    for (const row of answered) {
+      if (row.home_country && row.status && row.recorded_at) held.set(row.reference, { reference: row.reference, homeCountry: row.home_country, status: row.status, recordedAt: row.recorded_at });
+    }
+    const unread = unique.filter((row) => !held.has(row.reference));
+    for (const entry of await this.findMany(unread.map((row) => row.reference))) {
+      held.set(entry.reference.trim(), { reference: entry.reference.trim(), homeCountry: entry.homeCountry, status: entry.status, recordedAt: entry.recordedAt });
+    }
+    return unique.map((row) => held.get(row.reference) ?? row);
+  }
+}
+
+/** An entry as peers exchange it. */
+export type PeerEntry = Pick<DirectoryEntry, 'reference' | 'homeCountry' | 'status' | 'recordedAt'>;
+
+/**
+ * One row per reference for a statement (ON CONFLICT cannot touch a row twice): the earliest
+ * claim, and of the same claim the row that arrived last (a later status of it).
+ */
+function earliestOfEach(rows: PeerEntry[]): PeerEntry[] {
+  const byReference = new Map<string, PeerEntry>();
+  for (const row of rows) {
+    const seen = byReference.get(row.reference);
+    const seenFirst = seen && (seen.recordedAt.getTime() < row.recordedAt.getTime() || (seen.recordedAt.getTime() === row.recordedAt.getTime() && seen.homeCountry < row.homeCountry));
+    if (!seenFirst) byReference.set(row.reference, row);
+  }
+  return [...byReference.values()];
 }

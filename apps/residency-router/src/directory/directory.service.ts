@@ -1,7 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DirectoryEntryMessage, DirectorySyncEvent, RESIDENCY_DIRECTORY_SYNC } from '@dcr/contracts';
+import {
+  DirectoryConfirmReply,
+  DirectoryConfirmRequest,
+  DirectoryEntryMessage,
+  DirectorySyncEvent,
+  RESIDENCY_DIRECTORY_CONFIRM,
+  RESIDENCY_DIRECTORY_SYNC,
+} from '@dcr/contracts';
 import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { TransportRecord } from '@dcr/transport';
+import { firstValueFrom } from 'rxjs';
 import { DirectoryEntry } from './directory-entry.entity';
 import { DirectoryPerson, DirectoryRepository } from './directory.repository';
 
@@ -12,12 +21,26 @@ const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
   recorded_at: entry.recordedAt.toISOString(),
 });
 
-/** The most entries one sync event carries (DirectorySyncEvent's limit). */
+/** The most entries one sync event or confirmation carries (the contract's limit). */
 const SYNC_MAX_ENTRIES = 1000;
+/** How long a peer's confirmation is waited for before the entries go as a sync event instead. */
+const CONFIRM_TIMEOUT_MS = 2000;
+/** How long a peer that did not confirm is not asked again (its entries go as sync events meanwhile). */
+const UNANSWERING_PAUSE_MS = 10_000;
+
+const fromMessage = (entry: DirectoryEntryMessage) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) });
+
+/** Whether claim `a` precedes claim `b` by the directory's rule: the earlier record, ties to the lower country code. */
+const claimsBefore = (a: DirectoryEntryMessage, b: DirectoryEntryMessage): boolean => {
+  const [at, bt] = [Date.parse(a.recorded_at), Date.parse(b.recorded_at)];
+  return at < bt || (at === bt && a.home_country < b.home_country);
+};
 
 @Injectable()
 export class DirectoryService {
   private readonly logger = new Logger(DirectoryService.name);
+  /** Peers whose confirmation failed, until when they are not asked (`confirmWith`). */
+  private readonly unanswering = new Map<string, number>();
 
   constructor(
     private readonly directory: DirectoryRepository,
@@ -54,10 +77,11 @@ export class DirectoryService {
     const country = this.context.env.COUNTRY;
     const recordedAt = new Date();
     const { homes, inserted } = await this.directory.registerMany(subjects, country, recordedAt);
-    if (inserted.length > 0) {
-      this.broadcast(inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() })));
-    }
-    return subjects.map((_, i) => homes.get(i) ?? country);
+    // The people homed here by this call (none of their references was known): their new entries.
+    const written = new Set(inserted);
+    const fresh = subjects.flatMap((person, i) => (homes.has(i) ? [] : [{ index: i, references: [...person.references, ...(person.minted ?? [])].filter((r) => written.has(r)) }]));
+    const lost = await this.settleWithPeers(inserted, fresh, recordedAt);
+    return subjects.map((_, i) => lost.get(i) ?? homes.get(i) ?? country);
   }
 
   /**
@@ -69,11 +93,91 @@ export class DirectoryService {
     const country = this.context.env.COUNTRY;
     const recordedAt = new Date();
     const { homed, inserted } = await this.directory.claimNew(people, country, recordedAt);
-    if (inserted.length > 0) {
-      this.broadcast(inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() })));
-    }
     const claimed = new Set(homed);
-    return people.map((person) => claimed.has(person.reference));
+    const written = new Set(inserted);
+    const fresh = people.flatMap((person, i) => (claimed.has(person.reference) ? [{ index: i, references: [person.reference, ...person.minted.filter((r) => written.has(r))] }] : []));
+    const lost = await this.settleWithPeers(inserted, fresh, recordedAt);
+    return people.map((person, i) => claimed.has(person.reference) && !lost.has(i));
+  }
+
+  /**
+   * The entries this call inserted (`inserted`, homed here at `recordedAt`), confirmed with every
+   * peer before anyone is answered as homed here (`residency-router.directory.confirm`): each peer
+   * merges them by the directory's rule and answers what it holds. A person homed by the call
+   * (`fresh`: by index, the references inserted for them) whose reference a peer answers as claimed
+   * earlier by another country is homed there instead: all their entries here are rewritten to that
+   * claim and the peers told, so no country keeps any of them apart. Answers those people's
+   * country by index.
+   *
+   * Two countries homing the same new person at once each ask the other, and each merge keeps the
+   * earlier claim (ties to the lower country code), so both answer the same claim and exactly one
+   * country homes the person. A peer that does not answer (down, or the confirmation unknown to it)
+   * is sent the entries as the `directory.sync` event instead and not asked again for a while: the
+   * directory then converges only when the event arrives, as it did before there was a confirmation.
+   */
+  private async settleWithPeers(inserted: string[], fresh: Array<{ index: number; references: string[] }>, recordedAt: Date): Promise<Map<number, string>> {
+    const lost = new Map<number, string>();
+    if (inserted.length === 0) return lost;
+    const country = this.context.env.COUNTRY;
+    const entries: DirectoryEntryMessage[] = inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() }));
+    const answers = await Promise.all(this.clients.peerCountries().map((peer) => this.confirmWith(peer, entries)));
+    // Per reference, the earliest claim a peer holds that is not this one.
+    const earlier = new Map<string, DirectoryEntryMessage>();
+    for (const entry of answers.flat()) {
+      if (entry.home_country === country) continue;
+      const seen = earlier.get(entry.reference);
+      if (!seen || claimsBefore(entry, seen)) earlier.set(entry.reference, entry);
+    }
+    if (earlier.size === 0) return lost;
+    const rewritten: DirectoryEntryMessage[] = [];
+    for (const person of fresh) {
+      let winner: DirectoryEntryMessage | undefined;
+      for (const reference of person.references) {
+        const claim = earlier.get(reference);
+        if (claim && (!winner || claimsBefore(claim, winner))) winner = claim;
+      }
+      if (!winner) continue;
+      lost.set(person.index, winner.home_country);
+      for (const reference of person.references) rewritten.push({ ...winner, reference });
+    }
+    if (rewritten.length > 0) {
+      this.logger.log(`${lost.size} new ${lost.size === 1 ? 'person was' : 'people were'} claimed earlier by another country; homed there`);
+      await this.directory.mergeFromPeer(rewritten.map(fromMessage));
+      this.broadcast(rewritten);
+    }
+    return lost;
+  }
+
+  /** `peer`'s answer, or nothing (after sending the sync event instead) when it cannot answer. */
+  private async confirmWith(peer: string, entries: DirectoryEntryMessage[]): Promise<DirectoryEntryMessage[]> {
+    const silentUntil = this.unanswering.get(peer);
+    if (silentUntil !== undefined && Date.now() < silentUntil) {
+      this.broadcast(entries, [peer]);
+      return [];
+    }
+    try {
+      const answered: DirectoryEntryMessage[] = [];
+      for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
+        const request: DirectoryConfirmRequest = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
+        const reply = await firstValueFrom(
+          this.clients.peer(peer).send<DirectoryConfirmReply>(RESIDENCY_DIRECTORY_CONFIRM, new TransportRecord(request, { timeoutMs: CONFIRM_TIMEOUT_MS })),
+        );
+        answered.push(...reply.entries);
+      }
+      this.unanswering.delete(peer);
+      return answered;
+    } catch (error) {
+      this.unanswering.set(peer, Date.now() + UNANSWERING_PAUSE_MS);
+      this.logger.warn(`directory confirmation from ${peer} failed (${String(error)}); sending the entries as a sync event, and not asking ${peer} for ${UNANSWERING_PAUSE_MS / 1000} s`);
+      this.broadcast(entries, [peer]);
+      return [];
+    }
+  }
+
+  /** `residency-router.directory.confirm` from a peer: its new entries merged, and what is held for each. */
+  async confirmFromPeer(entries: DirectoryEntryMessage[]): Promise<DirectoryEntryMessage[]> {
+    const held = await this.directory.mergeAndAnswer(entries.map(fromMessage));
+    return held.map((entry) => ({ reference: entry.reference, home_country: entry.homeCountry, status: entry.status as DirectoryEntryMessage['status'], recorded_at: entry.recordedAt.toISOString() }));
   }
 
   /**
@@ -102,10 +206,10 @@ export class DirectoryService {
    * before they can be recorded there too), in events of at most SYNC_MAX_ENTRIES: the contract's
    * limit, which a registration of 500 people with three references each would pass.
    */
-  private broadcast(entries: DirectoryEntryMessage[]): void {
+  private broadcast(entries: DirectoryEntryMessage[], peers: string[] = this.clients.peerCountries()): void {
     for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
       const event: DirectorySyncEvent = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
-      for (const country of this.clients.peerCountries()) {
+      for (const country of peers) {
         this.clients
           .peer(country)
           .emit(RESIDENCY_DIRECTORY_SYNC, event)

@@ -11,6 +11,14 @@ export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
 export const RESIDENCY_CLAIM_NEW = 'residency-router.claim-new';
 /** Event sent to each peer country's residency-router when this country records a new entry. */
 export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
+/**
+ * Request to each peer country's residency-router when this country homes people none of whose
+ * references it knew: the peer merges the entries by the directory's rule (the earlier claim wins,
+ * ties to the lower country code) and answers what it holds then. A person is homed here only when
+ * no peer answers an earlier claim of theirs, so two countries recording the same new person at
+ * once agree on one home before either writes the person's data.
+ */
+export const RESIDENCY_DIRECTORY_CONFIRM = 'residency-router.directory.confirm';
 
 const REFERENCE = /^[0-9a-f]{64}$/;
 export const DIRECTORY_STATUSES = ['active', 'erased'] as const;
@@ -125,5 +133,20 @@ export class DirectorySyncEvent {
   @ArrayMaxSize(1000)
   @ValidateNested({ each: true })
   @Type(() => DirectoryEntryMessage)
+  entries: DirectoryEntryMessage[];
+}
+
+/** `directory.confirm`: the entries this country has just homed, for a peer to merge and answer. */
+export class DirectoryConfirmRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => DirectoryEntryMessage)
+  entries: DirectoryEntryMessage[];
+}
+
+export class DirectoryConfirmReply {
+  /** Per entry asked, in order: the entry the peer holds for its reference after merging it. */
   entries: DirectoryEntryMessage[];
 }

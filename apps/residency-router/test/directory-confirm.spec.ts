@@ -1,0 +1,194 @@
+import 'reflect-metadata';
+import { createHash } from 'node:crypto';
+import { DirectoryConfirmReply, DirectoryConfirmRequest, DirectorySyncEvent, RESIDENCY_DIRECTORY_CONFIRM } from '@dcr/contracts';
+import { ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
+import { CountryClient, noResponder, TransportRecord } from '@dcr/transport';
+import { defer, Observable, of, throwError } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { DirectoryEntry } from '../src/directory/directory-entry.entity';
+import { DirectoryRepository } from '../src/directory/directory.repository';
+import { DirectoryService } from '../src/directory/directory.service';
+import { residencyRouterService } from '../src/residency-router.service';
+
+const ref = (label: string) => createHash('sha256').update(label).digest('hex');
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A peer as the transport reaches it: a confirmation is answered by `other` on a later turn, a sync event applied there. */
+interface Peer {
+  send(pattern: string, record: TransportRecord<DirectoryConfirmRequest>): Observable<DirectoryConfirmReply>;
+  emit(pattern: string, event: DirectorySyncEvent): Observable<void>;
+}
+
+function peerOf(other: () => DirectoryService): Peer {
+  return {
+    send: (pattern, record) =>
+      defer(async () => {
+        expect(pattern).toBe(RESIDENCY_DIRECTORY_CONFIRM);
+        await nextTurn();
+        return { entries: await other().confirmFromPeer(record.data.entries) };
+      }),
+    emit: (_, event) =>
+      defer(async () => {
+        await nextTurn();
+        await other().applyFromPeer(event);
+      }),
+  };
+}
+
+function serviceFor(country: string, dataSource: DataSource, peers: Map<string, Peer>): DirectoryService {
+  const context = { env: { COUNTRY: country } } as unknown as ServiceContext;
+  const clients = new ServiceClients({} as CountryClient, peers as unknown as Map<string, CountryClient>);
+  return new DirectoryService(new DirectoryRepository(dataSource.getRepository(DirectoryEntry)), clients, context);
+}
+
+/**
+ * Two countries homing the same new person at the same moment (the gap the directory's sync event
+ * left open: each homed and recorded the person before the other's event arrived, and the country
+ * that lost kept the person's data). Each country now confirms its new entries with its peers
+ * before answering, and a peer's merge keeps the earlier claim, so both answer the same home.
+ * Two real databases, one per country; the peers reach each other on later turns of the event loop.
+ */
+describe('DirectoryService: a new person is homed in one country only', () => {
+  let usDatabase: MigratedServiceDatabase;
+  let deDatabase: MigratedServiceDatabase;
+  let us: DirectoryService;
+  let de: DirectoryService;
+
+  const directoryOf = async (dataSource: DataSource): Promise<Map<string, string>> =>
+    new Map(
+      (await dataSource.query(`SELECT rtrim("reference") AS "reference", "home_country" FROM "residency_router"."directory_entries"`)).map(
+        (row: { reference: string; home_country: string }) => [row.reference, row.home_country],
+      ),
+    );
+  const homeIn = async (dataSource: DataSource, label: string) => (await directoryOf(dataSource)).get(ref(label));
+  /** Until both directories hold the same entries (sync events still on their way), at most about a second. */
+  const converged = async () => {
+    for (let i = 0; i < 100; i++) {
+      const [inUs, inDe] = await Promise.all([directoryOf(usDatabase.dataSource), directoryOf(deDatabase.dataSource)]);
+      if (JSON.stringify([...inUs].sort()) === JSON.stringify([...inDe].sort())) return inUs;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('the two directories did not converge');
+  };
+
+  beforeAll(async () => {
+    [usDatabase, deDatabase] = await Promise.all([
+      migratedServiceDatabase(residencyRouterService, 'confirm_us', 4),
+      migratedServiceDatabase(residencyRouterService, 'confirm_de', 4),
+    ]);
+    us = serviceFor('US', usDatabase.dataSource, new Map([['DE', peerOf(() => de)]]));
+    de = serviceFor('DE', deDatabase.dataSource, new Map([['US', peerOf(() => us)]]));
+  });
+
+  afterAll(async () => {
+    await Promise.all([usDatabase?.close(), deDatabase?.close()]);
+  });
+
+  it('claims each new person in exactly one of two countries claiming them at once, and both directories agree', async () => {
+    const people = Array.from({ length: 40 }, (_, i) => `race-${i}:email`);
+    // Each country makes its own id for the person; DE asks in the reverse order.
+    const [inUs, inDe] = await Promise.all([
+      us.claimNew(people.map((label) => ({ reference: ref(label), minted: [ref(`${label}:us-id`)] }))),
+      de.claimNew([...people].reverse().map((label) => ({ reference: ref(label), minted: [ref(`${label}:de-id`)] }))),
+    ]);
+    const deInOrder = [...inDe].reverse();
+    people.forEach((label, i) => expect([label, inUs[i], deInOrder[i]]).toEqual([label, !deInOrder[i], !inUs[i]]));
+
+    const directory = await converged();
+    people.forEach((label, i) => {
+      const home = inUs[i] ? 'US' : 'DE';
+      expect([label, directory.get(ref(label))]).toEqual([label, home]);
+      // The losing country's made id lives with the person in the winner's country, in both directories.
+      expect([label, directory.get(ref(`${label}:us-id`)), directory.get(ref(`${label}:de-id`))]).toEqual([label, home, home]);
+    });
+  });
+
+  it('answers the same home in both countries for people of several references registered at once (registerMany)', async () => {
+    const people = Array.from({ length: 30 }, (_, i) => ({ references: [ref(`many-${i}:external`), ref(`many-${i}:email`)] }));
+    const [inUs, inDe] = await Promise.all([us.registerMany(people), de.registerMany(people)]);
+    expect(inDe).toEqual(inUs);
+    const directory = await converged();
+    people.forEach((person, i) => {
+      for (const reference of person.references) expect([i, directory.get(reference)]).toEqual([i, inUs[i]]);
+    });
+  });
+
+  it('does not home a person whom a peer homed first and whose sync event has not arrived yet', async () => {
+    // DE homed them a second ago; US has not heard of it.
+    await deDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+       VALUES ($1, 'DE', 'active', now() - interval '1 second'), ($2, 'DE', 'active', now() - interval '1 second')`,
+      [ref('late:email'), ref('late-many:email')],
+    );
+    expect(await us.claimNew([{ reference: ref('late:email'), minted: [ref('late:us-id')] }])).toEqual([false]);
+    expect(await us.registerMany([{ references: [ref('late-many:email')], minted: [ref('late-many:us-id')] }])).toEqual(['DE']);
+    // US now holds DE's claim, and the id it made went with it.
+    expect(await homeIn(usDatabase.dataSource, 'late:email')).toBe('DE');
+    expect(await homeIn(usDatabase.dataSource, 'late:us-id')).toBe('DE');
+    expect(await homeIn(usDatabase.dataSource, 'late-many:email')).toBe('DE');
+    // A later claim of them anywhere finds the entry: nothing is claimed again.
+    expect(await us.claimNew([{ reference: ref('late:email'), minted: [] }])).toEqual([false]);
+    await converged();
+  });
+
+  it('answers a confirmation without waiting for its flush, for its own transaction only, and keeps the earlier claim', async () => {
+    const runner = deDatabase.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const repository = new DirectoryRepository(runner.manager.getRepository(DirectoryEntry));
+      const setting = async () => (await runner.query(`SELECT current_setting('synchronous_commit') AS "value"`))[0].value;
+      const claim = (label: string, homeCountry: string, at: string) => ({ reference: ref(label), homeCountry, status: 'active', recordedAt: new Date(at) });
+      await runner.startTransaction();
+      await repository.mergeAndAnswer([claim('flush:email', 'US', '2026-11-25T10:00:00.000Z')]);
+      expect(await setting()).toBe('off');
+      await runner.commitTransaction();
+      expect(await setting()).toBe('on');
+      const held = await repository.mergeAndAnswer([claim('flush:email', 'FR', '2026-11-25T10:00:01.000Z'), claim('flush-later:email', 'FR', '2026-11-25T10:00:01.000Z')]);
+      expect(held.map((entry) => [entry.reference, entry.homeCountry, entry.recordedAt.toISOString()])).toEqual([
+        [ref('flush:email'), 'US', '2026-11-25T10:00:00.000Z'],
+        [ref('flush-later:email'), 'FR', '2026-11-25T10:00:01.000Z'],
+      ]);
+      expect(await setting()).toBe('on');
+    } finally {
+      await runner.release();
+    }
+  });
+});
+
+describe('DirectoryService: a peer that does not confirm', () => {
+  let database: MigratedServiceDatabase;
+  let directory: DirectoryService;
+  const asked: string[] = [];
+  const synced: DirectorySyncEvent[] = [];
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(residencyRouterService, 'confirm_silent');
+    const silent = {
+      send: (pattern: string) => {
+        asked.push(pattern);
+        return throwError(() => noResponder(`de.${pattern}`));
+      },
+      emit: (_: string, event: DirectorySyncEvent) => (synced.push(event), of(undefined)),
+    };
+    directory = serviceFor('US', database.dataSource, new Map([['DE', silent as unknown as Peer]]));
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('homes the person here, sends the entries as a sync event instead, and does not ask that peer again for a while', async () => {
+    expect(await directory.claimNew([{ reference: ref('alone:email'), minted: [ref('alone:id')] }])).toEqual([true]);
+    expect(asked).toEqual([RESIDENCY_DIRECTORY_CONFIRM]);
+    expect(synced.flatMap((event) => event.entries.map((entry) => [entry.reference, entry.home_country])).sort()).toEqual(
+      [
+        [ref('alone:email'), 'US'],
+        [ref('alone:id'), 'US'],
+      ].sort(),
+    );
+    expect(await directory.registerMany([{ references: [ref('alone-too:email')] }])).toEqual(['US']);
+    expect(asked).toHaveLength(1);
+    expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).toContain(ref('alone-too:email'));
+  });
+});
