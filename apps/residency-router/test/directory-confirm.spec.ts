@@ -132,6 +132,20 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     await converged();
   });
 
+  it('keeps the plan of the confirmation\'s statement (it scans nothing)', async () => {
+    // As for the statement that homes new people (directory-register.spec.ts): six runs on one
+    // connection make PostgreSQL settle on its generic plan, which must not read the whole table.
+    await deDatabase.dataSource.transaction(async (manager) => {
+      const repository = new DirectoryRepository(manager.getRepository(DirectoryEntry));
+      for (let i = 0; i < 6; i++) await repository.mergeAndAnswer([{ reference: ref(`plan-${i}:email`), homeCountry: 'US', status: 'active', recordedAt: new Date() }]);
+      const [{ 'QUERY PLAN': plan }] = await manager.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE "residency_directory_merge_and_answer"('{}'::text[], '{}'::text[], '{}'::text[], '{}'::timestamptz[])`,
+      );
+      expect(JSON.stringify(plan)).not.toContain('Seq Scan');
+      expect(JSON.stringify(plan)).toContain('"Relation Name":"directory_entries"');
+    });
+  });
+
   it('answers a confirmation without waiting for its flush, for its own transaction only, and keeps the earlier claim', async () => {
     const runner = deDatabase.dataSource.createQueryRunner();
     await runner.connect();

@@ -98,36 +98,27 @@ const MERGE_FROM_PEER = new PreparedStatement(
 );
 
 /**
- * A peer's confirmation request (`mergeAndAnswer`): MERGE_FROM_PEER's insert by the same rule, and
- * for each reference asked the entry held once it ran: the merged row where the insert wrote one,
- * else the row that was there (it won). A row another writer inserted meanwhile and that won is in
- * neither (the snapshot is older than it): answered null, and read again.
+ * A peer's confirmation request (`mergeAndAnswer`): MERGE_FROM_PEER's insert by the same rule,
+ * answering the rows it wrote (inserted, or replaced by an earlier claim). A reference it answers
+ * nothing for kept the entry that was there (an earlier claim, or the same): `mergeAndAnswer` reads
+ * those afterwards. An insert arbitrated by the primary key, as MERGE_FROM_PEER: its plan is kept
+ * (joining the table in the same statement left a kept plan free to scan it).
  *
  * It commits without waiting for its flush, like a registration: the copy of a peer's claim is not
  * what keeps a person in one country. If it is lost in a crash, this country homing the person
  * later confirms its own claim with that peer, whose entry (flushed with the person's data there)
  * is earlier, and gives way (DirectoryService.settleWithPeers).
  */
-const MERGE_AND_ANSWER = new PreparedStatement<{ reference: string; home_country: string | null; status: string | null; recorded_at: Date | null }>(
+const MERGE_AND_ANSWER = new PreparedStatement<{ reference: string; home_country: string; status: string; recorded_at: Date }>(
   'residency_directory_merge_and_answer',
-  `WITH "asked" AS (
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS a("reference", "home_country", "status", "recorded_at")
-   ), "merged" AS (
-     INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
-     SELECT * FROM "asked"
-     ON CONFLICT (reference) DO UPDATE SET
-       home_country = EXCLUDED.home_country, status = EXCLUDED.status,
-       recorded_at = EXCLUDED.recorded_at, updated_at = now()
-     WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
-        OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)
-     RETURNING e.reference, e.home_country, e.status, e.recorded_at
-   )
-   SELECT a."reference", COALESCE(m.home_country, d.home_country) AS "home_country",
-          COALESCE(m.status, d.status) AS "status", COALESCE(m.recorded_at, d.recorded_at) AS "recorded_at",
-          ${COMMIT_WITHOUT_FLUSH}
-     FROM "asked" a
-     LEFT JOIN "merged" m ON m.reference = a."reference"::char(64)
-     LEFT JOIN "residency_router"."directory_entries" d ON d.reference = a."reference"::char(64)`,
+  `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
+   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+   ON CONFLICT (reference) DO UPDATE SET
+     home_country = EXCLUDED.home_country, status = EXCLUDED.status,
+     recorded_at = EXCLUDED.recorded_at, updated_at = now()
+   WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
+      OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)
+   RETURNING rtrim(e.reference) AS "reference", e.home_country, e.status, e.recorded_at, ${COMMIT_WITHOUT_FLUSH}`,
 );
 
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
@@ -224,10 +215,9 @@ export class DirectoryRepository {
       unique.map((row) => row.status),
       unique.map((row) => row.recordedAt),
     ]);
-    const held = new Map<string, PeerEntry>();
-    for (const row of answered) {
-      if (row.home_country && row.status && row.recorded_at) held.set(row.reference, { reference: row.reference, homeCountry: row.home_country, status: row.status, recordedAt: row.recorded_at });
-    }
+    const held = new Map<string, PeerEntry>(
+      answered.map((row) => [row.reference, { reference: row.reference, homeCountry: row.home_country, status: row.status, recordedAt: row.recorded_at }]),
+    );
     const unread = unique.filter((row) => !held.has(row.reference));
     for (const entry of await this.findMany(unread.map((row) => row.reference))) {
       held.set(entry.reference.trim(), { reference: entry.reference.trim(), homeCountry: entry.homeCountry, status: entry.status, recordedAt: entry.recordedAt });
