@@ -83,22 +83,25 @@ const INSERT_NEW_PEOPLE = new PreparedStatement<{ own: string[]; made: string[] 
 );
 
 /**
- * Entries learnt from peers (`mergeFromPeer`). An insert arbitrated by the primary key: no scan to
- * choose, so its plan is kept too.
+ * Entries learnt from peers, by the directory's rule: the earlier claim wins (ties to the lower
+ * country code); within one home a status change applies.
  */
-const MERGE_FROM_PEER = new PreparedStatement(
-  'residency_directory_merge_from_peer',
-  `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
+const MERGE = `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
    ON CONFLICT (reference) DO UPDATE SET
      home_country = EXCLUDED.home_country, status = EXCLUDED.status,
      recorded_at = EXCLUDED.recorded_at, updated_at = now()
    WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
-      OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`,
-);
+      OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)`;
 
 /**
- * A peer's confirmation request (`mergeAndAnswer`): MERGE_FROM_PEER's insert by the same rule,
+ * A peer's sync event (`mergeFromPeer`). An insert arbitrated by the primary key: no scan to
+ * choose, so its plan is kept too.
+ */
+const MERGE_FROM_PEER = new PreparedStatement('residency_directory_merge_from_peer', MERGE);
+
+/**
+ * A peer's confirmation request (`mergeAndAnswer`): the same insert as MERGE_FROM_PEER,
  * answering the rows it wrote (inserted, or replaced by an earlier claim). A reference it answers
  * nothing for kept the entry that was there (an earlier claim, or the same): `mergeAndAnswer` reads
  * those afterwards. An insert arbitrated by the primary key, as MERGE_FROM_PEER: its plan is kept
@@ -111,13 +114,7 @@ const MERGE_FROM_PEER = new PreparedStatement(
  */
 const MERGE_AND_ANSWER = new PreparedStatement<{ reference: string; home_country: string; status: string; recorded_at: Date }>(
   'residency_directory_merge_and_answer',
-  `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
-   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
-   ON CONFLICT (reference) DO UPDATE SET
-     home_country = EXCLUDED.home_country, status = EXCLUDED.status,
-     recorded_at = EXCLUDED.recorded_at, updated_at = now()
-   WHERE (EXCLUDED.recorded_at, EXCLUDED.home_country) < (e.recorded_at, e.home_country)
-      OR (EXCLUDED.home_country = e.home_country AND EXCLUDED.status <> e.status)
+  `${MERGE}
    RETURNING rtrim(e.reference) AS "reference", e.home_country, e.status, e.recorded_at, ${COMMIT_WITHOUT_FLUSH}`,
 );
 
