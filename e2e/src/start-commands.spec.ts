@@ -122,13 +122,25 @@ describe('start commands', () => {
       }
       const { api_token: token, application_id: app, endpoints } = credentialsIn(dataDir);
 
-      // gateway (DE) → decisions (DE) → residency-router (DE) over NATS, then the directory entry
-      // crosses to US, whose gateway → residency-router answers where the person lives.
+      // gateway (DE) → decisions (DE) → residency-router (DE) over NATS, which confirms the new
+      // directory entry with US's residency-router before answering; US's gateway → residency-router
+      // then answers where the person lives.
+      const usDirectory = new Client({ connectionString: `${serverUrl.toString()}_us` });
+      await usDirectory.connect();
+      const homedInDe = async () => (await usDirectory.query(`SELECT count(*)::int AS n FROM residency_router.directory_entries WHERE home_country = 'DE'`)).rows[0].n;
+      const before = await homedInDe();
       const created = await http(endpoints.DE, 'POST', `/api/v1/applications/${app}/subjects`, {
         token,
         body: { external_id: 'ext-1' },
       });
       expect(created.status).toBe(201);
+      // Confirmed over NATS: in US's directory as soon as DE answered, not when an event arrives.
+      expect(await homedInDe()).toBeGreaterThan(before);
+      await usDirectory.end();
+      // ... and not by the fallback (the sync event sent when a peer does not confirm).
+      const routerLog = readFileSync(path.join(dataDir, 'logs', 'de-residency-router.log'), 'utf8');
+      expect(routerLog).toContain('"service":"residency-router","country":"DE"');
+      expect(routerLog).not.toContain('directory confirmation from');
       let answer = await http(endpoints.US, 'GET', `/api/v1/applications/${app}/subjects/${created.body.id}`, { token });
       for (let i = 0; answer.status !== 421 && i < 100; i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
