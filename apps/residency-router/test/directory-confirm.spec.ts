@@ -105,13 +105,16 @@ describe('DirectoryService: a new person is homed in one country only', () => {
   });
 
   it('answers the same home in both countries for people of several references registered at once (registerMany)', async () => {
-    const people = Array.from({ length: 30 }, (_, i) => ({ references: [ref(`many-${i}:external`), ref(`many-${i}:email`)] }));
-    const [inUs, inDe] = await Promise.all([us.registerMany(people), de.registerMany(people)]);
-    expect(inDe).toEqual(inUs);
-    const directory = await converged();
-    people.forEach((person, i) => {
-      for (const reference of person.references) expect([i, directory.get(reference)]).toEqual([i, inUs[i]]);
-    });
+    // Five rounds, so that the countries' statements and confirmations meet in many orders.
+    for (let round = 0; round < 5; round++) {
+      const people = Array.from({ length: 30 }, (_, i) => ({ references: [ref(`many-${round}-${i}:external`), ref(`many-${round}-${i}:email`)] }));
+      const [inUs, inDe] = await Promise.all([us.registerMany(people), de.registerMany(people)]);
+      expect([round, inDe]).toEqual([round, inUs]);
+      const directory = await converged();
+      people.forEach((person, i) => {
+        for (const reference of person.references) expect([round, i, directory.get(reference)]).toEqual([round, i, inUs[i]]);
+      });
+    }
   });
 
   it('does not home a person whom a peer homed first and whose sync event has not arrived yet', async () => {
@@ -130,6 +133,24 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     // A later claim of them anywhere finds the entry: nothing is claimed again.
     expect(await us.claimNew([{ reference: ref('late:email'), minted: [] }])).toEqual([false]);
     await converged();
+  });
+
+  it('keeps a person homed before where they are when a peer holds an earlier claim of a new reference of theirs, and takes that claim', async () => {
+    // Homed in US before (both know it); DE holds their external id from someone recorded there (its event lost).
+    for (const { dataSource } of [usDatabase, deDatabase]) {
+      await dataSource.query(
+        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'US', 'active', '2026-11-25T08:00:00Z')`,
+        [ref('settled:email')],
+      );
+    }
+    await deDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now() - interval '1 second')`,
+      [ref('settled:external')],
+    );
+    expect(await us.registerMany([{ references: [ref('settled:email'), ref('settled:external')] }])).toEqual(['US']);
+    expect(await homeIn(usDatabase.dataSource, 'settled:external')).toBe('DE');
+    const directory = await converged();
+    expect([directory.get(ref('settled:email')), directory.get(ref('settled:external'))]).toEqual(['US', 'DE']);
   });
 
   it('keeps the plan of the confirmation\'s statement (it scans nothing)', async () => {

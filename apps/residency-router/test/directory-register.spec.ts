@@ -165,6 +165,28 @@ describe('DirectoryService.registerMany', () => {
     expect(told()).toEqual([]);
   });
 
+  it('answers the home of a person whose references another writer inserted after the statement began (a peer\'s confirmation meanwhile)', async () => {
+    // The other writer's insert is not committed when the registration starts: the registration's
+    // snapshot does not see it, its insert waits for it and then writes nothing.
+    const other = dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query(
+        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now()), ($2, 'DE', 'active', now())`,
+        [ref('meanwhile:external'), ref('meanwhile:email')],
+      );
+      const registering = new DirectoryRepository(dataSource.getRepository(DirectoryEntry)).registerMany([known('meanwhile:external', 'meanwhile:email')], 'US', new Date());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.commitTransaction();
+      const { homes, inserted } = await registering;
+      expect([homes.get(0), inserted]).toEqual(['DE', []]);
+    } finally {
+      await other.release();
+    }
+    expect(await homeOf('meanwhile:email')).toBe('DE');
+  });
+
   it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
     // The named statement's plan is made on the connection that first runs it; six runs on one
     // connection make PostgreSQL settle on its generic plan, which must not read the whole table.

@@ -163,6 +163,18 @@ export class DirectoryRepository {
       const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, owner, country, recordedAt]);
       for (const [i, home] of row.homes) homes.set(rest[i].index, home);
       inserted.push(...row.inserted);
+      // A person none of whose references the statement found, yet none inserted either: another
+      // writer (a peer's confirmation or sync event, another registration) inserted them after the
+      // statement's snapshot was taken. They live where those entries say.
+      const written = new Set(row.inserted);
+      const raced = rest.filter(({ person, index }) => !homes.has(index) && !person.references.some((reference) => written.has(reference)));
+      if (raced.length > 0) {
+        const found = new Map((await this.findMany(raced.flatMap(({ person }) => person.references))).map((entry) => [entry.reference.trim(), entry.homeCountry]));
+        for (const { person, index } of raced) {
+          const home = person.references.map((reference) => found.get(reference)).find((value) => value !== undefined);
+          if (home) homes.set(index, home);
+        }
+      }
     }
     return { homes, inserted };
   }

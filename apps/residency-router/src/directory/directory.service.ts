@@ -11,10 +11,9 @@ import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { TransportRecord } from '@dcr/transport';
 import { firstValueFrom } from 'rxjs';
-import { DirectoryEntry } from './directory-entry.entity';
-import { DirectoryPerson, DirectoryRepository } from './directory.repository';
+import { DirectoryPerson, DirectoryRepository, PeerEntry } from './directory.repository';
 
-const toMessage = (entry: DirectoryEntry): DirectoryEntryMessage => ({
+const toMessage = (entry: PeerEntry): DirectoryEntryMessage => ({
   reference: entry.reference.trim(),
   home_country: entry.homeCountry,
   status: entry.status as DirectoryEntryMessage['status'],
@@ -107,7 +106,9 @@ export class DirectoryService {
    * (`fresh`: by index, the references inserted for them) whose reference a peer answers as claimed
    * earlier by another country is homed there instead: all their entries here are rewritten to that
    * claim and the peers told, so no country keeps any of them apart. Answers those people's
-   * country by index.
+   * country by index. An earlier claim answered for a new reference of someone homed before stays
+   * theirs (the person keeps their home), and is merged here and sent on like any peer's entry, so
+   * the directories converge.
    *
    * Two countries homing the same new person at once each ask the other, and each merge keeps the
    * earlier claim (ties to the lower country code), so both answer the same claim and exactly one
@@ -129,7 +130,8 @@ export class DirectoryService {
       if (!seen || claimsBefore(entry, seen)) earlier.set(entry.reference, entry);
     }
     if (earlier.size === 0) return lost;
-    const rewritten: DirectoryEntryMessage[] = [];
+    // The earlier claims themselves, and every entry of a person they take elsewhere rewritten to it.
+    const rewritten = new Map(earlier);
     for (const person of fresh) {
       let winner: DirectoryEntryMessage | undefined;
       for (const reference of person.references) {
@@ -138,13 +140,11 @@ export class DirectoryService {
       }
       if (!winner) continue;
       lost.set(person.index, winner.home_country);
-      for (const reference of person.references) rewritten.push({ ...winner, reference });
+      for (const reference of person.references) rewritten.set(reference, { ...winner, reference });
     }
-    if (rewritten.length > 0) {
-      this.logger.log(`${lost.size} new ${lost.size === 1 ? 'person was' : 'people were'} claimed earlier by another country; homed there`);
-      await this.directory.mergeFromPeer(rewritten.map(fromMessage));
-      this.broadcast(rewritten);
-    }
+    if (lost.size > 0) this.logger.log(`${lost.size} new ${lost.size === 1 ? 'person was' : 'people were'} claimed earlier by another country; homed there`);
+    await this.directory.mergeFromPeer([...rewritten.values()].map(fromMessage));
+    this.broadcast([...rewritten.values()]);
     return lost;
   }
 
@@ -176,8 +176,7 @@ export class DirectoryService {
 
   /** `residency-router.directory.confirm` from a peer: its new entries merged, and what is held for each. */
   async confirmFromPeer(entries: DirectoryEntryMessage[]): Promise<DirectoryEntryMessage[]> {
-    const held = await this.directory.mergeAndAnswer(entries.map(fromMessage));
-    return held.map((entry) => ({ reference: entry.reference, home_country: entry.homeCountry, status: entry.status as DirectoryEntryMessage['status'], recorded_at: entry.recordedAt.toISOString() }));
+    return (await this.directory.mergeAndAnswer(entries.map(fromMessage))).map(toMessage);
   }
 
   /**
