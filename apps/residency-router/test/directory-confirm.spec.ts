@@ -1,6 +1,14 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { DirectoryConfirmReply, DirectoryConfirmRequest, DirectorySyncEvent, RESIDENCY_DIRECTORY_CONFIRM } from '@dcr/contracts';
+import {
+  DirectoryConfirmReply,
+  DirectoryConfirmRequest,
+  DirectoryPullReply,
+  DirectoryPullRequest,
+  DirectorySyncEvent,
+  RESIDENCY_DIRECTORY_CONFIRM,
+  RESIDENCY_DIRECTORY_PULL,
+} from '@dcr/contracts';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { CountryClient, noResponder, TransportRecord } from '@dcr/transport';
@@ -14,19 +22,20 @@ import { residencyRouterService } from '../src/residency-router.service';
 const ref = (label: string) => createHash('sha256').update(label).digest('hex');
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A peer as the transport reaches it: a confirmation is answered by `other` on a later turn, a sync event applied there. */
+/** A peer as the transport reaches it: a confirmation or a pull is answered by `other` on a later turn, a sync event applied there. */
 interface Peer {
-  send(pattern: string, record: TransportRecord<DirectoryConfirmRequest>): Observable<DirectoryConfirmReply>;
+  send(pattern: string, payload: TransportRecord<DirectoryConfirmRequest> | DirectoryPullRequest): Observable<DirectoryConfirmReply | DirectoryPullReply>;
   emit(pattern: string, event: DirectorySyncEvent): Observable<void>;
 }
 
 function peerOf(other: () => DirectoryService): Peer {
   return {
-    send: (pattern, record) =>
+    send: (pattern, payload) =>
       defer(async () => {
-        expect(pattern).toBe(RESIDENCY_DIRECTORY_CONFIRM);
         await nextTurn();
-        return { entries: await other().confirmFromPeer(record.data.entries) };
+        if (pattern === RESIDENCY_DIRECTORY_PULL) return other().homedHere(payload as DirectoryPullRequest);
+        expect(pattern).toBe(RESIDENCY_DIRECTORY_CONFIRM);
+        return { entries: await other().confirmFromPeer((payload as TransportRecord<DirectoryConfirmRequest>).data.entries) };
       }),
     emit: (_, event) =>
       defer(async () => {
@@ -151,6 +160,36 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     expect(await homeIn(usDatabase.dataSource, 'settled:external')).toBe('DE');
     const directory = await converged();
     expect([directory.get(ref('settled:email')), directory.get(ref('settled:external'))]).toEqual(['US', 'DE']);
+  });
+
+  it('catches up at start with the entries a peer homed while it was down, a page at a time, and only those', async () => {
+    // DE homed five people while US was down (their sync events lost); it also holds a US and an FR claim.
+    const missed = Array.from({ length: 5 }, (_, i) => `missed-${i}:email`);
+    await deDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+       SELECT r, c, 'active', '2026-11-25T08:00:00Z'::timestamptz
+         FROM unnest($1::text[] || ARRAY[$2, $3], array_fill('DE'::text, ARRAY[5]) || ARRAY['FR', 'US']) AS a(r, c)`,
+      [missed.map(ref), ref('missed:fr'), ref('missed:us')],
+    );
+    // US homed one of them too, later, while it could not reach DE.
+    await usDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'US', 'active', '2026-11-25T09:00:00Z')`,
+      [ref('missed-0:email')],
+    );
+    const pages: Array<string | undefined> = [];
+    const page = de.homedHere.bind(de);
+    const spy = jest.spyOn(de, 'homedHere').mockImplementation((request) => (pages.push(request.after), page(request)));
+
+    await us.catchUp(2);
+    spy.mockRestore();
+    for (const label of missed) expect([label, await homeIn(usDatabase.dataSource, label)]).toEqual([label, 'DE']);
+    expect(await homeIn(usDatabase.dataSource, 'missed:fr')).toBeUndefined();
+    expect(await homeIn(usDatabase.dataSource, 'missed:us')).toBeUndefined();
+    // Every DE entry of the earlier tests too, two at a time: several pages, each after the last one's end.
+    const homedInDe = (await deDatabase.dataSource.query(`SELECT count(*)::int AS n FROM "residency_router"."directory_entries" WHERE "home_country" = 'DE'`))[0].n;
+    expect(pages).toHaveLength(Math.floor(homedInDe / 2) + 1);
+    expect(pages[0]).toBeUndefined();
+    expect(new Set(pages).size).toBe(pages.length);
   });
 
   it('keeps the plan of the confirmation\'s statement (it scans nothing)', async () => {

@@ -5,6 +5,8 @@ import {
   ClaimNewRequest,
   DirectoryConfirmReply,
   DirectoryConfirmRequest,
+  DirectoryPullReply,
+  DirectoryPullRequest,
   DirectorySyncEvent,
   LocateReply,
   LocateRequest,
@@ -12,6 +14,7 @@ import {
   RegisterRequest,
   RESIDENCY_CLAIM_NEW,
   RESIDENCY_DIRECTORY_CONFIRM,
+  RESIDENCY_DIRECTORY_PULL,
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
   RESIDENCY_REGISTER,
@@ -52,6 +55,12 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_DIRECTORY_CONFIRM)
   async confirm(@Payload() request: DirectoryConfirmRequest): Promise<DirectoryConfirmReply> {
     return { entries: await this.directory.confirmFromPeer(request.entries) };
+  }
+
+  /** From a peer that has just started: a page of the entries homed here. */
+  @MessagePattern(RESIDENCY_DIRECTORY_PULL)
+  async pull(@Payload() request: DirectoryPullRequest): Promise<DirectoryPullReply> {
+    return this.directory.homedHere(request);
   }
 
   @EventPattern(RESIDENCY_DIRECTORY_SYNC)

@@ -118,6 +118,17 @@ const MERGE_AND_ANSWER = new PreparedStatement<{ reference: string; home_country
    RETURNING rtrim(e.reference) AS "reference", e.home_country, e.status, e.recorded_at, ${COMMIT_WITHOUT_FLUSH}`,
 );
 
+/**
+ * A page of the entries homed in one country after a reference (`directory.pull`), through the
+ * primary key's order; read when a peer starts, not on any request's path.
+ */
+const HOMED_IN = new PreparedStatement(
+  'residency_directory_homed_in',
+  `SELECT * FROM "residency_router"."directory_entries"
+    WHERE "home_country" = $1 AND "reference" > $2::char(64) ORDER BY "reference" LIMIT $3`,
+  { reusePlan: false },
+);
+
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
 export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER };
 
@@ -208,6 +219,12 @@ export class DirectoryRepository {
       unique.map((row) => row.status),
       unique.map((row) => row.recordedAt),
     ]);
+  }
+
+  /** Up to `limit` entries homed in `country`, after the reference `after`, in reference order. */
+  async homedIn(country: string, after: string, limit: number): Promise<DirectoryEntry[]> {
+    const rows = await HOMED_IN.rows(this.entries.manager, [country, after, limit]);
+    return rows.map((row) => entityFromRow(this.entries.metadata, row, new DirectoryEntry()));
   }
 
   /**

@@ -1,10 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import {
   DirectoryConfirmReply,
   DirectoryConfirmRequest,
   DirectoryEntryMessage,
+  DirectoryPullReply,
+  DirectoryPullRequest,
   DirectorySyncEvent,
   RESIDENCY_DIRECTORY_CONFIRM,
+  RESIDENCY_DIRECTORY_PULL,
   RESIDENCY_DIRECTORY_SYNC,
 } from '@dcr/contracts';
 import { CallBatcher } from '@dcr/persistence';
@@ -26,6 +29,8 @@ const SYNC_MAX_ENTRIES = 1000;
 const CONFIRM_TIMEOUT_MS = 2000;
 /** How long a peer that did not confirm is not asked again (its entries go as sync events meanwhile). */
 const UNANSWERING_PAUSE_MS = 10_000;
+/** Entries per page of a start's catch-up with a peer (`directory.pull`; the contract's limit). */
+const PULL_PAGE = 1000;
 
 const fromMessage = (entry: DirectoryEntryMessage) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) });
 
@@ -36,7 +41,7 @@ const claimsBefore = (a: DirectoryEntryMessage, b: DirectoryEntryMessage): boole
 };
 
 @Injectable()
-export class DirectoryService {
+export class DirectoryService implements OnApplicationBootstrap {
   private readonly logger = new Logger(DirectoryService.name);
   /** Peers whose confirmation failed, until when they are not asked (`confirmWith`). */
   private readonly unanswering = new Map<string, number>();
@@ -46,6 +51,46 @@ export class DirectoryService {
     private readonly clients: ServiceClients,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
+
+  /** At start, in the background: what each peer homed while this country was down (`catchUp`). */
+  onApplicationBootstrap(): void {
+    void this.catchUp();
+  }
+
+  /**
+   * Pulls from every peer the entries homed there (`residency-router.directory.pull`, a page at a
+   * time) and merges them as if they had come as sync events: the events a peer sent while this
+   * country was down are lost, and nothing else sends them again. A peer that is not up skips it;
+   * it pulls from here when it starts. Only each peer's own claims are taken (the rest come from
+   * their own homes).
+   */
+  async catchUp(pageSize = PULL_PAGE): Promise<void> {
+    await Promise.all(
+      this.clients.peerCountries().map(async (peer) => {
+        let after: string | undefined;
+        let merged = 0;
+        try {
+          do {
+            const request: DirectoryPullRequest = { ...(after ? { after } : {}), limit: pageSize };
+            const reply = await firstValueFrom(this.clients.peer(peer).send<DirectoryPullReply, DirectoryPullRequest>(RESIDENCY_DIRECTORY_PULL, request));
+            const theirs = reply.entries.filter((entry) => entry.home_country === peer);
+            await this.directory.mergeFromPeer(theirs.map(fromMessage));
+            merged += theirs.length;
+            after = reply.next ?? undefined;
+          } while (after);
+          if (merged > 0) this.logger.log(`directory caught up with ${peer}: ${merged} entries homed there merged`);
+        } catch (error) {
+          this.logger.log(`directory catch-up with ${peer} skipped (${String(error)}); it pulls from here when it starts`);
+        }
+      }),
+    );
+  }
+
+  /** `residency-router.directory.pull` from a peer: a page of the entries homed here. */
+  async homedHere(request: DirectoryPullRequest): Promise<DirectoryPullReply> {
+    const entries = await this.directory.homedIn(this.context.env.COUNTRY, request.after ?? '', request.limit);
+    return { entries: entries.map(toMessage), next: entries.length === request.limit ? entries[entries.length - 1].reference.trim() : null };
+  }
 
   async locate(references: string[]): Promise<DirectoryEntryMessage | null> {
     const found = await this.directory.findMany(references);

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsISO8601, IsOptional, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsISO8601, IsOptional, Matches, Max, Min, ValidateNested } from 'class-validator';
 
 /**
  * residency-router: the cross-border directory. It holds only opaque keyed references (HMAC of a
@@ -19,6 +19,11 @@ export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
  * once agree on one home before either writes the person's data.
  */
 export const RESIDENCY_DIRECTORY_CONFIRM = 'residency-router.directory.confirm';
+/**
+ * Request to a peer country's residency-router when a router starts: the entries homed in that peer,
+ * a page at a time in reference order, so sync events lost while this country was down are made up.
+ */
+export const RESIDENCY_DIRECTORY_PULL = 'residency-router.directory.pull';
 
 const REFERENCE = /^[0-9a-f]{64}$/;
 export const DIRECTORY_STATUSES = ['active', 'erased'] as const;
@@ -149,4 +154,23 @@ export class DirectoryConfirmRequest {
 export class DirectoryConfirmReply {
   /** Per entry asked, in order: the entry the peer holds for its reference after merging it. */
   entries: DirectoryEntryMessage[];
+}
+
+/** `directory.pull`: a page of the entries homed in the answering country, after `after` in reference order. */
+export class DirectoryPullRequest {
+  @IsOptional()
+  @Matches(REFERENCE, { message: 'after must be 64 lower-case hex characters' })
+  after?: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit: number;
+}
+
+export class DirectoryPullReply {
+  /** Entries homed in the answering country, in reference order. */
+  entries: DirectoryEntryMessage[];
+  /** The `after` of the next page; null on the last one. */
+  next: string | null;
 }

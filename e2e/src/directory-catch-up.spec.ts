@@ -1,0 +1,43 @@
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * A country that was down when its peer homed people: the peer's confirmations and sync events
+ * found no one listening, so nothing told it. When it starts, its residency-router pulls the
+ * entries homed in each peer (`residency-router.directory.pull`) and then knows where those people
+ * live without anyone recording them again.
+ */
+describe('the residency directory after a country was down', () => {
+  let us: RunningCountry;
+  let de: RunningCountry | undefined;
+  const adminToken = randomSecret();
+
+  afterAll(async () => {
+    await de?.close();
+    await us?.close();
+  });
+
+  it('learns at start where the people homed meanwhile in a peer live', async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    const applicationId = app.body.id;
+    const token = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    // Homed in US while DE is down.
+    const people = ['grace@example.com', 'katherine@example.com'];
+    for (const email of people) {
+      expect((await http(us.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, { token, body: { email } })).status).toBe(201);
+    }
+
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const inDe = (email: string) => http(de!.url, 'GET', `/api/v1/applications/${applicationId}/subjects?email=${encodeURIComponent(email)}`, { token });
+    // A read names no one new, so only the directory tells DE: 421 with US once it has caught up (404 before).
+    await eventually(async () => (await inDe(people[0])).status !== 404);
+    for (const email of people) {
+      const answer = await inDe(email);
+      expect([email, answer.status, answer.body.home_country]).toEqual([email, 421, 'US']);
+    }
+    expect((await inDe('nobody@example.com')).status).toBe(404);
+  });
+});
