@@ -7,7 +7,7 @@ import { eventually, http, randomSecret, RunningCountry, startCountry } from '..
  * entries homed in each peer (`residency-router.directory.pull`) and then knows where those people
  * live without anyone recording them again.
  */
-describe('the residency directory after a country was down', () => {
+describe('the residency directory while a country is down, and after', () => {
   let us: RunningCountry;
   let de: RunningCountry | undefined;
   const adminToken = randomSecret();
@@ -39,5 +39,27 @@ describe('the residency directory after a country was down', () => {
       expect([email, answer.status, answer.body.home_country]).toEqual([email, 421, 'US']);
     }
     expect((await inDe('nobody@example.com')).status).toBe(404);
+  });
+
+  it('refuses someone new while the peer is down when the deployment requires its agreement, and keeps nothing of them', async () => {
+    const alone = await startCountry({
+      transport: 'inprocess',
+      bus: new InProcessBus(),
+      subjectRefKey: randomSecret(),
+      adminToken,
+      country: 'US',
+      peers: ['DE'],
+      env: { DIRECTORY_CONFIRMATION: 'required' },
+    });
+    try {
+      const app = await http(alone.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Strict', environment: 'sandbox' } });
+      const applicationId = app.body.id;
+      const token = (await http(alone.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const created = await http(alone.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, { token, body: { email: 'dorothy@example.com' } });
+      expect([created.status, created.body.code]).toEqual([503, 'service_unavailable']);
+      expect((await http(alone.url, 'GET', `/api/v1/applications/${applicationId}/subjects?email=dorothy%40example.com`, { token })).status).toBe(404);
+    } finally {
+      await alone.close();
+    }
   });
 });

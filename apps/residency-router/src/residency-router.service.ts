@@ -1,3 +1,4 @@
+import { ResidencyRouterEnvironment } from '@dcr/config';
 import { ServiceDefinition } from '@dcr/service-kit';
 import { DirectoryEntry } from './directory/directory-entry.entity';
 import { DirectoryModule } from './directory/directory.module';
@@ -9,4 +10,5 @@ export const residencyRouterService: ServiceDefinition = {
   entities: [DirectoryEntry],
   migrations: [CreateDirectory1763800000000],
   module: DirectoryModule,
+  environment: ResidencyRouterEnvironment,
 };

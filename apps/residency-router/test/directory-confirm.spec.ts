@@ -45,8 +45,8 @@ function peerOf(other: () => DirectoryService): Peer {
   };
 }
 
-function serviceFor(country: string, dataSource: DataSource, peers: Map<string, Peer>): DirectoryService {
-  const context = { env: { COUNTRY: country } } as unknown as ServiceContext;
+function serviceFor(country: string, dataSource: DataSource, peers: Map<string, Peer>, env: Record<string, unknown> = {}): DirectoryService {
+  const context = { env: { COUNTRY: country, ...env } } as unknown as ServiceContext;
   const clients = new ServiceClients({} as CountryClient, peers as unknown as Map<string, CountryClient>);
   return new DirectoryService(new DirectoryRepository(dataSource.getRepository(DirectoryEntry)), clients, context);
 }
@@ -264,5 +264,24 @@ describe('DirectoryService: a peer that does not confirm', () => {
     expect(await directory.registerMany([{ references: [ref('alone-too:email')] }])).toEqual(['US']);
     expect(asked).toHaveLength(1);
     expect(synced.flatMap((event) => event.entries.map((entry) => entry.reference))).toContain(ref('alone-too:email'));
+  });
+
+  it('homes no one and keeps nothing of them with DIRECTORY_CONFIRMATION=required', async () => {
+    asked.length = 0;
+    synced.length = 0;
+    const silent = (directory as unknown as { clients: ServiceClients }).clients.peer('DE') as unknown as Peer;
+    const strict = serviceFor('US', database.dataSource, new Map([['DE', silent]]), { DIRECTORY_CONFIRMATION: 'required' });
+    const homeOf = async (label: string) =>
+      (await database.dataSource.query(`SELECT "home_country" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref(label)]))[0]?.home_country;
+
+    await expect(strict.claimNew([{ reference: ref('strict:email'), minted: [ref('strict:id')] }])).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect([await homeOf('strict:email'), await homeOf('strict:id')]).toEqual([undefined, undefined]);
+    // Within the pause the peer is not asked again, and the answer is the same.
+    await expect(strict.registerMany([{ references: [ref('strict-two:external'), ref('strict-two:email')] }])).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect([await homeOf('strict-two:external'), await homeOf('strict-two:email')]).toEqual([undefined, undefined]);
+    expect(asked).toEqual([RESIDENCY_DIRECTORY_CONFIRM]);
+    expect(synced).toEqual([]);
+    // Someone homed before needs no confirmation: still answered.
+    expect(await strict.registerMany([{ references: [ref('alone:email')] }])).toEqual(['US']);
   });
 });

@@ -1,4 +1,4 @@
-import { ConfigError, DecisionsEnvironment, GatewayEnvironment, loadConfig, ServiceEnvironment } from './service-config';
+import { ConfigError, DecisionsEnvironment, GatewayEnvironment, loadConfig, ResidencyRouterEnvironment, ServiceEnvironment } from './service-config';
 
 const valid = {
   COUNTRY: 'us',
@@ -97,5 +97,16 @@ describe('DecisionsEnvironment: hosted form-builder connections', () => {
     for (const bad of ['api.typeform.com', 'https://api.typeform.com/', 'ftp://x', 'https://x?y=1']) {
       expect(variablesOf({ ...valid, NODE_ENV: 'test', FORM_BUILDER_TYPEFORM_API_URL: bad })).toEqual(['FORM_BUILDER_TYPEFORM_API_URL']);
     }
+  });
+});
+
+describe('ResidencyRouterEnvironment: confirming a new person with the peers', () => {
+  it('defaults to best effort within 2 s, and names a bad mode or timeout', () => {
+    const config = loadConfig(ResidencyRouterEnvironment, valid);
+    expect([config.DIRECTORY_CONFIRMATION, config.DIRECTORY_CONFIRM_TIMEOUT_MS]).toEqual(['best_effort', 2000]);
+    const strict = loadConfig(ResidencyRouterEnvironment, { ...valid, DIRECTORY_CONFIRMATION: 'required', DIRECTORY_CONFIRM_TIMEOUT_MS: '500' });
+    expect([strict.DIRECTORY_CONFIRMATION, strict.DIRECTORY_CONFIRM_TIMEOUT_MS]).toEqual(['required', 500]);
+    expect(() => loadConfig(ResidencyRouterEnvironment, { ...valid, DIRECTORY_CONFIRMATION: 'sometimes' })).toThrow(/DIRECTORY_CONFIRMATION/);
+    expect(() => loadConfig(ResidencyRouterEnvironment, { ...valid, DIRECTORY_CONFIRM_TIMEOUT_MS: '10' })).toThrow(/DIRECTORY_CONFIRM_TIMEOUT_MS/);
   });
 });

@@ -225,6 +225,29 @@ export class WebhooksEnvironment extends ServiceEnvironment {
   WEBHOOK_CONCURRENCY = 128;
 }
 
+export const DIRECTORY_CONFIRMATIONS = ['best_effort', 'required'] as const;
+export type DirectoryConfirmation = (typeof DIRECTORY_CONFIRMATIONS)[number];
+
+/**
+ * The residency-router confirms every new person's entries with its peers before it homes them
+ * (docs/architecture.md, Residency directory). What it does when a peer does not answer in time:
+ * `best_effort` (the default) homes the person anyway and sends the entries as a sync event, so a
+ * country's outage does not stop others recording new people; `required` refuses (503
+ * `service_unavailable`), so no person is ever homed without every peer's agreement.
+ */
+export class ResidencyRouterEnvironment extends ServiceEnvironment {
+  @IsOptional()
+  @IsIn(DIRECTORY_CONFIRMATIONS as unknown as string[], { message: `DIRECTORY_CONFIRMATION must be one of ${DIRECTORY_CONFIRMATIONS.join(', ')}` })
+  DIRECTORY_CONFIRMATION: DirectoryConfirmation = 'best_effort';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'DIRECTORY_CONFIRM_TIMEOUT_MS must be an integer' })
+  @Min(100, { message: 'DIRECTORY_CONFIRM_TIMEOUT_MS must be at least 100' })
+  @Max(60000, { message: 'DIRECTORY_CONFIRM_TIMEOUT_MS must be at most 60000' })
+  DIRECTORY_CONFIRM_TIMEOUT_MS = 2000;
+}
+
 /**
  * The receipts service signs exported receipts with RECEIPT_SIGNING_KEY, a private JWK (ES256 or
  * EdDSA) as JSON; production requires it, development keeps one under `.data/` and tests may run with

@@ -10,7 +10,8 @@ Conventions shared by every endpoint:
 - Errors: \`{message, code, details?, request_id}\`; 422 \`details\` name the fields; a resource homed in another
   country answers 421 with \`code: wrong_country\` and \`home_country\`, nothing else. A person is homed in the
   country that first records them; the countries agree on it before any of their data is written, so a new person
-  sent to two countries at the same moment is recorded in one, and the other answers 421.
+  sent to two countries at the same moment is recorded in one, and the other answers 421 (a deployment that requires
+  that agreement answers 503 \`service_unavailable\` to a request recording someone new while a peer country is unreachable).
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
 - Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
   sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.

@@ -129,6 +129,14 @@ const HOMED_IN = new PreparedStatement(
   { reusePlan: false },
 );
 
+/** A registration's own entries taken out again (`withdrawClaims`): only those still as it wrote them. */
+const WITHDRAW_CLAIMS = new PreparedStatement(
+  'residency_directory_withdraw_claims',
+  `DELETE FROM "residency_router"."directory_entries"
+    WHERE "reference" = ANY($1::char(64)[]) AND "home_country" = $2 AND "recorded_at" = $3`,
+  { reusePlan: false },
+);
+
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
 export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER };
 
@@ -219,6 +227,15 @@ export class DirectoryRepository {
       unique.map((row) => row.status),
       unique.map((row) => row.recordedAt),
     ]);
+  }
+
+  /**
+   * Deletes the entries a registration inserted (`references`, homed in `country` at `recordedAt`)
+   * when it cannot be confirmed; an entry a peer's earlier claim has replaced meanwhile stays.
+   */
+  async withdrawClaims(references: string[], country: string, recordedAt: Date): Promise<void> {
+    if (references.length === 0) return;
+    await WITHDRAW_CLAIMS.run(this.entries.manager, [references, country, recordedAt]);
   }
 
   /** Up to `limit` entries homed in `country`, after the reference `after`, in reference order. */

@@ -10,6 +10,8 @@ import {
   RESIDENCY_DIRECTORY_PULL,
   RESIDENCY_DIRECTORY_SYNC,
 } from '@dcr/contracts';
+import { ResidencyRouterEnvironment } from '@dcr/config';
+import { DomainError } from '@dcr/domain';
 import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { TransportRecord } from '@dcr/transport';
@@ -25,8 +27,6 @@ const toMessage = (entry: PeerEntry): DirectoryEntryMessage => ({
 
 /** The most entries one sync event or confirmation carries (the contract's limit). */
 const SYNC_MAX_ENTRIES = 1000;
-/** How long a peer's confirmation is waited for before the entries go as a sync event instead. */
-const CONFIRM_TIMEOUT_MS = 2000;
 /** How long a peer that did not confirm is not asked again (its entries go as sync events meanwhile). */
 const UNANSWERING_PAUSE_MS = 10_000;
 /** Entries per page of a start's catch-up with a peer (`directory.pull`; the contract's limit). */
@@ -160,13 +160,22 @@ export class DirectoryService implements OnApplicationBootstrap {
    * country homes the person. A peer that does not answer (down, or the confirmation unknown to it)
    * is sent the entries as the `directory.sync` event instead and not asked again for a while: the
    * directory then converges only when the event arrives, as it did before there was a confirmation.
+   * With DIRECTORY_CONFIRMATION=required the call fails instead (`service_unavailable`), and the
+   * entries it inserted are taken out again, so no one is homed without every peer's answer.
    */
   private async settleWithPeers(inserted: string[], fresh: Array<{ index: number; references: string[] }>, recordedAt: Date): Promise<Map<number, string>> {
     const lost = new Map<number, string>();
     if (inserted.length === 0) return lost;
     const country = this.context.env.COUNTRY;
     const entries: DirectoryEntryMessage[] = inserted.map((reference) => ({ reference, home_country: country, status: 'active', recorded_at: recordedAt.toISOString() }));
-    const answers = await Promise.all(this.clients.peerCountries().map((peer) => this.confirmWith(peer, entries)));
+    let answers: DirectoryEntryMessage[][];
+    try {
+      answers = await Promise.all(this.clients.peerCountries().map((peer) => this.confirmWith(peer, entries)));
+    } catch (error) {
+      // DIRECTORY_CONFIRMATION=required and a peer did not answer: nobody is homed by this call.
+      await this.directory.withdrawClaims(inserted, country, recordedAt);
+      throw error;
+    }
     // Per reference, the earliest claim a peer holds that is not this one.
     const earlier = new Map<string, DirectoryEntryMessage>();
     for (const entry of answers.flat()) {
@@ -193,29 +202,39 @@ export class DirectoryService implements OnApplicationBootstrap {
     return lost;
   }
 
-  /** `peer`'s answer, or nothing (after sending the sync event instead) when it cannot answer. */
+  /**
+   * `peer`'s answer. When it cannot answer (or failed to within the last UNANSWERING_PAUSE_MS):
+   * nothing, after sending the sync event instead, or with DIRECTORY_CONFIRMATION=required a
+   * `service_unavailable` error.
+   */
   private async confirmWith(peer: string, entries: DirectoryEntryMessage[]): Promise<DirectoryEntryMessage[]> {
-    const silentUntil = this.unanswering.get(peer);
-    if (silentUntil !== undefined && Date.now() < silentUntil) {
+    const env = this.context.env as Partial<ResidencyRouterEnvironment>;
+    const required = env.DIRECTORY_CONFIRMATION === 'required';
+    const unconfirmed = (): DirectoryEntryMessage[] => {
+      if (required) {
+        throw new DomainError('service_unavailable', `The residency directory of ${peer} did not confirm a new person's home; no one new is recorded until it answers`);
+      }
       this.broadcast(entries, [peer]);
       return [];
-    }
+    };
+    const silentUntil = this.unanswering.get(peer);
+    if (silentUntil !== undefined && Date.now() < silentUntil) return unconfirmed();
     try {
       const answered: DirectoryEntryMessage[] = [];
       for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
         const request: DirectoryConfirmRequest = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
-        const reply = await firstValueFrom(
-          this.clients.peer(peer).send<DirectoryConfirmReply>(RESIDENCY_DIRECTORY_CONFIRM, new TransportRecord(request, { timeoutMs: CONFIRM_TIMEOUT_MS })),
-        );
+        const timeoutMs = env.DIRECTORY_CONFIRM_TIMEOUT_MS ?? 2000;
+        const reply = await firstValueFrom(this.clients.peer(peer).send<DirectoryConfirmReply>(RESIDENCY_DIRECTORY_CONFIRM, new TransportRecord(request, { timeoutMs })));
         answered.push(...reply.entries);
       }
       this.unanswering.delete(peer);
       return answered;
     } catch (error) {
       this.unanswering.set(peer, Date.now() + UNANSWERING_PAUSE_MS);
-      this.logger.warn(`directory confirmation from ${peer} failed (${String(error)}); sending the entries as a sync event, and not asking ${peer} for ${UNANSWERING_PAUSE_MS / 1000} s`);
-      this.broadcast(entries, [peer]);
-      return [];
+      this.logger.warn(
+        `directory confirmation from ${peer} failed (${String(error)}); ${required ? 'refusing new people' : 'sending the entries as a sync event'}, and not asking ${peer} for ${UNANSWERING_PAUSE_MS / 1000} s`,
+      );
+      return unconfirmed();
     }
   }
 
