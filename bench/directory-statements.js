@@ -13,7 +13,9 @@
  *   up), planned per call: how the Record API's people were registered until the sixteenth session;
  * - insert_new_people: the e-mail address inserted unless known, the id with it, a kept plan;
  * - merge_unnamed / merge_named: the peer's merge of the same entries, parsed and planned per call
- *   (as before the fifteenth session) or as a named statement.
+ *   (as before the fifteenth session) or as a named statement;
+ * - confirm_named: the peer's answer to a confirmation of the same entries (since the twenty-ninth
+ *   session): the same merge answering the rows it wrote, committed without waiting for the flush.
  *
  *   node bench/directory-statements.js [--batches 3000] [--people 9] [--rounds 3]
  *
@@ -58,6 +60,7 @@ async function main() {
       insert_new_people: (refs) => ({ name: 'bench_insert_new_people', text: DIRECTORY_STATEMENTS.insertNewPeople.text, values: [emails(refs), emails(refs), ids(refs), 'US', new Date()] }),
       merge_unnamed: (refs) => ({ text: DIRECTORY_STATEMENTS.mergeFromPeer.text, values: [refs, refs.map(() => 'DE'), refs.map(() => 'active'), refs.map(() => new Date())] }),
       merge_named: (refs) => ({ name: 'bench_merge', text: DIRECTORY_STATEMENTS.mergeFromPeer.text, values: [refs, refs.map(() => 'DE'), refs.map(() => 'active'), refs.map(() => new Date())] }),
+      confirm_named: (refs) => ({ name: 'bench_confirm', text: DIRECTORY_STATEMENTS.mergeAndAnswer.text, values: [refs, refs.map(() => 'DE'), refs.map(() => 'active'), refs.map(() => new Date())] }),
     };
     for (let round = 0; round < rounds; round++) {
       const row = {};

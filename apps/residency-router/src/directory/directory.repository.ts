@@ -138,7 +138,7 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
 );
 
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
-export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER };
+export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER, mergeAndAnswer: MERGE_AND_ANSWER };
 
 /** A person to home: references that may be known already, and references just made for them. */
 export interface DirectoryPerson {
