@@ -263,4 +263,23 @@ describe('DirectoryService.applyFromPeer', () => {
     expect(await entryOf('two')).toEqual({ home_country: 'DE', status: 'active' });
     expect(await entryOf('contested')).toEqual({ home_country: 'DE', status: 'active' });
   });
+
+  it('says loudly when an earlier claim of a peer takes someone homed here (they may have been recorded here)', async () => {
+    await dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+       VALUES ($1, 'US', 'active', '2026-11-23T10:00:00Z'), ($2, 'US', 'active', '2026-11-23T10:00:00Z')`,
+      [ref('taken'), ref('kept')],
+    );
+    const warn = jest.spyOn((directory as unknown as { logger: { warn: (message: string) => void } }).logger, 'warn').mockImplementation(() => undefined);
+    try {
+      await directory.applyFromPeer(event([['kept', 'DE', 'active', '2026-11-23T10:00:01.000Z'], ['elsewhere', 'DE', 'active', '2026-11-23T09:00:00.000Z']]));
+      expect(warn).not.toHaveBeenCalled();
+      await directory.applyFromPeer(event([['taken', 'DE', 'active', '2026-11-23T09:59:59.000Z'], ['kept', 'DE', 'active', '2026-11-23T10:00:01.000Z']]));
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0][0]).toMatch(/^1 directory entry homed here went to an earlier claim of DE: anything recorded here for that person stays here/);
+      expect([await entryOf('taken'), await entryOf('kept')]).toEqual([{ home_country: 'DE', status: 'active' }, { home_country: 'US', status: 'active' }]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
 });

@@ -101,6 +101,24 @@ const MERGE = `INSERT INTO "residency_router"."directory_entries" AS e (referenc
 const MERGE_FROM_PEER = new PreparedStatement('residency_directory_merge_from_peer', MERGE);
 
 /**
+ * MERGE_FROM_PEER that also counts the entries homed in this country ($5) it gave to another
+ * (`mergeFromPeer` with `takenFrom`): a sync event or a start's catch-up carrying an earlier claim of
+ * someone homed here, who may have been recorded here meanwhile (two countries that could not reach
+ * each other). Off the request path since the confirmation: planned per call.
+ */
+const MERGE_COUNTING_TAKEN = new PreparedStatement<{ taken: number }>(
+  'residency_directory_merge_counting_taken',
+  `WITH "mine" AS (
+     SELECT "reference" FROM "residency_router"."directory_entries" WHERE "reference" = ANY($1::text[]::char(64)[]) AND "home_country" = $5::char(2)
+   ), "merged" AS (
+     ${MERGE}
+     RETURNING e.reference, e.home_country
+   )
+   SELECT count(*)::int AS "taken" FROM "merged" m JOIN "mine" USING ("reference") WHERE m."home_country" <> $5::char(2)`,
+  { reusePlan: false },
+);
+
+/**
  * A peer's confirmation request (`mergeAndAnswer`): the same insert as MERGE_FROM_PEER,
  * answering the rows it wrote (inserted, or replaced by an earlier claim). A reference it answers
  * nothing for kept the entry that was there (an earlier claim, or the same): `mergeAndAnswer` reads
@@ -216,17 +234,19 @@ export class DirectoryRepository {
   /**
    * Entries learnt from peers, in one statement. When two countries recorded the same reference, the
    * earlier record wins (ties go to the lower country code), so every country converges on one home;
-   * within one home a status change applies. Rows are given in the order they arrived.
+   * within one home a status change applies. Rows are given in the order they arrived. With
+   * `takenFrom` (this country): answers how many entries homed here went to another country.
    */
-  async mergeFromPeer(rows: PeerEntry[]): Promise<void> {
-    if (rows.length === 0) return;
+  async mergeFromPeer(rows: PeerEntry[], takenFrom?: string): Promise<number> {
+    if (rows.length === 0) return 0;
     const unique = earliestOfEach(rows);
-    await MERGE_FROM_PEER.run(this.entries.manager, [
-      unique.map((row) => row.reference),
-      unique.map((row) => row.homeCountry),
-      unique.map((row) => row.status),
-      unique.map((row) => row.recordedAt),
-    ]);
+    const columns = [unique.map((row) => row.reference), unique.map((row) => row.homeCountry), unique.map((row) => row.status), unique.map((row) => row.recordedAt)];
+    if (takenFrom === undefined) {
+      await MERGE_FROM_PEER.run(this.entries.manager, columns);
+      return 0;
+    }
+    const [{ taken }] = await MERGE_COUNTING_TAKEN.rows(this.entries.manager, [...columns, takenFrom]);
+    return taken;
   }
 
   /**

@@ -74,7 +74,7 @@ export class DirectoryService implements OnApplicationBootstrap {
             const request: DirectoryPullRequest = { ...(after ? { after } : {}), limit: pageSize };
             const reply = await firstValueFrom(this.clients.peer(peer).send<DirectoryPullReply, DirectoryPullRequest>(RESIDENCY_DIRECTORY_PULL, request));
             const theirs = reply.entries.filter((entry) => entry.home_country === peer);
-            await this.directory.mergeFromPeer(theirs.map(fromMessage));
+            this.warnIfTaken(await this.directory.mergeFromPeer(theirs.map(fromMessage), this.context.env.COUNTRY), peer);
             merged += theirs.length;
             after = reply.next ?? undefined;
           } while (after);
@@ -238,6 +238,18 @@ export class DirectoryService implements OnApplicationBootstrap {
     }
   }
 
+  /**
+   * A peer's entries took people homed here (an earlier claim of theirs, made while the two
+   * countries could not reach each other, or before the confirmation existed): whatever was
+   * recorded here for them stays here, so it is said loudly.
+   */
+  private warnIfTaken(taken: number, by: string): void {
+    if (taken === 0) return;
+    this.logger.warn(
+      `${taken} directory ${taken === 1 ? 'entry' : 'entries'} homed here went to an earlier claim of ${by}: anything recorded here for ${taken === 1 ? 'that person' : 'those people'} stays here and needs reconciling`,
+    );
+  }
+
   /** `residency-router.directory.confirm` from a peer: its new entries merged, and what is held for each. */
   async confirmFromPeer(entries: DirectoryEntryMessage[]): Promise<DirectoryEntryMessage[]> {
     return (await this.directory.mergeAndAnswer(entries.map(fromMessage))).map(toMessage);
@@ -254,11 +266,8 @@ export class DirectoryService implements OnApplicationBootstrap {
 
   private readonly peerMerges = new CallBatcher<DirectorySyncEvent, void>(
     async (events) => {
-      await this.directory.mergeFromPeer(
-        events.flatMap((event) =>
-          event.entries.map((entry) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) })),
-        ),
-      );
+      const entries = events.flatMap((event) => event.entries);
+      this.warnIfTaken(await this.directory.mergeFromPeer(entries.map(fromMessage), this.context.env.COUNTRY), [...new Set(entries.map((entry) => entry.home_country))].join(', '));
       return events.map(() => undefined);
     },
     { maxBatch: 100, maxConcurrent: 1 },
