@@ -65,13 +65,8 @@ function checkEach(flow: FlowVersion, group: Pending[]): { checked: Checked[]; r
   return { checked, refused };
 }
 
-/**
- * At most this many batches write at once; what arrives meanwhile waits for the next batch. One:
- * with two, the batches were half as large (about 9 records instead of 14 at 32 connections) for
- * the same rate, and PostgreSQL spent 0.42 instead of 0.34-0.36 ms of CPU per record on their
- * statements and commits (docs/performance.md, sixteenth session).
- */
-const BATCHES_IN_FLIGHT = 1;
+/** A group's write, prepared: its people found and claimed, what is left to do is the transaction. */
+type PreparedWrite = () => Promise<void>;
 const UNIQUE_VIOLATION = '23505';
 /** The most rows one batch takes (the import chunk size). */
 const MAX_BATCH = 500;
@@ -92,12 +87,21 @@ const MAX_BATCH = 500;
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
+ *
+ * Two stages, one batch in each (`pump`): while a batch writes, the next one's people are looked
+ * up and claimed (`prepare`), so a batch's cycle is the longer of the two instead of their sum.
+ * Writes stay one at a time, in order. A batch prepared while the one before it writes cannot see
+ * what that one is writing: a person in both is found by neither lookup nor claim and is recorded
+ * through the transaction that meets their new row; a key in both meets the other's record as a
+ * unique violation and is answered from it (writeAlone), as for two replicas. One write at a time:
+ * with two, the batches were half as large for the same rate and PostgreSQL spent more CPU per
+ * record (docs/performance.md, sixteenth session); the people stage beside it gained 5-17 % at 8
+ * clients and nothing measurable at 16 or 32 (twenty-ninth session).
  */
 @Injectable()
 export class RecordWriter {
   private readonly logger = new Logger(RecordWriter.name);
   private readonly queue: Pending[] = [];
-  private inFlight = 0;
   /**
    * Whether the last batch written against a remembered version was all new people: the next one
    * is then claimed before its people are looked up (ImportBatch.knownAndClaimed `claimFirst`),
@@ -119,18 +123,47 @@ export class RecordWriter {
     });
   }
 
+  /** A batch's people stage is running (at most one). */
+  private preparing = false;
+  /** A batch whose people stage is done, waiting for the write in progress. */
+  private prepared: PreparedWrite[] | undefined;
+  /** A batch is writing (at most one). */
+  private writing = false;
+
+  /** Starts the next batch's people stage when none is running or waiting, and a prepared batch's write when none is running. */
   private pump(): void {
-    while (this.inFlight < BATCHES_IN_FLIGHT && this.queue.length > 0) {
+    if (!this.preparing && this.prepared === undefined && this.queue.length > 0) {
       const taken = this.queue.splice(0, MAX_BATCH);
-      this.inFlight += 1;
-      void this.flush(taken).finally(() => {
-        this.inFlight -= 1;
+      this.preparing = true;
+      void this.prepare(taken)
+        .then((writes) => {
+          this.prepared = writes;
+        })
+        .finally(() => {
+          this.preparing = false;
+          this.pump();
+        });
+    }
+    if (!this.writing && this.prepared !== undefined) {
+      const writes = this.prepared;
+      this.prepared = undefined;
+      this.writing = true;
+      void Promise.all(writes.map((write) => write())).finally(() => {
+        this.writing = false;
         this.pump();
       });
+      // The people stage just left free takes the next batch.
+      this.pump();
     }
   }
 
-  private async flush(taken: Pending[]): Promise<void> {
+  /**
+   * A batch's people stage, group by group (one per application and flow version): for a version
+   * remembered from an earlier batch, the capture rules and the people's lookup and claim, leaving
+   * the write; any other group (a pinned version, external ids, a refusal, the first batch of a
+   * flow) is left whole to its write (writeGroup).
+   */
+  private async prepare(taken: Pending[]): Promise<PreparedWrite[]> {
     const groups = new Map<string, Pending[]>();
     for (const pending of taken) {
       const { applicationId, flowId, flowVersion } = pending.request;
@@ -139,29 +172,44 @@ export class RecordWriter {
       if (group) group.push(pending);
       else groups.set(key, [pending]);
     }
-    await Promise.all([...groups.values()].map((group) => this.writeGroup(group)));
+    return Promise.all(
+      [...groups.values()].map(async (group): Promise<PreparedWrite> => {
+        const { applicationId, flowId, flowVersion } = group[0].request;
+        const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
+        if (!remembered || remembered.applicationId !== applicationId || !group.every((pending) => pending.request.externalId === undefined)) return () => this.writeGroup(group);
+        const { checked, refused } = checkEach(remembered, group);
+        if (refused.length > 0) return () => this.writeGroup(group);
+        let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
+        try {
+          people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew });
+          this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === new Set(checked.map((one) => one.row.email)).size;
+        } catch (error) {
+          for (const one of checked) one.pending.reject(error);
+          return async () => undefined;
+        }
+        // Written while the version is still active; rows found stale are written again against the
+        // version read now, and the people the directory homed keep their ids.
+        return async () => {
+          const stale = await this.writeChecked(remembered, checked, { ...people, whileActive: true });
+          if (stale.length === 0) return;
+          this.flows.forget(flowId);
+          await this.writeGroup(
+            stale.map((one) => one.pending),
+            people.claimed,
+          );
+        };
+      }),
+    );
   }
 
-  private async writeGroup(group: Pending[]): Promise<void> {
+  /**
+   * A group written the first way: its flow version read now with the people already recorded (a
+   * pinned version, external ids, a refusal by the capture rules, which is answered only from a
+   * version read just now, the first batch of a flow, or rows found stale against a remembered
+   * version, whose people the directory homed keep the ids in `claimed`).
+   */
+  private async writeGroup(group: Pending[], claimed?: Map<string, string>): Promise<void> {
     const { applicationId, flowId, flowVersion } = group[0].request;
-    // The flow's active version as remembered from an earlier batch: the people are then looked up
-    // and claimed (knownAndClaimed: at once without idempotency keys) and written next, under the
-    // condition that the version is still active. Rows with external ids (a person of two references), a pinned version,
-    // and any refusal by the capture rules (answered only from a version read just now) take the
-    // lookup below instead.
-    const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
-    let claimed: Map<string, string> | undefined;
-    if (remembered && remembered.applicationId === applicationId && group.every((pending) => pending.request.externalId === undefined)) {
-      const { checked, refused } = checkEach(remembered, group);
-      if (refused.length === 0) {
-        let stale: Checked[];
-        ({ stale, claimed } = await this.writeRemembered(remembered, checked));
-        if (stale.length === 0) return;
-        // Written again against the version read now; the people the directory homed keep their ids.
-        this.flows.forget(flowId);
-        group = stale.map((one) => one.pending);
-      }
-    }
     // The flow version and the people already recorded, in one round trip: the people are known
     // from the requests before the capture rules check them against the version.
     let flow: FlowVersion | null;
@@ -183,23 +231,6 @@ export class RecordWriter {
     for (const { pending, error } of refused) pending.reject(error);
     if (checked.length === 0) return;
     await this.writeChecked(flow, checked, { known, claimed });
-  }
-
-  /**
-   * Rows checked against a remembered version: their people looked up and claimed at once, then
-   * written while the version is still active. Answers the rows found stale (nothing of them
-   * written) and the people the directory homed for them.
-   */
-  private async writeRemembered(flow: FlowVersion, checked: Checked[]): Promise<{ stale: Checked[]; claimed?: Map<string, string> }> {
-    let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
-    try {
-      people = await this.batch.knownAndClaimed(flow.applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew });
-      this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === new Set(checked.map((one) => one.row.email)).size;
-    } catch (error) {
-      for (const one of checked) one.pending.reject(error);
-      return { stale: [] };
-    }
-    return { stale: await this.writeChecked(flow, checked, { ...people, whileActive: true }), claimed: people.claimed };
   }
 
   /**
