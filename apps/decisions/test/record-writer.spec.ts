@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { FlowVersion } from '../src/flows/flow-version.entity';
-import { FlowsRepository } from '../src/flows/flows.repository';
+import { FlowsRepository, StaleFlowVersion } from '../src/flows/flows.repository';
 import { BatchResult, CheckedRow, ImportBatch, KnownPerson } from '../src/records/import-batch';
 import { RecordWriter } from '../src/records/record-writer';
 
@@ -107,5 +107,35 @@ describe('RecordWriter: the next batch\'s people stage beside the write', () => 
     await release();
     await Promise.all([a, b, c, d]);
     expect(steps).toEqual(['people a', 'write a', 'people b', 'done a', 'write b', 'people c+d', 'done b', 'write c+d', 'done c+d']);
+  });
+});
+
+/** A write that fails where nothing expects it answers its own requests with the error, and the writer goes on. */
+describe('RecordWriter: a write failing unexpectedly', () => {
+  const flow = Object.assign(new FlowVersion(), { id: 'flw_us_failing', version: 1, applicationId: 'tp_us_failing' });
+  let stale = true;
+  // The version is found stale once; forgetting it then fails.
+  const flows = {
+    rememberedForRecords: () => flow,
+    rememberForRecords: () => undefined,
+    forget: () => {
+      throw new Error('the flows cache failed');
+    },
+  } as unknown as FlowsRepository;
+  const batch = {
+    knownAndClaimed: async (_: string, rows: Array<{ email: string }>) => ({ known: [], claimed: new Map(rows.map((row) => [row.email, `sub_${row.email}`])) }),
+    record: async (_: string, __: unknown, rows: Array<CheckedRow & { index: number }>): Promise<BatchResult> => {
+      if (stale) {
+        stale = false;
+        throw new StaleFlowVersion(flow.id);
+      }
+      return allRecorded(rows);
+    },
+  } as unknown as ImportBatch;
+  const write = writeThrough(new RecordWriter(batch, flows), flow);
+
+  it('fails the requests of that write with its error, and writes the next batch', async () => {
+    await expect(write('first@example.com')).rejects.toThrow('the flows cache failed');
+    await expect(write('second@example.com')).resolves.toMatchObject({ created: true, outcome: { outcome: 'recorded', record_id: 'rec_second@example.com' } });
   });
 });

@@ -136,9 +136,15 @@ export class RecordWriter {
       const taken = this.queue.splice(0, MAX_BATCH);
       this.preparing = true;
       void this.prepare(taken)
-        .then((writes) => {
-          this.prepared = writes;
-        })
+        .then(
+          (writes) => {
+            this.prepared = writes;
+          },
+          // Nothing of a batch whose people stage failed is written; each request hears why.
+          (error: unknown) => {
+            for (const pending of taken) pending.reject(error);
+          },
+        )
         .finally(() => {
           this.preparing = false;
           this.pump();
@@ -172,13 +178,23 @@ export class RecordWriter {
       if (group) group.push(pending);
       else groups.set(key, [pending]);
     }
+    // A write that fails unexpectedly fails its own group's requests (those already answered keep their answers).
+    const guarded =
+      (group: Pending[], write: PreparedWrite): PreparedWrite =>
+      async () => {
+        try {
+          await write();
+        } catch (error) {
+          for (const pending of group) pending.reject(error);
+        }
+      };
     return Promise.all(
       [...groups.values()].map(async (group): Promise<PreparedWrite> => {
         const { applicationId, flowId, flowVersion } = group[0].request;
         const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
-        if (!remembered || remembered.applicationId !== applicationId || !group.every((pending) => pending.request.externalId === undefined)) return () => this.writeGroup(group);
+        if (!remembered || remembered.applicationId !== applicationId || !group.every((pending) => pending.request.externalId === undefined)) return guarded(group, () => this.writeGroup(group));
         const { checked, refused } = checkEach(remembered, group);
-        if (refused.length > 0) return () => this.writeGroup(group);
+        if (refused.length > 0) return guarded(group, () => this.writeGroup(group));
         let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
         try {
           people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew });
@@ -189,7 +205,7 @@ export class RecordWriter {
         }
         // Written while the version is still active; rows found stale are written again against the
         // version read now, and the people the directory homed keep their ids.
-        return async () => {
+        return guarded(group, async () => {
           const stale = await this.writeChecked(remembered, checked, { ...people, whileActive: true });
           if (stale.length === 0) return;
           this.flows.forget(flowId);
@@ -197,7 +213,7 @@ export class RecordWriter {
             stale.map((one) => one.pending),
             people.claimed,
           );
-        };
+        });
       }),
     );
   }
