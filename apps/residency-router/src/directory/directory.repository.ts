@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { claimPrecedes } from '@dcr/domain';
 import { entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { Repository } from 'typeorm';
 import { DirectoryEntry } from './directory-entry.entity';
@@ -239,8 +240,7 @@ export class DirectoryRepository {
    */
   async mergeFromPeer(rows: PeerEntry[], takenFrom?: string): Promise<number> {
     if (rows.length === 0) return 0;
-    const unique = earliestOfEach(rows);
-    const columns = [unique.map((row) => row.reference), unique.map((row) => row.homeCountry), unique.map((row) => row.status), unique.map((row) => row.recordedAt)];
+    const columns = mergeParameters(rows);
     if (takenFrom === undefined) {
       await MERGE_FROM_PEER.run(this.entries.manager, columns);
       return 0;
@@ -272,19 +272,12 @@ export class DirectoryRepository {
   async mergeAndAnswer(rows: PeerEntry[]): Promise<PeerEntry[]> {
     if (rows.length === 0) return [];
     const unique = earliestOfEach(rows);
-    const answered = await MERGE_AND_ANSWER.rows(this.entries.manager, [
-      unique.map((row) => row.reference),
-      unique.map((row) => row.homeCountry),
-      unique.map((row) => row.status),
-      unique.map((row) => row.recordedAt),
-    ]);
+    const answered = await MERGE_AND_ANSWER.rows(this.entries.manager, mergeParameters(unique));
     const held = new Map<string, PeerEntry>(
       answered.map((row) => [row.reference, { reference: row.reference, homeCountry: row.home_country, status: row.status, recordedAt: row.recorded_at }]),
     );
     const unread = unique.filter((row) => !held.has(row.reference));
-    for (const entry of await this.findMany(unread.map((row) => row.reference))) {
-      held.set(entry.reference.trim(), { reference: entry.reference.trim(), homeCountry: entry.homeCountry, status: entry.status, recordedAt: entry.recordedAt });
-    }
+    for (const entry of await this.findMany(unread.map((row) => row.reference))) held.set(entry.reference.trim(), { ...entry, reference: entry.reference.trim() });
     return unique.map((row) => held.get(row.reference) ?? row);
   }
 }
@@ -300,8 +293,13 @@ function earliestOfEach(rows: PeerEntry[]): PeerEntry[] {
   const byReference = new Map<string, PeerEntry>();
   for (const row of rows) {
     const seen = byReference.get(row.reference);
-    const seenFirst = seen && (seen.recordedAt.getTime() < row.recordedAt.getTime() || (seen.recordedAt.getTime() === row.recordedAt.getTime() && seen.homeCountry < row.homeCountry));
-    if (!seenFirst) byReference.set(row.reference, row);
+    if (!seen || !claimPrecedes(seen, row)) byReference.set(row.reference, row);
   }
   return [...byReference.values()];
+}
+
+/** MERGE's four array parameters, one row per reference (earliestOfEach). */
+function mergeParameters(rows: PeerEntry[]): [string[], string[], string[], Date[]] {
+  const unique = earliestOfEach(rows);
+  return [unique.map((row) => row.reference), unique.map((row) => row.homeCountry), unique.map((row) => row.status), unique.map((row) => row.recordedAt)];
 }

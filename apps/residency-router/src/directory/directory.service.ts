@@ -11,7 +11,7 @@ import {
   RESIDENCY_DIRECTORY_SYNC,
 } from '@dcr/contracts';
 import { ResidencyRouterEnvironment } from '@dcr/config';
-import { DomainError } from '@dcr/domain';
+import { claimPrecedes, DomainError } from '@dcr/domain';
 import { CallBatcher } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { TransportRecord } from '@dcr/transport';
@@ -34,11 +34,8 @@ const PULL_PAGE = 1000;
 
 const fromMessage = (entry: DirectoryEntryMessage) => ({ reference: entry.reference, homeCountry: entry.home_country, status: entry.status, recordedAt: new Date(entry.recorded_at) });
 
-/** Whether claim `a` precedes claim `b` by the directory's rule: the earlier record, ties to the lower country code. */
-const claimsBefore = (a: DirectoryEntryMessage, b: DirectoryEntryMessage): boolean => {
-  const [at, bt] = [Date.parse(a.recorded_at), Date.parse(b.recorded_at)];
-  return at < bt || (at === bt && a.home_country < b.home_country);
-};
+/** Whether claim `a` precedes claim `b` by the directory's rule (libs/domain `claimPrecedes`). */
+const claimsBefore = (a: DirectoryEntryMessage, b: DirectoryEntryMessage): boolean => claimPrecedes(fromMessage(a), fromMessage(b));
 
 @Injectable()
 export class DirectoryService implements OnApplicationBootstrap {
@@ -103,8 +100,8 @@ export class DirectoryService implements OnApplicationBootstrap {
   }
 
   /**
-   * Homes the references in this country unless one of them already lives elsewhere, and tells the
-   * peers. Only the references, the country and a status travel.
+   * Homes the references in this country unless one of them already lives elsewhere or a peer
+   * claimed them earlier (settleWithPeers). Only the references, the country, a status and a time travel.
    */
   async register(person: DirectoryPerson): Promise<string> {
     const [home] = await this.registerMany([person]);
@@ -114,7 +111,7 @@ export class DirectoryService implements OnApplicationBootstrap {
   /**
    * `register` for many people in one round (DirectoryRepository.registerMany: one statement, a
    * second only for people with several references that may be known or whose reference was known
-   * already), one message to each peer.
+   * already), one confirmation to each peer (a thousand entries each).
    * Answers each person's home country in the order given.
    */
   async registerMany(subjects: DirectoryPerson[]): Promise<string[]> {
@@ -130,7 +127,7 @@ export class DirectoryService implements OnApplicationBootstrap {
 
   /**
    * Homes here the people none of whose one reference is in the directory yet, with their made
-   * references, and tells the peers; leaves everyone else alone. Answers, in the order given,
+   * references, confirmed with the peers (settleWithPeers); leaves everyone else alone. Answers, in the order given,
    * whether each person was homed by this call (`residency-router.claim-new`).
    */
   async claimNew(people: Array<{ reference: string; minted: string[] }>): Promise<boolean[]> {
@@ -274,9 +271,9 @@ export class DirectoryService implements OnApplicationBootstrap {
   );
 
   /**
-   * Tells the peers about entries homed here, at once (a person homed here must be known there
-   * before they can be recorded there too), in events of at most SYNC_MAX_ENTRIES: the contract's
-   * limit, which a registration of 500 people with three references each would pass.
+   * Tells the peers about entries by `directory.sync` events, at once, in events of at most
+   * SYNC_MAX_ENTRIES (the contract's limit, which a registration of 500 people with three references
+   * each would pass): the entries a peer could not confirm, and those rewritten to an earlier claim.
    */
   private broadcast(entries: DirectoryEntryMessage[], peers: string[] = this.clients.peerCountries()): void {
     for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { homeOfSubject, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
+import { claimPrecedes, HomeClaim, homeOfSubject, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -118,5 +118,34 @@ describe('homeOfSubject', () => {
     // Only a person's id names a country: an e-mail address or external id without an entry is unknown.
     expect(homeOfSubject(undefined, 'external_id', `sub_de${'a'.repeat(18)}`, deployment)).toBeUndefined();
     expect(homeOfSubject(undefined, 'email', 'de@example.com', deployment)).toBeUndefined();
+  });
+});
+
+describe('claimPrecedes', () => {
+  const claim = fc.record({ homeCountry: fc.constantFrom('DE', 'FR', 'US'), recordedAt: fc.integer({ min: 0, max: 5 }).map((ms) => new Date(Date.UTC(2026, 10, 25) + ms)) });
+  const same = (a: HomeClaim, b: HomeClaim) => a.homeCountry === b.homeCountry && a.recordedAt.getTime() === b.recordedAt.getTime();
+
+  it('keeps the earlier claim, and of two at the same moment the lower country code', () => {
+    const at = (ms: number) => new Date(Date.UTC(2026, 10, 25) + ms);
+    expect(claimPrecedes({ homeCountry: 'US', recordedAt: at(1) }, { homeCountry: 'DE', recordedAt: at(2) })).toBe(true);
+    expect(claimPrecedes({ homeCountry: 'US', recordedAt: at(1) }, { homeCountry: 'DE', recordedAt: at(1) })).toBe(false);
+    expect(claimPrecedes({ homeCountry: 'DE', recordedAt: at(1) }, { homeCountry: 'US', recordedAt: at(1) })).toBe(true);
+  });
+
+  it('orders any two different claims one way only, whichever country compares them', () => {
+    fc.assert(
+      fc.property(claim, claim, (a, b) => {
+        expect(claimPrecedes(a, a)).toBe(false);
+        if (!same(a, b)) expect(claimPrecedes(a, b)).toBe(!claimPrecedes(b, a));
+      }),
+    );
+  });
+
+  it('is transitive, so the earliest of many claims precedes every other', () => {
+    fc.assert(
+      fc.property(claim, claim, claim, (a, b, c) => {
+        if (claimPrecedes(a, b) && claimPrecedes(b, c)) expect(claimPrecedes(a, c)).toBe(true);
+      }),
+    );
   });
 });

@@ -82,3 +82,19 @@ export function homeOfSubject(entryHome: string | undefined, kind: SubjectRefere
   const named = countryOfSubjectId(value);
   return named !== undefined && countries.includes(named) ? named : undefined;
 }
+
+/** A country's claim of a directory reference: where it homed it, and when. */
+export interface HomeClaim {
+  homeCountry: string;
+  recordedAt: Date;
+}
+
+/**
+ * The directory's rule between two claims of one reference: the earlier record wins, and of two
+ * made at the same moment the lower country code, so every country comparing the same two claims
+ * keeps the same one (the residency-router's merge statement applies the same rule in SQL).
+ */
+export function claimPrecedes(a: HomeClaim, b: HomeClaim): boolean {
+  const [at, bt] = [a.recordedAt.getTime(), b.recordedAt.getTime()];
+  return at < bt || (at === bt && a.homeCountry < b.homeCountry);
+}
