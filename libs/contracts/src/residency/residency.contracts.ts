@@ -9,7 +9,10 @@ export const RESIDENCY_LOCATE = 'residency-router.locate';
 export const RESIDENCY_REGISTER = 'residency-router.register';
 export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
 export const RESIDENCY_CLAIM_NEW = 'residency-router.claim-new';
-/** Event sent to each peer country's residency-router when this country records a new entry. */
+/**
+ * Event sent to peer countries' residency-routers with entries they did not confirm (a peer that
+ * did not answer `directory.confirm`) and entries rewritten to an earlier claim.
+ */
 export const RESIDENCY_DIRECTORY_SYNC = 'residency-router.directory.sync';
 /**
  * Request to each peer country's residency-router when this country homes people none of whose
