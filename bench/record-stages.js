@@ -7,12 +7,13 @@
  *   capture rules, then the writer);
  * - `writer`: RecordWriter.write, from a request joining the writer's queue to its answer (the wait
  *   for the batch in flight, then its own batch);
- * - `batch`: one batch (RecordWriter's flush: every group of it written);
+ * - `batch_people_stage`: one batch's people stage (RecordWriter.prepare: the capture rules and the
+ *   lookup and claim of every group; the write follows in the other stage);
  * - `lookup_and_claim`: ImportBatch.knownAndClaimed (the people already recorded and the directory's
  *   claim of the new ones, for a batch against a remembered flow version);
  * - `write`: ImportBatch.record (the batch's statement, or its transaction);
  * and samples the event loop's delay (`monitorEventLoopDelay`, 1 ms resolution). `requests_per_batch`
- * is `writer` calls per `batch`. It writes them to `<file>.exit.json` when the process exits, and to
+ * is `writer` calls per `batch_people_stage`. It writes them to `<file>.exit.json` when the process exits, and to
  * `<file>.phase<N>.json` whenever it gets SIGUSR2 (then they start again from zero). It changes
  * nothing else; it is not part of the service.
  */
@@ -62,7 +63,7 @@ function dump(label) {
     const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
     out[key] = { count: stage.count, mean_ms: round(stage.totalMs / stage.count), p50_ms: at(0.5), p90_ms: at(0.9), p99_ms: at(0.99) };
   }
-  if (out.writer && out.batch) out.requests_per_batch = round(out.writer.count / out.batch.count);
+  if (out.writer && out.batch_people_stage) out.requests_per_batch = round(out.writer.count / out.batch_people_stage.count);
   out.event_loop_delay_ms = { mean: round(loop.mean / 1e6), p50: round(loop.percentile(50) / 1e6), p99: round(loop.percentile(99) / 1e6), max: round(loop.max / 1e6) };
   fs.writeFileSync(`${file}.${label}.json`, `${JSON.stringify(out, null, 2)}\n`);
 }
@@ -75,7 +76,8 @@ if (file && /start-embedded/.test(process.argv[1] ?? '')) {
   const { ImportBatch } = require(path.join(decisions, 'import-batch.js'));
   wrap(RecordConsent.prototype, 'execute', 'request');
   wrap(RecordWriter.prototype, 'write', 'writer');
-  wrap(RecordWriter.prototype, 'flush', 'batch');
+  // One people stage per batch (the writer's two stages: the next batch's people found while one writes).
+  wrap(RecordWriter.prototype, 'prepare', 'batch_people_stage');
   wrap(ImportBatch.prototype, 'knownAndClaimed', 'lookup_and_claim');
   wrap(ImportBatch.prototype, 'record', 'write');
   loop = monitorEventLoopDelay({ resolution: 1 });

@@ -60,10 +60,18 @@ function pgbench(databaseUrl, placement) {
   return { tps: Math.round(tps), output: output.split('\n').filter((line) => /tps|latency|clients/.test(line)) };
 }
 
+/**
+ * With a probe preloaded (`--sql-trace`, `--record-stages`), SIGUSR2 makes it write what it counted
+ * since the last mark and start again: a mark before and after each saturation round leaves that
+ * round alone in the odd phase files (`<file>.phase1.json` is the first round, `phase3` the second).
+ */
+let markPhase = () => undefined;
+
 async function main() {
   const measuredSource = source();
   const calibrationBefore = hostCalibration();
   const service = await startCountryPair({ mode: 'embedded' });
+  if (option('sql-trace') || option('record-stages')) markPhase = () => process.kill(service.child.pid, 'SIGUSR2');
   const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load } };
   try {
     const { credentials } = service;
@@ -123,9 +131,11 @@ async function main() {
       pgbenchRounds.push(inserts);
 
       log(`round ${round} of ${rounds}: records, saturation, ${connections} connections, ${duration} s`);
+      markPhase();
       const meter = cpuMeter(service.child.pid);
       const measured = await saturation(duration);
       const cpu = meter.stop(measured.requests);
+      markPhase();
       const recordsPerSecond = measured.perSecond;
       const share = Math.round((1000 * recordsPerSecond) / inserts.tps) / 1000;
       // What this round's CPU costs allow at most, with every core each side may use busy all the
