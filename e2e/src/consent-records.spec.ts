@@ -86,6 +86,7 @@ describe('consent records', () => {
       [{ newsletter: granted, analytics: declined, billing: granted }, ['decisions.billing']],
       [{ newsletter: granted, analytics: declined, lottery: granted }, ['decisions.lottery']],
       [{ newsletter: { ...granted, default_checked: true }, analytics: { ...declined, mandatory: true } }, ['decisions.newsletter', 'decisions.analytics']],
+      [{ newsletter: { ...granted, label: 'Send me news' }, analytics: declined }, ['decisions.newsletter']],
     ];
     for (const [decisions, fields] of cases) {
       const refused = await record(decisions);
@@ -95,6 +96,10 @@ describe('consent records', () => {
     const badBody = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'not-an-email' }, decisions: {}, captured_at: 'yesterday' });
     expect(badBody.status).toBe(422);
     expect(badBody.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['subject.email', 'captured_at']));
+    // A body without its person is refused naming it (it was a 500).
+    const { subject: _subject, ...withoutSubject } = { flow_id: flowId, subject: {}, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
+    const noSubject = await api('POST', '/api/v1/consent_records', withoutSubject);
+    expect([noSubject.status, noSubject.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
 
     const uncapturable = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'No duration', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
@@ -211,7 +216,25 @@ describe('consent records', () => {
     const byId = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[id]=${byExternal.body.subject.id}`);
     expect(byId.body).toEqual(byExternal.body);
     expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=nobody`)).status).toBe(404);
-    expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status`)).status).toBe(422);
+    // The person is named by exactly one well-formed parameter, else 400 naming it.
+    const statusOf = (query: string, country = us) => api('GET', `/api/v1/applications/${applicationId}/consent_status${query}`, undefined, country);
+    const refusals: Array<[string, string]> = [
+      ['', 'subject'],
+      ['?subject[email]=ada%40example.com&subject[external_id]=crm-4711', 'subject[external_id], subject[email]'],
+      ['?subject[email]=not-an-email', 'subject[email]'],
+      ['?subject[id]=xyz', 'subject[id]'],
+      ['?subject[external_id]=', 'subject[external_id]'],
+      ['?subject[email]=a%40example.com&subject[email]=b%40example.com', 'subject[email]'],
+    ];
+    for (const [query, field] of refusals) {
+      const refused = await statusOf(query);
+      expect([query, refused.status, refused.body.code, refused.body.details?.[0]?.field]).toEqual([query, 400, 'invalid_request', field]);
+    }
+    // Asked in the other country, by any of the three: 421 with the home country and nothing else.
+    for (const query of ['?subject[external_id]=crm-4711', '?subject[email]=ada%40example.com', `?subject[id]=${byExternal.body.subject.id}`]) {
+      const elsewhere = await statusOf(query, de);
+      expect([query, elsewhere.status, elsewhere.body]).toEqual([query, 421, { message: expect.any(String), code: 'wrong_country', home_country: 'US', request_id: expect.any(String) }]);
+    }
   });
 
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {

@@ -1,7 +1,7 @@
 import { Body, Controller, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { AuthorizeCaptureReply, CAPTURE_TOKEN, CAPTURES_AUTHORIZE, CAPTURES_CREATE, CaptureCreatedReply } from '@dcr/contracts';
 import {
   DomainError,
@@ -97,6 +97,7 @@ export class CreateCaptureDto {
 
 export class AuthorizeCaptureDto {
   @ApiProperty({ type: RecordSubjectDto })
+  @IsDefined({ message: 'subject is required: {email, external_id?}' })
   @ValidateNested()
   @Type(() => RecordSubjectDto)
   subject: RecordSubjectDto;

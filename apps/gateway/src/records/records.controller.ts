@@ -14,18 +14,58 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { DomainError, newOpaqueId, notFound, recordRequestFingerprint } from '@dcr/domain';
+import { DomainError, isSubjectId, newOpaqueId, notFound, recordRequestFingerprint } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
+import { isEmail } from 'class-validator';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
+import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
 const IMPORT_CHUNK = 500;
+
+const SUBJECT_PARAMETERS = { external_id: 'subject[external_id]', email: 'subject[email]', id: 'subject[id]' } as const;
+
+/**
+ * The person a consent_status request names (`subject[external_id]`, `subject[email]` or
+ * `subject[id]`; Fastify's query parser also hands nested `subject` objects over): exactly one, once,
+ * well-formed, or 400 `invalid_request` naming the parameter.
+ */
+export function consentStatusAddress(query: Record<string, unknown>): SubjectAddress {
+  const nested = (typeof query.subject === 'object' && query.subject !== null ? query.subject : {}) as Record<string, unknown>;
+  const given: Array<[keyof typeof SUBJECT_PARAMETERS, string]> = [];
+  for (const key of Object.keys(SUBJECT_PARAMETERS) as Array<keyof typeof SUBJECT_PARAMETERS>) {
+    const name = SUBJECT_PARAMETERS[key];
+    const value = query[name] ?? nested[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new DomainError('invalid_request', `${name} must be given once`, [{ field: name, reason: 'repeated' }]);
+    given.push([key, value]);
+  }
+  const names = Object.values(SUBJECT_PARAMETERS).join(', ');
+  if (given.length !== 1) {
+    throw new DomainError('invalid_request', `Name the person by exactly one of ${names}`, [
+      { field: given.length === 0 ? 'subject' : given.map(([key]) => SUBJECT_PARAMETERS[key]).join(', '), reason: `exactly one of ${names} is required` },
+    ]);
+  }
+  const [[key, value]] = given;
+  const name = SUBJECT_PARAMETERS[key];
+  const invalid = (reason: string) => new DomainError('invalid_request', `${name} ${reason}`, [{ field: name, reason }]);
+  if (key === 'email') {
+    if (!isEmail(value)) throw invalid('must be an e-mail address');
+    return { email: value };
+  }
+  if (key === 'id') {
+    if (!isSubjectId(value)) throw invalid('must be a person id (sub_…)');
+    return { subject_id: value };
+  }
+  if (value.length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters');
+  return { external_id: value };
+}
 
 /**
  * The Record API: consent the organisation collected in its own form, recorded with the capture
@@ -40,6 +80,7 @@ export class RecordsController {
   constructor(
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
+    private readonly residency: ResidencyLookup,
   ) {}
 
   @Post('api/v1/consent_records')
@@ -129,20 +170,23 @@ export class RecordsController {
 
   @Get('api/v1/applications/:application_id/consent_status')
   @RequireScopes('records:read')
-  @ApiOperation({ summary: "A person's current status per purpose: granted, declined, withdrawn, objected or noticed" })
-  @ApiQuery({ name: 'subject[external_id]', required: false })
-  @ApiQuery({ name: 'subject[email]', required: false })
-  @ApiQuery({ name: 'subject[id]', required: false })
+  @ApiOperation({
+    summary: "A person's current status per purpose: granted, declined, withdrawn, objected or noticed",
+    description:
+      'Name the person by exactly one of `subject[external_id]`, `subject[email]` or `subject[id]` (400 naming the parameter ' +
+      'otherwise). A person homed in another country of the deployment is answered 421 with `home_country` and nothing ' +
+      'else; 404 when no such person is recorded.',
+  })
+  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
+  @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
   @ApiOkResponse({ description: '`{subject: {id}, purposes: {key: {status, record_id, updated_at}}}`' })
-  status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
+  async status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    const nested = (typeof query.subject === 'object' && query.subject !== null ? query.subject : {}) as Record<string, unknown>;
-    const pick = (key: string) => {
-      const value = query[`subject[${key}]`] ?? nested[key];
-      if (value !== undefined && typeof value !== 'string') throw new DomainError('invalid_request', `subject[${key}] must be given once`, [{ field: `subject[${key}]`, reason: 'repeated' }]);
-      return value as string | undefined;
-    };
-    const request: ConsentStatusRequest = { application_id: applicationId, external_id: pick('external_id'), email: pick('email'), subject_id: pick('id') };
+    const address = consentStatusAddress(query);
+    if ((await this.residency.requireHomedHere(applicationId, address)) === 'unknown') throw notFound('Subject');
+    const request: ConsentStatusRequest = { application_id: applicationId, ...address };
     return firstValueFrom(this.clients.own.send<ConsentStatusReply>(RECORDS_CONSENT_STATUS, request));
   }
+
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -36,6 +36,7 @@ export class CreateConsentRecordDto {
   flow_id: string;
 
   @ApiProperty({ type: RecordSubjectDto })
+  @IsDefined({ message: 'subject is required: {email, external_id?}' })
   @ValidateNested()
   @Type(() => RecordSubjectDto)
   subject: RecordSubjectDto;

@@ -107,6 +107,16 @@ describe('recordAttestation', () => {
     expect(refusedFields(() => recordAttestation(terms, [] as unknown as AttestedDecisions))).toEqual(['decisions']);
   });
 
+  it('refuses a field a decision does not have, by name, rather than dropping it', () => {
+    const error = refusal(() =>
+      recordAttestation(terms, { ...valid, marketing: { decision: 'granted', label: 'Send me news' }, fraud: { decision: 'granted', shown: true } } as unknown as AttestedDecisions),
+    );
+    expect(error.details).toEqual([
+      { field: 'decisions.marketing', reason: 'label is not a field of a decision (decision, default_checked, mandatory)' },
+      { field: 'decisions.fraud', reason: 'shown is not a field of a decision (decision, default_checked, mandatory)' },
+    ]);
+  });
+
   it('names every problem of one purpose', () => {
     const error = refusal(() => recordAttestation(terms, { ...valid, marketing: { decision: 'granted', default_checked: true, mandatory: true } }));
     expect(error.details!.map((issue) => issue.field)).toEqual(['decisions.marketing', 'decisions.marketing']);

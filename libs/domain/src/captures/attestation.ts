@@ -20,7 +20,9 @@ import { isCapturable } from '../flows/capture';
  *   denies the right to object (the flow terms refuse `required` on such a purpose for the same reason).
  *   Default-ticked is allowed, as the table says.
  * - Absent `default_checked` / `mandatory` mean false (import rows carry only `{decision}`); present,
- *   they must be booleans. Other fields inside a decision are left to the edge's DTO validation.
+ *   they must be booleans. Any other field inside a decision is refused by name: a capture states the
+ *   decision and its presentation, nothing else (a field we would drop is something the caller
+ *   believes was recorded).
  * - A default-ticked or mandatory consent purpose is refused whatever the decision: the presentation
  *   itself was not a free choice, so neither a grant nor a decline from it is evidence.
  * - One issue per problem, each on field `decisions.<key>`: flow purposes first in flow order, then
@@ -45,6 +47,8 @@ export interface RecordedPurpose {
 export const ATTESTATION_REFUSED_MESSAGE = 'The decisions break the capture rules';
 
 const ATTESTED_VALUES: readonly unknown[] = ['granted', 'declined'];
+/** The fields a decision may carry. */
+const DECISION_FIELDS: ReadonlySet<string> = new Set(['decision', 'default_checked', 'mandatory']);
 
 const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 
@@ -58,6 +62,9 @@ function shapeProblems(entry: Record<string, unknown>): string[] {
   if (!ATTESTED_VALUES.includes(entry.decision)) problems.push('decision must be granted or declined');
   for (const flag of ['default_checked', 'mandatory'] as const) {
     if (entry[flag] !== undefined && typeof entry[flag] !== 'boolean') problems.push(`${flag} must be a boolean`);
+  }
+  for (const key of Object.keys(entry)) {
+    if (!DECISION_FIELDS.has(key)) problems.push(`${key} is not a field of a decision (decision, default_checked, mandatory)`);
   }
   return problems;
 }
