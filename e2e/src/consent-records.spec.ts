@@ -379,6 +379,12 @@ describe('consent records', () => {
     const token = captured.body.capture_token;
     const commit = (email: string, country = us) => http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: { email } } });
     expect((await commit('katherine@example.com', de)).status).toBe(421);
+    // Committing makes a record: a token without records:write may not (403 naming the scope).
+    const narrow = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: { scopes: ['flows:read'] } });
+    const unscoped = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: narrow.body.token, body: { subject: { email: 'katherine@example.com' } } });
+    expect([unscoped.status, unscoped.body.message]).toEqual([403, expect.stringContaining('records:write')]);
+    const noSubject = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: {} });
+    expect([noSubject.status, noSubject.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
     const committed = await commit('katherine@example.com');
     expect(committed.status).toBe(200);
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
@@ -459,6 +465,25 @@ describe('consent records', () => {
     expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: false })).body.settings).toEqual({ browser_commit: false });
     expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } })).body.details[0].field).toBe('commit');
     expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(204);
+  });
+
+  it('gives a sign-in code five attempts in all, also to guesses sent at once', async () => {
+    const email = 'guessed@example.com';
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
+    const code = /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
+    const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    // 40 wrong guesses and the right code, all at once: at most five are compared at all.
+    const answers = await Promise.all([...Array.from({ length: 40 }, () => wrongCode), code].map((guess) => http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: guess } })));
+    const compared = answers.filter((answer) => answer.status === 201 || answer.body.details?.[0]?.reason === 'the code does not match');
+    expect(compared.length).toBeLessThanOrEqual(5);
+    const { rows } = await db.query(`SELECT attempts FROM decisions.sign_in_codes WHERE email = $1`, [email]);
+    expect(rows).toEqual([{ attempts: expect.any(Number) }]);
+    expect(rows[0].attempts).toBeLessThanOrEqual(5);
+    // Spent: the right code no longer opens the inbox.
+    if (!answers.some((answer) => answer.status === 201)) {
+      expect((await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.details[0].reason).toBe('too many attempts: request a new code');
+    }
   });
 
   it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {

@@ -69,9 +69,13 @@ export class InboxService {
     if (!code || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
+    // Every try takes one of the code's attempts before it is compared, in one statement: guesses sent
+    // at once cannot all read the same count (nothing else serialises them here, unlike a session's
+    // code, whose transition holds the session's row).
+    const attempt = await this.takeAttempt(code.id);
+    if (attempt === undefined) throw wrong('too many attempts: request a new code');
     if (!oneTimeCodeMatches(this.key, code.codeHash, request.code, 'inbox', email)) {
-      await this.codes.update({ id: code.id }, { attempts: code.attempts + 1 });
-      throw wrong(code.attempts + 1 >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+      throw wrong(attempt >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
     }
     const consumed = await this.codes.update({ id: code.id, consumedAt: IsNull() }, { consumedAt: now });
     if (consumed.affected === 0) throw wrong('request a code for this address first');
@@ -79,6 +83,18 @@ export class InboxService {
     const expiresAt = new Date(now.getTime() + INBOX_SESSION_TTL_MS);
     await this.sessions.insert({ id: newOpaqueId('inbs', 20), tokenHash: hashCredential(token), email, createdAt: now, expiresAt });
     return { inbox_token: token, expires_at: expiresAt.toISOString() };
+  }
+
+  /** Counts one try at a code: the attempts made with it, or undefined when none was left (or it was used). */
+  private async takeAttempt(id: string): Promise<number | undefined> {
+    const { raw } = await this.codes
+      .createQueryBuilder()
+      .update(SignInCode)
+      .set({ attempts: () => '"attempts" + 1' })
+      .where('"id" = :id AND "attempts" < :max AND "consumed_at" IS NULL', { id, max: ONE_TIME_CODE_MAX_ATTEMPTS })
+      .returning(['attempts'])
+      .execute();
+    return (raw as Array<{ attempts: number }>)[0]?.attempts;
   }
 
   async close(request: InboxTokenRequest): Promise<void> {

@@ -1,15 +1,20 @@
-import { loggableError } from './error-responder';
+import { DomainError } from '@dcr/domain';
+import pino from 'pino';
+import { errorAnswer } from './error-responder';
 
-describe('loggableError', () => {
-  it('keeps type, code, message and stack of an unexpected error, never its other properties', () => {
-    const failure = Object.assign(new Error('duplicate key value violates unique constraint "UQ_x"'), {
-      code: '23505',
-      parameters: ['ada@example.com'],
-      driverError: { detail: 'Key (email)=(ada@example.com) already exists.' },
-    });
-    const logged = loggableError(failure);
-    expect(logged).toEqual({ type: 'Error', message: failure.message, code: '23505', stack: failure.stack });
-    expect(JSON.stringify(logged)).not.toContain('ada@example.com');
-    expect(loggableError('plain')).toEqual({ message: 'plain' });
+describe('errorAnswer', () => {
+  const logger = pino({ level: 'silent' });
+  const retryAfter = (error: unknown, has = false) => errorAnswer(error, 'req_1', logger, () => has).headers.find(([name]) => name === 'retry-after')?.[1];
+
+  it("gives a 429 the Retry-After its error names in retry_after (an hour for a person's sign-in codes), else one second", () => {
+    expect(retryAfter(new DomainError('rate_limited', 'Too many sign-in codes', undefined, { retry_after: 3600 }))).toBe('3600');
+    expect(retryAfter(new DomainError('rate_limited', 'Slow down', undefined, { retry_after: 2.2 }))).toBe('3');
+    expect(retryAfter(new DomainError('rate_limited', 'Slow down'))).toBe('1');
+    expect(retryAfter(new DomainError('rate_limited', 'Slow down', undefined, { retry_after: 'soon' }))).toBe('1');
+  });
+
+  it('leaves a Retry-After already set (the rate limiter sets its own) and adds none to other errors', () => {
+    expect(retryAfter(new DomainError('rate_limited', 'Slow down', undefined, { retry_after: 3600 }), true)).toBeUndefined();
+    expect(retryAfter(new DomainError('not_found', 'Nothing here'))).toBeUndefined();
   });
 });

@@ -84,7 +84,8 @@ const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The contract's answer to anything thrown while answering a request: its status, code, body and the
- * headers it adds (its content type, and `Retry-After: 1` on a 429 that has none yet, hence
+ * headers it adds (its content type, and on a 429 that has none yet `Retry-After`: the error's own
+ * `retry_after` seconds when it says how long, else 1; hence
  * `hasHeader`). One mapping for the Fastify path (sendError) and the direct lane. An unexpected
  * error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only its type,
  * code, message and stack: a database error also carries the query's parameters and PostgreSQL's
@@ -100,9 +101,15 @@ export function errorAnswer(
   const status = httpStatusOf(domainError.code);
   if (status >= 500) logger.error({ err: loggableError(error), request_id: requestId }, 'request failed');
   const headers: Array<[string, string]> = [];
-  if (domainError.code === 'rate_limited' && !hasHeader('retry-after')) headers.push(['retry-after', '1']);
+  if (domainError.code === 'rate_limited' && !hasHeader('retry-after')) headers.push(['retry-after', retryAfterOf(domainError)]);
   headers.push(['content-type', ERROR_CONTENT_TYPE]);
   return { status, code: domainError.code, body: errorBody(domainError, requestId), headers };
+}
+
+/** A 429's `Retry-After`: the seconds the error names (`extra.retry_after`), else 1. */
+function retryAfterOf(error: { extra?: Record<string, unknown> }): string {
+  const seconds = error.extra?.retry_after;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 1 ? String(Math.ceil(seconds)) : '1';
 }
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {

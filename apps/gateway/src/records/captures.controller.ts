@@ -17,7 +17,7 @@ import {
 } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
-import { AcceptCredentials, CurrentPrincipal } from '../auth/auth.decorators';
+import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
@@ -197,6 +197,8 @@ export class CapturesController {
   @Post('api/v1/decisions/:capture_token/authorize')
   @HttpCode(200)
   @AcceptCredentials('api_token')
+  // Committing makes a record, as POST /api/v1/consent_records does.
+  @RequireScopes('records:write')
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Commit a capture: binds the person by e-mail, freezes the receipt, fires the webhooks' })
   @ApiOkResponse({ description: '`{status, record_id, channel}`' })
