@@ -279,6 +279,46 @@ describe('consent records', () => {
     expect(await count()).toBe(before + 600);
   });
 
+  it('keeps a decision made before the newest record as history: an import of old rows or a late delivery withdraws nothing newer', async () => {
+    const email = 'history@example.com';
+    const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;
+    const current = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' });
+    expect(current.status).toBe(201);
+    const currentId = current.body.consent_record.record_id;
+    // A backfill of 2024 (the other way round) after it.
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId, dry_run: false, records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'granted' } }, captured_at: '2024-05-01T10:00:00Z' }],
+    });
+    expect(imported.status).toBe(201);
+    const historyId = imported.body.rows[0].record_id;
+    // And a Record API call whose capture is older than the current record (a retried delivery).
+    const late = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: declined, analytics: declined }, captured_at: '2026-11-20T09:00:00.000Z' });
+    expect(late.status).toBe(201);
+    expect(late.body.consent_record).toMatchObject({ superseded_by: currentId });
+    expect(late.body.consent_record.supersedes).toBeUndefined();
+
+    const rows = async () =>
+      Object.fromEntries(
+        (await db.query(`SELECT record_id, supersedes, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1)`, [[currentId, historyId, late.body.consent_record.record_id]])).rows.map((row) => [
+          row.record_id,
+          { supersedes: row.supersedes, withdrawn: row.withdrawals.map((mark: { purpose?: string }) => mark.purpose ?? '*') },
+        ]),
+      );
+    expect(await rows()).toEqual({
+      // The newest decision keeps its grant: nothing is withdrawn from it.
+      [currentId]: { supersedes: null, withdrawn: [] },
+      // The history supersedes nothing; what the newer record no longer grants is withdrawn from it.
+      [historyId]: { supersedes: null, withdrawn: ['analytics'] },
+      [late.body.consent_record.record_id]: { supersedes: null, withdrawn: [] },
+    });
+    expect(await statusOf()).toMatchObject({ newsletter: { status: 'granted', record_id: currentId }, analytics: { status: 'declined', record_id: currentId } });
+    // A newer decision still supersedes the newest record as before.
+    const newer = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: declined, analytics: declined }, captured_at: '2026-11-21T10:00:00.000Z' });
+    expect(newer.body.consent_record.supersedes).toBe(currentId);
+    expect((await rows())[currentId].withdrawn).toEqual(['*']);
+    expect(await statusOf()).toMatchObject({ newsletter: { status: 'declined', record_id: newer.body.consent_record.record_id } });
+  });
+
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {
     // A person first recorded in DE is homed there: the US import refuses that row, naming only the country.
     const deFlow = await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken });

@@ -31,6 +31,7 @@ export class ConsentStatus {
         records.map((record) => ({
           record_id: record.recordId,
           recorded_at: record.recordedAt.toISOString(),
+          captured_at: record.capturedAt.toISOString(),
           purposes: record.purposes,
           withdrawn: record.withdrawals,
         })),

@@ -37,6 +37,8 @@ export interface MadeRecord {
   status: 'granted' | 'declined';
   recordedAt: string;
   supersedes: string | null;
+  /** A row captured before the person's newest record (history): that newer record. */
+  supersededBy?: string;
 }
 
 /** What a batch did with its rows. */
@@ -60,6 +62,8 @@ interface Person {
 interface Latest {
   recordId: string;
   purposes: Record<string, RecordedPurpose>;
+  /** When its decision was made (ms): a row captured before it is history, not a newer decision. */
+  capturedAt: number;
 }
 
 /** A record on its way into a batch's insert. */
@@ -199,10 +203,11 @@ const STATEMENTS = {
      ON CONFLICT DO NOTHING RETURNING "id"`,
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
-  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose> }>(
+  // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
+  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date }>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes" FROM "decisions"."consent_records"
-      WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "recorded_at" DESC, "record_id" DESC`,
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "captured_at" FROM "decisions"."consent_records"
+      WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
   // Every predecessor a batch supersedes, in one statement (each is superseded once per batch: a
@@ -569,7 +574,15 @@ export class ImportBatch {
       const recordId = newRecordId(this.context.env.COUNTRY);
       const status = recordStatus(row.purposes);
       const channel = row.channel ?? 'imported';
-      planned.records.push({ recordId, person: person.id, row, status, supersedes: previous?.recordId ?? null, n: planned.records.length + 1 });
+      // A row whose decision was made before the newest record's (an import of history, a form
+      // builder's late delivery) is history, not a newer decision: it supersedes nothing, and the
+      // newer record supersedes it at once (what moved away from granted between the two is withdrawn
+      // from the row's own record), as if the two had arrived in the order they were made. Equal
+      // times keep the order of arrival.
+      const capturedAt = Date.parse(row.capturedAt);
+      const late = previous !== null && capturedAt < previous.capturedAt;
+      const predecessor = late ? null : previous;
+      planned.records.push({ recordId, person: person.id, row, status, supersedes: predecessor?.recordId ?? null, n: planned.records.length + 1 });
       const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
       planned.events.push(
         outboxRow({
@@ -587,7 +600,8 @@ export class ImportBatch {
             channel,
             captured_at: row.capturedAt,
             recorded_at: recordedAt,
-            ...(previous ? { supersedes: previous.recordId } : {}),
+            ...(predecessor ? { supersedes: predecessor.recordId } : {}),
+            ...(late ? { superseded_by: previous.recordId } : {}),
             ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
             ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
             ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
@@ -595,22 +609,24 @@ export class ImportBatch {
         }),
       );
       if (previous) {
-        const change = supersessionOf(previous.purposes, row.purposes);
+        // The older of the two records gives way to the newer one.
+        const [older, newer] = late ? [{ recordId, purposes: row.purposes }, previous] : [previous, { recordId, purposes: row.purposes }];
+        const change = supersessionOf(older.purposes, newer.purposes);
         if (change.event && change.withdrawn.length > 0) {
           const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: 'newer_record' }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: 'newer_record' }));
-          planned.withdrawals.push({ recordId: previous.recordId, marks });
+          planned.withdrawals.push({ recordId: older.recordId, marks });
           planned.events.push(
             outboxRow({
               type: change.event,
               applicationId,
               occurredAt: now,
-              data: { record_id: previous.recordId, superseded_by: recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: 'newer_record' },
+              data: { record_id: older.recordId, superseded_by: newer.recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: 'newer_record' },
             }),
           );
         }
       }
-      latest.set(person.id, { recordId, purposes: row.purposes });
-      planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: previous?.recordId ?? null });
+      if (!late) latest.set(person.id, { recordId, purposes: row.purposes, capturedAt });
+      planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: predecessor?.recordId ?? null, ...(late ? { supersededBy: previous.recordId } : {}) });
     }
     return planned;
   }
@@ -667,6 +683,6 @@ export class ImportBatch {
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
     if (subjectIds.length === 0) return new Map();
     const rows = await STATEMENTS.latest.rows(manager, [subjectIds, flowId]);
-    return new Map(rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes }]));
+    return new Map(rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes, capturedAt: new Date(row.captured_at).getTime() }]));
   }
 }

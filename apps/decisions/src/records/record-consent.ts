@@ -92,6 +92,7 @@ export class RecordConsent {
         recorded_at: made.recordedAt,
         channel: request.channel,
         ...(made.supersedes ? { supersedes: made.supersedes } : {}),
+        ...(made.supersededBy ? { superseded_by: made.supersededBy } : {}),
       };
       if (request.send_receipt) this.receipts.send(email, flow.terms as unknown as FlowTerms, message);
       return { consent_record: message, created: true };

@@ -96,6 +96,8 @@ export interface ConsentRecordMessage {
   recorded_at: string;
   channel: string;
   supersedes?: string;
+  /** Made in answer to this request only: the person's newer record, when this one was captured before it (history). */
+  superseded_by?: string;
 }
 
 export interface CreateConsentRecordReply {

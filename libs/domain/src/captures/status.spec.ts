@@ -59,6 +59,30 @@ describe('consentStatusOf', () => {
     expect(statuses.sms.status).toBe('granted');
   });
 
+  it('lets the decision made last decide: a record captured earlier but recorded later (an import of history) does not overrule it', () => {
+    const current: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(10), captured_at: at(9), purposes: { marketing: granted } };
+    const history: RecordHistoryEntry = { record_id: 'r2', recorded_at: at(20), captured_at: at(1), purposes: { marketing: declined, sms: granted } };
+    expect(consentStatusOf([current, history])).toEqual({
+      marketing: { status: 'granted', record_id: 'r1', updated_at: at(10) },
+      sms: { status: 'granted', record_id: 'r2', updated_at: at(20) },
+    });
+    // Without capture times the service's order stands (the later recording decides).
+    const { captured_at: _c1, ...currentRecorded } = current;
+    const { captured_at: _c2, ...historyRecorded } = history;
+    expect(consentStatusOf([currentRecorded, historyRecorded]).marketing).toEqual({ status: 'declined', record_id: 'r2', updated_at: at(20) });
+    // Equal capture times: the later recording decides.
+    expect(consentStatusOf([{ ...history, captured_at: at(9) }, current]).marketing.record_id).toBe('r2');
+  });
+
+  it('applies a withdrawal made after a decision even when the decision was recorded after the withdrawal', () => {
+    const first: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(1), captured_at: at(1), purposes: { marketing: granted }, withdrawn: [{ at: at(5) }] };
+    // Captured at minute 3 (before the withdrawal at 5), delivered at minute 8.
+    const late: RecordHistoryEntry = { record_id: 'r2', recorded_at: at(8), captured_at: at(3), purposes: { marketing: granted } };
+    expect(consentStatusOf([first, late]).marketing).toEqual({ status: 'withdrawn', record_id: 'r2', updated_at: at(5) });
+    // Captured after the withdrawal: it re-affirms.
+    expect(consentStatusOf([first, { ...late, captured_at: at(6) }]).marketing).toEqual({ status: 'granted', record_id: 'r2', updated_at: at(8) });
+  });
+
   it('keeps the later input of two records with the same time', () => {
     const a: RecordHistoryEntry = { record_id: 'a', recorded_at: at(1), purposes: { marketing: granted } };
     const b: RecordHistoryEntry = { record_id: 'b', recorded_at: at(1), purposes: { marketing: declined } };

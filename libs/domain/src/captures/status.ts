@@ -5,14 +5,18 @@ import type { RecordedPurpose } from './attestation';
  * answer). Records are frozen; withdrawals are appended to a record and never alter it.
  *
  * Decisions made where the specification leaves room:
- * - Each purpose is decided by the newest record (by `recorded_at`, the service's time; equal times
- *   keep the later one in the input) that holds it. A record that does not hold a purpose (a newer flow
- *   version dropped it) leaves the older record in charge of it, as supersessionOf assumes.
+ * - Each purpose is decided by the newest record that holds it: the one whose decision was made last
+ *   (`captured_at`, when the record says; a record captured earlier but recorded later, an import of
+ *   history or a form builder's late delivery, does not overrule a newer decision), then the later
+ *   `recorded_at` (the service's time), then the later one in the input. A record that does not hold a
+ *   purpose (a newer flow version dropped it) leaves the older record in charge of it, as
+ *   supersessionOf assumes.
  * - A withdrawal turns a granted purpose into `withdrawn` when it is whole or scoped to that purpose
  *   and either sits on the deciding record itself, or sits on another record of the person and
- *   happened at or after the deciding record (a later record re-affirms over an older withdrawal; a
- *   withdrawal made later through an older receipt still counts). Only granted purposes can be
- *   withdrawn; `declined`, `objected` and `noticed` stay as recorded.
+ *   happened at or after the deciding record's decision (its `captured_at`, else its `recorded_at`: a
+ *   later decision re-affirms over an older withdrawal; a withdrawal made later through an older
+ *   receipt still counts). Only granted purposes can be withdrawn; `declined`, `objected` and
+ *   `noticed` stay as recorded.
  * - `updated_at` is the deciding record's `recorded_at`, or for a withdrawn purpose the time of the
  *   earliest withdrawal that applies. `record_id` is always the deciding record.
  * - Purposes are listed newest record first, each record in its own purpose order.
@@ -29,6 +33,8 @@ export interface WithdrawalMark {
 export interface RecordHistoryEntry {
   record_id: string;
   recorded_at: string;
+  /** When the decision was made (the capture's time, an imported row's original time). */
+  captured_at?: string;
   purposes: Record<string, RecordedPurpose>;
   withdrawn?: WithdrawalMark[];
 }
@@ -48,10 +54,13 @@ const time = (iso: string) => {
 const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 
 export function consentStatusOf(records: RecordHistoryEntry[]): Record<string, PurposeConsentStatus> {
-  // Stable sort, newest first; of equal times the later input wins.
+  // Newest decision first, then the newer recording; of equal times the later input wins.
   const newestFirst = records
-    .map((record, index) => ({ record, index, at: time(record.recorded_at) }))
-    .sort((a, b) => b.at - a.at || b.index - a.index);
+    .map((record, index) => {
+      const recorded = time(record.recorded_at);
+      return { record, index, recorded, at: record.captured_at === undefined ? recorded : time(record.captured_at) };
+    })
+    .sort((a, b) => b.at - a.at || b.recorded - a.recorded || b.index - a.index);
 
   const withdrawals = newestFirst.flatMap(({ record }) =>
     (record.withdrawn ?? []).map((mark) => ({ record_id: record.record_id, purpose: mark.purpose, at: mark.at, ms: time(mark.at) })),
