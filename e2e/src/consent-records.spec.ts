@@ -279,6 +279,31 @@ describe('consent records', () => {
     expect(await count()).toBe(before + 600);
   });
 
+  it("keeps an external id a later record gives a person found by e-mail, and refuses one that names someone else", async () => {
+    const recordFor = (subject: Record<string, string>) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' });
+    const first = await recordFor({ email: 'e1@example.com' });
+    expect(first.status).toBe(201);
+    const person = first.body.consent_record.subject.id;
+    expect((await recordFor({ email: 'e1@example.com', external_id: 'crm-e1' })).status).toBe(201);
+    const byExternal = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-e1`);
+    expect([byExternal.status, byExternal.body.subject?.id]).toEqual([200, person]);
+    // The directory knows the new reference: asked in DE, the answer is the home country.
+    const elsewhere = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-e1`, undefined, de);
+    expect([elsewhere.status, elsewhere.body.home_country]).toEqual([421, 'US']);
+    // An external id of someone else, another external id for the same person, or an external id of a
+    // person recorded with another address: refused by name, nothing written.
+    const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    expect((await recordFor({ email: 'e2@example.com' })).status).toBe(201);
+    for (const subject of [{ email: 'e2@example.com', external_id: 'crm-e1' }, { email: 'e1@example.com', external_id: 'crm-other' }, { email: 'e3@example.com', external_id: 'crm-e1' }]) {
+      const refused = await recordFor(subject);
+      expect([subject, refused.status, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([subject, 422, ['subject.external_id']]);
+    }
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before + 1);
+    expect((await db.query(`SELECT email FROM decisions.subjects WHERE external_id = 'crm-e1'`)).rows).toEqual([{ email: 'e1@example.com' }]);
+    expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'e3@example.com'`)).rowCount).toBe(0);
+  });
+
   it('keeps a decision made before the newest record as history: an import of old rows or a late delivery withdraws nothing newer', async () => {
     const email = 'history@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;

@@ -83,7 +83,17 @@ describe('form connections', () => {
     api('POST', connections(), { platform: 'typeform', form_id: FORM_ID, flow_id: flowId, mapping: MAPPING, form_definition: TYPEFORM_FORM, ...extra });
   const count = async (sql: string, params: unknown[] = []) => (await db.query(sql, params)).rows[0].n as number;
 
-  /** A Typeform webhook body, as Typeform documents it. */
+  /**
+   * A Typeform webhook body, as Typeform documents it. The hidden CRM id is the first submission's
+   * token for each e-mail address (one person, one id: another id for the same address is refused).
+   */
+  const crmIds = new Map<string, string>();
+  const crmIdOf = (token: string, answers: unknown[]) => {
+    const address = (answers as Array<{ type?: string; email?: string }>).find((answer) => answer.type === 'email')?.email;
+    if (!address) return `crm-${token}`;
+    if (!crmIds.has(address)) crmIds.set(address, `crm-${token}`);
+    return crmIds.get(address)!;
+  };
   const submission = (token: string, answers: unknown[], extra: Record<string, unknown> = {}) =>
     JSON.stringify({
       event_id: `evt${token}`,
@@ -93,7 +103,7 @@ describe('form connections', () => {
         token,
         landed_at: '2026-11-20T09:58:00Z',
         submitted_at: '2026-11-20T10:00:00Z',
-        hidden: { crm_id: `crm-${token}` },
+        hidden: { crm_id: crmIdOf(token, answers) },
         definition: { id: FORM_ID, title: 'Sign up', fields: [] },
         answers,
         ...extra,

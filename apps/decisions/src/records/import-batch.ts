@@ -57,7 +57,13 @@ interface Person {
   email: string | null;
   externalId: string | null;
   isNew: boolean;
+  /** A person found by e-mail address who has no external id yet, and a row that names one: it is kept for them. */
+  bindExternalId?: string;
 }
+
+/** A row's person cannot be told apart: its e-mail address and external id name different people. */
+type SubjectConflict = FieldIssue;
+const isConflict = (value: Person | string | SubjectConflict | undefined): value is SubjectConflict => typeof value === 'object' && value !== null && 'reason' in value;
 
 interface Latest {
   recordId: string;
@@ -202,6 +208,13 @@ const STATEMENTS = {
      SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($2::jsonb) AS r(${PEOPLE_ROWS.columns})
      ON CONFLICT DO NOTHING RETURNING "id"`,
   ),
+  // External ids kept for people found by e-mail address who had none ($2 ids, $3 external ids).
+  bindExternalIds: new PreparedStatement(
+    'decisions_records_bind_external_ids',
+    `UPDATE "decisions"."subjects" AS s SET "external_id" = b."external_id"
+       FROM unnest($2::text[], $3::text[]) AS b("id", "external_id")
+      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL`,
+  ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date }>(
@@ -219,6 +232,23 @@ const STATEMENTS = {
     { reusePlan: false },
   ),
 };
+
+/**
+ * Why a row's person cannot be told apart, or nothing: its external id belongs to another person
+ * than its e-mail address, or to a person recorded with another address, or the person of the
+ * address has another external id (or is given one by an earlier row of the batch). A person is one
+ * row per application and e-mail address and per external id; recording the row under either would
+ * bind an identifier to someone it does not name, or silently drop it.
+ */
+function subjectConflict(row: CheckedRow, byId: KnownPerson | undefined, byAddress: KnownPerson | undefined, bindingInBatch: string | undefined): SubjectConflict | undefined {
+  if (!row.externalId) return undefined;
+  const conflict = (reason: string): SubjectConflict => ({ field: 'subject.external_id', reason });
+  if (byId && byAddress && byId.id !== byAddress.id) return conflict('belongs to another person of this application than subject.email');
+  if (byId && !byAddress && byId.email !== null && byId.email !== row.email) return conflict('belongs to a person of this application recorded with another e-mail address');
+  if (!byId && byAddress?.external_id) return conflict('the person recorded with this e-mail address has another external_id');
+  if (!byId && bindingInBatch !== undefined && bindingInBatch !== row.externalId) return conflict('an earlier row gives the person of this e-mail address another external_id');
+  return undefined;
+}
 
 /** The batch's statements, for tests that read their plans. */
 export const RECORD_BATCH_STATEMENTS = STATEMENTS;
@@ -453,10 +483,18 @@ export class ImportBatch {
       if (typeof person === 'string') {
         refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
         elsewhere.set(row.index, person);
+        return false;
       }
-      return typeof person !== 'string';
+      if (isConflict(person)) {
+        refuse(row, [person]);
+        return false;
+      }
+      return true;
     });
     const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+    // External ids kept for people found by e-mail address: the directory learns the new reference first.
+    const binding = persons.filter((person) => person.bindExternalId !== undefined);
+    if (binding.length > 0) await this.registerExternalIds(applicationId, binding);
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
 
@@ -472,6 +510,9 @@ export class ImportBatch {
           const idOf = new Map(rows.map((row) => [row.email, row.id]));
           for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
         }
+      }
+      if (binding.length > 0) {
+        await STATEMENTS.bindExternalIds.run(manager, [applicationId, binding.map((person) => person.id), binding.map((person) => person.bindExternalId)]);
       }
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
       const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
@@ -520,7 +561,7 @@ export class ImportBatch {
     applicationId: string,
     flow: { id: string; version: number },
     homed: CheckedRow[],
-    people: Map<number, Person | string>,
+    people: Map<number, Person | string | SubjectConflict>,
     newPeople: Person[],
     whileActive: boolean,
   ): Promise<Planned | undefined> {
@@ -562,7 +603,7 @@ export class ImportBatch {
     applicationId: string,
     flow: { id: string; version: number },
     homed: CheckedRow[],
-    people: Map<number, Person | string>,
+    people: Map<number, Person | string | SubjectConflict>,
     latest: Map<string, Latest>,
   ): Planned {
     const now = new Date();
@@ -636,19 +677,36 @@ export class ImportBatch {
    * person of an e-mail-only row whom the directory has homed here already (`claimed`) takes the id
    * they were homed under, without another round.
    */
-  private async people(applicationId: string, rows: CheckedRow[], knownAlready?: KnownPerson[], claimed?: Map<string, string>): Promise<Map<number, Person | string>> {
+  private async people(
+    applicationId: string,
+    rows: CheckedRow[],
+    knownAlready?: KnownPerson[],
+    claimed?: Map<string, string>,
+  ): Promise<Map<number, Person | string | SubjectConflict>> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
     const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
     const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
     const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
-    const result = new Map<number, Person | string>();
+    const result = new Map<number, Person | string | SubjectConflict>();
     const newcomers = new Map<string, Person>();
     const homedAlready = new Set<Person>();
+    // One object per person found, so an external id kept for them is seen by every row of theirs.
+    const foundPeople = new Map<string, Person>();
     for (const row of rows) {
-      const found = (row.externalId ? byExternal.get(row.externalId) : undefined) ?? byEmail.get(row.email);
+      const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
+      const byAddress = byEmail.get(row.email);
+      const conflict = subjectConflict(row, byId, byAddress, byAddress ? foundPeople.get(byAddress.id)?.bindExternalId : undefined);
+      if (conflict) {
+        result.set(row.index, conflict);
+        continue;
+      }
+      const found = byId ?? byAddress;
       if (found) {
-        result.set(row.index, { id: found.id, email: found.email, externalId: found.external_id, isNew: false });
+        let person = foundPeople.get(found.id);
+        if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
+        if (row.externalId && !found.external_id) person.bindExternalId = row.externalId;
+        result.set(row.index, person);
         continue;
       }
       const key = row.externalId ? `x:${row.externalId}` : `e:${row.email}`;
@@ -673,11 +731,27 @@ export class ImportBatch {
       );
       const homeOf = new Map(fresh.map((person, i) => [person, homes.home_countries[i]]));
       for (const [index, person] of result) {
-        const home = typeof person === 'string' ? undefined : homeOf.get(person);
+        const home = typeof person === 'string' || isConflict(person) ? undefined : homeOf.get(person);
         if (home !== undefined && home !== this.context.env.COUNTRY) result.set(index, home);
       }
     }
     return result;
+  }
+
+  /**
+   * The external ids about to be kept for people found by e-mail address, as references of the
+   * directory (their e-mail address's reference first, so the person's known home decides), so a
+   * request naming the person by external id in another country is answered with their home.
+   */
+  private async registerExternalIds(applicationId: string, people: Person[]): Promise<void> {
+    await firstValueFrom(
+      this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
+        subjects: people.map((person) => {
+          const { references } = this.subjects.newPersonReferences(applicationId, { email: person.email ?? undefined, externalId: person.bindExternalId });
+          return { references: [...references].reverse() };
+        }),
+      }),
+    );
   }
 
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
