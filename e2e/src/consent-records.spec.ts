@@ -459,7 +459,7 @@ describe('consent records', () => {
     const receiptMail = (await db.query(`SELECT subject, text FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rows[0];
     expect(receiptMail.subject).toContain('Your consent receipt');
     expect(receiptMail.text).toContain(committed.body.record_id);
-    expect(receiptMail.text).toContain('https://us.decisions.example.com/inbox/records\n');
+    expect(receiptMail.text).toContain(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}\n`);
     expect((await commit('someone-else@example.com')).status).toBe(409);
 
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
@@ -572,6 +572,15 @@ describe('consent records', () => {
     expect(withdrawn.body).toMatchObject({ record_id: target.record_id, withdrawn: ['newsletter'], withdrawn_at: expect.any(String) });
     expect(withdrawn.body.record.purposes.newsletter.status).toBe('withdrawn');
     expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' })).status).toBe(409);
+    // A record a newer one of the same flow replaced is listed as such and withdrawn through the newer one.
+    const replaced = listed.body.find((r: { superseded_by?: string }) => r.superseded_by !== undefined);
+    expect(replaced).toBeDefined();
+    expect(listed.body.some((r: { record_id: string }) => r.record_id === replaced.superseded_by)).toBe(true);
+    const onReplaced = await person('POST', `/api/v1/inbox/records/${replaced.record_id}/withdraw`, {});
+    expect([onReplaced.status, onReplaced.body.details?.[0]]).toEqual([409, { field: 'record_id', reason: `superseded by ${replaced.superseded_by}` }]);
+    // A record of another country (its id names it) is answered with that country only.
+    const foreign = await person('POST', `/api/v1/inbox/records/rec_de${'0'.repeat(20)}/withdraw`, {});
+    expect([foreign.status, foreign.body.home_country]).toEqual([421, 'DE']);
 
     await eventually(async () => {
       const receipt = await api('GET', `/api/v1/consent_receipts/${target.record_id}`);
@@ -616,6 +625,32 @@ describe('consent records', () => {
     expect(after).toMatch(/data-purpose="newsletter" data-status="withdrawn"/);
     // Without the cookie the page asks the person to sign in first.
     expect(await (await fetch(`${us.url}/inbox/records`)).text()).toContain('inbox-sign-in');
+
+    // The receipt's link names the organisation: its records only, withdrawals come back to it.
+    const own = `/inbox/records?application_id=${applicationId}`;
+    const ownPage = await (await fetch(`${us.url}${own}`, { headers: { cookie } })).text();
+    expect(ownPage).toContain(`data-record-id="${recordId}"`);
+    expect(ownPage).toContain('id="records-all"');
+    const someoneElse = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId.slice(0, -4)}zzzz`, { headers: { cookie } })).text();
+    expect(someoneElse).toContain('id="records-empty"');
+    const fromOwn = await fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect(fromOwn.headers.get('location')).toMatch(new RegExp(`^/inbox/records\\?application_id=${applicationId}(&withdrawn=1)?$`));
+    // Signing in from it comes back to it (never to another site).
+    expect(await (await fetch(`${us.url}${own}`)).text()).toContain(`<input type="hidden" name="next" value="${own}">`);
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const again = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const signIn = (next: string) =>
+      fetch(`${us.url}/inbox/session`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(email)}&code=${again}&next=${encodeURIComponent(next)}` });
+    expect((await signIn(own)).headers.get('location')).toBe(own);
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const third = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const offSite = await fetch(`${us.url}/inbox/session`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(email)}&code=${third}&next=${encodeURIComponent('//evil.example.com/inbox')}` });
+    expect(offSite.headers.get('location')).toBe('/inbox');
   });
 
   it('answers a record for a person homed in another country with wrong_country only', async () => {

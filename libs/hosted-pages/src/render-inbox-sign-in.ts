@@ -11,6 +11,14 @@ export interface InboxSignInPageOptions {
   email?: string;
   /** Shown as an alert tied to the field it concerns. */
   error?: 'email' | 'code' | null;
+  /** Where signing in leads (a path of the inbox, checked by the caller: inboxReturnPath). */
+  next?: string;
+}
+
+/** `value` when it is a path of the person's inbox pages (`/inbox…`, nothing that leaves the site), else undefined. */
+export function inboxReturnPath(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 300) return undefined;
+  return /^\/inbox(\/[a-z_]+)*(\?[A-Za-z0-9_=&%.-]*)?$/.test(value) ? value : undefined;
 }
 
 /**
@@ -21,7 +29,10 @@ export function renderInboxSignInPage(options: InboxSignInPageOptions): string {
   const tr = translator(options.locale);
   const emailError = options.error === 'email';
   const codeError = options.error === 'code';
+  const next = inboxReturnPath(options.next);
+  const nextField = next ? html`<input type="hidden" name="next" value="${next}">` : null;
   const emailForm = html`<form id="inbox-sign-in" class="hp-form" method="post" action="/inbox/sign_in" novalidate>
+${nextField}
 <div class="hp-field">
 <label for="inbox-email" class="hp-label">${tr.t('email_label')}</label>
 <p id="inbox-email-hint" class="hp-hint">${tr.t('email_hint')}</p>
@@ -34,6 +45,7 @@ ${emailError ? html`<p id="inbox-email-error" class="hp-field-error" role="alert
   const codeForm = html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>
 <form id="inbox-code-form" class="hp-form" method="post" action="/inbox/session" novalidate>
 <input type="hidden" name="email" value="${options.email ?? ''}">
+${nextField}
 <div class="hp-field">
 <label for="inbox-code" class="hp-label">${tr.t('code_label')}</label>
 <p id="inbox-code-hint" class="hp-hint">${tr.t('code_hint')}</p>

@@ -25,6 +25,21 @@ describe('the records page', () => {
     expect(page).not.toContain('records-confirmation');
   });
 
+  it("shows one organisation's page with a link to every record, its forms coming back to it", () => {
+    const page = renderRecordsPage([item], { locale: 'en', organisation: { id: 'tp_dev_0123456789abcdef', name: 'Acme' } });
+    expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw\?application_id=tp_dev_0123456789abcdef"/g)).toHaveLength(3);
+    expect(page).toContain('id="records-all"');
+    expect(page).toContain('id="records-organisation"');
+    expect(renderRecordsPage([item], { locale: 'en' })).not.toContain('records-all');
+  });
+
+  it('offers no withdrawal on a record a newer one replaced, and says so', () => {
+    const page = renderRecordsPage([{ ...item, superseded_by: 'rec_us9999999999999999999999' }], { locale: 'en' });
+    expect(page).not.toContain('<form');
+    expect(page).toContain('data-superseded-by="rec_us9999999999999999999999"');
+    expect(page).toContain('Replaced by a newer record');
+  });
+
   it('shows the confirmation after a withdrawal, and speaks German', () => {
     const page = renderRecordsPage([{ ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' } } }], { locale: 'de', confirmation: true });
     expect(page).toContain('id="records-confirmation"');

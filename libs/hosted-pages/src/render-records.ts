@@ -9,6 +9,8 @@ export interface PersonRecordItem {
   title: string;
   application_name?: string;
   recorded_at: string;
+  /** A newer record of the same flow replaced this one: shown, but withdrawn through the newer one. */
+  superseded_by?: string;
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
 }
 
@@ -17,11 +19,15 @@ export interface RecordsPageOptions {
   assetBase?: string;
   /** Set after a withdrawal (post/redirect/get): the confirmation shown at the top. */
   confirmation?: boolean;
+  /** The organisation the page shows (the receipt's link names it): its name, and a link to every organisation's records. */
+  organisation?: { id: string; name?: string };
 }
 
-function record(item: PersonRecordItem, tr: Translator): SafeHtml {
-  const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw`;
-  const granted = Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
+function record(item: PersonRecordItem, tr: Translator, view: string | undefined): SafeHtml {
+  const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw${view ? `?application_id=${encodeURIComponent(view)}` : ''}`;
+  // A replaced record offers no withdrawal: the newer one speaks for the person now.
+  const replaced = item.superseded_by !== undefined;
+  const granted = replaced ? [] : Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
   const recorded = tr.dateTime(item.recorded_at);
   return html`<li class="hp-inbox-item" data-record-id="${item.record_id}">
 <h2 class="hp-inbox-title">${item.title}</h2>
@@ -29,12 +35,13 @@ function record(item: PersonRecordItem, tr: Translator): SafeHtml {
 ${item.application_name ? html`<div class="hp-fact"><dt class="hp-visually-hidden">${tr.t('application_label')}</dt><dd>${tr.t('records_from', { application: item.application_name })}</dd></div>` : null}
 ${recorded ? html`<div class="hp-fact"><dt>${tr.t('records_recorded')}</dt><dd><time datetime="${item.recorded_at}" data-local-time="datetime">${recorded}</time></dd></div>` : null}
 </dl>
+${replaced ? html`<p class="hp-notice" data-superseded-by="${item.superseded_by!}">${tr.t('records_superseded')}</p>` : null}
 <h3 class="hp-visually-hidden">${tr.t('records_purposes')}</h3>
 <ul class="hp-purposes">
 ${Object.entries(item.purposes).map(
   ([key, purpose]) => html`<li class="hp-purpose" data-purpose="${key}" data-status="${purpose.status}">
 <span class="hp-purpose-label">${purpose.label}</span> <span class="hp-badge">${tr.t(`record_status_${purpose.status}` as MessageKey)}</span>
-${purpose.status === 'granted'
+${purpose.status === 'granted' && !replaced
   ? html`<form class="hp-inline-form" method="post" action="${action}"><input type="hidden" name="purpose" value="${key}"><button type="submit" class="hp-button hp-button-secondary" aria-label="${tr.t('records_withdraw_purpose', { purpose: purpose.label })}">${tr.t('records_withdraw')}</button></form>`
   : null}
 </li>`,
@@ -57,9 +64,11 @@ export function renderRecordsPage(items: readonly PersonRecordItem[], options: R
 <h1 id="page-title">${tr.t('records_title')}</h1>
 ${options.confirmation ? html`<p id="records-confirmation" class="hp-notice" role="status">${tr.t('records_confirmation')}</p>` : null}
 <p>${tr.t('records_intro')}</p>
+${options.organisation?.name ? html`<p id="records-organisation">${tr.t('records_from', { application: options.organisation.name })}</p>` : null}
 ${items.length > 0
-  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr))}</ol>`
+  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, options.organisation?.id))}</ol>`
   : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
+${options.organisation ? html`<p><a id="records-all" class="hp-link" href="/inbox/records">${tr.t('records_all')}</a></p>` : null}
 <p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>
 </div>`,
     footer: html`<footer class="hp-footer"><p>${tr.t('footer_text_generic')}</p></footer>`,

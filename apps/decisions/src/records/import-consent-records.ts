@@ -46,7 +46,7 @@ export class ImportConsentRecords {
       if (request.send_receipts) {
         const byIndex = new Map(batch.outcomes.map((row) => [row.index, row]));
         for (const row of passing) {
-          if (batch.created.has(row.index)) this.receipts.send(row.email, terms, { record_id: byIndex.get(row.index)!.record_id!, purposes: row.purposes });
+          if (batch.created.has(row.index)) this.receipts.send(row.email, terms, { record_id: byIndex.get(row.index)!.record_id!, application_id: request.application_id, purposes: row.purposes });
         }
       }
     }

@@ -16,12 +16,15 @@ interface Row {
   purposes: ConsentRecord['purposes'];
   withdrawals: ConsentRecord['withdrawals'];
   terms: FlowTerms;
+  /** The person's next record of the same flow (by when each decision was made), if any: this one is history. */
+  superseded_by: string | null;
 }
 
 /**
  * The person's side of their consent records: signed in to their inbox with a mailed one-time code
- * (the credential-free entry every receipt names), they see each record of every organisation in
- * this country and withdraw all of it or one purpose. A withdrawal appends to the record, never
+ * (the credential-free entry every receipt names), they see each record of that organisation (or of
+ * every organisation) in this country and withdraw all of it or one purpose; a record a newer one of
+ * the same flow replaced is shown as such and withdrawn through the newer one. A withdrawal appends to the record, never
  * rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked` with channel
  * `own_records` (onto the receipt, the audit trail and the webhooks).
  */
@@ -44,6 +47,11 @@ export class PersonRecords {
     const result = await this.dataSource.transaction(async (manager) => {
       const [row] = await this.rows(manager, email, undefined, request.record_id, true);
       if (!row) throw notFound('Record');
+      // A newer record of the same flow speaks for the person now: withdrawing from the old one would
+      // leave the newer one granting what the person meant to take back.
+      if (row.superseded_by) {
+        throw new DomainError('conflict', `This record was replaced by a newer one (${row.superseded_by}); withdraw there`, [{ field: 'record_id', reason: `superseded by ${row.superseded_by}` }]);
+      }
       const current = this.message(row).purposes;
       const granted = Object.entries(current).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
       if (request.purpose !== undefined && !(request.purpose in current)) {
@@ -79,7 +87,11 @@ export class PersonRecords {
 
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
     return manager.query(
-      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."channel", r."purposes", r."withdrawals", f."terms"
+      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."channel", r."purposes", r."withdrawals", f."terms",
+              (SELECT n."record_id" FROM "decisions"."consent_records" n
+                WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
+                  AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
+                ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1) AS "superseded_by"
          FROM "decisions"."consent_records" r
          JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
@@ -102,6 +114,7 @@ export class PersonRecords {
       title: row.terms.title ?? row.terms.name,
       recorded_at: new Date(row.recorded_at).toISOString(),
       channel: row.channel,
+      ...(row.superseded_by ? { superseded_by: row.superseded_by } : {}),
       purposes: Object.fromEntries(Object.entries(status).map(([key, value]) => [key, { label: labels.get(key) ?? key, status: value.status }])),
     };
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DecisionsEnvironment } from '@dcr/config';
-import { FlowTerms, normaliseEmail, RecordedPurpose } from '@dcr/domain';
+import { FlowTerms, normaliseEmail, RecordedPurpose, recordsPageUrl } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { MailTransport } from '../mail/mail-transport';
 import { receiptMail } from './receipt-mail';
@@ -22,12 +22,12 @@ export class ReceiptMailer {
     this.base = (context.env as DecisionsEnvironment).PUBLIC_BASE_URL;
   }
 
-  send(email: string, terms: FlowTerms, record: { record_id: string; purposes: Record<string, Pick<RecordedPurpose, 'status'>> }): void {
+  send(email: string, terms: FlowTerms, record: { record_id: string; application_id: string; purposes: Record<string, Pick<RecordedPurpose, 'status'>> }): void {
     // Without a public origin there is no page to link to (development without PUBLIC_BASE_URL).
     if (!this.base) return;
     const labels = new Map(terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     const granted = Object.entries(record.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => labels.get(key) ?? key);
-    const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: `${this.base}/inbox/records` });
+    const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: recordsPageUrl(this.base, record.application_id) });
     this.mail.send({ to: normaliseEmail(email), ...mail }).catch((error) => this.logger.warn(`receipt mail for ${record.record_id} not sent: ${(error as Error).message}`));
   }
 }

@@ -94,7 +94,7 @@ export class RecordConsent {
         ...(made.supersedes ? { supersedes: made.supersedes } : {}),
         ...(made.supersededBy ? { superseded_by: made.supersededBy } : {}),
       };
-      if (request.send_receipt) this.receipts.send(email, flow.terms as unknown as FlowTerms, message);
+      if (request.send_receipt) this.receipts.send(email, flow.terms as unknown as FlowTerms, { ...message, application_id: request.application_id });
       return { consent_record: message, created: true };
     }
     // The same idempotency key and body as an earlier request: its record.

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@n
 import { ApiExcludeController } from '@nestjs/swagger';
 import { INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
 import { DomainError } from '@dcr/domain';
-import { contentSecurityPolicy, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
+import { contentSecurityPolicy, inboxReturnPath, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -12,6 +12,10 @@ import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
 
 export const INBOX_COOKIE = 'service_inbox';
+const APPLICATION_ID = /^tp_[a-z]{2,8}_[0-9a-z]{16}$/;
+
+/** The records page, of one organisation when given. */
+const recordsPath = (applicationId: string | undefined) => (applicationId ? `/inbox/records?application_id=${applicationId}` : '/inbox/records');
 
 function cookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -40,43 +44,72 @@ export class InboxPagesController {
     private readonly index: CredentialIndex,
   ) {}
 
-  /** The person's consent records, with a withdrawal form for every purpose still given. */
+  /**
+   * The person's consent records, with a withdrawal form for every purpose still given: of one
+   * organisation with `?application_id=` (the link every receipt and receipt mail carries), else of
+   * every organisation in this country. Signing in from here comes back here.
+   */
   @Get('records')
-  async records(@Query('withdrawn') withdrawn: string | undefined, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+  async records(
+    @Query('withdrawn') withdrawn: string | undefined,
+    @Query('application_id') applicationId: string | undefined,
+    @Headers('accept-language') locale: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    const organisation = typeof applicationId === 'string' && APPLICATION_ID.test(applicationId) ? applicationId : undefined;
+    const here = recordsPath(organisation);
     const token = cookie(request, INBOX_COOKIE);
-    if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale }));
+    if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next: here }));
     try {
-      const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: token }));
+      const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: token, ...(organisation ? { application_id: organisation } : {}) }));
       const items = records.map((record) => ({ ...record, application_name: this.index.application(record.application_id)?.name }));
-      return this.html(reply, 200, renderRecordsPage(items, { locale, confirmation: withdrawn === '1' }));
+      return this.html(
+        reply,
+        200,
+        renderRecordsPage(items, {
+          locale,
+          confirmation: withdrawn === '1',
+          ...(organisation ? { organisation: { id: organisation, name: this.index.application(organisation)?.name } } : {}),
+        }),
+      );
     } catch (error) {
-      if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale);
+      if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, here);
       throw error;
     }
   }
 
   /** A withdrawal from the records page (a plain form; the SameSite=Strict cookie keeps other sites out). */
   @Post('records/:record_id/withdraw')
-  async withdraw(@Param('record_id') recordId: string, @Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+  async withdraw(
+    @Param('record_id') recordId: string,
+    @Query('application_id') applicationId: string | undefined,
+    @Body() body: unknown,
+    @Headers('accept-language') locale: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    // Back to the page the form was on (one organisation's records, or everyone's).
+    const back = recordsPath(typeof applicationId === 'string' && APPLICATION_ID.test(applicationId) ? applicationId : undefined);
     const token = cookie(request, INBOX_COOKIE);
-    if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale }));
+    if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
     const purpose = field(body, 'purpose');
     try {
       await firstValueFrom(this.clients.own.send(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, ...(purpose ? { purpose } : {}) }));
     } catch (error) {
-      if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale);
-      // Withdrawn already, or not theirs: the list shows how things stand.
+      if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, back);
+      // Withdrawn already, replaced, or not theirs: the list shows how things stand.
       if (error instanceof DomainError && ['conflict', 'not_found', 'validation_failed', 'invalid_request'].includes(error.code)) {
-        return reply.status(303).header('cache-control', 'no-store').redirect('/inbox/records', 303);
+        return reply.status(303).header('cache-control', 'no-store').redirect(back, 303);
       }
       throw error;
     }
-    return reply.status(303).header('cache-control', 'no-store').redirect('/inbox/records?withdrawn=1', 303);
+    return reply.status(303).header('cache-control', 'no-store').redirect(`${back}${back.includes('?') ? '&' : '?'}withdrawn=1`, 303);
   }
 
-  private signedOut(reply: FastifyReply, locale: string | undefined) {
+  private signedOut(reply: FastifyReply, locale: string | undefined, next?: string) {
     reply.header('set-cookie', `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
-    return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale }));
+    return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next }));
   }
 
   @Get()
@@ -100,15 +133,16 @@ export class InboxPagesController {
   @Post('sign_in')
   async signIn(@Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Res() reply: FastifyReply) {
     const email = field(body, 'email');
+    const next = inboxReturnPath(field(body, 'next'));
     try {
       await firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email, locale: locale?.toLowerCase().startsWith('de') ? 'de' : 'en' }));
     } catch (error) {
       if (error instanceof DomainError && (error.code === 'validation_failed' || error.code === 'invalid_request')) {
-        return this.html(reply, 422, renderInboxSignInPage({ step: 'email', email, error: 'email', locale }));
+        return this.html(reply, 422, renderInboxSignInPage({ step: 'email', email, error: 'email', locale, next }));
       }
       throw error;
     }
-    return this.html(reply, 200, renderInboxSignInPage({ step: 'code', email, locale }));
+    return this.html(reply, 200, renderInboxSignInPage({ step: 'code', email, locale, next }));
   }
 
   @Post('session')
@@ -119,14 +153,15 @@ export class InboxPagesController {
       opened = await firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, { email, code: field(body, 'code') }));
     } catch (error) {
       if (error instanceof DomainError && (error.code === 'validation_failed' || error.code === 'invalid_request')) {
-        return this.html(reply, 422, renderInboxSignInPage({ step: 'code', email, error: 'code', locale }));
+        return this.html(reply, 422, renderInboxSignInPage({ step: 'code', email, error: 'code', locale, next: inboxReturnPath(field(body, 'next')) }));
       }
       throw error;
     }
     const maxAge = Math.max(0, Math.floor((Date.parse(opened.expires_at) - Date.now()) / 1000));
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header('set-cookie', `${INBOX_COOKIE}=${encodeURIComponent(opened.inbox_token)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure}`);
-    return reply.status(303).header('cache-control', 'no-store').redirect('/inbox', 303);
+    // Back where signing in started (the records page a receipt links to), else the inbox.
+    return reply.status(303).header('cache-control', 'no-store').redirect(inboxReturnPath(field(body, 'next')) ?? '/inbox', 303);
   }
 
   private html(reply: FastifyReply, status: number, body: string) {

@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { DomainError } from '@dcr/domain';
-import { ServiceClients } from '@dcr/service-kit';
+import { countryOfRecordId, DomainError, wrongCountry } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
@@ -29,6 +29,7 @@ export class InboxController {
   constructor(
     private readonly clients: ServiceClients,
     private readonly reader: InboxReader,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
   @Post('sign_in')
@@ -84,6 +85,9 @@ export class InboxController {
   @ApiOperation({ summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation' })
   withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
+    // A record of another country is withdrawn there (its id names it): 421 with that country only.
+    const home = countryOfRecordId(recordId);
+    if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     return firstValueFrom(
       this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose }),
     );

@@ -8,7 +8,7 @@ import {
   ReceiptEventInput,
   ReceiptsIngestReply,
 } from '@dcr/contracts';
-import { ConsentOutcome, FlowTerms, PurposeStatus } from '@dcr/domain';
+import { ConsentOutcome, FlowTerms, PurposeStatus, recordsPageUrl } from '@dcr/domain';
 import { CollectionChannel, DecisionDeliveryMode, freezeConsentReceipt, FrozenReceiptInput, NoticeMemo, prepareReceiptValidation } from '@dcr/receipts';
 import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -186,7 +186,7 @@ export class ReceiptFreezer implements OnModuleInit {
           }
         : {}),
       // The person withdraws from their records page (signed in with a mailed one-time code): an entry with no credential in it.
-      ...(base ? { withdrawalUrl: `${base}/inbox/records` } : {}),
+      ...(base ? { withdrawalUrl: recordsPageUrl(base, event.application_id) } : {}),
     };
     return freezeConsentReceipt(input, { notices: this.notices });
   }

@@ -111,6 +111,8 @@ export interface InboxRecordMessage {
   title: string;
   recorded_at: string;
   channel: string;
+  /** The person's newer record of the same flow that replaced this one (withdraw there). */
+  superseded_by?: string;
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
 }
 

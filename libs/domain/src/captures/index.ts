@@ -3,3 +3,4 @@ export * from './supersession';
 export * from './idempotency';
 export * from './status';
 export * from './field-rendering';
+export * from './records-page';

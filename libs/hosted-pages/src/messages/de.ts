@@ -212,6 +212,8 @@ export const de: Catalogue = {
   records_withdraw_all: 'Alles widerrufen',
   records_confirmation: 'Ihr Widerruf wurde erfasst. Die Organisation wird informiert, und Ihr Beleg zeigt ihn.',
   records_back: 'Zurück zu Ihren Anfragen',
+  records_superseded: 'Durch eine neuere Einwilligung desselben Formulars ersetzt: Widerrufen Sie dort.',
+  records_all: 'Alle Ihre Einwilligungen hier',
   record_status_granted: 'Erteilt',
   record_status_declined: 'Abgelehnt',
   record_status_withdrawn: 'Widerrufen',

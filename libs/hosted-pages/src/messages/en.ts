@@ -213,6 +213,8 @@ export const en = {
   records_withdraw_all: 'Withdraw everything',
   records_confirmation: 'Your withdrawal was recorded. The organisation is told and your receipt shows it.',
   records_back: 'Back to your requests',
+  records_superseded: 'Replaced by a newer record of the same form: withdraw there.',
+  records_all: 'All your consent records here',
   record_status_granted: 'Given',
   record_status_declined: 'Declined',
   record_status_withdrawn: 'Withdrawn',

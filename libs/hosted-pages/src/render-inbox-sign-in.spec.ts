@@ -1,0 +1,19 @@
+import { inboxReturnPath, renderInboxSignInPage } from './render-inbox-sign-in';
+
+describe('inbox sign-in', () => {
+  it('returns only to the inbox pages of this site', () => {
+    expect(inboxReturnPath('/inbox')).toBe('/inbox');
+    expect(inboxReturnPath('/inbox/records?application_id=tp_dev_0123456789abcdef')).toBe('/inbox/records?application_id=tp_dev_0123456789abcdef');
+    for (const away of ['//evil.example.com/inbox', 'https://evil.example.com/inbox', '/inbox/../admin', '/inboxx', '/inbox/records?x=<script>', '/\\evil.example.com', '', undefined, 42]) {
+      expect([away, inboxReturnPath(away)]).toEqual([away, undefined]);
+    }
+  });
+
+  it('carries where it leads through both forms', () => {
+    const next = '/inbox/records?application_id=tp_dev_0123456789abcdef';
+    for (const step of ['email', 'code'] as const) {
+      expect(renderInboxSignInPage({ step, email: 'ada@example.com', next })).toContain(`<input type="hidden" name="next" value="${next}">`);
+    }
+    expect(renderInboxSignInPage({ step: 'email', next: '//evil.example.com' })).not.toContain('name="next"');
+  });
+});
