@@ -96,6 +96,11 @@ describe('consent records', () => {
     const badBody = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'not-an-email' }, decisions: {}, captured_at: 'yesterday' });
     expect(badBody.status).toBe(422);
     expect(badBody.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['subject.email', 'captured_at']));
+    // A capture time must say its zone: a date alone, or a local time, is ambiguous.
+    for (const captured_at of ['2026-11-20', '2026-11-20T10:00:00']) {
+      const unzoned = await record({ newsletter: granted, analytics: declined }, { captured_at });
+      expect([captured_at, unzoned.status, unzoned.body.details?.map((d: { field: string }) => d.field)]).toEqual([captured_at, 422, ['captured_at']]);
+    }
     // A body without its person is refused naming it (it was a 500).
     const { subject: _subject, ...withoutSubject } = { flow_id: flowId, subject: {}, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
     const noSubject = await api('POST', '/api/v1/consent_records', withoutSubject);

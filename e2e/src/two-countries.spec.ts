@@ -467,6 +467,11 @@ describe('two countries on the in-process transport', () => {
         expect.arrayContaining(['/api/v1/me', '/api/v1/applications', '/api/v1/applications/{application_id}/allowed_origins']),
       );
       expect(response.body.servers[0].url).toBe(us.url);
+      // Every reference names a schema the document defines.
+      const defined = new Set(Object.keys(response.body.components?.schemas ?? {}));
+      const references = [...JSON.stringify(response.body).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
+      expect(references.length).toBeGreaterThan(0);
+      expect([...new Set(references.filter((name) => !defined.has(name)))]).toEqual([]);
     });
 
     it('serves an RFC 9727 API catalog pointing at it', async () => {

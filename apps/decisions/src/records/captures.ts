@@ -25,9 +25,14 @@ const UNIQUE_VIOLATION = '23505';
 /** An uncommitted capture is held this long, then it leaves no record. */
 export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
 
-/** The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text. */
+/**
+ * The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text with
+ * its whitespace collapsed and trimmed, as the client script reads a label (libs/client-sdk
+ * labelText): a label that shows the published wording, line breaks and double spaces included (the
+ * `wording` option writes it as published), is a match.
+ */
 export function labelDigest(label: string): string {
-  return createHash('sha256').update(label, 'utf8').digest('hex');
+  return createHash('sha256').update(label.replace(/\s+/g, ' ').trim(), 'utf8').digest('hex');
 }
 
 /**

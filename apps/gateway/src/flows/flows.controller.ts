@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import {
   FLOWS_ACTIVATE,
@@ -21,7 +21,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ListQueryDto } from '../connect/connect.dto';
 import { publicBaseUrl } from '../http/public-url';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
-import { FlowDto, FlowTermsDto } from './flows.dto';
+import { FlowDto, FlowTermsDto, PurposeDefinitionDto, PurposeDto } from './flows.dto';
 import { flowView } from './flow-view';
 
 function bodyObject(body: unknown): Record<string, unknown> {
@@ -36,6 +36,7 @@ function bodyObject(body: unknown): Record<string, unknown> {
  * Drafts change; activation freezes the terms; a new version supersedes for new decisions.
  */
 @ApiTags('Flows')
+@ApiExtraModels(PurposeDefinitionDto, PurposeDto)
 @ApiBearerAuth()
 @ApiErrorResponses()
 @AcceptCredentials('api_token', 'admin')

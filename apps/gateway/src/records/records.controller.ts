@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   ImportChunkReply,
   ImportReport,
@@ -24,7 +24,7 @@ import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
-import { CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
+import { AttestedDecisionDto, CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
 const IMPORT_CHUNK = 500;
@@ -72,6 +72,7 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
  * rules, and a person's current status per purpose.
  */
 @ApiTags('Consent records')
+@ApiExtraModels(AttestedDecisionDto)
 @ApiBearerAuth()
 @ApiErrorResponses()
 @AcceptCredentials('api_token')
@@ -95,7 +96,10 @@ export class RecordsController {
       'The record is written against the version active when it is written: a version activated while the request was ' +
       'being handled (by another replica, or in the flow\'s home country) is the one it gets.',
   })
-  @ApiCreatedResponse({ description: '`{consent_record: {record_id, status, flow_id, flow_version, subject, purposes, supersedes?}}`; 200 for an idempotent repeat' })
+  @ApiCreatedResponse({ description: '`{consent_record: {record_id, status, flow_id, flow_version, subject, purposes, captured_at, recorded_at, channel, supersedes?, superseded_by?}}`' })
+  @ApiOkResponse({ description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
+  @ApiResponse({ status: 409, description: 'The idempotency_key was used with a different body (`idempotency_conflict`)' })
+  @ApiResponse({ status: 421, description: 'The person is homed in another country (`wrong_country` with `home_country` only)' })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRecordDto, @Res({ passthrough: true }) reply: FastifyReply) {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Record consents with an API token of the application');
     const application = principal.application;

@@ -50,8 +50,13 @@ export class CreateConsentRecordDto {
   @IsObject()
   decisions: Record<string, AttestedDecisionDto>;
 
-  @ApiProperty({ format: 'date-time', description: 'When the organisation captured the decision (UTC)' })
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-20T10:00:00Z',
+    description: 'When the organisation captured the decision: a date and time with its zone (UTC `Z`, or an offset, which is converted); a date alone or a time without a zone is refused',
+  })
   @IsISO8601({ strict: true }, { message: 'captured_at must be an ISO 8601 date-time' })
+  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'captured_at must be a date and time with its zone (2026-11-20T10:00:00Z)' })
   captured_at: string;
 
   @ApiPropertyOptional({ description: 'Same key and body → the same record (200); same key, other body → 409' })
