@@ -282,6 +282,30 @@ describe('consent records', () => {
     const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: many.slice(0, 10) });
     expect(again.body.rows.map((row: { record_id: string }) => row.record_id)).toEqual(real.body.rows.slice(0, 10).map((row: { record_id: string }) => row.record_id));
     expect(await count()).toBe(before + 600);
+
+    // A dry run answers what the real import would: keys used before or repeated with another body,
+    // identifiers of different people, people homed in another country; it homes no one.
+    expect((await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'dry-de@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, de)).status).toBe(201);
+    const row = (email: string, extra: Record<string, unknown> = {}) => ({ subject: { email }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2021-03-04T05:06:07.000Z', ...extra });
+    const checks = [
+      row('person-0@example.com', { subject: { email: 'person-0@example.com', external_id: 'legacy-0' }, decisions: many[0].decisions, captured_at: many[0].captured_at, idempotency_key: 'legacy-0' }),
+      row('person-1@example.com', { idempotency_key: 'legacy-1' }),
+      row('dry-a@example.com', { idempotency_key: 'dry-twice' }),
+      row('dry-b@example.com', { idempotency_key: 'dry-twice' }),
+      row('person-2@example.com', { subject: { email: 'person-2@example.com', external_id: 'legacy-3' } }),
+      row('dry-de@example.com'),
+      row('dry-new@example.com'),
+    ];
+    const preview = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: checks });
+    const fieldsOf = (outcome: { reasons?: Array<{ field: string }> }) => outcome.reasons?.map((reason) => reason.field);
+    expect(preview.body.rows.map((outcome: { outcome: string }) => outcome.outcome)).toEqual(['recorded', 'refused', 'recorded', 'refused', 'refused', 'refused', 'recorded']);
+    expect(preview.body.rows[0].record_id).toBe(real.body.rows[0].record_id);
+    expect(preview.body.rows.map(fieldsOf)).toEqual([undefined, ['idempotency_key'], undefined, ['idempotency_key'], ['subject.external_id'], ['subject'], undefined]);
+    expect(preview.body.rows[5].reasons[0].reason).toContain('DE');
+    // The real import answers the same.
+    const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: checks });
+    expect(imported.body.rows.map((outcome: { outcome: string }) => outcome.outcome)).toEqual(preview.body.rows.map((outcome: { outcome: string }) => outcome.outcome));
+    expect(imported.body.rows.map(fieldsOf)).toEqual(preview.body.rows.map(fieldsOf));
   });
 
   it("keeps an external id a later record gives a person found by e-mail, and refuses one that names someone else", async () => {

@@ -1,5 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClaimNewReply, ClaimNewRequest, ImportRowOutcome, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RegisterManyReply, RegisterManyRequest } from '@dcr/contracts';
+import {
+  ClaimNewReply,
+  ClaimNewRequest,
+  ImportRowOutcome,
+  LocateManyReply,
+  LocateManyRequest,
+  RESIDENCY_CLAIM_NEW,
+  RESIDENCY_LOCATE_MANY,
+  RESIDENCY_REGISTER_MANY,
+  RegisterManyReply,
+  RegisterManyRequest,
+} from '@dcr/contracts';
 import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, supersessionOf } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -546,6 +557,70 @@ export class ImportBatch {
       else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
     }
     return { outcomes: rows.map((row) => outcomes.get(row.index)!), created, made, elsewhere };
+  }
+
+  /**
+   * What `record` would do with the rows, writing nothing and homing no one (an import's dry run):
+   * the same answers for idempotency keys used before or repeated in the rows, for identifiers that
+   * name different people, and for people homed in another country (the directory is asked where
+   * each new person lives, `residency-router.locate-many`, and claims nothing). A row it answers
+   * `recorded` may still meet what changes until the real import (another writer's record, a person
+   * homed meanwhile); a key repeated across chunks of one import is seen by the real import only.
+   */
+  async preview(applicationId: string, rows: CheckedRow[]): Promise<ImportRowOutcome[]> {
+    const outcomes = new Map<number, ImportRowOutcome>();
+    const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
+    const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
+    const earlier = new Map<string, EarlierKey>();
+    if (keys.length > 0) for (const row of await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keys])) earlier.set(row.idempotency_key, row);
+    const firstOfKey = new Map<string, CheckedRow>();
+    const fresh: CheckedRow[] = [];
+    for (const row of rows) {
+      const key = row.idempotencyKey;
+      const before = key ? (earlier.get(key) ?? firstOfKey.get(key)) : undefined;
+      if (before) {
+        const sameBody = ('request_fingerprint' in before ? before.request_fingerprint : before.fingerprint) === row.fingerprint;
+        if (!sameBody) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
+        else outcomes.set(row.index, { index: row.index, outcome: 'recorded', ...('record_id' in before ? { record_id: before.record_id } : {}) });
+        continue;
+      }
+      if (key) firstOfKey.set(key, row);
+      fresh.push(row);
+    }
+    const emails = [...new Set(fresh.map((row) => row.email))];
+    const externalIds = [...new Set(fresh.flatMap((row) => (row.externalId ? [row.externalId] : [])))];
+    const known = emails.length === 0 ? [] : await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
+    const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
+    const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
+    const binding = new Map<string, string>();
+    const newcomers: CheckedRow[] = [];
+    for (const row of fresh) {
+      const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
+      const byAddress = byEmail.get(row.email);
+      const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined);
+      if (conflict) {
+        refuse(row, [conflict]);
+        continue;
+      }
+      if (row.externalId && byAddress && !byId && !byAddress.external_id) binding.set(byAddress.id, row.externalId);
+      if (byId ?? byAddress) outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+      else newcomers.push(row);
+    }
+    // Where the people not recorded here live, if anywhere: a person homed elsewhere is refused, as the import would.
+    for (let start = 0; start < newcomers.length; start += 1000) {
+      const chunk = newcomers.slice(start, start + 1000);
+      const { homes } = await firstValueFrom(
+        this.clients.own.send<LocateManyReply, LocateManyRequest>(RESIDENCY_LOCATE_MANY, {
+          people: chunk.map((row) => this.subjects.newPersonReferences(applicationId, { email: row.email, externalId: row.externalId })),
+        }),
+      );
+      chunk.forEach((row, i) => {
+        const home = homes[i];
+        if (home && home !== this.context.env.COUNTRY) refuse(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]);
+        else outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+      });
+    }
+    return rows.map((row) => outcomes.get(row.index)!);
   }
 
   /**

@@ -14,7 +14,9 @@ const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
  * Imports historical consent records: every row goes through the same capture rules as the Record
  * API and is recorded with channel `imported`, its original `captured_at` and the service's
  * `recorded_at`, a chunk in one transaction (ImportBatch); a bad row is refused by name and never
- * takes the others with it. A dry run checks every row and writes nothing (not even its report). The gateway
+ * takes the others with it. A dry run checks every row as the import would (capture rules,
+ * idempotency keys, identifiers, residency: ImportBatch.preview) and writes nothing (not even its
+ * report). The gateway
  * sends an import in chunks under one id; each chunk appends its outcomes to the report.
  */
 @Injectable()
@@ -38,7 +40,8 @@ export class ImportConsentRecords {
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
     let recorded: ImportRowOutcome[];
     if (request.dry_run) {
-      recorded = passing.map((row): ImportRowOutcome => ({ index: row.index, outcome: 'recorded' }));
+      // What the real import would answer, short of writing: keys, identifiers, residency (ImportBatch.preview).
+      recorded = passing.length === 0 ? [] : await this.batch.preview(request.application_id, passing);
     } else {
       const batch = await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
       recorded = batch.outcomes;

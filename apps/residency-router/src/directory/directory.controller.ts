@@ -8,6 +8,8 @@ import {
   DirectoryPullReply,
   DirectoryPullRequest,
   DirectorySyncEvent,
+  LocateManyReply,
+  LocateManyRequest,
   LocateReply,
   LocateRequest,
   RegisterReply,
@@ -17,6 +19,7 @@ import {
   RESIDENCY_DIRECTORY_PULL,
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
+  RESIDENCY_LOCATE_MANY,
   RESIDENCY_REGISTER,
   RESIDENCY_REGISTER_MANY,
   RegisterManyReply,
@@ -34,6 +37,11 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_LOCATE)
   async locate(@Payload() request: LocateRequest): Promise<LocateReply> {
     return { entry: await this.directory.locate(request.references) };
+  }
+
+  @MessagePattern(RESIDENCY_LOCATE_MANY)
+  async locateMany(@Payload() request: LocateManyRequest): Promise<LocateManyReply> {
+    return { homes: await this.directory.locateMany(request.people.map((person) => person.references)) };
   }
 
   @MessagePattern(RESIDENCY_REGISTER_MANY)

@@ -89,6 +89,19 @@ export class DirectoryService implements OnApplicationBootstrap {
     return { entries: entries.map(toMessage), next: entries.length === request.limit ? entries[entries.length - 1].reference.trim() : null };
   }
 
+  /** `locate` for many people in one statement: each person's home country, or null. Homes no one. */
+  async locateMany(people: string[][]): Promise<Array<string | null>> {
+    const found = await this.directory.findMany([...new Set(people.flat())]);
+    const home = new Map(found.map((entry) => [entry.reference.trim(), entry.homeCountry]));
+    return people.map((references) => {
+      for (const reference of references) {
+        const country = home.get(reference);
+        if (country) return country;
+      }
+      return null;
+    });
+  }
+
   async locate(references: string[]): Promise<DirectoryEntryMessage | null> {
     const found = await this.directory.findMany(references);
     const byReference = new Map(found.map((entry) => [entry.reference.trim(), entry]));

@@ -7,6 +7,8 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsISO8601, IsOptional
  */
 export const RESIDENCY_LOCATE = 'residency-router.locate';
 export const RESIDENCY_REGISTER = 'residency-router.register';
+/** Where many people live, without homing anyone (an import's dry run). */
+export const RESIDENCY_LOCATE_MANY = 'residency-router.locate-many';
 export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
 export const RESIDENCY_CLAIM_NEW = 'residency-router.claim-new';
 /**
@@ -63,6 +65,21 @@ export class RegisterRequest {
   @ArrayMaxSize(16)
   @Matches(REFERENCE, { each: true, message: 'minted_references must be 64 lower-case hex characters' })
   minted_references?: string[];
+}
+
+/** Many people at once, each by their references (`locate`'s rule: the first reference found decides). */
+export class LocateManyRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => LocateRequest)
+  people: LocateRequest[];
+}
+
+export class LocateManyReply {
+  /** Per person, in the order asked: the home country, or null when none of their references is known. */
+  homes: Array<string | null>;
 }
 
 /** Many people at once (imports): each person's references, homed as `register` would one by one. */
