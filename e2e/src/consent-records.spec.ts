@@ -371,6 +371,18 @@ describe('consent records', () => {
     expect(newer.body.consent_record.supersedes).toBe(currentId);
     expect((await rows())[currentId].withdrawn).toEqual(['*']);
     expect(await statusOf()).toMatchObject({ newsletter: { status: 'declined', record_id: newer.body.consent_record.record_id } });
+
+    // A consent whose term (the flow's consent_duration, a year) has run out is expired, not granted.
+    const old = 'lapsed@example.com';
+    const lapsed = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId, dry_run: false, records: [{ subject: { email: old }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2019-01-01T00:00:00Z' }],
+    });
+    const lapsedId = lapsed.body.rows[0].record_id;
+    const lapsedStatus = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(old)}`);
+    expect(lapsedStatus.body.purposes).toMatchObject({
+      newsletter: { status: 'expired', record_id: lapsedId, updated_at: '2020-01-01T00:00:00.000Z' },
+      analytics: { status: 'declined', record_id: lapsedId },
+    });
   });
 
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {

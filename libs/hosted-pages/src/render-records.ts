@@ -11,7 +11,7 @@ export interface PersonRecordItem {
   recorded_at: string;
   /** A newer record of the same flow replaced this one: shown, but withdrawn through the newer one. */
   superseded_by?: string;
-  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
+  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
 
 export interface RecordsPageOptions {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { consentStatusOf, DomainError, FlowTerms, notFound } from '@dcr/domain';
+import { consentLapsesAt, consentStatusOf, DomainError, FlowTerms, notFound } from '@dcr/domain';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -12,6 +12,7 @@ interface Row {
   flow_id: string;
   subject_id: string;
   recorded_at: Date;
+  captured_at: Date;
   channel: string;
   purposes: ConsentRecord['purposes'];
   withdrawals: ConsentRecord['withdrawals'];
@@ -87,7 +88,7 @@ export class PersonRecords {
 
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
     return manager.query(
-      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."channel", r."purposes", r."withdrawals", f."terms",
+      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
               (SELECT n."record_id" FROM "decisions"."consent_records" n
                 WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
                   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
@@ -103,8 +104,9 @@ export class PersonRecords {
   }
 
   private message(row: Row): InboxRecordMessage {
+    const expiresAt = consentLapsesAt(row.captured_at, row.terms.consent_duration);
     const status = consentStatusOf([
-      { record_id: row.record_id, recorded_at: new Date(row.recorded_at).toISOString(), purposes: row.purposes, withdrawn: row.withdrawals },
+      { record_id: row.record_id, recorded_at: new Date(row.recorded_at).toISOString(), ...(expiresAt ? { expires_at: expiresAt } : {}), purposes: row.purposes, withdrawn: row.withdrawals },
     ]);
     const labels = new Map(row.terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     return {

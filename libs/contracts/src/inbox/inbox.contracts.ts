@@ -113,7 +113,7 @@ export interface InboxRecordMessage {
   channel: string;
   /** The person's newer record of the same flow that replaced this one (withdraw there). */
   superseded_by?: string;
-  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed' }>;
+  purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
 
 export interface InboxWithdrawReply {

@@ -126,7 +126,7 @@ export class ConsentStatusRequest {
 
 export interface ConsentStatusReply {
   subject: { id: string };
-  purposes: Record<string, { status: 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed'; record_id: string; updated_at: string }>;
+  purposes: Record<string, { status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed'; record_id: string; updated_at: string }>;
 }
 
 export class ImportRowInput {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { RecordedPurpose } from './attestation';
-import { consentStatusOf, RecordHistoryEntry } from './status';
+import { consentLapsesAt, consentStatusOf, RecordHistoryEntry } from './status';
 
 const granted: RecordedPurpose = { status: 'granted', basis: 'consent' };
 const declined: RecordedPurpose = { status: 'declined', basis: 'consent' };
@@ -81,6 +81,27 @@ describe('consentStatusOf', () => {
     expect(consentStatusOf([first, late]).marketing).toEqual({ status: 'withdrawn', record_id: 'r2', updated_at: at(5) });
     // Captured after the withdrawal: it re-affirms.
     expect(consentStatusOf([first, { ...late, captured_at: at(6) }]).marketing).toEqual({ status: 'granted', record_id: 'r2', updated_at: at(8) });
+  });
+
+  it('lets a granted purpose lapse when its record expires, unless it was withdrawn by then', () => {
+    const record: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(1), expires_at: at(10), purposes: { marketing: granted, sms: declined } };
+    expect(consentStatusOf([record], Date.parse(at(9)))).toEqual({
+      marketing: { status: 'granted', record_id: 'r1', updated_at: at(1) },
+      sms: { status: 'declined', record_id: 'r1', updated_at: at(1) },
+    });
+    expect(consentStatusOf([record], Date.parse(at(10))).marketing).toEqual({ status: 'expired', record_id: 'r1', updated_at: at(10) });
+    // Withdrawn before it lapsed: withdrawn; withdrawn after: it had lapsed already.
+    expect(consentStatusOf([{ ...record, withdrawn: [{ at: at(5) }] }], Date.parse(at(20))).marketing).toEqual({ status: 'withdrawn', record_id: 'r1', updated_at: at(5) });
+    expect(consentStatusOf([{ ...record, withdrawn: [{ at: at(15) }] }], Date.parse(at(20))).marketing).toEqual({ status: 'expired', record_id: 'r1', updated_at: at(10) });
+    // A newer record renews it.
+    expect(consentStatusOf([record, { record_id: 'r2', recorded_at: at(12), expires_at: at(30), purposes: { marketing: granted } }], Date.parse(at(20))).marketing.status).toBe('granted');
+  });
+
+  it('works out when a consent lapses from its capture and the flow version\'s duration', () => {
+    expect(consentLapsesAt('2024-01-31T10:00:00.000Z', 'P1M')).toBe('2024-02-29T10:00:00.000Z');
+    expect(consentLapsesAt(new Date('2025-01-01T00:00:00Z'), 'P1Y')).toBe('2026-01-01T00:00:00.000Z');
+    expect(consentLapsesAt('2025-01-01T00:00:00Z', null)).toBeUndefined();
+    expect(consentLapsesAt('2025-01-01T00:00:00Z', 'soon')).toBeUndefined();
   });
 
   it('keeps the later input of two records with the same time', () => {

@@ -1,3 +1,4 @@
+import { addIsoDuration, parseIsoDuration } from '../flows/iso-duration';
 import type { RecordedPurpose } from './attestation';
 
 /*
@@ -17,12 +18,16 @@ import type { RecordedPurpose } from './attestation';
  *   later decision re-affirms over an older withdrawal; a withdrawal made later through an older
  *   receipt still counts). Only granted purposes can be withdrawn; `declined`, `objected` and
  *   `noticed` stay as recorded.
- * - `updated_at` is the deciding record's `recorded_at`, or for a withdrawn purpose the time of the
- *   earliest withdrawal that applies. `record_id` is always the deciding record.
+ * - A granted purpose whose deciding record has lapsed (`expires_at`: its capture plus the flow's
+ *   consent duration, reached by `now`) is `expired`, unless a withdrawal applied by then (the
+ *   receipt's `consent expired` follows the same rule).
+ * - `updated_at` is the deciding record's `recorded_at`, for a withdrawn purpose the time of the
+ *   earliest withdrawal that applies, for an expired one its `expires_at`. `record_id` is always the
+ *   deciding record.
  * - Purposes are listed newest record first, each record in its own purpose order.
  */
 
-export type ConsentStatusValue = 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed';
+export type ConsentStatusValue = 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed';
 
 export interface WithdrawalMark {
   /** Absent for a withdrawal of the whole record. */
@@ -35,6 +40,8 @@ export interface RecordHistoryEntry {
   recorded_at: string;
   /** When the decision was made (the capture's time, an imported row's original time). */
   captured_at?: string;
+  /** When the consent it gives lapses (its capture plus the flow's consent duration), if it does. */
+  expires_at?: string;
   purposes: Record<string, RecordedPurpose>;
   withdrawn?: WithdrawalMark[];
 }
@@ -53,7 +60,7 @@ const time = (iso: string) => {
 
 const has = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 
-export function consentStatusOf(records: RecordHistoryEntry[]): Record<string, PurposeConsentStatus> {
+export function consentStatusOf(records: RecordHistoryEntry[], now: number = Date.now()): Record<string, PurposeConsentStatus> {
   // Newest decision first, then the newer recording; of equal times the later input wins.
   const newestFirst = records
     .map((record, index) => {
@@ -78,12 +85,25 @@ export function consentStatusOf(records: RecordHistoryEntry[]): Record<string, P
           .filter((w) => (w.purpose === undefined || w.purpose === key) && (w.record_id === record.record_id || w.ms >= at))
           .filter((w) => w.record_id === record.record_id || holds(records, w.record_id, key))
           .sort((a, b) => a.ms - b.ms);
-        if (applying.length > 0) entry = { status: 'withdrawn', record_id: record.record_id, updated_at: applying[0].at };
+        const lapsed = record.expires_at !== undefined && time(record.expires_at) <= now ? record.expires_at : undefined;
+        if (applying.length > 0 && (lapsed === undefined || applying[0].ms <= time(lapsed))) entry = { status: 'withdrawn', record_id: record.record_id, updated_at: applying[0].at };
+        else if (lapsed !== undefined) entry = { status: 'expired', record_id: record.record_id, updated_at: lapsed };
       }
       result[key] = entry;
     }
   }
   return result;
+}
+
+/** When a record's consent lapses: its capture plus the flow version's consent duration; undefined without one. */
+export function consentLapsesAt(capturedAt: Date | string, consentDuration: unknown): string | undefined {
+  const duration = parseIsoDuration(consentDuration);
+  if (!duration) return undefined;
+  try {
+    return addIsoDuration(new Date(capturedAt), duration).toISOString();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the record with this id holds the purpose (a whole withdrawal covers only its own purposes). */

@@ -216,6 +216,7 @@ export const de: Catalogue = {
   records_all: 'Alle Ihre Einwilligungen hier',
   record_status_granted: 'Erteilt',
   record_status_declined: 'Abgelehnt',
+  record_status_expired: 'Abgelaufen',
   record_status_withdrawn: 'Widerrufen',
   record_status_objected: 'Widersprochen',
   record_status_noticed: 'Informiert',

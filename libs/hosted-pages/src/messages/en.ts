@@ -217,6 +217,7 @@ export const en = {
   records_all: 'All your consent records here',
   record_status_granted: 'Given',
   record_status_declined: 'Declined',
+  record_status_expired: 'Expired',
   record_status_withdrawn: 'Withdrawn',
   record_status_objected: 'Objected',
   record_status_noticed: 'Informed',

@@ -59,7 +59,7 @@ export interface ConsentRecordCreated {
 /** Exactly one way to name the person: your id, their e-mail, or the service's `sub_` id. */
 export type ConsentStatusSubject = { external_id: string; email?: never; id?: never } | { email: string; external_id?: never; id?: never } | { id: string; external_id?: never; email?: never };
 
-export type PurposeStatus = 'granted' | 'declined' | 'withdrawn' | 'objected' | 'noticed';
+export type PurposeStatus = 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed';
 
 export interface ConsentStatus {
   subject: { id: string };
