@@ -501,7 +501,8 @@ describe('consent records', () => {
     expect(receiptMail.subject).toContain('Your consent receipt');
     expect(receiptMail.text).toContain(committed.body.record_id);
     expect(receiptMail.text).toContain(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}\n`);
-    expect((await commit('someone-else@example.com')).status).toBe(409);
+    const otherPerson = await commit('someone-else@example.com');
+    expect([otherPerson.status, otherPerson.body.code, otherPerson.body.details]).toEqual([409, 'conflict', [{ field: 'subject', reason: 'the capture was committed for another person' }]]);
 
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;

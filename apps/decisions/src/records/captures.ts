@@ -142,7 +142,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     suppressReceipt: boolean,
     channel: 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser',
   ): Promise<AuthorizeCaptureReply> {
-    const { consent_record } = await this.recordConsent.execute({
+    const committed = this.recordConsent.execute({
       application_id: capture.applicationId,
       flow_id: capture.flowId,
       flow_version: capture.flowVersion,
@@ -156,6 +156,13 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
       ...(capture.renderingEvidence ? { rendering_evidence: capture.renderingEvidence } : {}),
       send_receipt: !suppressReceipt,
+    });
+    // The capture's own key conflicts only when it was committed for someone else: say that, not the key.
+    const { consent_record } = await committed.catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === 'idempotency_conflict') {
+        throw new DomainError('conflict', 'This capture was committed for another person already', [{ field: 'subject', reason: 'the capture was committed for another person' }]);
+      }
+      throw error;
     });
     if (!capture.recordId) await this.dataSource.manager.update(Capture, { id: capture.id }, { recordId: consent_record.record_id });
     return { status: consent_record.status, record_id: consent_record.record_id, channel: consent_record.channel };

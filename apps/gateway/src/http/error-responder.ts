@@ -39,7 +39,7 @@ function isFastifyError(value: unknown): boolean {
 
 const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
   malformed_json: 'The request body is not valid JSON',
-  payload_too_large: 'The request body is larger than 1 MiB',
+  payload_too_large: 'The request body is larger than this route accepts (1 MiB; consent record imports 16 MiB; form-builder hooks 512 KiB)',
   unsupported_media_type: 'Send the request body as application/json',
 };
 

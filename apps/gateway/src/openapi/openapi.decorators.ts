@@ -24,7 +24,7 @@ export const ApiErrorResponses = () =>
       [401, 'Missing or invalid credentials'],
       [403, 'Credential lacks the permission, or the origin is not allowed'],
       [404, 'Not found, or not visible to this credential'],
-      [413, 'Body larger than 1 MiB'],
+      [413, 'Body larger than the route accepts (1 MiB; imports 16 MiB)'],
       [422, 'Validation failed; details name the fields'],
       [429, 'Rate limited; see Retry-After, RateLimit and RateLimit-Policy'],
       [500, 'Server error; carries request_id only'],
