@@ -77,6 +77,22 @@ describe('consent records', () => {
     expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter']);
   });
 
+  it("records the notice the person saw: the flow's notice_digest is a match for every purpose, another digest a drift, never refused", async () => {
+    const flow = await api('GET', `/api/v1/flows/${flowId}`);
+    expect(flow.body.notice_digest).toMatch(/^[0-9a-f]{64}$/);
+    const withDigest = (email: string, notice_digest: string) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z', notice_digest });
+    const matched = await withDigest('notice-match@example.com', flow.body.notice_digest);
+    const drifted = await withDigest('notice-drift@example.com', 'a'.repeat(64));
+    expect([matched.status, drifted.status]).toEqual([201, 201]);
+    const driftOf = async (recordId: string) => {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+      return (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.extensions.wording_drift;
+    };
+    expect(await driftOf(matched.body.consent_record.record_id)).toEqual({ newsletter: 'match', analytics: 'match', fraud: 'match', billing: 'match' });
+    expect(await driftOf(drifted.body.consent_record.record_id)).toEqual({ newsletter: 'drift', analytics: 'drift', fraud: 'drift', billing: 'drift' });
+  });
+
   it('refuses what a capture may not attest, naming every purpose, and writes nothing', async () => {
     const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const cases: Array<[Record<string, unknown>, string[]]> = [

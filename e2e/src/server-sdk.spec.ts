@@ -176,7 +176,8 @@ describe('the server library', () => {
     const report = await client.imports.get(real.import_id);
     expect(report.rows).toEqual(real.rows);
     const status = await client.consentRecords.status(applicationId, { subject: { email: 'margaret@example.com' } });
-    expect(status.purposes.newsletter).toMatchObject({ status: 'granted', record_id: real.rows[0].record_id });
+    // Captured in 2021 under a one-year consent duration: it has lapsed.
+    expect(status.purposes.newsletter).toMatchObject({ status: 'expired', record_id: real.rows[0].record_id, updated_at: '2022-03-04T05:06:07.000Z' });
   });
 
   it('reads a receipt in every flavor; the signed one verifies offline', async () => {

@@ -1,5 +1,5 @@
 import { FlowMessage, FlowVersionSnapshot } from '@dcr/contracts';
-import { FlowTerms, isCapturable } from '@dcr/domain';
+import { FlowTerms, isCapturable, noticeFingerprint } from '@dcr/domain';
 import { FlowVersion } from './flow-version.entity';
 
 export function toSnapshot(row: FlowVersion): FlowVersionSnapshot {
@@ -39,5 +39,17 @@ export function fromSnapshot(snapshot: FlowVersionSnapshot): FlowVersion {
 export function toFlowMessage(row: FlowVersion): FlowMessage {
   const { revision: _revision, ...version } = toSnapshot(row);
   const capturable = isCapturable(row.terms as unknown as FlowTerms);
-  return { ...version, capturable: capturable.capturable, capturable_reasons: capturable.reasons };
+  return { ...version, notice_digest: noticeDigestOf(row), capturable: capturable.capturable, capturable_reasons: capturable.reasons };
+}
+
+const noticeDigests = new WeakMap<object, string>();
+
+/**
+ * The fingerprint of a flow version's notice (noticeFingerprint: the receipts' privacy_notice.hash),
+ * worked out once per terms object (a version's terms never change once stored).
+ */
+export function noticeDigestOf(row: FlowVersion): string {
+  let digest = noticeDigests.get(row.terms);
+  if (digest === undefined) noticeDigests.set(row.terms, (digest = noticeFingerprint(row.terms as unknown as FlowTerms)));
+  return digest;
 }

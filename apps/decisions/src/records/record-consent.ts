@@ -4,6 +4,7 @@ import { assertCapturable, DomainError, FlowTerms, normaliseEmail, recordAttesta
 import { DataSource } from 'typeorm';
 import { ConsentRecord } from './consent-record.entity';
 import { ReceiptMailer } from './receipt-mailer';
+import { noticeDigestOf } from '../flows/flow-message';
 import { RecordWriter } from './record-writer';
 
 export function recordMessage(record: ConsentRecord): ConsentRecordMessage {
@@ -30,6 +31,15 @@ export function recordMessage(record: ConsentRecord): ConsentRecordMessage {
  * to the audit trail, the webhooks and the receipts. Idempotency keys replay the same body's record
  * and refuse another body (409), also between concurrent duplicates.
  */
+/**
+ * A Record API call's notice digest against the version it is recorded with (the flow's
+ * `notice_digest`): every purpose's wording matched, or drifted; recorded (the receipt's
+ * wording_drift), never refused.
+ */
+function noticeVerdict(terms: FlowTerms, matched: boolean): Record<string, 'match' | 'drift'> {
+  return Object.fromEntries(terms.purposes.map((purpose) => [purpose.key, matched ? 'match' : 'drift']));
+}
+
 @Injectable()
 export class RecordConsent {
   constructor(
@@ -56,6 +66,7 @@ export class RecordConsent {
       check: (flow) => {
         const terms = flow.terms as unknown as FlowTerms;
         assertCapturable(terms);
+        const wordingVerdict = request.notice_digest ? noticeVerdict(terms, request.notice_digest === noticeDigestOf(flow)) : request.wording_verdict;
         return {
           index: 0,
           email,
@@ -65,7 +76,7 @@ export class RecordConsent {
           ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
           fingerprint: request.request_fingerprint ?? '',
           channel: request.channel,
-          ...(request.wording_verdict ? { wordingVerdict: request.wording_verdict } : {}),
+          ...(wordingVerdict ? { wordingVerdict } : {}),
           ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
           ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
         };

@@ -16,6 +16,7 @@ export function flowView(flow: FlowMessage, baseUrl: string): Record<string, unk
     capturable: flow.capturable,
     capturable_reasons: flow.capturable_reasons,
     terms_fingerprint: flow.terms_fingerprint,
+    notice_digest: flow.notice_digest,
     hosted_url: `${baseUrl}/accord/${flow.id}`,
     created_at: flow.created_at,
     updated_at: flow.updated_at,

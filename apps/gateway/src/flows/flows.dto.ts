@@ -63,6 +63,11 @@ export class FlowDto extends FlowTermsDto {
   @ApiProperty({ description: 'Decision-only and declares a consent duration: it can be captured in the organisation\'s own form' }) capturable: boolean;
   @ApiProperty({ type: [String], description: 'Why it cannot be captured, when it cannot' }) capturable_reasons: string[];
   @ApiProperty({ description: 'sha256 of the canonical JSON of the terms; any drift changes it' }) terms_fingerprint: string;
+  @ApiProperty({
+    description:
+      "The fingerprint of this version's notice (the receipts' privacy_notice.hash). A Record API call that sends it as notice_digest records the wording as matched (extensions.wording_drift), any other digest as drifted; never refused",
+  })
+  notice_digest: string;
   @ApiProperty({ example: 'http://127.0.0.1:3001/accord/flw_dev_0123456789abcdef', description: 'The hosted flow page (active flows only)' }) hosted_url: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;

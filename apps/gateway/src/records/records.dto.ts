@@ -65,7 +65,10 @@ export class CreateConsentRecordDto {
   @Length(1, 200)
   idempotency_key?: string;
 
-  @ApiPropertyOptional({ description: 'SHA-256 (hex) of the notice text the person saw' })
+  @ApiPropertyOptional({
+    description:
+      "The notice the person saw, as the flow version's notice_digest (GET /api/v1/flows/<id>): the same digest records every purpose's wording as matched in the receipt (extensions.wording_drift), another as drifted; never refused",
+  })
   @IsOptional()
   @Matches(/^[0-9a-f]{64}$/, { message: 'notice_digest must be 64 lower-case hex characters' })
   notice_digest?: string;

@@ -95,6 +95,8 @@ export interface FlowMessage {
   /** The normalised terms (see `normaliseFlowTerms` in @dcr/domain). */
   terms: Record<string, unknown>;
   terms_fingerprint: string;
+  /** The fingerprint of the version's notice (the receipts' privacy_notice.hash): what a Record API call's notice_digest is compared with. */
+  notice_digest: string;
   capturable: boolean;
   capturable_reasons: string[];
   authored_in: string;

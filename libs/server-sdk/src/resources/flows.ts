@@ -69,6 +69,8 @@ export interface Flow extends Omit<FlowTerms, 'purpose_definitions'> {
   capturable: boolean;
   capturable_reasons: string[];
   terms_fingerprint: string;
+  /** This version's notice fingerprint: send it as a consent record's `notice_digest` (wording matched). */
+  notice_digest: string;
   hosted_url: string;
   created_at: string;
   updated_at: string;
