@@ -491,7 +491,8 @@ describe('consent records', () => {
       flow_id: flowId,
       channel: 'form_capture',
       decisions: { newsletter: granted, analytics: declined },
-      labels: { newsletter: digest('Newsletter'), analytics: digest('Analytics (we changed this text)') },
+      // Hex in either case is the same digest.
+      labels: { newsletter: digest('Newsletter').toUpperCase(), analytics: digest('Analytics (we changed this text)') },
     });
     expect(captured.status).toBe(201);
     expect(captured.body).toMatchObject({ capture_token: expect.stringMatching(/^cap_us[0-9a-z]{30}$/), wording_verdict: { newsletter: 'match', analytics: 'drift' } });

@@ -79,8 +79,9 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       for (const [key, digest] of Object.entries(request.labels)) {
         const purpose = terms.purposes.find((candidate) => candidate.key === key);
         if (!purpose) throw validationFailed([{ field: `labels.${key}`, reason: 'not a purpose of this flow' }]);
-        if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest)) throw validationFailed([{ field: `labels.${key}`, reason: 'must be the SHA-256 (hex) of the label text' }]);
-        wordingVerdict[key] = digest === labelDigest(purpose.label) ? 'match' : 'drift';
+        if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/i.test(digest)) throw validationFailed([{ field: `labels.${key}`, reason: 'must be the SHA-256 (hex) of the label text' }]);
+        // Hex in either case: the digest is the same.
+        wordingVerdict[key] = digest.toLowerCase() === labelDigest(purpose.label) ? 'match' : 'drift';
       }
     }
     const token = `cap_${this.context.env.COUNTRY.toLowerCase()}${randomString(30)}`;
