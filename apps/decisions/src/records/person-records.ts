@@ -25,9 +25,9 @@ interface Row {
  * The person's side of their consent records: signed in to their inbox with a mailed one-time code
  * (the credential-free entry every receipt names), they see each record of that organisation (or of
  * every organisation) in this country and withdraw all of it or one purpose; a record a newer one of
- * the same flow replaced is shown as such and withdrawn through the newer one. A withdrawal appends to the record, never
- * rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked` with channel
- * `own_records` (onto the receipt, the audit trail and the webhooks).
+ * the same flow replaced is shown as such and withdrawn through the newer one. A withdrawal appends
+ * to the record, never rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked`
+ * with channel `own_records` (onto the receipt, the audit trail and the webhooks).
  */
 @Injectable()
 export class PersonRecords {
