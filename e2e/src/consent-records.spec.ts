@@ -294,6 +294,10 @@ describe('consent records', () => {
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 600, refused: 1 } });
     expect(report.body.rows).toEqual(real.body.rows);
+    // The report's id names its country: another country answers with that country only.
+    expect(real.body.import_id).toMatch(/^imp_us[0-9a-z]{20}$/);
+    const elsewhere = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de);
+    expect([elsewhere.status, elsewhere.body.home_country]).toEqual([421, 'US']);
     // Importing the same rows again (same idempotency keys) records nothing new.
     const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: many.slice(0, 10) });
     expect(again.body.rows.map((row: { record_id: string }) => row.record_id)).toEqual(real.body.rows.slice(0, 10).map((row: { record_id: string }) => row.record_id));

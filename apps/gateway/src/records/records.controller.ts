@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   ImportChunkReply,
@@ -13,9 +13,10 @@ import {
   CreateConsentRecordRequest,
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
+  IMPORT_ID,
 } from '@dcr/contracts';
-import { DomainError, isSubjectId, newOpaqueId, notFound, recordRequestFingerprint } from '@dcr/domain';
-import { ServiceClients } from '@dcr/service-kit';
+import { DomainError, isSubjectId, notFound, randomString, recordRequestFingerprint, wrongCountry } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
 import { firstValueFrom } from 'rxjs';
@@ -82,6 +83,7 @@ export class RecordsController {
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     private readonly residency: ResidencyLookup,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
   @Post('api/v1/consent_records')
@@ -134,7 +136,8 @@ export class RecordsController {
   @ApiCreatedResponse({ description: '`{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
-    const importId = newOpaqueId('imp', 20);
+    // The id names the country that keeps the report, so another country answers 421 for it.
+    const importId = `imp_${this.context.env.COUNTRY.toLowerCase()}${randomString(20)}`;
     const rows: ImportRowOutcome[] = [];
     for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
       const chunk = await firstValueFrom(
@@ -168,7 +171,10 @@ export class RecordsController {
   @ApiOperation({ summary: 'The report of an import (dry runs are not kept)' })
   importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
-    if (!/^imp_[0-9a-z]{20}$/.test(importId)) throw notFound('Import');
+    const id = IMPORT_ID.exec(importId);
+    if (!id) throw notFound('Import');
+    const home = id[1]?.toUpperCase();
+    if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }
 

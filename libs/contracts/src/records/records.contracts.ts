@@ -2,6 +2,9 @@ import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
 import { APPLICATION_ID, FLOW_ID } from '../patterns';
 
+/** An import's id: `imp_`, its country (since the thirtieth session; earlier ids carry none) and 20 characters. */
+export const IMPORT_ID = /^imp_([a-z]{2})?[0-9a-z]{20}$/;
+
 /** decisions: consent the organisation collected in its own form, recorded through the Record API. */
 export const RECORDS_CREATE = 'decisions.records.create';
 export const RECORDS_CONSENT_STATUS = 'decisions.records.consent-status';
@@ -153,7 +156,7 @@ export class ImportRecordsRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
 
-  @Matches(/^imp_[0-9a-z]{20}$/)
+  @Matches(IMPORT_ID)
   import_id: string;
 
   @IsInt()
@@ -199,7 +202,7 @@ export class ImportGetRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
 
-  @Matches(/^imp_[0-9a-z]{20}$/)
+  @Matches(IMPORT_ID)
   import_id: string;
 }
 
