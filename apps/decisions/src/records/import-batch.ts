@@ -74,7 +74,7 @@ interface Person {
 
 /** A row's person cannot be told apart: its e-mail address and external id name different people. */
 type SubjectConflict = FieldIssue;
-const isConflict = (value: Person | string | SubjectConflict | undefined): value is SubjectConflict => typeof value === 'object' && value !== null && 'reason' in value;
+const isConflict = (value: unknown): value is SubjectConflict => typeof value === 'object' && value !== null && 'reason' in value;
 
 interface Latest {
   recordId: string;
@@ -259,6 +259,71 @@ function subjectConflict(row: CheckedRow, byId: KnownPerson | undefined, byAddre
   if (!byId && byAddress?.external_id) return conflict('the person recorded with this e-mail address has another external_id');
   if (!byId && bindingInBatch !== undefined && bindingInBatch !== row.externalId) return conflict('an earlier row gives the person of this e-mail address another external_id');
   return undefined;
+}
+
+/** A row's person among those known: found (with an external id to keep for them), a conflict, or nobody (new). */
+type KnownMatch = { found: KnownPerson; bindExternalId?: string } | SubjectConflict | undefined;
+
+/**
+ * Each row's person among `known` (subjectConflict's rules; an external id a row gives a person found
+ * by e-mail address who has none is kept for them, and a later row giving them another conflicts).
+ */
+function matchKnown(rows: CheckedRow[], known: KnownPerson[]): Map<number, KnownMatch> {
+  const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
+  const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
+  const binding = new Map<string, string>();
+  const matches = new Map<number, KnownMatch>();
+  for (const row of rows) {
+    const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
+    const byAddress = byEmail.get(row.email);
+    const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined);
+    if (conflict) {
+      matches.set(row.index, conflict);
+      continue;
+    }
+    const found = byId ?? byAddress;
+    if (!found) continue;
+    if (row.externalId && !found.external_id) binding.set(found.id, row.externalId);
+    const bindExternalId = binding.get(found.id);
+    matches.set(row.index, bindExternalId ? { found, bindExternalId } : { found });
+  }
+  return matches;
+}
+
+const refusal = (row: CheckedRow, reasons: FieldIssue[]): ImportRowOutcome => ({ index: row.index, outcome: 'refused', reasons });
+const KEY_REUSED: FieldIssue = { field: 'idempotency_key', reason: 'already used with a different body' };
+
+/**
+ * The rows by idempotency key: a key used before (`earlier`) answers its record for the same body and
+ * is refused for another (into `outcomes`); a key repeated in the rows is left to its first row
+ * (settleRepeatedKeys); the rest are `fresh`.
+ */
+function sortByKey(rows: CheckedRow[], earlier: Map<string, EarlierKey>, outcomes: Map<number, ImportRowOutcome>): { fresh: CheckedRow[]; firstOfKey: Map<string, CheckedRow> } {
+  const fresh: CheckedRow[] = [];
+  const firstOfKey = new Map<string, CheckedRow>();
+  for (const row of rows) {
+    const key = row.idempotencyKey;
+    const before = key ? earlier.get(key) : undefined;
+    if (before) {
+      outcomes.set(row.index, before.request_fingerprint === row.fingerprint ? { index: row.index, outcome: 'recorded', record_id: before.record_id } : refusal(row, [KEY_REUSED]));
+      continue;
+    }
+    if (key && firstOfKey.has(key)) continue; // settled after the first row of that key
+    if (key) firstOfKey.set(key, row);
+    fresh.push(row);
+  }
+  return { fresh, firstOfKey };
+}
+
+/** Later rows repeating a key of the rows: the same body answers as the first row of that key, another body is refused. */
+function settleRepeatedKeys(rows: CheckedRow[], firstOfKey: Map<string, CheckedRow>, outcomes: Map<number, ImportRowOutcome>): void {
+  for (const row of rows) {
+    if (outcomes.has(row.index)) continue;
+    const first = firstOfKey.get(row.idempotencyKey!)!;
+    const answered = outcomes.get(first.index);
+    if (first.fingerprint !== row.fingerprint) outcomes.set(row.index, refusal(row, [KEY_REUSED]));
+    else outcomes.set(row.index, answered ? { ...answered, index: row.index } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
+  }
 }
 
 /** The batch's statements, for tests that read their plans. */
@@ -464,29 +529,11 @@ export class ImportBatch {
     const elsewhere = new Map<number, string>();
     if (rows.length === 0) return { outcomes: [], created, made, elsewhere };
     const outcomes = new Map<number, ImportRowOutcome>();
-    const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
+    const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, refusal(row, reasons));
 
     // Idempotency keys used before: the same body answers the earlier record, another body is refused.
-    const keyed = rows.filter((row) => row.idempotencyKey);
-    const earlier = new Map<string, EarlierKey>(options.earlier ?? []);
-    if (keyed.length > 0 && !options.earlier) {
-      const found = await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keyed.map((row) => row.idempotencyKey)]);
-      for (const row of found) earlier.set(row.idempotency_key, row);
-    }
-    const fresh: CheckedRow[] = [];
-    const firstOfKey = new Map<string, CheckedRow>();
-    for (const row of rows) {
-      const key = row.idempotencyKey;
-      const before = key ? earlier.get(key) : undefined;
-      if (before) {
-        if (before.request_fingerprint === row.fingerprint) outcomes.set(row.index, { index: row.index, outcome: 'recorded', record_id: before.record_id });
-        else refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
-        continue;
-      }
-      if (key && firstOfKey.has(key)) continue; // settled after the first row of that key is recorded
-      if (key) firstOfKey.set(key, row);
-      fresh.push(row);
-    }
+    const earlier = options.earlier ?? (await this.earlierKeys(applicationId, rows));
+    const { fresh, firstOfKey } = sortByKey(rows, earlier, outcomes);
 
     const people = await this.people(applicationId, fresh, known, options.claimed);
     const homed = fresh.filter((row) => {
@@ -549,13 +596,7 @@ export class ImportBatch {
     if (recorded > 0) this.relay.kick();
 
     // Later rows repeating a key of this chunk: the same body answers the record made for the first.
-    for (const row of rows) {
-      if (outcomes.has(row.index)) continue;
-      const first = firstOfKey.get(row.idempotencyKey!)!;
-      const made = outcomes.get(first.index);
-      if (first.fingerprint !== row.fingerprint) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
-      else outcomes.set(row.index, made ? { ...made, index: row.index } : { index: row.index, outcome: 'refused', reasons: [{ field: 'record', reason: 'not recorded' }] });
-    }
+    settleRepeatedKeys(rows, firstOfKey, outcomes);
     return { outcomes: rows.map((row) => outcomes.get(row.index)!), created, made, elsewhere };
   }
 
@@ -569,41 +610,16 @@ export class ImportBatch {
    */
   async preview(applicationId: string, rows: CheckedRow[]): Promise<ImportRowOutcome[]> {
     const outcomes = new Map<number, ImportRowOutcome>();
-    const refuse = (row: CheckedRow, reasons: FieldIssue[]) => outcomes.set(row.index, { index: row.index, outcome: 'refused', reasons });
-    const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
-    const earlier = new Map<string, EarlierKey>();
-    if (keys.length > 0) for (const row of await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keys])) earlier.set(row.idempotency_key, row);
-    const firstOfKey = new Map<string, CheckedRow>();
-    const fresh: CheckedRow[] = [];
-    for (const row of rows) {
-      const key = row.idempotencyKey;
-      const before = key ? (earlier.get(key) ?? firstOfKey.get(key)) : undefined;
-      if (before) {
-        const sameBody = ('request_fingerprint' in before ? before.request_fingerprint : before.fingerprint) === row.fingerprint;
-        if (!sameBody) refuse(row, [{ field: 'idempotency_key', reason: 'already used with a different body' }]);
-        else outcomes.set(row.index, { index: row.index, outcome: 'recorded', ...('record_id' in before ? { record_id: before.record_id } : {}) });
-        continue;
-      }
-      if (key) firstOfKey.set(key, row);
-      fresh.push(row);
-    }
+    const { fresh, firstOfKey } = sortByKey(rows, await this.earlierKeys(applicationId, rows), outcomes);
     const emails = [...new Set(fresh.map((row) => row.email))];
     const externalIds = [...new Set(fresh.flatMap((row) => (row.externalId ? [row.externalId] : [])))];
     const known = emails.length === 0 ? [] : await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
-    const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
-    const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
-    const binding = new Map<string, string>();
+    const matches = matchKnown(fresh, known);
     const newcomers: CheckedRow[] = [];
     for (const row of fresh) {
-      const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
-      const byAddress = byEmail.get(row.email);
-      const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined);
-      if (conflict) {
-        refuse(row, [conflict]);
-        continue;
-      }
-      if (row.externalId && byAddress && !byId && !byAddress.external_id) binding.set(byAddress.id, row.externalId);
-      if (byId ?? byAddress) outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+      const match = matches.get(row.index);
+      if (isConflict(match)) outcomes.set(row.index, refusal(row, [match]));
+      else if (match) outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
       else newcomers.push(row);
     }
     // Where the people not recorded here live, if anywhere: a person homed elsewhere is refused, as the import would.
@@ -616,11 +632,21 @@ export class ImportBatch {
       );
       chunk.forEach((row, i) => {
         const home = homes[i];
-        if (home && home !== this.context.env.COUNTRY) refuse(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]);
-        else outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+        outcomes.set(
+          row.index,
+          home && home !== this.context.env.COUNTRY ? refusal(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]) : { index: row.index, outcome: 'recorded' },
+        );
       });
     }
+    settleRepeatedKeys(rows, firstOfKey, outcomes);
     return rows.map((row) => outcomes.get(row.index)!);
+  }
+
+  /** The rows' idempotency keys this application used before, with their records and body fingerprints. */
+  private async earlierKeys(applicationId: string, rows: CheckedRow[]): Promise<Map<string, EarlierKey>> {
+    const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
+    if (keys.length === 0) return new Map();
+    return new Map((await STATEMENTS.earlierKeys.rows(this.dataSource, [applicationId, keys])).map((row) => [row.idempotency_key, row]));
   }
 
   /**
@@ -761,26 +787,23 @@ export class ImportBatch {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
     const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
-    const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
-    const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
+    const matches = matchKnown(rows, known);
     const result = new Map<number, Person | string | SubjectConflict>();
     const newcomers = new Map<string, Person>();
     const homedAlready = new Set<Person>();
     // One object per person found, so an external id kept for them is seen by every row of theirs.
     const foundPeople = new Map<string, Person>();
     for (const row of rows) {
-      const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
-      const byAddress = byEmail.get(row.email);
-      const conflict = subjectConflict(row, byId, byAddress, byAddress ? foundPeople.get(byAddress.id)?.bindExternalId : undefined);
-      if (conflict) {
-        result.set(row.index, conflict);
+      const match = matches.get(row.index);
+      if (isConflict(match)) {
+        result.set(row.index, match);
         continue;
       }
-      const found = byId ?? byAddress;
-      if (found) {
+      if (match) {
+        const { found, bindExternalId } = match;
         let person = foundPeople.get(found.id);
         if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
-        if (row.externalId && !found.external_id) person.bindExternalId = row.externalId;
+        if (bindExternalId) person.bindExternalId = bindExternalId;
         result.set(row.index, person);
         continue;
       }

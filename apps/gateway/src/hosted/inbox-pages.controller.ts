@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
-import { DomainError } from '@dcr/domain';
+import { DomainError, isApplicationId, recordsPageUrl } from '@dcr/domain';
 import { contentSecurityPolicy, inboxReturnPath, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -12,10 +12,8 @@ import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
 
 export const INBOX_COOKIE = 'service_inbox';
-const APPLICATION_ID = /^tp_[a-z]{2,8}_[0-9a-z]{16}$/;
-
-/** The records page, of one organisation when given. */
-const recordsPath = (applicationId: string | undefined) => (applicationId ? `/inbox/records?application_id=${applicationId}` : '/inbox/records');
+/** The records page, of one organisation when given (the page a receipt links to, on this site). */
+const recordsPath = (applicationId: string | undefined) => (applicationId ? recordsPageUrl('', applicationId) : '/inbox/records');
 
 function cookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -57,7 +55,7 @@ export class InboxPagesController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
-    const organisation = typeof applicationId === 'string' && APPLICATION_ID.test(applicationId) ? applicationId : undefined;
+    const organisation = isApplicationId(applicationId) ? applicationId : undefined;
     const here = recordsPath(organisation);
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next: here }));
@@ -90,7 +88,7 @@ export class InboxPagesController {
     @Res() reply: FastifyReply,
   ) {
     // Back to the page the form was on (one organisation's records, or everyone's).
-    const back = recordsPath(typeof applicationId === 'string' && APPLICATION_ID.test(applicationId) ? applicationId : undefined);
+    const back = recordsPath(isApplicationId(applicationId) ? applicationId : undefined);
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
     const purpose = field(body, 'purpose');

@@ -13,9 +13,8 @@ import {
   CreateConsentRecordRequest,
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
-  IMPORT_ID,
 } from '@dcr/contracts';
-import { DomainError, isSubjectId, notFound, randomString, recordRequestFingerprint, wrongCountry } from '@dcr/domain';
+import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
@@ -137,7 +136,7 @@ export class RecordsController {
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
     // The id names the country that keeps the report, so another country answers 421 for it.
-    const importId = `imp_${this.context.env.COUNTRY.toLowerCase()}${randomString(20)}`;
+    const importId = newImportId(this.context.env.COUNTRY);
     const rows: ImportRowOutcome[] = [];
     for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
       const chunk = await firstValueFrom(
@@ -171,9 +170,8 @@ export class RecordsController {
   @ApiOperation({ summary: 'The report of an import (dry runs are not kept)' })
   importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
-    const id = IMPORT_ID.exec(importId);
-    if (!id) throw notFound('Import');
-    const home = id[1]?.toUpperCase();
+    if (!isImportId(importId)) throw notFound('Import');
+    const home = countryOfImportId(importId);
     if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }

@@ -1,4 +1,4 @@
-import { countryOfRecordId, isRecordId, newRecordId } from './record-id';
+import { countryOfImportId, countryOfRecordId, isImportId, isRecordId, newImportId, newRecordId } from './record-id';
 
 describe('record ids', () => {
   it('carry the home country and 20 random characters', () => {
@@ -15,5 +15,16 @@ describe('record ids', () => {
       expect(isRecordId(value)).toBe(false);
       expect(countryOfRecordId(value)).toBeUndefined();
     }
+  });
+});
+
+describe('import ids', () => {
+  it('name the country that keeps the report; older ids name none and are still ids', () => {
+    const id = newImportId('US');
+    expect(id).toMatch(/^imp_us[0-9a-z]{20}$/);
+    expect([isImportId(id), countryOfImportId(id)]).toEqual([true, 'US']);
+    const older = 'imp_0123456789abcdefghij';
+    expect([isImportId(older), countryOfImportId(older)]).toEqual([true, undefined]);
+    for (const bad of ['imp_us012', 'rec_us0123456789abcdefghij', 42]) expect([bad, isImportId(bad)]).toEqual([bad, false]);
   });
 });
