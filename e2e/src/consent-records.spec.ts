@@ -353,6 +353,82 @@ describe('consent records', () => {
     expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'e3@example.com'`)).rowCount).toBe(0);
   });
 
+  it('decides a batch\'s people as one by one: an external id given by an earlier row of the batch is kept, and one that names someone else conflicts', async () => {
+    const row = (email: string, externalId?: string) => ({
+      subject: { email, ...(externalId ? { external_id: externalId } : {}) },
+      decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } },
+      captured_at: '2022-05-06T07:08:09.000Z',
+    });
+    const records = [
+      row('onebyone-a@example.com', 'batch-x'),
+      row('onebyone-a@example.com', 'batch-y'), // another external id for the person the first row introduced
+      row('onebyone-b@example.com', 'batch-x'), // the first row's external id for someone else
+      row('onebyone-c@example.com'),
+      row('onebyone-c@example.com', 'batch-z'), // an external id for the person the row before introduced: kept
+      row('onebyone-d@example.com', 'batch-z'), // ... and then theirs
+    ];
+    const fieldsOf = (outcome: { reasons?: Array<{ field: string }> }) => outcome.reasons?.map((reason) => reason.field);
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    for (const answer of [dry, real]) {
+      expect(answer.body.rows.map((outcome: { outcome: string }) => outcome.outcome)).toEqual(['recorded', 'refused', 'refused', 'recorded', 'recorded', 'refused']);
+      expect(answer.body.rows.map(fieldsOf)).toEqual([undefined, ['subject.external_id'], ['subject.external_id'], undefined, undefined, ['subject.external_id']]);
+    }
+    expect(real.body.rows[5].reasons[0].reason).toBe('an earlier row gives it to a person with another e-mail address');
+    const people = await db.query(`SELECT email, external_id FROM decisions.subjects WHERE email LIKE 'onebyone-%' ORDER BY email`);
+    expect(people.rows).toEqual([
+      { email: 'onebyone-a@example.com', external_id: 'batch-x' },
+      { email: 'onebyone-c@example.com', external_id: 'batch-z' },
+    ]);
+    const byExternal = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=batch-z`);
+    const batchC = (await db.query(`SELECT id FROM decisions.subjects WHERE email = 'onebyone-c@example.com'`)).rows[0].id;
+    expect([byExternal.status, byExternal.body.subject?.id]).toEqual([200, batchC]);
+  });
+
+  it('answers a dry run of several chunks as the real import: keys and people of earlier chunks count in later ones', async () => {
+    const row = (email: string, extra: Record<string, unknown> = {}, newsletter = 'granted') => ({
+      subject: { email },
+      decisions: { newsletter: { decision: newsletter }, analytics: { decision: 'declined' } },
+      captured_at: '2022-05-06T07:08:09.000Z',
+      ...extra,
+    });
+    // The first chunk (500 rows) introduces a key, a person with an external id and a person without one.
+    const first = [
+      row('chunk-a@example.com', { idempotency_key: 'chunk-key' }),
+      row('chunk-b@example.com', { subject: { email: 'chunk-b@example.com', external_id: 'chunk-x' } }),
+      row('chunk-c@example.com'),
+      ...Array.from({ length: 497 }, (_, i) => row(`chunk-filler-${i}@example.com`)),
+    ];
+    // The second meets them.
+    const second = [
+      row('chunk-a@example.com', { idempotency_key: 'chunk-key' }), // the same key and body: the first row's record
+      row('chunk-a@example.com', { idempotency_key: 'chunk-key' }, 'declined'), // the key with another body
+      row('chunk-d@example.com', { subject: { email: 'chunk-d@example.com', external_id: 'chunk-x' } }), // someone else's external id
+      row('chunk-b@example.com', { subject: { email: 'chunk-b@example.com', external_id: 'chunk-y' } }), // another one for chunk-b
+      row('chunk-c@example.com', { subject: { email: 'chunk-c@example.com', external_id: 'chunk-z' } }), // a first one for chunk-c: kept
+    ];
+    const records = [...first, ...second];
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const before = await count();
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect(dry.status).toBe(200);
+    expect(await count()).toBe(before);
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect(real.status).toBe(201);
+    const tail = (answer: { body: { rows: Array<{ outcome: string; reasons?: Array<{ field: string }> }> } }) =>
+      answer.body.rows.slice(500).map((outcome) => [outcome.outcome, outcome.reasons?.map((reason) => reason.field)]);
+    expect(tail(real)).toEqual([
+      ['recorded', undefined],
+      ['refused', ['idempotency_key']],
+      ['refused', ['subject.external_id']],
+      ['refused', ['subject.external_id']],
+      ['recorded', undefined],
+    ]);
+    expect(tail(dry)).toEqual(tail(real));
+    expect(dry.body.summary).toEqual(real.body.summary);
+    expect(real.body.rows[500].record_id).toBe(real.body.rows[0].record_id);
+  });
+
   it('keeps a decision made before the newest record as history: an import of old rows or a late delivery withdraws nothing newer', async () => {
     const email = 'history@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;

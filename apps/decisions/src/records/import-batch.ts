@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   ClaimNewReply,
   ClaimNewRequest,
+  DryRunLedger,
   ImportRowOutcome,
   LocateManyReply,
   LocateManyRequest,
@@ -146,8 +147,8 @@ export type KnownPerson = { id: string; email: string | null; external_id: strin
 const knownPeopleFrom = (rows: Array<[string, string | null, string | null]>): KnownPerson[] =>
   rows.map(([id, email, externalId]) => ({ id, email, external_id: externalId }));
 
-/** An idempotency key used before: the record it made, and the fingerprint of that request's body. */
-export type EarlierKey = { idempotency_key: string; record_id: string; request_fingerprint: string | null };
+/** An idempotency key used before: the record it made (none yet for a key an earlier chunk of a dry run would record), and the fingerprint of that request's body. */
+export type EarlierKey = { idempotency_key: string; record_id: string | null; request_fingerprint: string | null };
 
 type KnownPeopleAndEarlierKeysRow = {
   known_people: Array<[string, string | null, string | null]>;
@@ -246,46 +247,79 @@ const STATEMENTS = {
 
 /**
  * Why a row's person cannot be told apart, or nothing: its external id belongs to another person
- * than its e-mail address, or to a person recorded with another address, or the person of the
- * address has another external id (or is given one by an earlier row of the batch). A person is one
- * row per application and e-mail address and per external id; recording the row under either would
- * bind an identifier to someone it does not name, or silently drop it.
+ * than its e-mail address, or to a person with another address, or the person of the address has
+ * another external id (or is given one by an earlier row of the batch). A person is one row per
+ * application and e-mail address and per external id; recording the row under either would bind an
+ * identifier to someone it does not name, or silently drop it. `newHere`: the people an earlier row
+ * of the batch introduces (they are not recorded yet, which the reasons say).
  */
-function subjectConflict(row: CheckedRow, byId: KnownPerson | undefined, byAddress: KnownPerson | undefined, bindingInBatch: string | undefined): SubjectConflict | undefined {
+function subjectConflict(
+  row: CheckedRow,
+  byId: KnownPerson | undefined,
+  byAddress: KnownPerson | undefined,
+  bindingInBatch: string | undefined,
+  newHere: ReadonlySet<string>,
+): SubjectConflict | undefined {
   if (!row.externalId) return undefined;
   const conflict = (reason: string): SubjectConflict => ({ field: 'subject.external_id', reason });
   if (byId && byAddress && byId.id !== byAddress.id) return conflict('belongs to another person of this application than subject.email');
-  if (byId && !byAddress && byId.email !== null && byId.email !== row.email) return conflict('belongs to a person of this application recorded with another e-mail address');
-  if (!byId && byAddress?.external_id) return conflict('the person recorded with this e-mail address has another external_id');
+  if (byId && !byAddress && byId.email !== null && byId.email !== row.email) {
+    return conflict(newHere.has(byId.id) ? 'an earlier row gives it to a person with another e-mail address' : 'belongs to a person of this application recorded with another e-mail address');
+  }
+  if (!byId && byAddress?.external_id) {
+    return conflict(newHere.has(byAddress.id) ? 'an earlier row gives the person of this e-mail address another external_id' : 'the person recorded with this e-mail address has another external_id');
+  }
   if (!byId && bindingInBatch !== undefined && bindingInBatch !== row.externalId) return conflict('an earlier row gives the person of this e-mail address another external_id');
   return undefined;
 }
 
-/** A row's person among those known: found (with an external id to keep for them), a conflict, or nobody (new). */
-type KnownMatch = { found: KnownPerson; bindExternalId?: string } | SubjectConflict | undefined;
+/**
+ * A row's person: one already recorded (`found`, with an external id to keep for them), one an
+ * earlier row of the batch introduced or this row introduces (`newcomer`: the same object for every
+ * row of that person, with the external id the rows give them), or a conflict.
+ */
+type PersonMatch = { found: KnownPerson; bindExternalId?: string } | { newcomer: KnownPerson } | SubjectConflict;
 
 /**
- * Each row's person among `known` (subjectConflict's rules; an external id a row gives a person found
- * by e-mail address who has none is kept for them, and a later row giving them another conflicts).
+ * Each row's person, in row order, by subjectConflict's rules: the people already recorded
+ * (`known`), and the people earlier rows of the batch introduce, who count as known to the rows
+ * after them, so a batch decides as the same rows sent one by one would. An external id a row gives
+ * a person who has none (recorded, or new in the batch) is kept for them, and a later row giving
+ * them another, or giving it to someone else, conflicts.
  */
-function matchKnown(rows: CheckedRow[], known: KnownPerson[]): Map<number, KnownMatch> {
+function matchPeople(rows: CheckedRow[], known: KnownPerson[]): Map<number, PersonMatch> {
   const byExternal = new Map(known.filter((s) => s.external_id).map((s) => [s.external_id!, s]));
   const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
+  /** External ids rows give recorded people who have none (kept for them by the write), by person id. */
   const binding = new Map<string, string>();
-  const matches = new Map<number, KnownMatch>();
+  /** The people earlier rows introduce, under ids of their own here (made when they are written). */
+  const newHere = new Set<string>();
+  const matches = new Map<number, PersonMatch>();
   for (const row of rows) {
     const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
     const byAddress = byEmail.get(row.email);
-    const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined);
+    const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined, newHere);
     if (conflict) {
       matches.set(row.index, conflict);
       continue;
     }
-    const found = byId ?? byAddress;
-    if (!found) continue;
-    if (row.externalId && !found.external_id) binding.set(found.id, row.externalId);
-    const bindExternalId = binding.get(found.id);
-    matches.set(row.index, bindExternalId ? { found, bindExternalId } : { found });
+    let person = byId ?? byAddress;
+    if (!person) {
+      person = { id: `new ${newHere.size}`, email: row.email, external_id: row.externalId ?? null };
+      newHere.add(person.id);
+      byEmail.set(row.email, person);
+      if (row.externalId) byExternal.set(row.externalId, person);
+    } else if (row.externalId && !person.external_id && !binding.has(person.id)) {
+      // The first external id given to a person without one: theirs from now on.
+      if (newHere.has(person.id)) person.external_id = row.externalId;
+      else binding.set(person.id, row.externalId);
+      byExternal.set(row.externalId, person);
+    }
+    if (newHere.has(person.id)) matches.set(row.index, { newcomer: person });
+    else {
+      const bindExternalId = binding.get(person.id);
+      matches.set(row.index, bindExternalId ? { found: person, bindExternalId } : { found: person });
+    }
   }
   return matches;
 }
@@ -305,7 +339,10 @@ function sortByKey(rows: CheckedRow[], earlier: Map<string, EarlierKey>, outcome
     const key = row.idempotencyKey;
     const before = key ? earlier.get(key) : undefined;
     if (before) {
-      outcomes.set(row.index, before.request_fingerprint === row.fingerprint ? { index: row.index, outcome: 'recorded', record_id: before.record_id } : refusal(row, [KEY_REUSED]));
+      outcomes.set(
+        row.index,
+        before.request_fingerprint === row.fingerprint ? { index: row.index, outcome: 'recorded', ...(before.record_id ? { record_id: before.record_id } : {}) } : refusal(row, [KEY_REUSED]),
+      );
       continue;
     }
     if (key && firstOfKey.has(key)) continue; // settled after the first row of that key
@@ -606,40 +643,61 @@ export class ImportBatch {
    * name different people, and for people homed in another country (the directory is asked where
    * each new person lives, `residency-router.locate-many`, and claims nothing). A row it answers
    * `recorded` may still meet what changes until the real import (another writer's record, a person
-   * homed meanwhile); a key repeated across chunks of one import is seen by the real import only.
+   * homed meanwhile). `earlierInRun`: what the run's earlier chunks would write that these rows
+   * meet (their keys and people, which the real import would find written); answers with the
+   * outcomes what this chunk would write (`ledger`), for the chunks after it.
    */
-  async preview(applicationId: string, rows: CheckedRow[]): Promise<ImportRowOutcome[]> {
+  async preview(applicationId: string, rows: CheckedRow[], earlierInRun?: DryRunLedger): Promise<{ outcomes: ImportRowOutcome[]; ledger: DryRunLedger }> {
     const outcomes = new Map<number, ImportRowOutcome>();
-    const { fresh, firstOfKey } = sortByKey(rows, await this.earlierKeys(applicationId, rows), outcomes);
+    // The keys earlier chunks of the run would record count as used before (their records have no id yet).
+    const earlier = await this.earlierKeys(applicationId, rows);
+    for (const { idempotency_key: key, fingerprint } of earlierInRun?.keys ?? []) {
+      if (!earlier.has(key)) earlier.set(key, { idempotency_key: key, record_id: null, request_fingerprint: fingerprint });
+    }
+    const { fresh, firstOfKey } = sortByKey(rows, earlier, outcomes);
     const emails = [...new Set(fresh.map((row) => row.email))];
     const externalIds = [...new Set(fresh.flatMap((row) => (row.externalId ? [row.externalId] : [])))];
     const known = emails.length === 0 ? [] : await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
-    const matches = matchKnown(fresh, known);
-    const newcomers: CheckedRow[] = [];
+    // The people earlier chunks would record or give an external id, as the real import would find them.
+    for (const carried of earlierInRun?.people ?? []) {
+      const recorded = known.filter((person) => person.email === carried.email);
+      if (recorded.length > 0) recorded.forEach((person) => (person.external_id ??= carried.external_id));
+      else known.push({ id: `earlier ${carried.email}`, email: carried.email, external_id: carried.external_id });
+    }
+    const matches = matchPeople(fresh, known);
+    const newcomers = new Map<KnownPerson, CheckedRow[]>();
+    const ledger: DryRunLedger = { keys: [], people: [] };
     for (const row of fresh) {
-      const match = matches.get(row.index);
+      const match = matches.get(row.index)!;
       if (isConflict(match)) outcomes.set(row.index, refusal(row, [match]));
-      else if (match) outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
-      else newcomers.push(row);
+      else if ('found' in match) {
+        outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+        if (match.bindExternalId) ledger.people.push({ email: match.found.email!, external_id: match.bindExternalId });
+      } else newcomers.set(match.newcomer, [...(newcomers.get(match.newcomer) ?? []), row]);
     }
     // Where the people not recorded here live, if anywhere: a person homed elsewhere is refused, as the import would.
-    for (let start = 0; start < newcomers.length; start += 1000) {
-      const chunk = newcomers.slice(start, start + 1000);
+    const people = [...newcomers.keys()];
+    for (let start = 0; start < people.length; start += 1000) {
+      const chunk = people.slice(start, start + 1000);
       const { homes } = await firstValueFrom(
         this.clients.own.send<LocateManyReply, LocateManyRequest>(RESIDENCY_LOCATE_MANY, {
-          people: chunk.map((row) => this.subjects.newPersonReferences(applicationId, { email: row.email, externalId: row.externalId })),
+          people: chunk.map((person) => this.subjects.newPersonReferences(applicationId, { email: person.email!, externalId: person.external_id ?? undefined })),
         }),
       );
-      chunk.forEach((row, i) => {
+      chunk.forEach((person, i) => {
         const home = homes[i];
-        outcomes.set(
-          row.index,
-          home && home !== this.context.env.COUNTRY ? refusal(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]) : { index: row.index, outcome: 'recorded' },
-        );
+        const elsewhere = home && home !== this.context.env.COUNTRY;
+        if (!elsewhere) ledger.people.push({ email: person.email!, external_id: person.external_id });
+        for (const row of newcomers.get(person)!) {
+          outcomes.set(row.index, elsewhere ? refusal(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]) : { index: row.index, outcome: 'recorded' });
+        }
       });
     }
+    for (const row of fresh) {
+      if (row.idempotencyKey && outcomes.get(row.index)?.outcome === 'recorded') ledger.keys.push({ idempotency_key: row.idempotencyKey, fingerprint: row.fingerprint });
+    }
     settleRepeatedKeys(rows, firstOfKey, outcomes);
-    return rows.map((row) => outcomes.get(row.index)!);
+    return { outcomes: rows.map((row) => outcomes.get(row.index)!), ledger };
   }
 
   /** The rows' idempotency keys this application used before, with their records and body fingerprints. */
@@ -787,19 +845,19 @@ export class ImportBatch {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
     const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
-    const matches = matchKnown(rows, known);
+    const matches = matchPeople(rows, known);
     const result = new Map<number, Person | string | SubjectConflict>();
-    const newcomers = new Map<string, Person>();
+    const newcomers = new Map<KnownPerson, Person>();
     const homedAlready = new Set<Person>();
     // One object per person found, so an external id kept for them is seen by every row of theirs.
     const foundPeople = new Map<string, Person>();
     for (const row of rows) {
-      const match = matches.get(row.index);
+      const match = matches.get(row.index)!;
       if (isConflict(match)) {
         result.set(row.index, match);
         continue;
       }
-      if (match) {
+      if ('found' in match) {
         const { found, bindExternalId } = match;
         let person = foundPeople.get(found.id);
         if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
@@ -807,14 +865,14 @@ export class ImportBatch {
         result.set(row.index, person);
         continue;
       }
-      const key = row.externalId ? `x:${row.externalId}` : `e:${row.email}`;
-      let person = newcomers.get(key) ?? newcomers.get(`e:${row.email}`);
+      let person = newcomers.get(match.newcomer);
       if (!person) {
-        const homedAs = row.externalId ? undefined : claimed?.get(row.email);
-        person = { id: homedAs ?? newSubjectId(this.context.env.COUNTRY), email: row.email, externalId: row.externalId ?? null, isNew: true };
+        const { email, external_id: externalId } = match.newcomer;
+        // Homed under an id already (knownAndClaimed) only by the reference of an e-mail address alone.
+        const homedAs = externalId ? undefined : claimed?.get(email!);
+        person = { id: homedAs ?? newSubjectId(this.context.env.COUNTRY), email, externalId, isNew: true };
         if (homedAs) homedAlready.add(person);
-        newcomers.set(key, person);
-        newcomers.set(`e:${row.email}`, person);
+        newcomers.set(match.newcomer, person);
       }
       result.set(row.index, person);
     }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ImportChunkReply, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
+import { DryRunLedger, ImportChunkReply, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -39,9 +39,11 @@ export class ImportConsentRecords {
     const checked = request.records.map((row, i) => this.check(request, terms, request.offset + i, row));
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
     let recorded: ImportRowOutcome[];
+    let ledger: DryRunLedger | undefined;
     if (request.dry_run) {
-      // What the real import would answer, short of writing: keys, identifiers, residency (ImportBatch.preview).
-      recorded = passing.length === 0 ? [] : await this.batch.preview(request.application_id, passing);
+      // What the real import would answer, short of writing: keys, identifiers, residency (ImportBatch.preview),
+      // also against what the run's earlier chunks would have written.
+      ({ outcomes: recorded, ledger } = passing.length === 0 ? { outcomes: [], ledger: undefined } : await this.batch.preview(request.application_id, passing, request.earlier));
     } else {
       const batch = await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
       recorded = batch.outcomes;
@@ -69,7 +71,7 @@ export class ImportConsentRecords {
         [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows)],
       );
     }
-    return { rows };
+    return { rows, ...(ledger ? { ledger } : {}) };
   }
 
   async get(request: ImportGetRequest): Promise<ImportReport> {

@@ -24,6 +24,7 @@ import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
+import { DryRunLedgerOfRun } from './dry-run-ledger';
 import { AttestedDecisionDto, CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
@@ -129,7 +130,8 @@ export class RecordsController {
     description:
       'Every row goes through the capture rules and is recorded with channel `imported`, its original `captured_at` and ' +
       'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
-      'name). A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
+      'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
+      'rows of the whole request. Rows are decided in order, as if sent one by one. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
       'Bodies up to 16 MiB.',
   })
   @ApiCreatedResponse({ description: '`{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
@@ -138,7 +140,11 @@ export class RecordsController {
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
     const rows: ImportRowOutcome[] = [];
+    // A dry run's later chunks are told what its earlier ones would have written (a real import's find it written).
+    const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
     for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
+      const records = body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[];
+      const earlier = ledger?.meets(records);
       const chunk = await firstValueFrom(
         this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, {
           application_id: principal.application.id,
@@ -147,9 +153,11 @@ export class RecordsController {
           flow_id: body.flow_id,
           dry_run: body.dry_run,
           send_receipts: body.send_receipts ?? false,
-          records: body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[],
+          records,
+          ...(earlier ? { earlier } : {}),
         }),
       );
+      ledger?.add(chunk.ledger);
       rows.push(...chunk.rows);
     }
     void reply.status(body.dry_run ? 200 : 201);

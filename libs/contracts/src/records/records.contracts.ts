@@ -148,6 +148,39 @@ export class ImportRowInput {
   idempotency_key?: string;
 }
 
+/** An idempotency key a dry run would record, with its body's fingerprint. */
+export class DryRunKey {
+  @IsString()
+  @Length(1, 200)
+  idempotency_key: string;
+
+  @IsString()
+  fingerprint: string;
+}
+
+/** A person a dry run would record or give an external id, by e-mail address. */
+export class DryRunPerson {
+  @IsString()
+  email: string;
+
+  @IsOptional()
+  @IsString()
+  external_id: string | null;
+}
+
+/** What chunks of a dry run would write that the rows of its later chunks meet. */
+export class DryRunLedger {
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => DryRunKey)
+  keys: DryRunKey[];
+
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => DryRunPerson)
+  people: DryRunPerson[];
+}
+
 /**
  * One chunk of an import (the gateway splits a request into chunks that fit a transport message);
  * every chunk of one import shares its id, and `offset` is the index of its first row.
@@ -175,6 +208,15 @@ export class ImportRecordsRequest {
   /** Rows are checked one by one here (a bad row is refused by name, it does not fail the import). */
   @IsObject({ each: true })
   records: ImportRowInput[];
+
+  /**
+   * A dry run's later chunk: what its earlier chunks would have recorded that this chunk's rows
+   * meet (their idempotency keys and people), since a dry run writes nothing the chunk could read.
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => DryRunLedger)
+  earlier?: DryRunLedger;
 }
 
 export interface ImportRowOutcome {
@@ -186,6 +228,8 @@ export interface ImportRowOutcome {
 
 export interface ImportChunkReply {
   rows: ImportRowOutcome[];
+  /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */
+  ledger?: DryRunLedger;
 }
 
 export interface ImportReport {
