@@ -9,7 +9,7 @@
  * p99.
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
- *                         [--load raw|autocannon]
+ *                         [--load raw|autocannon] [--returning-people N]
  *
  * The saturation rounds' generator (`--load`): `raw` (the default since the twenty-fourth session)
  * is bench/paced-load.js `saturate` on kept-alive connections, each sending its next request when
@@ -26,7 +26,10 @@
  * target over the ceiling cannot be met on that host at those costs, however the waits are cut.
  *
  * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
- * a new person; with --idempotency-keys each also carries a key of its own (as a client that retries
+ * a new person (homed through the residency directory, confirmed with the peer country); with
+ * `--returning-people N` every request is instead a new decision of one of N people recorded before
+ * the rounds (no homing; the person's last record superseded, with a withdrawal every other pass).
+ * With --idempotency-keys each request also carries a key of its own (as a client that retries
  * safely sends it). Results go to bench/results/<timestamp>-records-embedded.json.
  */
 const fs = require('node:fs');
@@ -43,6 +46,7 @@ const connections = Number(option('connections', '16'));
 const rounds = Math.max(1, Number(option('rounds', '3')));
 const idempotencyKeys = process.argv.includes('--idempotency-keys');
 const load = option('load', 'raw');
+const returningPeople = Number(option('returning-people', '0'));
 if (load !== 'raw' && load !== 'autocannon') throw new Error('--load is raw or autocannon');
 
 function pgbench(databaseUrl, placement) {
@@ -67,27 +71,47 @@ function pgbench(databaseUrl, placement) {
  */
 let markPhase = () => undefined;
 
+/** `count` people recorded through imports (10,000 rows each) before the rounds: their e-mail addresses. */
+async function recordPeople(base, headers, flowId, count, decisions) {
+  const emails = Array.from({ length: count }, (_, i) => `returning-${process.pid}-${i}@example.com`);
+  for (let start = 0; start < count; start += 10_000) {
+    const records = emails.slice(start, start + 10_000).map((email) => ({ subject: { email }, decisions, captured_at: '2025-01-01T00:00:00.000Z' }));
+    const response = await fetch(`${base}/api/v1/consent_records/imports`, { method: 'POST', headers, body: JSON.stringify({ flow_id: flowId, dry_run: false, records }) });
+    const report = await response.json();
+    if (response.status !== 201 || report.summary.refused > 0) throw new Error(`importing the returning people: ${response.status} ${JSON.stringify(report.summary ?? report)}`);
+  }
+  log(`records: ${count} returning people recorded before the rounds`);
+  return emails;
+}
+
 async function main() {
   const measuredSource = source();
   const calibrationBefore = hostCalibration();
   const service = await startCountryPair({ mode: 'embedded' });
   if (option('sql-trace') || option('record-stages')) markPhase = () => process.kill(service.child.pid, 'SIGUSR2');
-  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load } };
+  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load, returning_people: returningPeople } };
   try {
     const { credentials } = service;
     const base = credentials.endpoints.US;
     const token = credentials.api_token;
     const flowId = await capturableFlow(base, credentials, 'Signup form');
     let n = 0;
-    const body = () =>
-      JSON.stringify({
-        flow_id: flowId,
-        subject: { email: `person-${process.pid}-${n++}@example.com` },
-        decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } },
-        captured_at: new Date().toISOString(),
-        ...(idempotencyKeys ? { idempotency_key: `key-${process.pid}-${n}` } : {}),
-      });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    // `--returning-people N`: N people recorded before the rounds (one import), and every request a
+    // new decision of one of them in turn, the newsletter flipped on every pass over them, so each
+    // record supersedes the person's last one and withdraws from it every other pass.
+    const decision = (newsletter) => ({ newsletter: { decision: newsletter, default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } });
+    const pool = returningPeople > 0 ? await recordPeople(base, headers, flowId, returningPeople, decision('granted')) : [];
+    const body = () => {
+      const i = n++;
+      return JSON.stringify({
+        flow_id: flowId,
+        subject: { email: pool.length > 0 ? pool[i % pool.length] : `person-${process.pid}-${i}@example.com` },
+        decisions: decision(pool.length > 0 && Math.floor(i / pool.length) % 2 === 0 ? 'declined' : 'granted'),
+        captured_at: new Date().toISOString(),
+        ...(idempotencyKeys ? { idempotency_key: `key-${process.pid}-${i + 1}` } : {}),
+      });
+    };
     const options = { url: `${base}/api/v1/consent_records`, method: 'POST', headers, connections, requests: [{ setupRequest: (request) => ({ ...request, body: body() }) }] };
 
     /** `seconds` of saturation with the chosen generator: its summary (as decisions.js summary()) and the requests. */

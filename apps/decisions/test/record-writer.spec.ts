@@ -27,17 +27,19 @@ const writeThrough = (writer: RecordWriter, flow: FlowVersion) => (email: string
 /**
  * When the writer asks the directory before looking its people up (ImportBatch.knownAndClaimed
  * `claimFirst`): only after a batch whose people were all new, and no longer after one with someone
- * known. The batch and the flows are stand-ins: what is checked is what the writer asks them.
+ * known; and when it looks them up first (`lookUpFirst`): only after a batch whose people were all
+ * recorded already. The batch and the flows are stand-ins: what is checked is what the writer asks them.
  */
 describe('RecordWriter: the claim first after a batch of new people', () => {
   const flow = Object.assign(new FlowVersion(), { id: 'flw_us_writer', version: 1, applicationId: 'tp_us_writer' });
   const flows = remembering(flow);
-  /** The `claimFirst` of every lookup-and-claim, and who the stand-in directory knows. */
-  const asked: boolean[] = [];
+  /** The order of every lookup-and-claim (`claim first`, `look up first` or `both at once`), and who the stand-in directory knows. */
+  const asked: string[] = [];
   const recordedHere = new Set<string>();
   const batch = {
-    knownAndClaimed: async (_: string, rows: Array<{ email: string }>, options: { claimFirst?: boolean } = {}) => {
-      asked.push(options.claimFirst ?? false);
+    knownAndClaimed: async (_: string, rows: Array<{ email: string }>, options: { claimFirst?: boolean; lookUpFirst?: boolean } = {}) => {
+      expect(options.claimFirst && options.lookUpFirst).toBeFalsy();
+      asked.push(options.claimFirst ? 'claim first' : options.lookUpFirst ? 'look up first' : 'both at once');
       const known: KnownPerson[] = rows.filter((row) => recordedHere.has(row.email)).map((row) => ({ id: `sub_${row.email}`, email: row.email, external_id: null }));
       const claimed = new Map(rows.filter((row) => !recordedHere.has(row.email)).map((row) => [row.email, `sub_${row.email}`]));
       return { known, claimed };
@@ -49,13 +51,24 @@ describe('RecordWriter: the claim first after a batch of new people', () => {
   } as unknown as ImportBatch;
   const write = writeThrough(new RecordWriter(batch, flows), flow);
 
-  it('claims first only while the last batch was all new people', async () => {
+  it('claims first only while the last batch was all new people, and looks up first only while it was all returning people', async () => {
     await write('first@example.com'); // nothing known about the last batch yet: both at once
     await write('second@example.com'); // the last was all new: the claim first
-    await write('first@example.com'); // claimed first, but someone known: the next looks up and claims at once
-    await write('third@example.com');
+    await write('first@example.com'); // claimed first, but everyone was known: the next looks up first
+    await write('third@example.com'); // looked up first, and everyone was new: the next claims first
     await write('fourth@example.com');
-    expect(asked).toEqual([false, true, true, false, true]);
+    await write('first@example.com');
+    await write('second@example.com'); // looked up first, everyone known: again
+    await write('fifth@example.com');
+    expect(asked).toEqual(['both at once', 'claim first', 'claim first', 'look up first', 'claim first', 'claim first', 'look up first', 'look up first']);
+  });
+
+  it('looks up and claims at once after a batch with both new and returning people', async () => {
+    asked.length = 0;
+    // The first request is a batch alone; the two written while it is on its way are the next batch.
+    await Promise.all([write('seventh@example.com'), write('first@example.com'), write('eighth@example.com')]);
+    await write('ninth@example.com');
+    expect(asked).toEqual(['claim first', 'claim first', 'both at once']);
   });
 });
 

@@ -89,4 +89,30 @@ describe('ReceiptFreezer', () => {
     expect(after.slice(0, 2)).toEqual(before);
     expect(after[2]).toMatchObject({ record_id: 'rec_us_redelivered_3', source_event_id: 'evt_aaaaaaaaaaaaaaaaaaa3' });
   });
+
+  it('records a batch\'s withdrawals together: the whole record, or each purpose named, with its channel, and nothing again when redelivered', async () => {
+    const withdrawal = (eventId: string, type: string, recordId: string, data: Record<string, unknown> = {}): ReceiptEventInput => ({
+      id: eventId,
+      type,
+      application_id: APPLICATION_ID,
+      occurred_at: '2026-11-25T10:00:00.000Z',
+      data: { record_id: recordId, flow_id: FLOW_ID, subject: { id: 'sub_us0123456789abcdefgh' }, ...data },
+    });
+    const events = [
+      withdrawal('evt_bbbbbbbbbbbbbbbbbbb1', 'consent.revoked', 'rec_us_withdrawn_1'),
+      withdrawal('evt_bbbbbbbbbbbbbbbbbbb2', 'consent.purpose_revoked', 'rec_us_withdrawn_2', { purposes: ['newsletter', 'analytics'], channel: 'newer_record' }),
+      granted('evt_bbbbbbbbbbbbbbbbbbb3', 'rec_us_withdrawn_3'),
+    ];
+    expect(await freezer.ingest(events)).toEqual({ frozen: 1, lifecycle: 3 });
+    const facts = await database.dataSource.query(
+      `SELECT "source_event_id", "record_id", "fact" FROM "receipts"."lifecycle_facts" WHERE "record_id" LIKE 'rec_us_withdrawn_%' ORDER BY "source_event_id"`,
+    );
+    expect(facts).toEqual([
+      { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb1', record_id: 'rec_us_withdrawn_1', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'own_records' } },
+      { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb2', record_id: 'rec_us_withdrawn_2', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record', purposeId: 'newsletter' } },
+      { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb2:2', record_id: 'rec_us_withdrawn_2', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record', purposeId: 'analytics' } },
+    ]);
+    // The relay's next batch carries one of them again (and twice): nothing is added.
+    expect(await freezer.ingest([events[1], events[1]])).toEqual({ frozen: 0, lifecycle: 0 });
+  });
 });

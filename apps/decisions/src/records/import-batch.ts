@@ -236,11 +236,15 @@ const STATEMENTS = {
     { reusePlan: false },
   ),
   // Every predecessor a batch supersedes, in one statement (each is superseded once per batch: a
-  // later row of the same person supersedes the record the batch made for the earlier one).
+  // later row of the same person supersedes the record the batch made for the earlier one). The
+  // records are found by primary key (`= ANY` of the document's ids): joined with the document
+  // alone, whose rows PostgreSQL estimates at a hundred, the plan was a hash join over every record
+  // of the table until it held tens of thousands (docs/performance.md, thirty-first session).
   withdraw: new PreparedStatement(
     'decisions_records_withdraw_many',
     `UPDATE "decisions"."consent_records" AS c SET "withdrawals" = c."withdrawals" || r."marks"
-       FROM jsonb_to_recordset($1::jsonb) AS r(${WITHDRAWAL_ROWS.columns}) WHERE c."record_id" = r."id"`,
+       FROM jsonb_to_recordset($1::jsonb) AS r(${WITHDRAWAL_ROWS.columns})
+      WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($1::jsonb) AS e)) AND c."record_id" = r."id"`,
     { reusePlan: false },
   ),
 };
@@ -491,7 +495,7 @@ export class ImportBatch {
   async knownAndClaimed(
     applicationId: string,
     rows: Array<{ email: string; idempotencyKey?: string }>,
-    options: { claimFirst?: boolean } = {},
+    options: { claimFirst?: boolean; lookUpFirst?: boolean } = {},
   ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> }> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
@@ -504,6 +508,14 @@ export class ImportBatch {
       const others = emails.filter((email) => !claimed.has(email));
       const known = others.length === 0 ? [] : await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, others]);
       return { known, claimed };
+    }
+    if (keys.length === 0 && options.lookUpFirst) {
+      // The people of the last batch were all recorded here already (returning people): only those
+      // the lookup does not find are claimed, after it, so a batch of returning people asks the
+      // directory nothing.
+      const known = await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]);
+      const recorded = new Set(known.map((person) => person.email));
+      return { known, claimed: await this.claimNew(applicationId, emails.filter((email) => !recorded.has(email))) };
     }
     if (keys.length === 0) {
       const [known, claimed] = await Promise.all([STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]), this.claimNew(applicationId, emails)]);

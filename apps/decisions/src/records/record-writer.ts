@@ -110,6 +110,12 @@ export class RecordWriter {
    * more, and the batch after it looks up and claims at once again.
    */
   private lastAllNew = false;
+  /**
+   * Whether the last batch written against a remembered version had everyone recorded already:
+   * the next one looks its people up first and claims only those it does not find
+   * (ImportBatch.knownAndClaimed `lookUpFirst`), so returning people cost the directory nothing.
+   */
+  private lastAllKnown = false;
 
   constructor(
     private readonly batch: ImportBatch,
@@ -197,8 +203,10 @@ export class RecordWriter {
         if (refused.length > 0) return guarded(group, () => this.writeGroup(group));
         let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
         try {
-          people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew });
-          this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === new Set(checked.map((one) => one.row.email)).size;
+          people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew, lookUpFirst: this.lastAllKnown });
+          const emails = new Set(checked.map((one) => one.row.email));
+          this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === emails.size;
+          this.lastAllKnown = people.earlier === undefined && people.claimed.size === 0 && new Set(people.known.map((person) => person.email)).size === emails.size;
         } catch (error) {
           for (const one of checked) one.pending.reject(error);
           return async () => undefined;

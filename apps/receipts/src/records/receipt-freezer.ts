@@ -40,6 +40,28 @@ const INSERT_FROZEN = new PreparedStatement(
    ON CONFLICT DO NOTHING RETURNING 1`,
 );
 
+/** A withdrawal fact of a record's lifecycle, on its way into the batch's insert. */
+interface LifecycleRow {
+  id: string;
+  record: string;
+  at: string;
+  fact: object;
+}
+
+const LIFECYCLE_ROWS = new JsonRecordset<LifecycleRow>([
+  { key: 'id', read: (row) => row.id },
+  { key: 'record', read: (row) => row.record },
+  { key: 'at', read: (row) => row.at, type: 'timestamptz' },
+  { key: 'fact', read: (row) => row.fact, type: 'jsonb' },
+]);
+
+const INSERT_LIFECYCLE_FACTS = new PreparedStatement(
+  'receipts_insert_lifecycle_facts',
+  `INSERT INTO "receipts"."lifecycle_facts" ("source_event_id", "record_id", "at", "fact")
+   SELECT r."id", r."record", r."at", r."fact" FROM jsonb_to_recordset($1::jsonb) AS r(${LIFECYCLE_ROWS.columns})
+   ON CONFLICT DO NOTHING RETURNING 1`,
+);
+
 const RPC_TIMEOUT_MS = 10_000;
 
 /**
@@ -74,12 +96,8 @@ export class ReceiptFreezer implements OnModuleInit {
   async ingest(events: ReceiptEventInput[]): Promise<ReceiptsIngestReply> {
     const outcomes = events.filter((event) => typeof event.data.record_id === 'string' && CONSENT_OUTCOME_EVENTS.has(event.type) && event.data.kind === 'consent');
     const frozen = await this.freezeAll(outcomes);
-    let lifecycle = 0;
-    for (const event of events) {
-      const recordId = event.data.record_id;
-      if (typeof recordId !== 'string') continue;
-      if (event.type === 'consent.revoked' || event.type === 'consent.purpose_revoked') lifecycle += await this.withdraw(event, recordId);
-    }
+    const withdrawals = events.filter((event) => typeof event.data.record_id === 'string' && (event.type === 'consent.revoked' || event.type === 'consent.purpose_revoked'));
+    const lifecycle = await this.withdrawAll(withdrawals);
     return { frozen, lifecycle };
   }
 
@@ -105,20 +123,27 @@ export class ReceiptFreezer implements OnModuleInit {
   }
 
   /**
-   * A withdrawal of the whole record, or (`consent.purpose_revoked`) of the purposes it names, with
-   * its channel: the person's own records on the hosted pages unless the event says otherwise (a
-   * newer record of the organisation's form).
+   * The withdrawals of a batch of events, in one insert: per event, the whole record or
+   * (`consent.purpose_revoked`) each purpose it names, with its channel (the person's own records
+   * on the hosted pages unless the event says otherwise, such as a newer record of the
+   * organisation's form). A fact's id is its event's id, with `:n` for an event's second and later
+   * purposes, so a redelivered event adds nothing. One statement per batch: a statement per event
+   * was most of PostgreSQL's time when records supersede one another (docs/performance.md,
+   * thirty-first session).
    */
-  private async withdraw(event: ReceiptEventInput, recordId: string): Promise<number> {
-    const channel = typeof event.data.channel === 'string' ? event.data.channel : 'own_records';
-    const purposes = event.type === 'consent.purpose_revoked' && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
-    const facts = purposes.map((purposeId) => ({ kind: 'withdrawal', at: event.occurred_at, channel, ...(purposeId ? { purposeId } : {}) }));
-    const inserted: unknown[] = await this.dataSource.query(
-      `INSERT INTO "receipts"."lifecycle_facts" ("source_event_id", "record_id", "at", "fact")
-       SELECT $1 || CASE WHEN n = 1 THEN '' ELSE ':' || n END, $2, $3, f FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t(f, n)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [event.id, recordId, event.occurred_at, JSON.stringify(facts)],
-    );
+  private async withdrawAll(events: ReceiptEventInput[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const facts = events.flatMap((event) => {
+      const channel = typeof event.data.channel === 'string' ? event.data.channel : 'own_records';
+      const purposes = event.type === 'consent.purpose_revoked' && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
+      return purposes.map((purposeId, n) => ({
+        id: n === 0 ? event.id : `${event.id}:${n + 1}`,
+        record: event.data.record_id as string,
+        at: event.occurred_at,
+        fact: { kind: 'withdrawal', at: event.occurred_at, channel, ...(purposeId ? { purposeId } : {}) },
+      }));
+    });
+    const inserted = await INSERT_LIFECYCLE_FACTS.rows(this.dataSource, [LIFECYCLE_ROWS.document(facts)]);
     return inserted.length;
   }
 
