@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
 import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
-import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS } from '../src/records/import-batch';
+import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL } from '../src/records/import-batch';
 import { SubjectsService } from '../src/subjects/subjects.service';
 
 /**
@@ -394,7 +394,7 @@ describe('ImportBatch: the withdrawal of superseded records', () => {
       { id: 'rec_17', marks: [{ at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
       { id: 'rec_14000', marks: [{ purpose: 'newsletter', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
     ]);
-    const [{ 'QUERY PLAN': [plan] }] = await database.dataSource.query(`EXPLAIN (FORMAT JSON) ${RECORD_BATCH_STATEMENTS.withdraw.text}`, [document]);
+    const [{ 'QUERY PLAN': [plan] }] = await database.dataSource.query(`EXPLAIN (FORMAT JSON) ${RECORD_BATCH_WITHDRAW_SQL}`, [document]);
     const reads: string[] = [];
     const indexes: string[] = [];
     const walk = (node: Record<string, unknown>) => {
@@ -407,7 +407,7 @@ describe('ImportBatch: the withdrawal of superseded records', () => {
     expect(reads).toHaveLength(1);
     expect(reads[0]).toMatch(/^(Index Scan|Bitmap Heap Scan)$/);
     expect(indexes).toEqual(['PK_consent_records']);
-    await RECORD_BATCH_STATEMENTS.withdraw.run(database.dataSource, [document]);
+    await database.dataSource.query(RECORD_BATCH_WITHDRAW_SQL, [document]);
     const rows = await database.dataSource.query(`SELECT "record_id", "withdrawals" FROM "decisions"."consent_records" WHERE "withdrawals" <> '[]' ORDER BY "record_id"`);
     expect(rows).toEqual([
       { record_id: 'rec_14000', withdrawals: [{ purpose: 'newsletter', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },

@@ -93,6 +93,8 @@ interface NewRecord {
   supersedes: string | null;
   /** The row's place in the batch (its recorded_at offset). */
   n: number;
+  /** Withdrawal marks of a record a later row of the same batch supersedes: inserted with it. */
+  withdrawals: Array<Record<string, string>>;
 }
 
 /** What a batch writes, planned before it is written. */
@@ -100,6 +102,7 @@ interface Planned {
   recordedAt: string;
   records: NewRecord[];
   events: OutboxEvent[];
+  /** The withdrawal marks of records written before the batch that it supersedes (its own records carry theirs). */
   withdrawals: Withdrawal[];
   /** The records made, by row index. */
   made: Map<number, MadeRecord>;
@@ -124,6 +127,7 @@ const RECORD_ROWS = new JsonRecordset<NewRecord>([
   { key: 'supersedes', read: (record) => record.supersedes },
   { key: 'channel', read: (record) => record.row.channel ?? 'imported' },
   { key: 'n', read: (record) => record.n, type: 'int' },
+  { key: 'withdrawals', read: (record) => record.withdrawals, type: 'jsonb' },
 ]);
 
 /** The withdrawal marks a batch adds to the records it supersedes. */
@@ -233,18 +237,6 @@ const STATEMENTS = {
     'decisions_records_latest',
     `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "captured_at" FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
-    { reusePlan: false },
-  ),
-  // Every predecessor a batch supersedes, in one statement (each is superseded once per batch: a
-  // later row of the same person supersedes the record the batch made for the earlier one). The
-  // records are found by primary key (`= ANY` of the document's ids): joined with the document
-  // alone, whose rows PostgreSQL estimates at a hundred, the plan was a hash join over every record
-  // of the table until it held tens of thousands (docs/performance.md, thirty-first session).
-  withdraw: new PreparedStatement(
-    'decisions_records_withdraw_many',
-    `UPDATE "decisions"."consent_records" AS c SET "withdrawals" = c."withdrawals" || r."marks"
-       FROM jsonb_to_recordset($1::jsonb) AS r(${WITHDRAWAL_ROWS.columns})
-      WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($1::jsonb) AS e)) AND c."record_id" = r."id"`,
     { reusePlan: false },
   ),
 };
@@ -383,9 +375,26 @@ function insertRecordsSql(guard: string | undefined): string {
         "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
      SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
             -- One microsecond apart in row order, so "newest" stays the later row of the same person.
-            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", '[]'::jsonb
+            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", r."withdrawals"
        FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})${where(guard)}`;
 }
+
+/**
+ * The withdrawal marks ($n) added to the records written before the batch that it supersedes, by
+ * primary key (`= ANY` of the document's ids, in a kept plan too): joined with the document alone,
+ * whose rows PostgreSQL estimates at a hundred, the plan was a hash join over every record of the
+ * table until it held about 25,000 records (docs/performance.md, thirty-first session). A record the batch
+ * itself makes and supersedes is inserted with its marks instead: an update in the same statement
+ * would not see it.
+ */
+function withdrawSql(parameter: number): string {
+  return `UPDATE "decisions"."consent_records" AS c SET "withdrawals" = c."withdrawals" || w."marks"
+       FROM jsonb_to_recordset($${parameter}::jsonb) AS w(${WITHDRAWAL_ROWS.columns})
+      WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($${parameter}::jsonb) AS e)) AND c."record_id" = w."id"`;
+}
+
+/** The withdrawal update alone (its document as $1), for tests that read its plan. */
+export const RECORD_BATCH_WITHDRAW_SQL = withdrawSql(1);
 
 /**
  * The condition of a batch written against a remembered flow version (RecordWriter): that version
@@ -395,15 +404,18 @@ function insertRecordsSql(guard: string | undefined): string {
 const WHILE_ACTIVE = versionStillActiveSql('$2', '$3::int');
 
 /**
- * The batch's records and their outbox events in one statement (one round trip fewer per batch): the
- * records' insert is a data-modifying `WITH`, which PostgreSQL runs to completion whether or not the
- * outer insert reads it; the events' insert is the outbox's own (`outboxInsertSql`).
+ * The batch's records, the withdrawals of the records before it that they supersede ($7) and their
+ * outbox events in one statement (two round trips fewer per batch): the records' insert and the
+ * update are data-modifying `WITH`s, which PostgreSQL runs to completion whether or not the outer
+ * insert reads them; the events' insert is the outbox's own (`outboxInsertSql`). Under the guard
+ * (`whileActive`) a superseded version inserts nothing, and the caller undoes the transaction, the
+ * update with it.
  */
 function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean): PreparedStatement {
   const guard = whileActive ? WHILE_ACTIVE : undefined;
   return new PreparedStatement(
     `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}`,
-    `WITH "records" AS (${insertRecordsSql(guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
+    `WITH "records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
   );
 }
 
@@ -628,12 +640,18 @@ export class ImportBatch {
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
         const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
-        const { rowCount } = await insert.run(manager, [applicationId, flow.id, flow.version, planned.recordedAt, RECORD_ROWS.document(planned.records), outboxDocument(planned.events)]);
+        const { rowCount } = await insert.run(manager, [
+          applicationId,
+          flow.id,
+          flow.version,
+          planned.recordedAt,
+          RECORD_ROWS.document(planned.records),
+          outboxDocument(planned.events),
+          WITHDRAWAL_ROWS.document(planned.withdrawals),
+        ]);
         // No event inserted: the version is no longer active, and everything of the transaction is undone.
         if (whileActive && rowCount === 0) throw new StaleFlowVersion(flow.id);
       }
-      // After the insert: a record this batch made can be the one a later row of it supersedes.
-      if (planned.withdrawals.length > 0) await STATEMENTS.withdraw.run(manager, [WITHDRAWAL_ROWS.document(planned.withdrawals)]);
       return planned;
     });
     for (const [index, record] of written.made) {
@@ -722,11 +740,11 @@ export class ImportBatch {
   /**
    * A batch whose people are all new, in one statement without a transaction of its own: the
    * people, their records and the records' events. Nobody else can hold a record of a person this
-   * batch creates, so there is no predecessor to look up and no per-person lock to take. Answers
-   * undefined, having written nothing, when that does not hold: a row supersedes another row of the
-   * batch with a withdrawal (an update of a row the same statement inserts), or another batch
-   * recorded one of these people since they were looked up (the subjects' unique index refuses the
-   * whole statement); the transaction then writes the batch.
+   * batch creates, so there is no predecessor to look up and no per-person lock to take (a row
+   * that supersedes another row of the batch puts its withdrawal marks on that row's insert).
+   * Answers undefined, having written nothing, when that does not hold: another batch recorded one
+   * of these people since they were looked up (the subjects' unique index refuses the whole
+   * statement); the transaction then writes the batch.
    */
   private async recordNewPeople(
     applicationId: string,
@@ -737,8 +755,8 @@ export class ImportBatch {
     whileActive: boolean,
   ): Promise<Planned | undefined> {
     if (newPeople.length === 0) return undefined;
+    // Nobody recorded before the batch: every withdrawal it plans is of its own records.
     const planned = this.plan(applicationId, flow, homed, people, new Map());
-    if (planned.withdrawals.length > 0) return undefined;
     const insert = this.statement(this.newPeopleWithRecords, whileActive, insertNewPeopleWithRecords);
     let inserted: number;
     try {
@@ -780,6 +798,8 @@ export class ImportBatch {
     const now = new Date();
     const recordedAt = now.toISOString();
     const planned: Planned = { recordedAt, records: [], events: [], withdrawals: [], made: new Map() };
+    /** The batch's own records by id: one a later row supersedes is inserted with its withdrawal marks. */
+    const own = new Map<string, NewRecord>();
     for (const row of homed) {
       const person = people.get(row.index) as Person;
       const previous = latest.get(person.id) ?? null;
@@ -794,7 +814,9 @@ export class ImportBatch {
       const capturedAt = Date.parse(row.capturedAt);
       const late = previous !== null && capturedAt < previous.capturedAt;
       const predecessor = late ? null : previous;
-      planned.records.push({ recordId, person: person.id, row, status, supersedes: predecessor?.recordId ?? null, n: planned.records.length + 1 });
+      const record: NewRecord = { recordId, person: person.id, row, status, supersedes: predecessor?.recordId ?? null, n: planned.records.length + 1, withdrawals: [] };
+      planned.records.push(record);
+      own.set(recordId, record);
       const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
       planned.events.push(
         outboxRow({
@@ -826,7 +848,9 @@ export class ImportBatch {
         const change = supersessionOf(older.purposes, newer.purposes);
         if (change.event && change.withdrawn.length > 0) {
           const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: 'newer_record' }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: 'newer_record' }));
-          planned.withdrawals.push({ recordId: older.recordId, marks });
+          const ours = own.get(older.recordId);
+          if (ours) ours.withdrawals.push(...marks);
+          else planned.withdrawals.push({ recordId: older.recordId, marks });
           planned.events.push(
             outboxRow({
               type: change.event,
