@@ -393,6 +393,16 @@ function withdrawSql(parameter: number): string {
       WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($${parameter}::jsonb) AS e)) AND c."record_id" = w."id"`;
 }
 
+/** $1–$6 of the records' inserts (insertRecordsSql and the outbox's): the batch's records and their events. */
+const recordsParameters = (applicationId: string, flow: { id: string; version: number }, planned: Planned): unknown[] => [
+  applicationId,
+  flow.id,
+  flow.version,
+  planned.recordedAt,
+  RECORD_ROWS.document(planned.records),
+  outboxDocument(planned.events),
+];
+
 /** The withdrawal update alone (its document as $1), for tests that read its plan. */
 export const RECORD_BATCH_WITHDRAW_SQL = withdrawSql(1);
 
@@ -640,15 +650,7 @@ export class ImportBatch {
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
         const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
-        const { rowCount } = await insert.run(manager, [
-          applicationId,
-          flow.id,
-          flow.version,
-          planned.recordedAt,
-          RECORD_ROWS.document(planned.records),
-          outboxDocument(planned.events),
-          WITHDRAWAL_ROWS.document(planned.withdrawals),
-        ]);
+        const { rowCount } = await insert.run(manager, [...recordsParameters(applicationId, flow, planned), WITHDRAWAL_ROWS.document(planned.withdrawals)]);
         // No event inserted: the version is no longer active, and everything of the transaction is undone.
         if (whileActive && rowCount === 0) throw new StaleFlowVersion(flow.id);
       }
@@ -760,15 +762,7 @@ export class ImportBatch {
     const insert = this.statement(this.newPeopleWithRecords, whileActive, insertNewPeopleWithRecords);
     let inserted: number;
     try {
-      ({ rowCount: inserted } = await insert.run(this.dataSource, [
-        applicationId,
-        flow.id,
-        flow.version,
-        planned.recordedAt,
-        RECORD_ROWS.document(planned.records),
-        outboxDocument(planned.events),
-        PEOPLE_ROWS.document(newPeople),
-      ]));
+      ({ rowCount: inserted } = await insert.run(this.dataSource, [...recordsParameters(applicationId, flow, planned), PEOPLE_ROWS.document(newPeople)]));
     } catch (error) {
       if (isSubjectConflict(error as { code?: string; constraint?: string })) return undefined;
       throw error;
