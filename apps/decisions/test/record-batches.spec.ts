@@ -44,6 +44,10 @@ describe('ImportBatch: a batch of records', () => {
     channel: 'controller_attested',
   });
   const count = async (sql: string, values: unknown[]) => (await dataSource.query(sql, values))[0].n as number;
+  const eventuallyTrue = async (check: () => Promise<boolean>) => {
+    for (let i = 0; i < 100 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await check()).toBe(true);
+  };
 
   beforeAll(async () => {
     database = await migratedServiceDatabase(decisionsService, 'record_batches');
@@ -133,6 +137,85 @@ describe('ImportBatch: a batch of records', () => {
     // The analytics purpose moved from granted to declined: the predecessor is withdrawn for it.
     const [predecessor] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [earlierRecord]);
     expect(predecessor.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
+  });
+
+  it('writes against the newest records read with the people when they still are, and reads them again when another writer changed one', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'granted'))])).made.values();
+    const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows');
+    try {
+      // Read with the people (as the writer's people stage does), unchanged at the write: not read again.
+      const people = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
+      expect(people.latest).toEqual(new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), capturedAt: Date.parse('2026-11-23T10:00:00.000Z') }]]));
+      const second = await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'declined'))], people.known, people);
+      expect(second.made.get(0)).toMatchObject({ supersedes: first.recordId });
+      expect(readLatest).not.toHaveBeenCalled();
+
+      // Read, then another writer records the person: the write finds the newest record changed,
+      // writes nothing against the old one, reads it again and supersedes the other writer's record.
+      const stale = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
+      const other = await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('declined', 'declined'))]);
+      readLatest.mockClear();
+      const third = await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'granted'))], stale.known, stale);
+      expect(readLatest).toHaveBeenCalledTimes(1);
+      expect(third.made.get(0)).toMatchObject({ supersedes: other.made.get(0)!.recordId });
+      const chain = await dataSource.query(
+        `SELECT "record_id", "supersedes" FROM "decisions"."consent_records" WHERE "subject_id" = $1 ORDER BY "recorded_at"`,
+        [first.subjectId],
+      );
+      expect(chain.map((record: { supersedes: string | null }) => record.supersedes)).toEqual([null, first.recordId, second.made.get(0)!.recordId, other.made.get(0)!.recordId]);
+      // One event per record and withdrawal: nothing of the write that found the record changed.
+      const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 OR "data"->>'superseded_by' = $1`, [third.made.get(0)!.recordId]);
+      expect(events.map((event: { type: string }) => event.type).sort()).toEqual(['consent.granted']);
+    } finally {
+      readLatest.mockRestore();
+    }
+  });
+
+  it('waits for a writer holding a person\'s lock, then sees what it committed: the newest record is checked after the lock is held', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'held@example.com', purposes('granted', 'granted'))])).made.values();
+    const people = await batch.knownAndClaimed(applicationId, [{ email: 'held@example.com' }], { lookUpFirst: true, flowId: flow.id });
+    // Another writer takes the person's lock (as the transaction of a batch does) and records them.
+    const other = dataSource.createQueryRunner();
+    await other.startTransaction();
+    await other.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${first.subjectId}:${flow.id}`]);
+    await other.query(
+      `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
+       VALUES ('rec_us_held_other', $1, $2, $3, $4, $5, 'declined', 'controller_attested', '2026-11-23T10:00:00Z', now(), $6, '[]')`,
+      [applicationId, flow.id, flow.version, first.subjectId, JSON.stringify(purposes('declined', 'declined')), first.recordId],
+    );
+    const writing = batch.record(applicationId, flow, [row(0, 'held@example.com', purposes('granted', 'granted'))], people.known, people);
+    let settled = false;
+    void writing.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe(false); // waiting for the lock
+    await other.commitTransaction();
+    await other.release();
+    const written = await writing;
+    expect(written.made.get(0)).toMatchObject({ supersedes: 'rec_us_held_other' });
+    // The locks the write held are released (off its path: eventually).
+    await eventuallyTrue(async () => (await count(`SELECT count(*)::int AS n FROM pg_locks WHERE "locktype" = 'advisory' AND "database" = (SELECT "oid" FROM pg_database WHERE "datname" = current_database())`, [])) === 0);
+  });
+
+  it('writes a batch of new and returning people against the newest records read with the returning ones', async () => {
+    const [known] = (await batch.record(applicationId, flow, [row(0, 'mixed-known@example.com', purposes('granted', 'granted'))])).made.values();
+    const people = await batch.knownAndClaimed(applicationId, [{ email: 'mixed-known@example.com' }, { email: 'mixed-new@example.com' }], { flowId: flow.id });
+    expect([people.known.map((person) => person.id), [...people.claimed.keys()]]).toEqual([[known.subjectId], ['mixed-new@example.com']]);
+    const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows');
+    try {
+      const written = await batch.record(
+        applicationId,
+        flow,
+        [row(0, 'mixed-known@example.com', purposes('granted', 'declined')), row(1, 'mixed-new@example.com', purposes('granted', 'granted'))],
+        people.known,
+        people,
+      );
+      expect(readLatest).not.toHaveBeenCalled();
+      expect([written.made.get(0)!.supersedes, written.made.get(1)!.supersedes]).toEqual([known.recordId, null]);
+      const [predecessor] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [known.recordId]);
+      expect(predecessor.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
+    } finally {
+      readLatest.mockRestore();
+    }
   });
 
   it('reads the flow version a batch is written against and the people already recorded, in one statement', async () => {

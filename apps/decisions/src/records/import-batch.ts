@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   ClaimNewReply,
   ClaimNewRequest,
@@ -16,7 +16,7 @@ import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, s
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { recordedVersionSql, StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
@@ -77,7 +77,7 @@ interface Person {
 type SubjectConflict = FieldIssue;
 const isConflict = (value: unknown): value is SubjectConflict => typeof value === 'object' && value !== null && 'reason' in value;
 
-interface Latest {
+export interface Latest {
   recordId: string;
   purposes: Record<string, RecordedPurpose>;
   /** When its decision was made (ms): a row captured before it is history, not a newer decision. */
@@ -136,6 +136,12 @@ interface Withdrawal {
   marks: Array<Record<string, string>>;
 }
 
+/** A person's newest record of the flow as read before the batch's transaction (null: none). */
+const LATEST_READ_ROWS = new JsonRecordset<{ subject: string; latest: string | null }>([
+  { key: 'subject', read: (row) => row.subject },
+  { key: 'latest', read: (row) => row.latest },
+]);
+
 const WITHDRAWAL_ROWS = new JsonRecordset<Withdrawal>([
   { key: 'id', read: (withdrawal) => withdrawal.recordId },
   { key: 'marks', read: (withdrawal) => withdrawal.marks, type: 'jsonb' },
@@ -179,6 +185,14 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
        SELECT "id", "email", "external_id" FROM "decisions"."subjects" WHERE "application_id" = $${application} AND "external_id" = k."external_id" LIMIT 1) s`;
 }
 
+/**
+ * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
+ * the later recording (ImportBatch.latest reads the same for many people).
+ */
+const LATEST_OF_PERSON = (person: string, flow: string) =>
+  `SELECT "record_id", "purposes", "captured_at" FROM "decisions"."consent_records"
+    WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
+
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
 function earlierKeysSql(application: number, keys: number): string {
   return `SELECT "idempotency_key", "record_id", "request_fingerprint" FROM "decisions"."consent_records"
@@ -200,6 +214,13 @@ const STATEMENTS = {
   earlierKeys: new PreparedStatement<EarlierKey>('decisions_records_earlier_keys', earlierKeysSql(1, 2), { reusePlan: false }),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
+  // The same with each person's newest record of the flow ($3), read before the write (RecordWriter).
+  knownPeopleByEmailWithLatest: new PreparedStatement<KnownPerson & { latest_record: string | null; latest_purposes: Record<string, RecordedPurpose> | null; latest_captured: Date | null }>(
+    'decisions_records_known_people_by_email_with_latest',
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."captured_at" AS "latest_captured"
+       FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
+    { reusePlan: false },
+  ),
   // The same with the idempotency keys of a keyed batch used before ($3), in one round trip.
   knownPeopleAndEarlierKeys: new PreparedStatement<KnownPeopleAndEarlierKeysRow>(
     'decisions_records_known_people_and_earlier_keys',
@@ -232,6 +253,9 @@ const STATEMENTS = {
       WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL`,
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
+  // The same locks held by the connection across statements (recordKnownPeople), and their release.
+  sessionLock: new PreparedStatement('decisions_records_session_lock', `SELECT pg_advisory_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
+  sessionUnlock: new PreparedStatement('decisions_records_session_unlock', `SELECT pg_advisory_unlock_all()`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date }>(
     'decisions_records_latest',
@@ -387,11 +411,21 @@ function insertRecordsSql(guard: string | undefined): string {
  * itself makes and supersedes is inserted with its marks instead: an update in the same statement
  * would not see it.
  */
-function withdrawSql(parameter: number): string {
+function withdrawSql(parameter: number, guard?: string): string {
   return `UPDATE "decisions"."consent_records" AS c SET "withdrawals" = c."withdrawals" || w."marks"
        FROM jsonb_to_recordset($${parameter}::jsonb) AS w(${WITHDRAWAL_ROWS.columns})
-      WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($${parameter}::jsonb) AS e)) AND c."record_id" = w."id"`;
+      WHERE c."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($${parameter}::jsonb) AS e)) AND c."record_id" = w."id"${guard ? ` AND ${guard}` : ''}`;
 }
+
+/**
+ * The condition of a batch planned against the people's newest records read before its
+ * transaction (RecordWriter: with the people, record's `latest`): each person of $8 (`subject`)
+ * still has that newest record of the flow ($2; `latest`, null for none). Checked under the batch's
+ * locks, so nothing can change it before the commit; when it fails, the statement writes nothing
+ * and the batch reads them again.
+ */
+const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb) AS x("subject" text, "latest" text)
+       WHERE x."latest" IS DISTINCT FROM (SELECT l."record_id" FROM (${LATEST_OF_PERSON('x."subject"', '$2')}) l))`;
 
 /** $1–$6 of the records' inserts (insertRecordsSql and the outbox's): the batch's records and their events. */
 const recordsParameters = (applicationId: string, flow: { id: string; version: number }, planned: Planned): unknown[] => [
@@ -421,11 +455,11 @@ const WHILE_ACTIVE = versionStillActiveSql('$2', '$3::int');
  * (`whileActive`) a superseded version inserts nothing, and the caller undoes the transaction, the
  * update with it.
  */
-function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean): PreparedStatement {
-  const guard = whileActive ? WHILE_ACTIVE : undefined;
+function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, latestRead: boolean): PreparedStatement {
+  const guard = [...(whileActive ? [WHILE_ACTIVE] : []), ...(latestRead ? [LATEST_UNCHANGED] : [])].join(' AND ') || undefined;
   return new PreparedStatement(
-    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}`,
-    `WITH "records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
+    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}`,
+    `WITH "records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
   );
 }
 
@@ -461,9 +495,10 @@ const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: s
  */
 @Injectable()
 export class ImportBatch {
+  private readonly logger = new Logger(ImportBatch.name);
   /** The inserts, each plain and guarded by the flow version (`whileActive`). */
-  private readonly recordsWithEvents = new Map<boolean, PreparedStatement>();
-  private readonly newPeopleWithRecords = new Map<boolean, PreparedStatement>();
+  private readonly recordsWithEvents = new Map<string, PreparedStatement>();
+  private readonly newPeopleWithRecords = new Map<string, PreparedStatement>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -517,31 +552,45 @@ export class ImportBatch {
   async knownAndClaimed(
     applicationId: string,
     rows: Array<{ email: string; idempotencyKey?: string }>,
-    options: { claimFirst?: boolean; lookUpFirst?: boolean } = {},
-  ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> }> {
+    options: { claimFirst?: boolean; lookUpFirst?: boolean; flowId?: string } = {},
+  ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> }> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
-    if (keys.length === 0 && options.claimFirst) {
-      // Whom the directory homes now is new here (their entry was in no country), so only the
-      // others are looked up, after the claim. A person recorded here whose entry was lost is
-      // claimed too: the write of new people then meets their row and the batch takes the
-      // transaction, which keeps their one id (record).
-      const claimed = await this.claimNew(applicationId, emails);
-      const others = emails.filter((email) => !claimed.has(email));
-      const known = others.length === 0 ? [] : await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, others]);
-      return { known, claimed };
-    }
-    if (keys.length === 0 && options.lookUpFirst) {
-      // The people of the last batch were all recorded here already (returning people): only those
-      // the lookup does not find are claimed, after it, so a batch of returning people asks the
-      // directory nothing.
-      const known = await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]);
-      const recorded = new Set(known.map((person) => person.email));
-      return { known, claimed: await this.claimNew(applicationId, emails.filter((email) => !recorded.has(email))) };
-    }
     if (keys.length === 0) {
-      const [known, claimed] = await Promise.all([STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, emails]), this.claimNew(applicationId, emails)]);
-      return { known, claimed };
+      // The people already recorded, by e-mail address; with `flowId`, each with their newest record
+      // of the flow, which the write then checks instead of reading it (record, `latest`).
+      const { flowId } = options;
+      const lookUp = async (addresses: string[]): Promise<{ known: KnownPerson[]; latest?: Map<string, Latest | null> }> => {
+        if (flowId === undefined) return { known: addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, addresses]) };
+        const found = addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmailWithLatest.rows(this.dataSource, [applicationId, addresses, flowId]);
+        return {
+          known: found.map(({ id, email, external_id }) => ({ id, email, external_id })),
+          latest: new Map(
+            found.map((person) => [
+              person.id,
+              person.latest_record === null ? null : { recordId: person.latest_record, purposes: person.latest_purposes!, capturedAt: new Date(person.latest_captured!).getTime() },
+            ]),
+          ),
+        };
+      };
+      if (options.claimFirst) {
+        // Whom the directory homes now is new here (their entry was in no country), so only the
+        // others are looked up, after the claim. A person recorded here whose entry was lost is
+        // claimed too: the write of new people then meets their row and the batch takes the
+        // transaction, which keeps their one id (record).
+        const claimed = await this.claimNew(applicationId, emails);
+        return { ...(await lookUp(emails.filter((email) => !claimed.has(email)))), claimed };
+      }
+      if (options.lookUpFirst) {
+        // The people of the last batch were all recorded here already (returning people): only those
+        // the lookup does not find are claimed, after it, so a batch of returning people asks the
+        // directory nothing.
+        const found = await lookUp(emails);
+        const recorded = new Set(found.known.map((person) => person.email));
+        return { ...found, claimed: await this.claimNew(applicationId, emails.filter((email) => !recorded.has(email))) };
+      }
+      const [found, claimed] = await Promise.all([lookUp(emails), this.claimNew(applicationId, emails)]);
+      return { ...found, claimed };
     }
     const [row] = await STATEMENTS.knownPeopleAndEarlierKeys.rows(this.dataSource, [applicationId, emails, keys]);
     const known = knownPeopleFrom(row.known_people);
@@ -592,7 +641,7 @@ export class ImportBatch {
     flow: { id: string; version: number },
     rows: CheckedRow[],
     known?: KnownPerson[],
-    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey> } = {},
+    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> } = {},
   ): Promise<BatchResult> {
     const whileActive = options.whileActive ?? false;
     const created = new Set<number>();
@@ -627,14 +676,20 @@ export class ImportBatch {
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
 
+    // The people's newest records read with them before (RecordWriter: `latest`), for a batch of
+    // people all recorded before: checked by the write instead of read again.
+    const readBefore = options.latest;
+    const allKnownAndRead = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.has(person.id));
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
+    if (!written && allKnownAndRead) written = await this.recordKnownPeople(applicationId, flow, homed, people, persons, readBefore, whileActive);
     written ??= await this.dataSource.transaction(async (manager) => {
+      let raced: Person[] = [];
       if (newPeople.length > 0) {
         const inserted = await STATEMENTS.insertPeople.rows(manager, [applicationId, PEOPLE_ROWS.document(newPeople)]);
         if (inserted.length < newPeople.length) {
           // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
           const won = new Set(inserted.map((row) => row.id));
-          const raced = newPeople.filter((person) => !won.has(person.id));
+          raced = newPeople.filter((person) => !won.has(person.id));
           const rows = await STATEMENTS.knownPeople.rows(manager, [applicationId, raced.map((person) => person.email), []]);
           const idOf = new Map(rows.map((row) => [row.email, row.id]));
           for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
@@ -646,6 +701,14 @@ export class ImportBatch {
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
       const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
       await STATEMENTS.lock.run(manager, [lockKeys]);
+      // A batch with new people too: the newest records of the others read before (`latest`) are
+      // checked by the insert under the locks instead of read again (a round trip fewer); when one
+      // changed meanwhile (another writer), the insert writes nothing and they are read now. (A
+      // batch of known people alone comes here only when recordKnownPeople found one changed.)
+      if (readBefore && !allKnownAndRead && raced.length === 0 && persons.length > 0 && persons.every((person) => person.isNew || readBefore.has(person.id))) {
+        const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, homed, people, persons, readBefore, whileActive);
+        if (planned) return planned;
+      }
       const planned = this.plan(applicationId, flow, homed, people, await this.latest(manager, persons.map((person) => person.id), flow.id));
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
@@ -772,9 +835,85 @@ export class ImportBatch {
     return planned;
   }
 
-  private statement(made: Map<boolean, PreparedStatement>, whileActive: boolean, make: (dataSource: DataSource, whileActive: boolean) => PreparedStatement): PreparedStatement {
-    let statement = made.get(whileActive);
-    if (!statement) made.set(whileActive, (statement = make(this.dataSource, whileActive)));
+  /**
+   * A batch whose people were all recorded before, their newest records of the flow read with them
+   * (`readBefore`), without a transaction of its own: under the same per-person-and-flow advisory
+   * locks as the transaction's, held by the connection (`pg_advisory_lock`) from before the write
+   * until after it commits, one statement writes the records, the withdrawals of those they
+   * supersede and the events, on the condition that each person's newest record is still the one
+   * read (LATEST_UNCHANGED: its snapshot is taken after the locks are held, so it sees whatever
+   * another writer committed). Two round trips on the batch's path instead of five (START, lock,
+   * newest records, write, COMMIT); the locks are released after it, off the path, and a connection
+   * whose release fails is closed rather than pooled with locks held. Answers undefined, having
+   * written nothing, when a newest record changed (or the version is no longer active): the
+   * transaction then reads them under its locks.
+   */
+  private async recordKnownPeople(
+    applicationId: string,
+    flow: { id: string; version: number },
+    homed: CheckedRow[],
+    people: Map<number, Person | string | SubjectConflict>,
+    persons: Person[],
+    readBefore: Map<string, Latest | null>,
+    whileActive: boolean,
+  ): Promise<Planned | undefined> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await STATEMENTS.sessionLock.run(runner.manager, [persons.map((person) => `records:${person.id}:${flow.id}`).sort()]);
+      return await this.writeAgainstLatestRead(runner.manager, applicationId, flow, homed, people, persons, readBefore, whileActive);
+    } finally {
+      // Also after a failed lock statement, which may have taken some of them.
+      void this.unlockAndRelease(runner).catch((error: unknown) => this.logger.error(`a connection holding record locks could not be closed: ${String(error)}`));
+    }
+  }
+
+  /**
+   * The batch planned against the people's newest records read before (`readBefore`) and written
+   * on the condition that they still are (LATEST_UNCHANGED), on `on`, whose connection holds the
+   * people's locks: what it wrote, or undefined when it wrote nothing (a newest record changed, or
+   * the version is no longer active).
+   */
+  private async writeAgainstLatestRead(
+    on: EntityManager,
+    applicationId: string,
+    flow: { id: string; version: number },
+    homed: CheckedRow[],
+    people: Map<number, Person | string | SubjectConflict>,
+    persons: Person[],
+    readBefore: Map<string, Latest | null>,
+    whileActive: boolean,
+  ): Promise<Planned | undefined> {
+    const latest = new Map(persons.flatMap((person): Array<[string, Latest]> => (readBefore.get(person.id) ? [[person.id, readBefore.get(person.id)!]] : [])));
+    const planned = this.plan(applicationId, flow, homed, people, latest);
+    const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, true);
+    const { rowCount } = await insert.run(on, [
+      ...recordsParameters(applicationId, flow, planned),
+      WITHDRAWAL_ROWS.document(planned.withdrawals),
+      LATEST_READ_ROWS.document(persons.map((person) => ({ subject: person.id, latest: readBefore.get(person.id)?.recordId ?? null }))),
+    ]);
+    return rowCount > 0 ? planned : undefined;
+  }
+
+  /** The connection's advisory locks released, then the connection pooled again (closed instead when the release fails). */
+  private async unlockAndRelease(runner: QueryRunner): Promise<void> {
+    try {
+      await STATEMENTS.sessionUnlock.run(runner.manager, []);
+      await runner.release();
+    } catch (error) {
+      this.logger.warn(`a connection's record locks could not be released (${(error as Error).message}); closing it`);
+      await (runner as unknown as { releasePostgresConnection(error: unknown): Promise<void> }).releasePostgresConnection(error);
+    }
+  }
+
+  private statement(
+    made: Map<string, PreparedStatement>,
+    whileActive: boolean,
+    make: (dataSource: DataSource, whileActive: boolean, latestRead: boolean) => PreparedStatement,
+    latestRead = false,
+  ): PreparedStatement {
+    const key = `${whileActive} ${latestRead}`;
+    let statement = made.get(key);
+    if (!statement) made.set(key, (statement = make(this.dataSource, whileActive, latestRead)));
     return statement;
   }
 

@@ -3,7 +3,7 @@ import { ImportRowOutcome } from '@dcr/contracts';
 import { validationFailed } from '@dcr/domain';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { FlowsRepository, StaleFlowVersion } from '../flows/flows.repository';
-import { CheckedRow, EarlierKey, ImportBatch, KnownPerson, MadeRecord } from './import-batch';
+import { CheckedRow, EarlierKey, ImportBatch, KnownPerson, Latest, MadeRecord } from './import-batch';
 
 /** What became of one request written through the writer. */
 export interface WrittenRow {
@@ -49,6 +49,8 @@ interface WriteOptions {
   whileActive?: boolean;
   /** The batch's idempotency keys used before, read with its people (a row tried again alone reads them afresh). */
   earlier?: Map<string, EarlierKey>;
+  /** The known people's newest records of the flow, read with them (checked by the write; a row tried again alone reads them afresh). */
+  latest?: Map<string, Latest | null>;
 }
 
 /** Each request checked against `flow` by the capture rules: those that pass, and those refused with why. */
@@ -83,7 +85,10 @@ const MAX_BATCH = 500;
  * the claim follows the lookup, so that no request refused for its key has its person claimed),
  * and write under the condition that the version is still active (a superseded one writes nothing,
  * and the rows go the first way): two round trips, three with keys (docs/performance.md,
- * nineteenth and twentieth sessions). A request alone is written at once, so nothing
+ * nineteenth and twentieth sessions). The lookup also reads each known person's newest record of
+ * the flow, which the write checks instead of reading it again (ImportBatch.record `latest`), so a
+ * batch of people recorded before (returning people) costs a lookup, then a lock and one
+ * statement (thirty-first session). A request alone is written at once, so nothing
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
@@ -201,9 +206,9 @@ export class RecordWriter {
         if (!remembered || remembered.applicationId !== applicationId || !group.every((pending) => pending.request.externalId === undefined)) return guarded(group, () => this.writeGroup(group));
         const { checked, refused } = checkEach(remembered, group);
         if (refused.length > 0) return guarded(group, () => this.writeGroup(group));
-        let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey> };
+        let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> };
         try {
-          people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew, lookUpFirst: this.lastAllKnown });
+          people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew, lookUpFirst: this.lastAllKnown, flowId });
           const emails = new Set(checked.map((one) => one.row.email));
           this.lastAllNew = people.earlier === undefined && people.known.length === 0 && people.claimed.size === emails.size;
           this.lastAllKnown = people.earlier === undefined && people.claimed.size === 0 && new Set(people.known.map((person) => person.email)).size === emails.size;
@@ -310,6 +315,7 @@ export class RecordWriter {
       claimed: options.claimed,
       whileActive: options.whileActive,
       earlier: options.earlier,
+      latest: options.latest,
     });
     checked.forEach((one, index) =>
       one.pending.resolve({
