@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { inboxAddressDigest } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
@@ -13,6 +14,7 @@ describe('consent records', () => {
   let us: RunningCountry;
   let de: RunningCountry;
   const adminToken = randomSecret();
+  const subjectRefKey = randomSecret();
   let applicationId: string;
   let apiToken: string;
   let flowId: string;
@@ -32,7 +34,7 @@ describe('consent records', () => {
 
   beforeAll(async () => {
     const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
@@ -681,7 +683,7 @@ describe('consent records', () => {
     const answers = await Promise.all([...Array.from({ length: 40 }, () => wrongCode), code].map((guess) => http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: guess } })));
     const compared = answers.filter((answer) => answer.status === 201 || answer.body.details?.[0]?.reason === 'the code does not match');
     expect(compared.length).toBeLessThanOrEqual(5);
-    const { rows } = await db.query(`SELECT attempts FROM decisions.sign_in_codes WHERE email = $1`, [email]);
+    const { rows } = await db.query(`SELECT attempts FROM decisions.sign_in_codes WHERE email_digest = $1`, [inboxAddressDigest(subjectRefKey, email)]);
     expect(rows).toEqual([{ attempts: expect.any(Number) }]);
     expect(rows[0].attempts).toBeLessThanOrEqual(5);
     // Spent: the right code no longer opens the inbox.
@@ -697,6 +699,16 @@ describe('consent records', () => {
     const code = /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
     const session = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
     expect(session.status).toBe(201);
+    // The inbox keeps no address it can read: the code by a keyed digest, the signed-in inbox sealed under its token.
+    const kept = await db.query(
+      `SELECT (SELECT count(*)::int FROM decisions.sign_in_codes WHERE email = $1) AS codes_with_address,
+              (SELECT count(*)::int FROM decisions.sign_in_codes WHERE email_digest = $2) AS codes_by_digest,
+              (SELECT count(*)::int FROM decisions.inbox_sessions WHERE email_sealed LIKE '%' || $1 || '%') AS sessions_with_address,
+              (SELECT count(*)::int FROM decisions.inbox_sessions) AS sessions`,
+      [email, inboxAddressDigest(subjectRefKey, email)],
+    );
+    expect(kept.rows[0]).toEqual({ codes_with_address: 0, codes_by_digest: 1, sessions_with_address: 0, sessions: expect.any(Number) });
+    expect(kept.rows[0].sessions).toBeGreaterThan(0);
     const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: session.body.inbox_token, body });
 
     const listed = await person('GET', '/api/v1/inbox/records');

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { InboxItemMessage, InboxListRequest, InboxOpenReply, InboxOpenRequest, InboxPageMessage, InboxSignInRequest, InboxTokenRequest } from '@dcr/contracts';
-import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, newOpaqueId } from '@dcr/domain';
+import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, inboxAddressDigest, newOpaqueId, sealForBearer, unsealWithBearer } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { randomBytes } from 'node:crypto';
 import { DataSource, IsNull, MoreThan, Repository } from 'typeorm';
@@ -17,6 +17,9 @@ import {
 import { signInMail } from '../sessions/sign-in-mail';
 import { INBOX_SIGN_IN, SignInCode } from '../sessions/sign-in-code.entity';
 import { InboxSession } from './inbox-session.entity';
+
+/** What an inbox session's address is sealed for (sealForBearer). */
+const INBOX_ADDRESS = 'inbox-address';
 
 /** An inbox sign-in lasts twelve hours. */
 export const INBOX_SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -38,10 +41,16 @@ export class InboxService {
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
+  /**
+   * Mails a sign-in code to any address (whether anything is addressed to it here is not told).
+   * The code is kept by the address's keyed digest, never the address: the person may be homed in
+   * another country, whose personal data does not stay here (docs/architecture.md, Residency).
+   */
   async signIn(request: InboxSignInRequest): Promise<{ sent: true; expires_at: string }> {
     const email = request.email.trim().toLowerCase();
+    const emailDigest = inboxAddressDigest(this.key, email);
     const now = new Date();
-    const recent = await this.codes.count({ where: { sessionToken: INBOX_SIGN_IN, email, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
+    const recent = await this.codes.count({ where: { sessionToken: INBOX_SIGN_IN, emailDigest, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
     if (recent >= ONE_TIME_CODES_PER_HOUR) {
       throw new DomainError('rate_limited', 'Too many sign-in codes for this address; wait before asking again', undefined, { retry_after: 3600 });
     }
@@ -50,7 +59,8 @@ export class InboxService {
     await this.codes.insert({
       id: newOpaqueId('otp', 20),
       sessionToken: INBOX_SIGN_IN,
-      email,
+      email: null,
+      emailDigest,
       codeHash: oneTimeCodeHash(this.key, code, 'inbox', email),
       attempts: 0,
       expiresAt,
@@ -65,7 +75,7 @@ export class InboxService {
     const email = request.email.trim().toLowerCase();
     const now = new Date();
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
-    const code = await this.codes.findOne({ where: { sessionToken: INBOX_SIGN_IN, email }, order: { createdAt: 'DESC' } });
+    const code = await this.codes.findOne({ where: { sessionToken: INBOX_SIGN_IN, emailDigest: inboxAddressDigest(this.key, email) }, order: { createdAt: 'DESC' } });
     if (!code || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
@@ -81,7 +91,8 @@ export class InboxService {
     if (consumed.affected === 0) throw wrong('request a code for this address first');
     const token = `inb_${randomBytes(32).toString('base64url')}`;
     const expiresAt = new Date(now.getTime() + INBOX_SESSION_TTL_MS);
-    await this.sessions.insert({ id: newOpaqueId('inbs', 20), tokenHash: hashCredential(token), email, createdAt: now, expiresAt });
+    // The address only sealed under the token, which is kept as a hash: readable when the person presents it.
+    await this.sessions.insert({ id: newOpaqueId('inbs', 20), tokenHash: hashCredential(token), emailSealed: sealForBearer(token, INBOX_ADDRESS, email), createdAt: now, expiresAt });
     return { inbox_token: token, expires_at: expiresAt.toISOString() };
   }
 
@@ -160,10 +171,11 @@ export class InboxService {
   /** The e-mail address an inbox token was opened for (401 when it is unknown or expired). */
   async emailOf(token: string): Promise<string> {
     const session = await this.sessions.findOne({ where: { tokenHash: hashCredential(token) } });
-    if (!session || session.expiresAt.getTime() <= Date.now()) {
+    const email = session && session.expiresAt.getTime() > Date.now() ? unsealWithBearer(token, INBOX_ADDRESS, session.emailSealed) : undefined;
+    if (email === undefined) {
       throw new DomainError('unauthenticated', 'Sign in to the inbox again: the inbox session is missing or has expired');
     }
-    return session.email;
+    return email;
   }
 
   private get key(): string {

@@ -114,6 +114,7 @@ export class ParticipantSteps {
       id: newOpaqueId('otp', 20),
       sessionToken: session.token,
       email,
+      emailDigest: null,
       codeHash: oneTimeCodeHash(this.context.env.SUBJECT_REF_KEY, code, 'sign-in', session.token, email),
       attempts: 0,
       expiresAt,

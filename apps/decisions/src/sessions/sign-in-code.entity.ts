@@ -6,7 +6,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity({ name: 'sign_in_codes' })
 @Index('IX_sign_in_codes_session', ['sessionToken', 'createdAt'])
-@Index('IX_sign_in_codes_email', ['email', 'createdAt'])
+@Index('IX_sign_in_codes_email_digest', ['emailDigest', 'createdAt'], { where: '"email_digest" IS NOT NULL' })
 export class SignInCode {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -15,8 +15,13 @@ export class SignInCode {
   @Column({ name: 'session_token', type: 'text' })
   sessionToken: string;
 
-  @Column({ type: 'text' })
-  email: string;
+  /** The address a session's code was sent to (the session's own person); null for an inbox code. */
+  @Column({ type: 'text', nullable: true })
+  email: string | null;
+
+  /** An inbox code's address, as its keyed digest (inboxAddressDigest): the inbox keeps no address. */
+  @Column({ name: 'email_digest', type: 'text', nullable: true })
+  emailDigest: string | null;
 
   @Column({ name: 'code_hash', type: 'text' })
   codeHash: string;

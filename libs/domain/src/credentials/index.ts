@@ -1,2 +1,3 @@
 export * from './tokens';
 export * from './scopes';
+export * from './bearer-seal';
