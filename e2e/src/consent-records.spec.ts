@@ -737,6 +737,14 @@ describe('consent records', () => {
       const receipt = await api('GET', `/api/v1/consent_receipts/${target.record_id}`);
       return receipt.status === 200 && receipt.body.event.some((e: { event_state: string; event_channel?: string }) => e.event_state === 'consent withdrawn' && e.event_channel === 'own_records');
     });
+    // The withdrawal's event names what was withdrawn, also when it was everything granted (consent.revoked).
+    const { rows: withdrawals } = await db.query(
+      `SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'own_records'`,
+      [target.record_id],
+    );
+    expect(withdrawals.map((entry: { event_type: string; payload: { purposes: string[] } }) => [entry.event_type, entry.payload.purposes])).toEqual([
+      [expect.stringMatching(/^consent\.(purpose_)?revoked$/), ['newsletter']],
+    ]);
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=ada%40example.com`);
     expect(status.body.purposes.newsletter.status).not.toBe('granted');
     const trail = await api('GET', `/api/v1/applications/${applicationId}/audit?type=consent.revoked,consent.purpose_revoked&limit=200`);

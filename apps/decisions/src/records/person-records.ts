@@ -74,7 +74,8 @@ export class PersonRecords {
           record_id: row.record_id,
           flow_id: row.flow_id,
           subject: { id: row.subject_id },
-          ...(whole ? {} : { purposes: withdrawn }),
+          // The purposes withdrawn, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
+          purposes: withdrawn,
           channel: 'own_records',
           actor: { type: 'participant', id: row.subject_id },
         },
