@@ -382,6 +382,20 @@ describe('consent records', () => {
       { email: 'onebyone-a@example.com', external_id: 'batch-x' },
       { email: 'onebyone-c@example.com', external_id: 'batch-z' },
     ]);
+    // A new person homed in another country is refused and writes nothing here, so the rows after
+    // theirs are decided without them: their external id is free for someone else, as one by one.
+    expect((await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'onebyone-de@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, de)).status).toBe(201);
+    await eventually(async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=onebyone-de%40example.com`)).status === 421);
+    const abroad = [row('onebyone-de@example.com', 'onebyone-w'), row('onebyone-e@example.com', 'onebyone-w')];
+    const abroadDry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: abroad });
+    const abroadReal = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: abroad });
+    for (const answer of [abroadDry, abroadReal]) {
+      expect(answer.body.rows.map((outcome: { outcome: string; reasons?: Array<{ field: string }> }) => [outcome.outcome, fieldsOf(outcome)])).toEqual([
+        ['refused', ['subject']],
+        ['recorded', undefined],
+      ]);
+    }
+    expect((await db.query(`SELECT external_id FROM decisions.subjects WHERE email = 'onebyone-e@example.com'`)).rows).toEqual([{ external_id: 'onebyone-w' }]);
     const byExternal = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=batch-z`);
     const batchC = (await db.query(`SELECT id FROM decisions.subjects WHERE email = 'onebyone-c@example.com'`)).rows[0].id;
     expect([byExternal.status, byExternal.body.subject?.id]).toEqual([200, batchC]);

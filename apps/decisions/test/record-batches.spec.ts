@@ -139,6 +139,22 @@ describe('ImportBatch: a batch of records', () => {
     expect(predecessor.withdrawals).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'newer_record' })]);
   });
 
+  it('refuses a new person whose external id another writer gave someone else meanwhile, and writes no record without its person', async () => {
+    // The other writer: a person with another address and this row's external id, committed after this batch looked.
+    meanwhile = async () => {
+      await dataSource.query(`INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at") VALUES ('sub_usraceother000000000', $1, 'race-other@example.com', 'race-z', now())`, [applicationId]);
+    };
+    const result = await batch.record(applicationId, flow, [
+      { ...row(0, 'race-a@example.com', purposes('granted', 'granted')), externalId: 'race-z' },
+      row(1, 'race-b@example.com', purposes('granted', 'declined')),
+    ]);
+    expect(result.outcomes[0]).toEqual({ index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to a person of this application recorded with another e-mail address' }] });
+    expect(result.outcomes[1]).toMatchObject({ outcome: 'recorded' });
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = 'race-a@example.com'`, [])).toBe(0);
+    // Every record has its person.
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" r WHERE NOT EXISTS (SELECT 1 FROM "decisions"."subjects" s WHERE s."id" = r."subject_id")`, [])).toBe(0);
+  });
+
   it('writes against the newest records read with the people when they still are, and reads them again when another writer changed one', async () => {
     const [first] = (await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'granted'))])).made.values();
     const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows');

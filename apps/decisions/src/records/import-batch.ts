@@ -274,7 +274,7 @@ const STATEMENTS = {
  * of the batch introduces (they are not recorded yet, which the reasons say).
  */
 function subjectConflict(
-  row: CheckedRow,
+  row: Pick<CheckedRow, 'email' | 'externalId'>,
   byId: KnownPerson | undefined,
   byAddress: KnownPerson | undefined,
   bindingInBatch: string | undefined,
@@ -382,6 +382,9 @@ function settleRepeatedKeys(rows: CheckedRow[], firstOfKey: Map<string, CheckedR
     else outcomes.set(row.index, answered ? { ...answered, index: row.index } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
   }
 }
+
+/** At most this many rounds of a batch's people (people): a round more for each new person homed elsewhere who decided a later row. */
+const MATCH_ROUNDS = 3;
 
 /** The batch's statements, for tests that read their plans. */
 export const RECORD_BATCH_STATEMENTS = STATEMENTS;
@@ -684,32 +687,58 @@ export class ImportBatch {
     if (!written && allKnownAndRead) written = await this.recordKnownPeople(applicationId, flow, homed, people, persons, readBefore, whileActive);
     written ??= await this.dataSource.transaction(async (manager) => {
       let raced: Person[] = [];
+      // The rows written and their people: less the people another writer's row turned into a conflict meanwhile.
+      let writable = homed;
+      let writers = persons;
+      const binds = [...binding];
       if (newPeople.length > 0) {
         const inserted = await STATEMENTS.insertPeople.rows(manager, [applicationId, PEOPLE_ROWS.document(newPeople)]);
         if (inserted.length < newPeople.length) {
-          // Someone recorded one of these people meanwhile (a Record API call): use the row that won.
+          // Someone recorded one of these people meanwhile (a Record API call), or gave another person
+          // one of their external ids: the row that won decides, by the same rules as a lookup.
           const won = new Set(inserted.map((row) => row.id));
           raced = newPeople.filter((person) => !won.has(person.id));
-          const rows = await STATEMENTS.knownPeople.rows(manager, [applicationId, raced.map((person) => person.email), []]);
-          const idOf = new Map(rows.map((row) => [row.email, row.id]));
-          for (const person of raced) person.id = idOf.get(person.email!) ?? person.id;
+          const externalIds = raced.flatMap((person) => (person.externalId ? [person.externalId] : []));
+          const rows = await STATEMENTS.knownPeople.rows(manager, [applicationId, raced.map((person) => person.email), externalIds]);
+          const lost = new Map<Person, SubjectConflict>();
+          for (const person of raced) {
+            const byAddress = rows.find((row) => row.email === person.email);
+            const byId = person.externalId ? rows.find((row) => row.external_id === person.externalId) : undefined;
+            const conflict = subjectConflict({ email: person.email!, externalId: person.externalId ?? undefined }, byId, byAddress, undefined, new Set());
+            const found = byId ?? byAddress;
+            if (conflict || !found) {
+              lost.set(person, conflict ?? { field: 'subject', reason: 'another request recorded this person at the same moment; send the row again' });
+              continue;
+            }
+            person.id = found.id;
+            // An external id this row gives the person the other writer recorded without one: kept for them.
+            if (person.externalId && !found.external_id) binds.push({ ...person, bindExternalId: person.externalId });
+          }
+          if (lost.size > 0) {
+            writable = homed.filter((row) => {
+              const conflict = lost.get(people.get(row.index) as Person);
+              if (conflict) refuse(row, [conflict]);
+              return conflict === undefined;
+            });
+            writers = persons.filter((person) => !lost.has(person));
+          }
         }
       }
-      if (binding.length > 0) {
-        await STATEMENTS.bindExternalIds.run(manager, [applicationId, binding.map((person) => person.id), binding.map((person) => person.bindExternalId)]);
+      if (binds.length > 0) {
+        await STATEMENTS.bindExternalIds.run(manager, [applicationId, binds.map((person) => person.id), binds.map((person) => person.bindExternalId)]);
       }
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
-      const lockKeys = persons.map((person) => `records:${person.id}:${flow.id}`).sort();
+      const lockKeys = writers.map((person) => `records:${person.id}:${flow.id}`).sort();
       await STATEMENTS.lock.run(manager, [lockKeys]);
       // A batch with new people too: the newest records of the others read before (`latest`) are
       // checked by the insert under the locks instead of read again (a round trip fewer); when one
       // changed meanwhile (another writer), the insert writes nothing and they are read now. (A
       // batch of known people alone comes here only when recordKnownPeople found one changed.)
-      if (readBefore && !allKnownAndRead && raced.length === 0 && persons.length > 0 && persons.every((person) => person.isNew || readBefore.has(person.id))) {
-        const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, homed, people, persons, readBefore, whileActive);
+      if (readBefore && !allKnownAndRead && raced.length === 0 && writers.length > 0 && writers.every((person) => person.isNew || readBefore.has(person.id))) {
+        const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, writable, people, writers, readBefore, whileActive);
         if (planned) return planned;
       }
-      const planned = this.plan(applicationId, flow, homed, people, await this.latest(manager, persons.map((person) => person.id), flow.id));
+      const planned = this.plan(applicationId, flow, writable, people, await this.latest(manager, writers.map((person) => person.id), flow.id));
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
         const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
@@ -759,34 +788,56 @@ export class ImportBatch {
       if (recorded.length > 0) recorded.forEach((person) => (person.external_id ??= carried.external_id));
       else known.push({ id: `earlier ${carried.email}`, email: carried.email, external_id: carried.external_id });
     }
-    const matches = matchPeople(fresh, known);
-    const newcomers = new Map<KnownPerson, CheckedRow[]>();
-    const ledger: DryRunLedger = { keys: [], people: [] };
-    for (const row of fresh) {
-      const match = matches.get(row.index)!;
-      if (isConflict(match)) outcomes.set(row.index, refusal(row, [match]));
-      else if ('found' in match) {
-        outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
-        if (match.bindExternalId) ledger.people.push({ email: match.found.email!, external_id: match.bindExternalId });
-      } else newcomers.set(match.newcomer, [...(newcomers.get(match.newcomer) ?? []), row]);
-    }
-    // Where the people not recorded here live, if anywhere: a person homed elsewhere is refused, as the import would.
-    const people = [...newcomers.keys()];
-    for (let start = 0; start < people.length; start += 1000) {
-      const chunk = people.slice(start, start + 1000);
-      const { homes } = await firstValueFrom(
-        this.clients.own.send<LocateManyReply, LocateManyRequest>(RESIDENCY_LOCATE_MANY, {
-          people: chunk.map((person) => this.subjects.newPersonReferences(applicationId, { email: person.email!, externalId: person.external_id ?? undefined })),
-        }),
+    // Where the people not recorded here live, if anywhere: a person homed elsewhere is refused, and
+    // the rows after theirs decided again without them, in rounds as the import's (people).
+    const located = new Map<string, { externalId: string | null; home: string | undefined }>();
+    const elsewhere = new Map<number, string>();
+    let matches = new Map<number, PersonMatch>();
+    for (let round = 0; round < MATCH_ROUNDS; round++) {
+      matches = matchPeople(
+        fresh.filter((row) => !elsewhere.has(row.index)),
+        known,
       );
-      chunk.forEach((person, i) => {
-        const home = homes[i];
-        const elsewhere = home && home !== this.context.env.COUNTRY;
-        if (!elsewhere) ledger.people.push({ email: person.email!, external_id: person.external_id });
-        for (const row of newcomers.get(person)!) {
-          outcomes.set(row.index, elsewhere ? refusal(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]) : { index: row.index, outcome: 'recorded' });
-        }
+      const newcomers = [...new Set([...matches.values()].flatMap((match) => (match && 'newcomer' in match ? [match.newcomer] : [])))];
+      const toLocate = newcomers.filter((person) => {
+        const seen = located.get(person.email!);
+        return !seen || seen.externalId !== person.external_id;
       });
+      if (toLocate.length === 0) break;
+      for (let start = 0; start < toLocate.length; start += 1000) {
+        const chunk = toLocate.slice(start, start + 1000);
+        const { homes } = await firstValueFrom(
+          this.clients.own.send<LocateManyReply, LocateManyRequest>(RESIDENCY_LOCATE_MANY, {
+            people: chunk.map((person) => this.subjects.newPersonReferences(applicationId, { email: person.email!, externalId: person.external_id ?? undefined })),
+          }),
+        );
+        chunk.forEach((person, i) => located.set(person.email!, { externalId: person.external_id, home: homes[i] ?? undefined }));
+      }
+      let grew = false;
+      for (const [index, match] of matches) {
+        const home = match && 'newcomer' in match ? located.get(match.newcomer.email!)?.home : undefined;
+        if (home && home !== this.context.env.COUNTRY) {
+          elsewhere.set(index, home);
+          grew = true;
+        }
+      }
+      if (!grew) break;
+    }
+    const ledger: DryRunLedger = { keys: [], people: [] };
+    const introduced = new Set<KnownPerson>();
+    for (const row of fresh) {
+      const home = elsewhere.get(row.index);
+      const match = matches.get(row.index)!;
+      if (home !== undefined) outcomes.set(row.index, refusal(row, [{ field: 'subject', reason: `the person's home country is ${home}; import them there` }]));
+      else if (isConflict(match)) outcomes.set(row.index, refusal(row, [match]));
+      else {
+        outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
+        if ('found' in match && match.bindExternalId) ledger.people.push({ email: match.found.email!, external_id: match.bindExternalId });
+        if ('newcomer' in match && !introduced.has(match.newcomer)) {
+          introduced.add(match.newcomer);
+          ledger.people.push({ email: match.newcomer.email!, external_id: match.newcomer.external_id });
+        }
+      }
     }
     for (const row of fresh) {
       if (row.idempotencyKey && outcomes.get(row.index)?.outcome === 'recorded') ledger.keys.push({ idempotency_key: row.idempotencyKey, fingerprint: row.fingerprint });
@@ -1014,50 +1065,84 @@ export class ImportBatch {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
     const known = knownAlready ?? (await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]));
-    const matches = matchPeople(rows, known);
-    const result = new Map<number, Person | string | SubjectConflict>();
-    const newcomers = new Map<KnownPerson, Person>();
-    const homedAlready = new Set<Person>();
-    // One object per person found, so an external id kept for them is seen by every row of theirs.
-    const foundPeople = new Map<string, Person>();
-    for (const row of rows) {
-      const match = matches.get(row.index)!;
-      if (isConflict(match)) {
-        result.set(row.index, match);
-        continue;
-      }
-      if ('found' in match) {
-        const { found, bindExternalId } = match;
-        let person = foundPeople.get(found.id);
-        if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
-        if (bindExternalId) person.bindExternalId = bindExternalId;
+    // New people by e-mail address once the directory was asked about them: the same person (and id) in every round.
+    const registered = new Map<string, { person: Person; externalId: string | null }>();
+    /** Rows whose new person the directory homes in another country: that country. */
+    const elsewhere = new Map<number, string>();
+    let result = new Map<number, Person | string | SubjectConflict>();
+    // A new person homed in another country writes nothing here, so the rows after theirs are decided
+    // again without them (their e-mail address and external id then name no one here), as the rows
+    // would be if sent one by one; a person that decision newly introduces is asked about in turn.
+    for (let round = 0; round < MATCH_ROUNDS; round++) {
+      const matches = matchPeople(
+        rows.filter((row) => !elsewhere.has(row.index)),
+        known,
+      );
+      result = new Map();
+      const newcomers = new Map<KnownPerson, Person>();
+      const toRegister: Person[] = [];
+      // One object per person found, so an external id kept for them is seen by every row of theirs.
+      const foundPeople = new Map<string, Person>();
+      for (const row of rows) {
+        const home = elsewhere.get(row.index);
+        if (home !== undefined) {
+          result.set(row.index, home);
+          continue;
+        }
+        const match = matches.get(row.index)!;
+        if (isConflict(match)) {
+          result.set(row.index, match);
+          continue;
+        }
+        if ('found' in match) {
+          const { found, bindExternalId } = match;
+          let person = foundPeople.get(found.id);
+          if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
+          if (bindExternalId) person.bindExternalId = bindExternalId;
+          result.set(row.index, person);
+          continue;
+        }
+        let person = newcomers.get(match.newcomer);
+        if (!person) {
+          const { email, external_id: externalId } = match.newcomer;
+          const before = registered.get(email!);
+          if (before) {
+            person = before.person;
+            person.externalId = externalId;
+            // Given an external id only now: the directory learns its reference too.
+            if (externalId !== before.externalId) toRegister.push(person);
+          } else {
+            // Homed under an id already (knownAndClaimed) only by the reference of an e-mail address alone.
+            const homedAs = externalId ? undefined : claimed?.get(email!);
+            person = { id: homedAs ?? newSubjectId(this.context.env.COUNTRY), email, externalId, isNew: true };
+            if (!homedAs) toRegister.push(person);
+            else registered.set(email!, { person, externalId: null });
+          }
+          newcomers.set(match.newcomer, person);
+        }
         result.set(row.index, person);
-        continue;
       }
-      let person = newcomers.get(match.newcomer);
-      if (!person) {
-        const { email, external_id: externalId } = match.newcomer;
-        // Homed under an id already (knownAndClaimed) only by the reference of an e-mail address alone.
-        const homedAs = externalId ? undefined : claimed?.get(email!);
-        person = { id: homedAs ?? newSubjectId(this.context.env.COUNTRY), email, externalId, isNew: true };
-        if (homedAs) homedAlready.add(person);
-        newcomers.set(match.newcomer, person);
-      }
-      result.set(row.index, person);
-    }
-    const fresh = [...new Set(newcomers.values())].filter((person) => !homedAlready.has(person));
-    if (fresh.length > 0) {
+      if (toRegister.length === 0) break;
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
-          subjects: fresh.map((person) =>
+          subjects: toRegister.map((person) =>
             this.subjects.newPersonReferences(applicationId, { email: person.email ?? undefined, externalId: person.externalId ?? undefined }),
           ),
         }),
       );
-      const homeOf = new Map(fresh.map((person, i) => [person, homes.home_countries[i]]));
+      const homedElsewhere = new Map<Person, string>();
+      toRegister.forEach((person, i) => {
+        registered.set(person.email!, { person, externalId: person.externalId });
+        const home = homes.home_countries[i];
+        if (home !== this.context.env.COUNTRY) homedElsewhere.set(person, home);
+      });
+      if (homedElsewhere.size === 0) break;
       for (const [index, person] of result) {
-        const home = typeof person === 'string' || isConflict(person) ? undefined : homeOf.get(person);
-        if (home !== undefined && home !== this.context.env.COUNTRY) result.set(index, home);
+        const home = typeof person === 'string' || isConflict(person) ? undefined : homedElsewhere.get(person);
+        if (home !== undefined) {
+          elsewhere.set(index, home);
+          result.set(index, home);
+        }
       }
     }
     return result;
