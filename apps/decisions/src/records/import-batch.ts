@@ -544,7 +544,10 @@ export class ImportBatch {
    * version (the capture rules were checked before). With `claimFirst` (RecordWriter, when its
    * last batch was all new people) the claim goes alone and only the people it did not home are
    * looked up after it: a batch of new people costs one statement fewer, one with someone known a
-   * round trip more. With keys, the same statement also reads which
+   * round trip more. With `lookUpFirst` (its last batch was all people recorded before) the lookup
+   * goes alone and only whom it does not find is claimed, after it: a batch of returning people asks
+   * the directory nothing. With `flowId` (no keys), each known person's newest record of that flow
+   * comes with the lookup (`latest`, for record). With keys, the same statement also reads which
    * of them were used before (`earlier`, as `record` reads them), and the claim waits for that
    * answer: a row whose key was used before is answered from the earlier record or refused, and a
    * row repeating a key of an earlier row of the batch is settled by that row, so their people are
