@@ -253,7 +253,7 @@ const STATEMENTS = {
       WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL`,
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
-  // The same locks held by the connection across statements (recordKnownPeople), and their release.
+  // The same locks held by the connection across statements (underSessionLocks), and their release.
   sessionLock: new PreparedStatement('decisions_records_session_lock', `SELECT pg_advisory_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   sessionUnlock: new PreparedStatement('decisions_records_session_unlock', `SELECT pg_advisory_unlock_all()`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
@@ -687,7 +687,12 @@ export class ImportBatch {
     const readBefore = options.latest;
     const allKnownAndRead = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.has(person.id));
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
-    if (!written && allKnownAndRead) written = await this.recordKnownPeople(applicationId, flow, homed, people, persons, readBefore, whileActive);
+    if (!written && allKnownAndRead) {
+      written = await this.underSessionLocks(
+        persons.map((person) => `records:${person.id}:${flow.id}`),
+        (on) => this.writeAgainstLatestRead(on, applicationId, flow, homed, people, persons, readBefore, whileActive),
+      );
+    }
     written ??= await this.dataSource.transaction(async (manager) => {
       let raced: Person[] = [];
       // The rows written and their people: less the people another writer's row turned into a conflict meanwhile.
@@ -736,7 +741,7 @@ export class ImportBatch {
       // A batch with new people too: the newest records of the others read before (`latest`) are
       // checked by the insert under the locks instead of read again (a round trip fewer); when one
       // changed meanwhile (another writer), the insert writes nothing and they are read now. (A
-      // batch of known people alone comes here only when recordKnownPeople found one changed.)
+      // batch of known people alone comes here only when its write under session locks found one changed.)
       if (readBefore && !allKnownAndRead && raced.length === 0 && writers.length > 0 && writers.every((person) => person.isNew || readBefore.has(person.id))) {
         const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, writable, people, writers, readBefore, whileActive);
         if (planned) return planned;
@@ -890,31 +895,20 @@ export class ImportBatch {
   }
 
   /**
-   * A batch whose people were all recorded before, their newest records of the flow read with them
-   * (`readBefore`), without a transaction of its own: under the same per-person-and-flow advisory
-   * locks as the transaction's, held by the connection (`pg_advisory_lock`) from before the write
-   * until after it commits, one statement writes the records, the withdrawals of those they
-   * supersede and the events, on the condition that each person's newest record is still the one
-   * read (LATEST_UNCHANGED: its snapshot is taken after the locks are held, so it sees whatever
-   * another writer committed). Two round trips on the batch's path instead of five (START, lock,
-   * newest records, write, COMMIT); the locks are released after it, off the path, and a connection
-   * whose release fails is closed rather than pooled with locks held. Answers undefined, having
-   * written nothing, when a newest record changed (or the version is no longer active): the
-   * transaction then reads them under its locks.
+   * `write` run on a connection of its own holding the per-person-and-flow advisory locks `keys`
+   * (`pg_advisory_lock`, the same keys and order as the transaction's xact locks) from before it
+   * until after it commits, without a transaction: for a batch of people all recorded before, one
+   * statement conditioned on their newest records (writeAgainstLatestRead; its snapshot is taken
+   * after the locks are held, so it sees whatever another writer committed). Two round trips on the
+   * batch's path instead of five (START, lock, newest records, write, COMMIT); the locks are
+   * released after it, off the path, and a connection whose release fails is closed rather than
+   * pooled with locks held.
    */
-  private async recordKnownPeople(
-    applicationId: string,
-    flow: { id: string; version: number },
-    homed: CheckedRow[],
-    people: Map<number, Person | string | SubjectConflict>,
-    persons: Person[],
-    readBefore: Map<string, Latest | null>,
-    whileActive: boolean,
-  ): Promise<Planned | undefined> {
+  private async underSessionLocks<T>(keys: string[], write: (on: EntityManager) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     try {
-      await STATEMENTS.sessionLock.run(runner.manager, [persons.map((person) => `records:${person.id}:${flow.id}`).sort()]);
-      return await this.writeAgainstLatestRead(runner.manager, applicationId, flow, homed, people, persons, readBefore, whileActive);
+      await STATEMENTS.sessionLock.run(runner.manager, [[...keys].sort()]);
+      return await write(runner.manager);
     } finally {
       // Also after a failed lock statement, which may have taken some of them.
       void this.unlockAndRelease(runner).catch((error: unknown) => this.logger.error(`a connection holding record locks could not be closed: ${String(error)}`));

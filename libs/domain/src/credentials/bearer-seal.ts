@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * A value kept beside a bearer credential that only the credential's holder can read: sealed with
@@ -39,16 +39,4 @@ export function unsealWithBearer(credential: string, purpose: string, sealed: st
   } catch {
     return undefined;
   }
-}
-
-/**
- * An e-mail address as the inbox's sign-in codes keep it: lower-case hex HMAC-SHA256 keyed with the
- * subject reference key over `["dcr.inbox-address.v1", address]` (the address trimmed and
- * lower-cased), so a code can be found again for the address a person types, and the address is not
- * kept (a keyed hash, as the residency directory keeps people).
- */
-export function inboxAddressDigest(key: string, email: string): string {
-  return createHmac('sha256', Buffer.from(key, 'utf8'))
-    .update(JSON.stringify(['dcr.inbox-address.v1', email.trim().toLowerCase()]), 'utf8')
-    .digest('hex');
 }

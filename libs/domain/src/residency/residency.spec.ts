@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { claimPrecedes, HomeClaim, homeOfSubject, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
+import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -147,5 +147,17 @@ describe('claimPrecedes', () => {
         if (claimPrecedes(a, b) && claimPrecedes(b, c)) expect(claimPrecedes(a, c)).toBe(true);
       }),
     );
+  });
+});
+
+describe('inboxAddressDigest', () => {
+  const key = 'k'.repeat(32);
+
+  it('is the same for the address however it is typed, differs by address and key, and is not the address', () => {
+    const digest = inboxAddressDigest(key, 'Ada@Example.com ');
+    expect(digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(inboxAddressDigest(key, 'ada@example.com')).toBe(digest);
+    expect(inboxAddressDigest(key, 'grace@example.com')).not.toBe(digest);
+    expect(inboxAddressDigest('m'.repeat(32), 'ada@example.com')).not.toBe(digest);
   });
 });

@@ -54,6 +54,19 @@ export function subjectReference(key: string, applicationId: string, kind: Subje
   return createHmac('sha256', Buffer.from(key, 'utf8')).update(message, 'utf8').digest('hex');
 }
 
+/**
+ * An e-mail address as the inbox's sign-in codes keep it: lower-case hex HMAC-SHA256 keyed with the
+ * subject reference key over `["dcr.inbox-address.v1", normalisedAddress]`. The inbox spans
+ * organisations, so the address cannot be routed to its home; the code is found again by the
+ * address a person types, and the address itself is not kept (a keyed hash, as the directory keeps
+ * people).
+ */
+export function inboxAddressDigest(key: string, email: string): string {
+  return createHmac('sha256', Buffer.from(key, 'utf8'))
+    .update(JSON.stringify(['dcr.inbox-address.v1', normaliseEmail(email)]), 'utf8')
+    .digest('hex');
+}
+
 /** An ISO 3166-1 alpha-2 shaped code: exactly two upper-case ASCII letters (`US`, `DE`). */
 export function isCountryCode(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Z]{2}$/.test(value);
