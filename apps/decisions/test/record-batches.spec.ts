@@ -187,29 +187,76 @@ describe('ImportBatch: a batch of records', () => {
     }
   });
 
-  it('waits for a writer holding a person\'s lock, then sees what it committed: the newest record is checked after the lock is held', async () => {
+  const insertOtherRecord = (on: { query(sql: string, values: unknown[]): Promise<unknown> }, recordId: string, subjectId: string, supersedes: string | null) =>
+    on.query(
+      `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
+       VALUES ($1, $2, $3, $4, $5, $6, 'declined', 'controller_attested', '2026-11-23T10:00:00Z', now(), $7, '[]')`,
+      [recordId, applicationId, flow.id, flow.version, subjectId, JSON.stringify(purposes('declined', 'declined')), supersedes],
+    );
+  const successorsOf = async (recordId: string) =>
+    (await dataSource.query(`SELECT "record_id" FROM "decisions"."consent_records" WHERE "supersedes" = $1`, [recordId])).map((row: { record_id: string }) => row.record_id);
+
+  it('refuses a fork of a chain in the database: a second record superseding the same one', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'fork@example.com', purposes('granted', 'granted'))])).made.values();
+    await insertOtherRecord(dataSource, 'rec_us_fork_one', first.subjectId, first.recordId);
+    await expect(insertOtherRecord(dataSource, 'rec_us_fork_two', first.subjectId, first.recordId)).rejects.toMatchObject({ code: '23505', constraint: 'UQ_consent_records_successor' });
+    expect(await successorsOf(first.recordId)).toEqual(['rec_us_fork_one']);
+  });
+
+  it('writes a batch that extends chains without locks; another writer extending one meanwhile makes it wait, fail and supersede that writer\'s record', async () => {
     const [first] = (await batch.record(applicationId, flow, [row(0, 'held@example.com', purposes('granted', 'granted'))])).made.values();
     const people = await batch.knownAndClaimed(applicationId, [{ email: 'held@example.com' }], { lookUpFirst: true, flowId: flow.id });
-    // Another writer takes the person's lock (as the transaction of a batch does) and records them.
+    // Another writer records the person (in a transaction not committed yet): the batch's snapshot
+    // cannot see it, so only the database's refusal of a second successor stops a fork.
     const other = dataSource.createQueryRunner();
     await other.startTransaction();
-    await other.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${first.subjectId}:${flow.id}`]);
-    await other.query(
-      `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
-       VALUES ('rec_us_held_other', $1, $2, $3, $4, $5, 'declined', 'controller_attested', '2026-11-23T10:00:00Z', now(), $6, '[]')`,
-      [applicationId, flow.id, flow.version, first.subjectId, JSON.stringify(purposes('declined', 'declined')), first.recordId],
-    );
-    const writing = batch.record(applicationId, flow, [row(0, 'held@example.com', purposes('granted', 'granted'))], people.known, people);
-    let settled = false;
-    void writing.then(() => (settled = true));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(settled).toBe(false); // waiting for the lock
-    await other.commitTransaction();
-    await other.release();
-    const written = await writing;
-    expect(written.made.get(0)).toMatchObject({ supersedes: 'rec_us_held_other' });
-    // The locks the write held are released (off its path: eventually).
-    await eventuallyTrue(async () => (await count(`SELECT count(*)::int AS n FROM pg_locks WHERE "locktype" = 'advisory' AND "database" = (SELECT "oid" FROM pg_database WHERE "datname" = current_database())`, [])) === 0);
+    await insertOtherRecord(other, 'rec_us_held_other', first.subjectId, first.recordId);
+    const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows');
+    try {
+      const writing = batch.record(applicationId, flow, [row(0, 'held@example.com', purposes('granted', 'granted'))], people.known, people);
+      let settled = false;
+      void writing.then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(settled).toBe(false); // waiting for the other writer's insert to commit or go
+      // Not waiting for a lock: the write took none (asked on the other writer's connection, as the pool is small).
+      expect((await other.query(`SELECT count(*)::int AS n FROM pg_locks WHERE "locktype" = 'advisory'`))[0].n).toBe(0);
+      await other.commitTransaction();
+      await other.release();
+      const written = await writing;
+      expect(written.made.get(0)).toMatchObject({ supersedes: 'rec_us_held_other' });
+      expect(readLatest).toHaveBeenCalledTimes(1); // read again, in the transaction
+      expect(await successorsOf(first.recordId)).toEqual(['rec_us_held_other']);
+      expect(await successorsOf('rec_us_held_other')).toEqual([written.made.get(0)!.recordId]);
+    } finally {
+      readLatest.mockRestore();
+    }
+  });
+
+  it('tries a batch\'s transaction again when a writer without locks extended a chain between its read and its insert', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'retried@example.com', purposes('granted', 'granted'))])).made.values();
+    const realLatest = RECORD_BATCH_STATEMENTS.latest.rows.bind(RECORD_BATCH_STATEMENTS.latest);
+    let interleaved = false;
+    // The transaction reads the newest record under its lock; a writer that takes no lock (a batch
+    // extending the chain) commits a successor right after: the insert breaks the chain's uniqueness.
+    const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows').mockImplementation(async (on, values) => {
+      const read = await realLatest(on, values);
+      if (!interleaved) {
+        interleaved = true;
+        await insertOtherRecord(dataSource, 'rec_us_retried_other', first.subjectId, first.recordId);
+      }
+      return read;
+    });
+    try {
+      const written = await batch.record(applicationId, flow, [row(0, 'retried@example.com', purposes('granted', 'declined'))]);
+      expect(readLatest).toHaveBeenCalledTimes(2);
+      expect(written.made.get(0)).toMatchObject({ supersedes: 'rec_us_retried_other' });
+      expect(await successorsOf(first.recordId)).toEqual(['rec_us_retried_other']);
+      // Nothing of the failed try is left: one record and one event for the written one.
+      const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1`, [written.made.get(0)!.recordId]);
+      expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted']);
+    } finally {
+      readLatest.mockRestore();
+    }
   });
 
   it('writes a batch of new and returning people against the newest records read with the returning ones', async () => {

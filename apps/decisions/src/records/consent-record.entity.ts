@@ -8,6 +8,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'consent_records' })
 @Index('UQ_consent_records_idempotency', ['applicationId', 'idempotencyKey'], { unique: true, where: '"idempotency_key" IS NOT NULL' })
 @Index('IX_consent_records_subject', ['subjectId', 'flowId', 'recordedAt'])
+@Index('UQ_consent_records_successor', ['supersedes'], { unique: true, where: '"supersedes" IS NOT NULL' })
 export class ConsentRecord {
   @PrimaryColumn({ name: 'record_id', type: 'text' })
   recordId: string;

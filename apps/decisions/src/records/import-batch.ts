@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ClaimNewReply,
   ClaimNewRequest,
@@ -16,7 +16,7 @@ import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, s
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
-import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { recordedVersionSql, StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
@@ -253,9 +253,6 @@ const STATEMENTS = {
       WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL`,
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
-  // The same locks held by the connection across statements (underSessionLocks), and their release.
-  sessionLock: new PreparedStatement('decisions_records_session_lock', `SELECT pg_advisory_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
-  sessionUnlock: new PreparedStatement('decisions_records_session_unlock', `SELECT pg_advisory_unlock_all()`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date }>(
     'decisions_records_latest',
@@ -421,11 +418,13 @@ function withdrawSql(parameter: number, guard?: string): string {
 }
 
 /**
- * The condition of a batch planned against the people's newest records read before its
- * transaction (RecordWriter: with the people, record's `latest`): each person of $8 (`subject`)
- * still has that newest record of the flow ($2; `latest`, null for none). Checked under the batch's
- * locks, so nothing can change it before the commit; when it fails, the statement writes nothing
- * and the batch reads them again.
+ * The condition of a batch planned against the people's newest records read before its write
+ * (RecordWriter: with the people, record's `latest`): each person of $8 (`subject`) still has that
+ * newest record of the flow ($2; `latest`, null for none) in the statement's snapshot; when it
+ * fails, the statement writes nothing and the batch reads them again. Under the batch's locks
+ * (its transaction) nothing another locking writer does can change it before the commit; a batch
+ * written without locks (it extends chains) that meets another writer's extension committed after
+ * its snapshot is refused by UQ_consent_records_successor instead.
  */
 const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb) AS x("subject" text, "latest" text)
        WHERE x."latest" IS DISTINCT FROM (SELECT l."record_id" FROM (${LATEST_OF_PERSON('x."subject"', '$2')}) l))`;
@@ -463,6 +462,7 @@ function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, l
   return new PreparedStatement(
     `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}`,
     `WITH "records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
+    { expected: isRaceLost },
   );
 }
 
@@ -484,10 +484,20 @@ function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean
 }
 
 const UNIQUE_VIOLATION = '23505';
+const DEADLOCK_DETECTED = '40P01';
 /** The subjects' unique indexes: a person is one row per application and e-mail or external id. */
 const SUBJECT_KEYS = new Set(['UQ_subjects_application_external_id', 'UQ_subjects_application_email']);
 const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: string }) =>
   code === UNIQUE_VIOLATION && constraint !== undefined && SUBJECT_KEYS.has(constraint);
+/**
+ * A write that met another writer's extension of the same chain (a second record superseding the
+ * same one, which the database refuses), or deadlocked with it over the records both withdraw from:
+ * it wrote nothing, and reading the newest records again decides it.
+ */
+const isRaceLost = ({ code, constraint }: { code?: string; constraint?: string }) =>
+  (code === UNIQUE_VIOLATION && constraint === 'UQ_consent_records_successor') || code === DEADLOCK_DETECTED;
+/** How many times a batch's transaction is tried when it keeps losing such races (retriedWhileRacing). */
+const RACE_TRIES = 5;
 
 /**
  * Records a chunk of import rows in one transaction instead of one per row: people found and homed
@@ -498,7 +508,6 @@ const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: s
  */
 @Injectable()
 export class ImportBatch {
-  private readonly logger = new Logger(ImportBatch.name);
   /** The inserts, each plain and guarded by the flow version (`whileActive`). */
   private readonly recordsWithEvents = new Map<string, PreparedStatement>();
   private readonly newPeopleWithRecords = new Map<string, PreparedStatement>();
@@ -683,17 +692,20 @@ export class ImportBatch {
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
 
     // The people's newest records read with them before (RecordWriter: `latest`), for a batch of
-    // people all recorded before: checked by the write instead of read again.
+    // people all recorded before: checked by the write instead of read again. When each of them has
+    // a newest record of the flow, the batch extends their chains, which the database keeps linear
+    // (UQ_consent_records_successor): one statement without locks, refused when another writer
+    // extended one of the chains meanwhile, and the batch then goes through the transaction.
     const readBefore = options.latest;
-    const allKnownAndRead = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.has(person.id));
+    const extendsChains = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.get(person.id));
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
-    if (!written && allKnownAndRead) {
-      written = await this.underSessionLocks(
-        persons.map((person) => `records:${person.id}:${flow.id}`),
-        (on) => this.writeAgainstLatestRead(on, applicationId, flow, homed, people, persons, readBefore, whileActive),
-      );
+    if (!written && extendsChains) {
+      written = await this.writeAgainstLatestRead(this.dataSource.manager, applicationId, flow, homed, people, persons, readBefore, whileActive).catch((error: unknown) => {
+        if (isRaceLost(error as { code?: string; constraint?: string })) return undefined;
+        throw error;
+      });
     }
-    written ??= await this.dataSource.transaction(async (manager) => {
+    written ??= await this.retriedWhileRacing(() => this.dataSource.transaction(async (manager) => {
       let raced: Person[] = [];
       // The rows written and their people: less the people another writer's row turned into a conflict meanwhile.
       let writable = homed;
@@ -738,11 +750,12 @@ export class ImportBatch {
       // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
       const lockKeys = writers.map((person) => `records:${person.id}:${flow.id}`).sort();
       await STATEMENTS.lock.run(manager, [lockKeys]);
-      // A batch with new people too: the newest records of the others read before (`latest`) are
-      // checked by the insert under the locks instead of read again (a round trip fewer); when one
-      // changed meanwhile (another writer), the insert writes nothing and they are read now. (A
-      // batch of known people alone comes here only when its write under session locks found one changed.)
-      if (readBefore && !allKnownAndRead && raced.length === 0 && writers.length > 0 && writers.every((person) => person.isNew || readBefore.has(person.id))) {
+      // The newest records read before (`latest`: a batch with new people too, or people without a
+      // record of the flow yet) are checked by the insert under the locks instead of read again (a
+      // round trip fewer); when one changed meanwhile (another writer), the insert writes nothing and
+      // they are read now. (A batch that extends chains comes here only when its write without locks
+      // found one extended.)
+      if (readBefore && !extendsChains && raced.length === 0 && writers.length > 0 && writers.every((person) => person.isNew || readBefore.has(person.id))) {
         const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, writable, people, writers, readBefore, whileActive);
         if (planned) return planned;
       }
@@ -755,7 +768,7 @@ export class ImportBatch {
         if (whileActive && rowCount === 0) throw new StaleFlowVersion(flow.id);
       }
       return planned;
-    });
+    }));
     for (const [index, record] of written.made) {
       outcomes.set(index, { index, outcome: 'recorded', record_id: record.recordId });
       created.add(index);
@@ -895,23 +908,19 @@ export class ImportBatch {
   }
 
   /**
-   * `write` run on a connection of its own holding the per-person-and-flow advisory locks `keys`
-   * (`pg_advisory_lock`, the same keys and order as the transaction's xact locks) from before it
-   * until after it commits, without a transaction: for a batch of people all recorded before, one
-   * statement conditioned on their newest records (writeAgainstLatestRead; its snapshot is taken
-   * after the locks are held, so it sees whatever another writer committed). Two round trips on the
-   * batch's path instead of five (START, lock, newest records, write, COMMIT); the locks are
-   * released after it, off the path, and a connection whose release fails is closed rather than
-   * pooled with locks held.
+   * A batch's transaction, run again when it lost a race with a batch written without locks (which
+   * extended a chain between this one's read of the newest records and its insert, so the insert
+   * broke UQ_consent_records_successor and undid the transaction; or the two deadlocked): each try
+   * reads the newest records again under the locks. Such a race needs another write of the same
+   * people in the same few milliseconds, so a few tries are enough; the last one's error is thrown.
    */
-  private async underSessionLocks<T>(keys: string[], write: (on: EntityManager) => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      await STATEMENTS.sessionLock.run(runner.manager, [[...keys].sort()]);
-      return await write(runner.manager);
-    } finally {
-      // Also after a failed lock statement, which may have taken some of them.
-      void this.unlockAndRelease(runner).catch((error: unknown) => this.logger.error(`a connection holding record locks could not be closed: ${String(error)}`));
+  private async retriedWhileRacing<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= RACE_TRIES || !isRaceLost(error as { code?: string; constraint?: string })) throw error;
+      }
     }
   }
 
@@ -940,17 +949,6 @@ export class ImportBatch {
       LATEST_READ_ROWS.document(persons.map((person) => ({ subject: person.id, latest: readBefore.get(person.id)?.recordId ?? null }))),
     ]);
     return rowCount > 0 ? planned : undefined;
-  }
-
-  /** The connection's advisory locks released, then the connection pooled again (closed instead when the release fails). */
-  private async unlockAndRelease(runner: QueryRunner): Promise<void> {
-    try {
-      await STATEMENTS.sessionUnlock.run(runner.manager, []);
-      await runner.release();
-    } catch (error) {
-      this.logger.warn(`a connection's record locks could not be released (${(error as Error).message}); closing it`);
-      await (runner as unknown as { releasePostgresConnection(error: unknown): Promise<void> }).releasePostgresConnection(error);
-    }
   }
 
   private statement(

@@ -87,8 +87,9 @@ const MAX_BATCH = 500;
  * and the rows go the first way): two round trips, three with keys (docs/performance.md,
  * nineteenth and twentieth sessions). The lookup also reads each known person's newest record of
  * the flow, which the write checks instead of reading it again (ImportBatch.record `latest`), so a
- * batch of people recorded before (returning people) costs a lookup, then a lock and one
- * statement (thirty-first session). A request alone is written at once, so nothing
+ * batch of people recorded before (returning people) costs a lookup, then one statement without
+ * locks, which the database's refusal of a second successor keeps from forking a chain
+ * (thirty-second session). A request alone is written at once, so nothing
  * waits on a timer; under load the batches grow by themselves. When a batch of several fails, each
  * of its rows is tried again alone, so one bad row (or a lost race with another batch) fails only
  * its own request.
