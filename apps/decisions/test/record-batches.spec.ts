@@ -232,6 +232,18 @@ describe('ImportBatch: a batch of records', () => {
     }
   });
 
+  it('checks the newest records read when a row written without locks was decided before them (recorded late), which no index would catch', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'decided-late@example.com', purposes('granted', 'granted'))])).made.values();
+    const people = await batch.knownAndClaimed(applicationId, [{ email: 'decided-late@example.com' }], { lookUpFirst: true, flowId: flow.id });
+    // Another writer records the person after the read: the newest record is now theirs.
+    const other = await batch.record(applicationId, flow, [row(0, 'decided-late@example.com', purposes('declined', 'declined'))]);
+    expect(other.made.get(0)).toMatchObject({ supersedes: first.recordId });
+    // A decision made the day before both: it supersedes nothing, and is superseded by the newest record, the other writer's.
+    const late = { ...row(0, 'decided-late@example.com', purposes('granted', 'declined')), capturedAt: '2026-11-22T10:00:00.000Z' };
+    const written = await batch.record(applicationId, flow, [late], people.known, people);
+    expect(written.made.get(0)).toMatchObject({ supersedes: null, supersededBy: other.made.get(0)!.recordId });
+  });
+
   it('tries a batch\'s transaction again when a writer without locks extended a chain between its read and its insert', async () => {
     const [first] = (await batch.record(applicationId, flow, [row(0, 'retried@example.com', purposes('granted', 'granted'))])).made.values();
     const realLatest = RECORD_BATCH_STATEMENTS.latest.rows.bind(RECORD_BATCH_STATEMENTS.latest);

@@ -700,7 +700,7 @@ export class ImportBatch {
     const extendsChains = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.get(person.id));
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
     if (!written && extendsChains) {
-      written = await this.writeAgainstLatestRead(this.dataSource.manager, applicationId, flow, homed, people, persons, readBefore, whileActive).catch((error: unknown) => {
+      written = await this.writeAgainstLatestRead(this.dataSource.manager, applicationId, flow, homed, people, persons, readBefore, whileActive, true).catch((error: unknown) => {
         if (isRaceLost(error as { code?: string; constraint?: string })) return undefined;
         throw error;
       });
@@ -926,9 +926,14 @@ export class ImportBatch {
 
   /**
    * The batch planned against the people's newest records read before (`readBefore`) and written
-   * on the condition that they still are (LATEST_UNCHANGED), on `on`, whose connection holds the
-   * people's locks: what it wrote, or undefined when it wrote nothing (a newest record changed, or
-   * the version is no longer active).
+   * on the condition that they still are: what it wrote, or undefined when it wrote nothing (a
+   * newest record changed, or the version is no longer active). In a transaction holding the
+   * people's locks (`on`), the statement checks them (LATEST_UNCHANGED). Without locks
+   * (`extendingChains`: each person has a newest record, and the statement runs on its own), a
+   * batch whose rows all supersede them needs no check: a newest record changes only by another
+   * record superseding it, which makes the insert break UQ_consent_records_successor (thrown, see
+   * isRaceLost); the check is still made when a row was decided before a person's newest record
+   * (recorded late, it supersedes nothing, and what it is superseded by is that record).
    */
   private async writeAgainstLatestRead(
     on: EntityManager,
@@ -939,9 +944,15 @@ export class ImportBatch {
     persons: Person[],
     readBefore: Map<string, Latest | null>,
     whileActive: boolean,
+    extendingChains = false,
   ): Promise<Planned | undefined> {
     const latest = new Map(persons.flatMap((person): Array<[string, Latest]> => (readBefore.get(person.id) ? [[person.id, readBefore.get(person.id)!]] : [])));
     const planned = this.plan(applicationId, flow, homed, people, latest);
+    if (extendingChains && [...planned.made.values()].every((made) => made.supersededBy === undefined)) {
+      const plain = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
+      const { rowCount } = await plain.run(on, [...recordsParameters(applicationId, flow, planned), WITHDRAWAL_ROWS.document(planned.withdrawals)]);
+      return rowCount > 0 ? planned : undefined;
+    }
     const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, true);
     const { rowCount } = await insert.run(on, [
       ...recordsParameters(applicationId, flow, planned),
