@@ -9,7 +9,7 @@
  * p99.
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
- *                         [--load raw|autocannon] [--returning-people N]
+ *                         [--load raw|autocannon] [--returning-people N] [--warm-up 30]
  *
  * The saturation rounds' generator (`--load`): `raw` (the default since the twenty-fourth session)
  * is bench/paced-load.js `saturate` on kept-alive connections, each sending its next request when
@@ -47,6 +47,10 @@ const rounds = Math.max(1, Number(option('rounds', '3')));
 const idempotencyKeys = process.argv.includes('--idempotency-keys');
 const load = option('load', 'raw');
 const returningPeople = Number(option('returning-people', '0'));
+// Thirty seconds of saturation before the rounds: after three, V8 was still compiling the service's
+// paths (its background threads took a fifth of the service's core) and a record cost a quarter more
+// CPU than after thirty; sixty gave no more (docs/performance.md, thirty-second session).
+const warmUp = Number(option('warm-up', '30'));
 if (load !== 'raw' && load !== 'autocannon') throw new Error('--load is raw or autocannon');
 
 function pgbench(databaseUrl, placement) {
@@ -129,8 +133,8 @@ async function main() {
       return { summary: { ...result, non_2xx: non2xx, errors }, requests: result.requests, perSecond: Math.round(result.requests_per_second) };
     };
 
-    log(`records: warm-up (3 s, generator ${load})`);
-    await saturation(3);
+    log(`records: warm-up (${warmUp} s, generator ${load})`);
+    await saturation(warmUp);
     // pgbench and the Record API in turn, `rounds` times: the share is judged round by round (each
     // record rate against the pgbench rate just before it), and the median of the rounds is the
     // result. pgbench is bound by the disk's flushes, which moved by a factor of two within minutes

@@ -271,6 +271,54 @@ describe('ImportBatch: a batch of records', () => {
     }
   });
 
+  it('keeps every chain linear and every write answered when many writers record the same people at once, by all three ways', async () => {
+    const emails = Array.from({ length: 4 }, (_, i) => `crowd-${i}@example.com`);
+    const crowdRow = (index: number, email: string): CheckedRow => ({
+      ...row(index, email, Math.random() < 0.5 ? purposes('granted', 'declined') : purposes('declined', 'granted')),
+      capturedAt: '2026-11-24T10:00:00.000Z',
+    });
+    for (const email of emails) await batch.record(applicationId, flow, [{ ...row(0, email, purposes('granted', 'granted')), capturedAt: '2026-11-24T09:00:00.000Z' }]);
+    const failures: unknown[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, writer) => {
+        for (let k = 0; k < 20; k++) {
+          const picked = [...new Set([emails[(writer + k) % 4], emails[(writer * 3 + k + 1) % 4]])];
+          const rows = picked.map((email, i) => crowdRow(i, email));
+          try {
+            if ((writer + k) % 3 === 0) await batch.record(applicationId, flow, rows); // the transaction
+            else {
+              // Read with the people first, as the Record API's writer does: written without locks.
+              const people = await batch.knownAndClaimed(applicationId, picked.map((email) => ({ email })), { lookUpFirst: true, flowId: flow.id });
+              await batch.record(applicationId, flow, rows, people.known, people);
+            }
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    const people = `SELECT "id" FROM "decisions"."subjects" WHERE "application_id" = $1 AND "email" = ANY($2)`;
+    // Each person: one first record, one newest (superseded by none), every other record superseded by exactly one.
+    const chains = await dataSource.query(
+      `SELECT r."subject_id", count(*) FILTER (WHERE r."supersedes" IS NULL)::int AS "firsts",
+              count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM "decisions"."consent_records" n WHERE n."supersedes" = r."record_id"))::int AS "newest",
+              count(*)::int AS "records", count(DISTINCT r."supersedes")::int AS "superseded"
+         FROM "decisions"."consent_records" r WHERE r."subject_id" IN (${people}) GROUP BY 1`,
+      [applicationId, emails],
+    );
+    expect(chains).toHaveLength(4);
+    for (const chain of chains) expect(chain).toMatchObject({ firsts: 1, newest: 1, superseded: chain.records - 1 });
+    // One event per record and one per withdrawal: nothing of a write that lost a race is left.
+    const [{ records, withdrawals }] = await dataSource.query(
+      `SELECT count(*)::int AS "records", COALESCE(sum(jsonb_array_length("withdrawals")), 0)::int AS "withdrawals" FROM "decisions"."consent_records" WHERE "subject_id" IN (${people})`,
+      [applicationId, emails],
+    );
+    const [{ events }] = await dataSource.query(`SELECT count(*)::int AS "events" FROM "decisions"."outbox" WHERE "data"->'subject'->>'id' IN (${people})`, [applicationId, emails]);
+    expect(withdrawals).toBeGreaterThan(0);
+    expect(events).toBe(records + withdrawals);
+  });
+
   it('writes a batch of new and returning people against the newest records read with the returning ones', async () => {
     const [known] = (await batch.record(applicationId, flow, [row(0, 'mixed-known@example.com', purposes('granted', 'granted'))])).made.values();
     const people = await batch.knownAndClaimed(applicationId, [{ email: 'mixed-known@example.com' }, { email: 'mixed-new@example.com' }], { flowId: flow.id });
