@@ -121,6 +121,12 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
     flags.push('--require', path.join(__dirname, 'sql-trace.js'));
     fullEnv.SQL_TRACE_FILE = path.resolve(sqlTrace);
   }
+  // `--stall-probe <file>`: bench/stall-probe.js preloaded to log event-loop delays and long collections.
+  const stallProbe = option('stall-probe');
+  if (stallProbe && mode === 'embedded') {
+    flags.push('--require', path.join(__dirname, 'stall-probe.js'));
+    fullEnv.STALL_PROBE_FILE = path.resolve(stallProbe);
+  }
   const recordStages = option('record-stages');
   if (recordStages && mode === 'embedded') {
     flags.push('--require', path.join(__dirname, 'record-stages.js'));

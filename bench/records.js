@@ -9,7 +9,7 @@
  * p99.
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
- *                         [--load raw|autocannon] [--returning-people N] [--warm-up 30]
+ *                         [--load raw|autocannon] [--returning-people N] [--warm-up 30] [--stall-probe <file>]
  *
  * The saturation rounds' generator (`--load`): `raw` (the default since the twenty-fourth session)
  * is bench/paced-load.js `saturate` on kept-alive connections, each sending its next request when
@@ -184,8 +184,11 @@ async function main() {
     const half = Number(option('paced-rate', '0')) || Math.max(1, Math.round(rate / 2));
     log(`records: the median round ${rate}/s (${Math.round(100 * share)} % of its pgbench); evenly paced ${half}/s for ${duration} s`);
     const pacedMeter = cpuMeter(service.child.pid);
+    const pacedFrom = new Date().toISOString();
     const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
     pacedRun.cpu = pacedMeter.stop(pacedRun.requests);
+    // When it ran, to read a probe's log (`--stall-probe`) for that window.
+    pacedRun.window = { from: pacedFrom, to: new Date().toISOString() };
     result.records = {
       // The round of the median share (its pgbench run is `pgbench` above); every round in `rounds`.
       saturation: { ...saturationSummary, cpu },
