@@ -7,6 +7,7 @@ import { CountryClient } from '@dcr/transport';
 import { defer } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
+import { ConsentRecordChainsAreLinear1765500000000 } from '../src/migrations/1765500000000-consent-record-chains-are-linear';
 import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
 import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL } from '../src/records/import-batch';
@@ -242,6 +243,26 @@ describe('ImportBatch: a batch of records', () => {
     const late = { ...row(0, 'decided-late@example.com', purposes('granted', 'declined')), capturedAt: '2026-11-22T10:00:00.000Z' };
     const written = await batch.record(applicationId, flow, [late], people.known, people);
     expect(written.made.get(0)).toMatchObject({ supersedes: null, supersededBy: other.made.get(0)!.recordId });
+  });
+
+  it('records a record after the one it supersedes even when that one was recorded by a clock ahead, so the chain\'s newest record stays its last', async () => {
+    const [first] = (await batch.record(applicationId, flow, [row(0, 'ahead@example.com', purposes('granted', 'granted'))])).made.values();
+    // Another replica, its clock an hour ahead, records the person's next decision, made at the same moment.
+    await dataSource.query(
+      `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
+       VALUES ('rec_us_ahead_other', $1, $2, $3, $4, $5, 'declined', 'controller_attested', '2026-11-23T10:00:00Z', now() + interval '1 hour', $6, '[]')`,
+      [applicationId, flow.id, flow.version, first.subjectId, JSON.stringify(purposes('declined', 'declined')), first.recordId],
+    );
+    const second = await batch.record(applicationId, flow, [row(0, 'ahead@example.com', purposes('granted', 'declined'))]);
+    expect(second.made.get(0)).toMatchObject({ supersedes: 'rec_us_ahead_other' });
+    const [{ after }] = await dataSource.query(
+      `SELECT n."recorded_at" > p."recorded_at" AS "after" FROM "decisions"."consent_records" n JOIN "decisions"."consent_records" p ON p."record_id" = n."supersedes" WHERE n."record_id" = $1`,
+      [second.made.get(0)!.recordId],
+    );
+    expect(after).toBe(true);
+    // The newest record is the second one: the next supersedes it (it would supersede the other replica's again, refused).
+    const third = await batch.record(applicationId, flow, [row(0, 'ahead@example.com', purposes('granted', 'granted'))]);
+    expect(third.made.get(0)).toMatchObject({ supersedes: second.made.get(0)!.recordId });
   });
 
   it('tries a batch\'s transaction again when a writer without locks extended a chain between its read and its insert', async () => {
@@ -619,5 +640,41 @@ describe('ImportBatch: the withdrawal of superseded records', () => {
       { record_id: 'rec_14000', withdrawals: [{ purpose: 'newsletter', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
       { record_id: 'rec_17', withdrawals: [{ at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
     ]);
+  });
+});
+
+describe('The migration that makes record chains linear', () => {
+  let database: MigratedServiceDatabase;
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(decisionsService, 'record_chain_migration');
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('stops, naming them, when earlier versions left a record superseded twice, and adds the index once they are reconciled', async () => {
+    const { dataSource } = database;
+    const migration = new ConsentRecordChainsAreLinear1765500000000();
+    const runner = dataSource.createQueryRunner();
+    try {
+      await migration.down(runner);
+      const record = (id: string, supersedes: string | null) =>
+        dataSource.query(
+          `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
+           VALUES ($1, 'tp_us_forked', 'flw_us_forked', 1, 'sub_usforked', '{}', 'granted', 'imported', now(), now(), $2, '[]')`,
+          [id, supersedes],
+        );
+      await record('rec_us_fork_base', null);
+      await record('rec_us_fork_a', 'rec_us_fork_base');
+      await record('rec_us_fork_b', 'rec_us_fork_base');
+      await expect(migration.up(runner)).rejects.toThrow(/rec_us_fork_base superseded by rec_us_fork_a and rec_us_fork_b/);
+      await dataSource.query(`DELETE FROM "decisions"."consent_records" WHERE "record_id" = 'rec_us_fork_b'`);
+      await migration.up(runner);
+      await expect(record('rec_us_fork_c', 'rec_us_fork_base')).rejects.toMatchObject({ code: '23505' });
+    } finally {
+      await runner.release();
+    }
   });
 });

@@ -6,15 +6,29 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * So a batch that extends chains is written without locks (its statement fails when another writer
  * extended one of them meanwhile, and the batch goes through its transaction), and no writer,
  * whatever its path, can leave two records superseding one (docs/architecture.md, Record batches
- * and their chains). A record that supersedes nothing is a person's first of the flow (written
- * under the per-person locks, so there is one) or one recorded late (decided before the newest
- * record, ImportBatch.plan: it changes no chain's newest record), so those are not constrained. A
- * database already holding a fork fails here with PostgreSQL's unique violation naming the record.
+ * and their chains). A record that supersedes nothing is a person's first of the flow (written by
+ * the statement that makes a new person, or under the per-person locks, so there is one) or one
+ * recorded late (decided before the newest record, ImportBatch.plan: it changes no chain's newest
+ * record), so those are not constrained.
+ *
+ * Earlier versions could fork a chain (a record superseded twice when two were recorded in the same
+ * millisecond, or by replicas whose clocks disagreed, or before the newest record was the one
+ * decided last). Such records are evidence and are not rewritten here: the migration stops, naming
+ * them, so that an operator reconciles them (the later of each pair withdrawn or re-recorded by the
+ * organisation) before the service starts with this version.
  */
 export class ConsentRecordChainsAreLinear1765500000000 implements MigrationInterface {
   name = 'ConsentRecordChainsAreLinear1765500000000';
 
   async up(runner: QueryRunner): Promise<void> {
+    const forks: Array<{ supersedes: string; successors: string[] }> = await runner.query(
+      `SELECT "supersedes", array_agg("record_id" ORDER BY "recorded_at") AS "successors" FROM "decisions"."consent_records"
+        WHERE "supersedes" IS NOT NULL GROUP BY "supersedes" HAVING count(*) > 1 ORDER BY "supersedes" LIMIT 20`,
+    );
+    if (forks.length > 0) {
+      const named = forks.map((fork) => `${fork.supersedes} superseded by ${fork.successors.join(' and ')}`).join('; ');
+      throw new Error(`decisions.consent_records holds records superseded more than once (${named}${forks.length === 20 ? '; and maybe more' : ''}); reconcile them before this version starts`);
+    }
     await runner.query(`CREATE UNIQUE INDEX "UQ_consent_records_successor" ON "decisions"."consent_records" ("supersedes") WHERE "supersedes" IS NOT NULL`);
   }
 

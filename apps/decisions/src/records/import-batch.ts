@@ -390,6 +390,18 @@ export const RECORD_BATCH_STATEMENTS = STATEMENTS;
 const where = (guard: string | undefined) => (guard ? ` WHERE ${guard}` : '');
 
 /**
+ * When the batch's records are recorded: $4 (the writer's clock), or just after the latest
+ * `recorded_at` of the records they supersede when that is later. A person's newest record is the
+ * one decided last, then recorded last (LATEST_OF_PERSON); a record superseding one decided at the
+ * same moment must therefore be recorded after it, or the record it supersedes would still read as
+ * the newest, and the next write would supersede that one a second time (which
+ * UQ_consent_records_successor refuses, so the person could not be recorded again). Two writers in
+ * the same millisecond, or a replica whose clock is behind another's, made such a pair.
+ */
+const RECORDED_FROM = `(SELECT GREATEST($4::timestamptz, MAX(p."recorded_at")) FROM "decisions"."consent_records" p
+      WHERE p."record_id" = ANY(ARRAY(SELECT s->>'supersedes' FROM jsonb_array_elements($5::jsonb) AS s WHERE s->>'supersedes' IS NOT NULL)))`;
+
+/**
  * The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement.
  * `guard`: a condition every row is inserted under (`whileActive`), else none.
  */
@@ -399,7 +411,7 @@ function insertRecordsSql(guard: string | undefined): string {
         "idempotency_key", "request_fingerprint", "supersedes", "withdrawals")
      SELECT r."id", $1, $2, $3, r."subject", r."purposes", r."status", r."channel", r."captured",
             -- One microsecond apart in row order, so "newest" stays the later row of the same person.
-            $4::timestamptz + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", r."withdrawals"
+            ${RECORDED_FROM} + (r."n" * interval '1 microsecond'), r."key", r."fingerprint", r."supersedes", r."withdrawals"
        FROM jsonb_to_recordset($5::jsonb) AS r(${RECORD_ROWS.columns})${where(guard)}`;
 }
 
@@ -422,9 +434,11 @@ function withdrawSql(parameter: number, guard?: string): string {
  * (RecordWriter: with the people, record's `latest`): each person of $8 (`subject`) still has that
  * newest record of the flow ($2; `latest`, null for none) in the statement's snapshot; when it
  * fails, the statement writes nothing and the batch reads them again. Under the batch's locks
- * (its transaction) nothing another locking writer does can change it before the commit; a batch
- * written without locks (it extends chains) that meets another writer's extension committed after
- * its snapshot is refused by UQ_consent_records_successor instead.
+ * (its transaction) nothing another locking writer does can change it before the commit. A batch
+ * written without locks (it extends chains) uses it only for a row recorded late: another writer's
+ * extension committed after its snapshot is refused by UQ_consent_records_successor for the rows
+ * that supersede, but a late row supersedes nothing, and then names as its successor the newest
+ * record read, not the one committed meanwhile (an order the two writes could have had).
  */
 const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb) AS x("subject" text, "latest" text)
        WHERE x."latest" IS DISTINCT FROM (SELECT l."record_id" FROM (${LATEST_OF_PERSON('x."subject"', '$2')}) l))`;
