@@ -761,7 +761,8 @@ export class ImportBatch {
       if (binds.length > 0) {
         await STATEMENTS.bindExternalIds.run(manager, [applicationId, binds.map((person) => person.id), binds.map((person) => person.bindExternalId)]);
       }
-      // The Record API takes the same per-person-and-flow locks, in a fixed order here against deadlocks.
+      // Per-person-and-flow locks, in a fixed order against deadlocks, taken by every transaction that
+      // reads the newest records (a batch extending chains takes none: the chain index stops its races).
       const lockKeys = writers.map((person) => `records:${person.id}:${flow.id}`).sort();
       await STATEMENTS.lock.run(manager, [lockKeys]);
       // The newest records read before (`latest`: a batch with new people too, or people without a
