@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { originMatches, parseOrigin, validateAllowedOrigin } from './origins';
 
-const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/);
+// Not an `xn--` label: that names a punycode-encoded one, which URL parsing decodes and refuses when
+// it is not valid punycode (fast-check found `xn--a`), and which these properties do not make.
+const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/).filter((l) => !l.startsWith('xn--'));
 const hostname = fc.array(label, { minLength: 1, maxLength: 4 }).map((labels) => [...labels, 'example'].join('.'));
 const port = fc.integer({ min: 1, max: 65535 });
 const scheme = fc.constantFrom('http', 'https');
