@@ -10,7 +10,7 @@ import { decisionsService } from '../src/decisions.service';
 import { ConsentRecordChainsAreLinear1765500000000 } from '../src/migrations/1765500000000-consent-record-chains-are-linear';
 import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
-import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL } from '../src/records/import-batch';
+import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL, recordBatchNewPeopleInserts } from '../src/records/import-batch';
 import { SubjectsService } from '../src/subjects/subjects.service';
 
 /**
@@ -162,7 +162,14 @@ describe('ImportBatch: a batch of records', () => {
     try {
       // Read with the people (as the writer's people stage does), unchanged at the write: not read again.
       const people = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
-      expect(people.latest).toEqual(new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), capturedAt: Date.parse('2026-11-23T10:00:00.000Z') }]]));
+      expect(people.latest).toEqual(
+        new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
+      );
+      // Its recorded_at to the microsecond, as the table holds it (the record that supersedes it is recorded after it).
+      const recordedAt = people.latest!.get(first.subjectId)!.recordedAt!;
+      expect(recordedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+      const [{ same }] = await dataSource.query(`SELECT "recorded_at" = $2::timestamptz AS "same" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [first.recordId, recordedAt]);
+      expect(same).toBe(true);
       const second = await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'declined'))], people.known, people);
       expect(second.made.get(0)).toMatchObject({ supersedes: first.recordId });
       expect(readLatest).not.toHaveBeenCalled();
@@ -594,6 +601,17 @@ describe('ImportBatch: the lookup of known people', () => {
   });
 });
 
+/** A migrated database holding `count` records of one application (`tp_us_many`) and flow (`flw_one`), a person each. */
+async function databaseWithRecords(name: string, count: number): Promise<MigratedServiceDatabase> {
+  const database = await migratedServiceDatabase(decisionsService, name);
+  await database.dataSource.query(
+    `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "withdrawals")
+     SELECT 'rec_' || i, 'tp_us_many', 'flw_one', 1, 'sub_' || i, '{}', 'granted', 'imported', now(), now(), '[]' FROM generate_series(1, $1::int) AS i`,
+    [count],
+  );
+  return database;
+}
+
 /**
  * The withdrawal marks a batch adds to the records it supersedes: on a table of some thousands of
  * records (analysed), the records must be reached by primary key, not by a hash join over the
@@ -604,11 +622,7 @@ describe('ImportBatch: the withdrawal of superseded records', () => {
   let database: MigratedServiceDatabase;
 
   beforeAll(async () => {
-    database = await migratedServiceDatabase(decisionsService, 'withdraw_plan');
-    await database.dataSource.query(
-      `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "withdrawals")
-       SELECT 'rec_' || i, 'tp_us_many', 'flw_one', 1, 'sub_' || i, '{}', 'granted', 'imported', now(), now(), '[]' FROM generate_series(1, 15000) AS i`,
-    );
+    database = await databaseWithRecords('withdraw_plan', 15000);
     await database.dataSource.query(`ANALYZE "decisions"."consent_records"`);
   });
 
@@ -640,6 +654,48 @@ describe('ImportBatch: the withdrawal of superseded records', () => {
       { record_id: 'rec_14000', withdrawals: [{ purpose: 'newsletter', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
       { record_id: 'rec_17', withdrawals: [{ at: '2026-11-25T10:00:00.000Z', channel: 'newer_record' }] },
     ]);
+  });
+});
+
+/**
+ * A batch of new people supersedes nothing, so its statement has no record to read. When it read
+ * the records it supersedes from the table (for their `recorded_at`), the plan PostgreSQL kept for
+ * it, made while the table was a few rows, scanned every record for every batch: the first minutes
+ * of a deployment, and every benchmark run (docs/performance.md, thirty-third session).
+ */
+describe('ImportBatch: the insert of a batch of new people', () => {
+  let database: MigratedServiceDatabase;
+
+  beforeAll(async () => {
+    database = await databaseWithRecords('new_people_plan', 3);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('reads no record, in the plan PostgreSQL keeps for it while the table is small', async () => {
+    const statements = recordBatchNewPeopleInserts(database.dataSource);
+    expect(statements).toHaveLength(2);
+    const runner = database.dataSource.createQueryRunner();
+    try {
+      await runner.query(`SET plan_cache_mode = force_generic_plan`);
+      for (const statement of statements) {
+        await runner.query(`PREPARE probe(text, text, int, timestamptz, jsonb, jsonb, jsonb) AS ${statement.text}`);
+        const [{ 'QUERY PLAN': [plan] }] = await runner.query(`EXPLAIN (FORMAT JSON) EXECUTE probe('tp_us_many', 'flw_one', 1, now(), '[]', '[]', '[]')`);
+        await runner.query(`DEALLOCATE probe`);
+        const reads: string[] = [];
+        const inserts: string[] = [];
+        const walk = (node: Record<string, unknown>) => {
+          if (node['Relation Name'] === 'consent_records') (node['Node Type'] === 'ModifyTable' ? inserts : reads).push(String(node['Node Type']));
+          for (const child of (node.Plans as Array<Record<string, unknown>>) ?? []) walk(child);
+        };
+        walk(plan.Plan);
+        expect({ statement: statement.name, inserts, reads }).toEqual({ statement: statement.name, inserts: ['ModifyTable'], reads: [] });
+      }
+    } finally {
+      await runner.release();
+    }
   });
 });
 

@@ -82,6 +82,11 @@ export interface Latest {
   purposes: Record<string, RecordedPurpose>;
   /** When its decision was made (ms): a row captured before it is history, not a newer decision. */
   capturedAt: number;
+  /**
+   * When it was recorded, to the microsecond (RECORDED_AT_TEXT), for a record written before the
+   * batch; absent for one of the batch's own (its rows are recorded in row order).
+   */
+  recordedAt?: string;
 }
 
 /** A record on its way into a batch's insert. */
@@ -91,6 +96,8 @@ interface NewRecord {
   row: CheckedRow;
   status: string;
   supersedes: string | null;
+  /** When the record it supersedes was recorded, if that one was written before the batch (RECORDED_FROM). */
+  after: string | null;
   /** The row's place in the batch (its recorded_at offset). */
   n: number;
   /** Withdrawal marks of a record a later row of the same batch supersedes: inserted with it. */
@@ -125,6 +132,7 @@ const RECORD_ROWS = new JsonRecordset<NewRecord>([
   { key: 'key', read: (record) => record.row.idempotencyKey },
   { key: 'fingerprint', read: (record) => (record.row.idempotencyKey ? record.row.fingerprint : null) },
   { key: 'supersedes', read: (record) => record.supersedes },
+  { key: 'after', read: (record) => record.after, type: 'timestamptz' },
   { key: 'channel', read: (record) => record.row.channel ?? 'imported' },
   { key: 'n', read: (record) => record.n, type: 'int' },
   { key: 'withdrawals', read: (record) => record.withdrawals, type: 'jsonb' },
@@ -186,11 +194,19 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
 }
 
 /**
+ * A record's `recorded_at` as text, to the microsecond and in UTC whatever the session's settings:
+ * read with a person's newest record and sent back with the record that supersedes it
+ * (RECORDED_FROM), a JavaScript Date would drop the microseconds. Named apart from the column, which
+ * the statements also sort by.
+ */
+const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recorded_exact"`;
+
+/**
  * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
  * the later recording (ImportBatch.latest reads the same for many people).
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", "purposes", "captured_at" FROM "decisions"."consent_records"
+  `SELECT "record_id", "purposes", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -215,9 +231,11 @@ const STATEMENTS = {
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
   // The same with each person's newest record of the flow ($3), read before the write (RecordWriter).
-  knownPeopleByEmailWithLatest: new PreparedStatement<KnownPerson & { latest_record: string | null; latest_purposes: Record<string, RecordedPurpose> | null; latest_captured: Date | null }>(
+  knownPeopleByEmailWithLatest: new PreparedStatement<
+    KnownPerson & { latest_record: string | null; latest_purposes: Record<string, RecordedPurpose> | null; latest_captured: Date | null; latest_recorded: string | null }
+  >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."captured_at" AS "latest_captured"
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
   ),
@@ -254,9 +272,9 @@ const STATEMENTS = {
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
-  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date }>(
+  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date; recorded_exact: string }>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "captured_at" FROM "decisions"."consent_records"
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
@@ -397,9 +415,15 @@ const where = (guard: string | undefined) => (guard ? ` WHERE ${guard}` : '');
  * the newest, and the next write would supersede that one a second time (which
  * UQ_consent_records_successor refuses, so the person could not be recorded again). Two writers in
  * the same millisecond, or a replica whose clock is behind another's, made such a pair.
+ *
+ * Those times come in the batch's document (`after`, read to the microsecond with each person's
+ * newest record, Latest.recordedAt), not from the table: a record's `recorded_at` never changes, and
+ * the record a row supersedes is the one read with it (the chain index or the batch's locks see to
+ * that). Reading them from the table here (`record_id = ANY(…)` in a plan kept for the statement)
+ * was a sequential scan of every record for every batch when the plan was made while the table was
+ * small, as it is in a new deployment's first minutes (docs/performance.md, thirty-third session).
  */
-const RECORDED_FROM = `(SELECT GREATEST($4::timestamptz, MAX(p."recorded_at")) FROM "decisions"."consent_records" p
-      WHERE p."record_id" = ANY(ARRAY(SELECT s->>'supersedes' FROM jsonb_array_elements($5::jsonb) AS s WHERE s->>'supersedes' IS NOT NULL)))`;
+const RECORDED_FROM = `(SELECT GREATEST($4::timestamptz, MAX(s."after")) FROM jsonb_to_recordset($5::jsonb) AS s("after" timestamptz))`;
 
 /**
  * The insert of a batch's records ($1–$5); its outbox events ($6) are inserted by the same statement.
@@ -496,6 +520,9 @@ function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean
     { expected: isSubjectConflict },
   );
 }
+
+/** The inserts of a batch of new people (plain and guarded by the flow version), for tests that read their plans. */
+export const recordBatchNewPeopleInserts = (dataSource: DataSource): PreparedStatement[] => [false, true].map((whileActive) => insertNewPeopleWithRecords(dataSource, whileActive));
 
 const UNIQUE_VIOLATION = '23505';
 const DEADLOCK_DETECTED = '40P01';
@@ -597,7 +624,9 @@ export class ImportBatch {
           latest: new Map(
             found.map((person) => [
               person.id,
-              person.latest_record === null ? null : { recordId: person.latest_record, purposes: person.latest_purposes!, capturedAt: new Date(person.latest_captured!).getTime() },
+              person.latest_record === null
+                ? null
+                : { recordId: person.latest_record, purposes: person.latest_purposes!, capturedAt: new Date(person.latest_captured!).getTime(), recordedAt: person.latest_recorded! },
             ]),
           ),
         };
@@ -1019,7 +1048,16 @@ export class ImportBatch {
       const capturedAt = Date.parse(row.capturedAt);
       const late = previous !== null && capturedAt < previous.capturedAt;
       const predecessor = late ? null : previous;
-      const record: NewRecord = { recordId, person: person.id, row, status, supersedes: predecessor?.recordId ?? null, n: planned.records.length + 1, withdrawals: [] };
+      const record: NewRecord = {
+        recordId,
+        person: person.id,
+        row,
+        status,
+        supersedes: predecessor?.recordId ?? null,
+        after: predecessor?.recordedAt ?? null,
+        n: planned.records.length + 1,
+        withdrawals: [],
+      };
       planned.records.push(record);
       own.set(recordId, record);
       const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
@@ -1188,6 +1226,8 @@ export class ImportBatch {
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
     if (subjectIds.length === 0) return new Map();
     const rows = await STATEMENTS.latest.rows(manager, [subjectIds, flowId]);
-    return new Map(rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes, capturedAt: new Date(row.captured_at).getTime() }]));
+    return new Map(
+      rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes, capturedAt: new Date(row.captured_at).getTime(), recordedAt: row.recorded_exact }]),
+    );
   }
 }
