@@ -127,6 +127,11 @@ async function startCountryPair({ mode = 'embedded', env = {}, nodeFlags = [], r
     flags.push('--require', path.join(__dirname, 'stall-probe.js'));
     fullEnv.STALL_PROBE_FILE = path.resolve(stallProbe);
   }
+  // `--pg-stat-statements`: the embedded PostgreSQL with pg_stat_statements preloaded (planning time
+  // tracked too), for a benchmark that reports what each statement costs (postgresWork).
+  if (process.argv.includes('--pg-stat-statements') && mode === 'embedded') {
+    fullEnv.EMBEDDED_PG_FLAGS = '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on';
+  }
   const recordStages = option('record-stages');
   if (recordStages && mode === 'embedded') {
     flags.push('--require', path.join(__dirname, 'record-stages.js'));
@@ -472,4 +477,63 @@ async function settlePostgres(databaseUrl) {
   }
 }
 
-module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter, ceilingRate, settlePostgres };
+/**
+ * What PostgreSQL did for a measured window, per unit of work (a record, say): the WAL it wrote (the
+ * whole cluster's `pg_stat_wal`, both countries' databases), and with `statements` (the embedded
+ * server started with pg_stat_statements preloaded: `--pg-stat-statements`, see startCountryPair)
+ * the statements that cost it most, each with its calls, its execution and planning time, its rows
+ * and WAL records per unit. `start()` before the window (it resets the statement counters), then
+ * `stop(units)` after it.
+ */
+function postgresWork(databaseUrl, { statements = false, top = 15 } = {}) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: databaseUrl });
+  const wal = async () => (await client.query('SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal')).rows[0];
+  let before;
+  return {
+    async start() {
+      await client.connect();
+      if (statements) {
+        await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+        await client.query('SELECT pg_stat_statements_reset()');
+      }
+      before = await wal();
+    },
+    async stop(units) {
+      try {
+        const after = await wal();
+        const per = (value) => Math.round((100 * value) / Math.max(1, units)) / 100;
+        const result = {
+          wal_records_per_unit: per(Number(after.wal_records) - Number(before.wal_records)),
+          wal_full_page_images_per_unit: per(Number(after.wal_fpi) - Number(before.wal_fpi)),
+          wal_bytes_per_unit: Math.round((Number(after.wal_bytes) - Number(before.wal_bytes)) / Math.max(1, units)),
+        };
+        if (statements) {
+          const { rows } = await client.query(
+            `SELECT d.datname AS database, s.calls, s.total_exec_time AS exec_ms, s.total_plan_time AS plan_ms, s.rows, s.wal_records,
+                    left(regexp_replace(s.query, '\\s+', ' ', 'g'), 160) AS query
+               FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+              WHERE s.query NOT LIKE '%pg_stat_statements%'
+              ORDER BY s.total_exec_time + s.total_plan_time DESC LIMIT $1`,
+            [top],
+          );
+          const us = (ms) => Math.round((1000 * Number(ms)) / Math.max(1, units) * 10) / 10;
+          result.statements = rows.map((row) => ({
+            database: row.database,
+            calls_per_unit: per(Number(row.calls)),
+            exec_us_per_unit: us(row.exec_ms),
+            plan_us_per_unit: us(row.plan_ms),
+            rows_per_unit: per(Number(row.rows)),
+            wal_records_per_unit: per(Number(row.wal_records)),
+            query: row.query,
+          }));
+        }
+        return result;
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+module.exports = { ROOT, option, freePort, start, stop, median, startCountryPair, launchedService, machine, hostCalibration, source, writeResult, cpuMeter, ceilingRate, settlePostgres, postgresWork };

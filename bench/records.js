@@ -10,6 +10,13 @@
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
  *                         [--load raw|autocannon] [--returning-people N] [--warm-up 30] [--stall-probe <file>]
+ *                         [--pg-stat-statements]
+ *
+ * Each round reports the WAL PostgreSQL wrote per record (`postgres`: records, bytes, full-page
+ * images; the whole cluster, so the peer country's directory writes count too); with
+ * `--pg-stat-statements` the embedded PostgreSQL runs with pg_stat_statements preloaded and each
+ * round also lists the statements that cost it most, per record (calls, execution and planning
+ * time, rows, WAL records: `postgres.statements`).
  *
  * The saturation rounds' generator (`--load`): `raw` (the default since the twenty-fourth session)
  * is bench/paced-load.js `saturate` on kept-alive connections, each sending its next request when
@@ -37,7 +44,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const autocannon = require('autocannon');
-const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres, ceilingRate } = require('./lib');
+const { option, startCountryPair, machine, hostCalibration, source, writeResult, cpuMeter, settlePostgres, ceilingRate, postgresWork } = require('./lib');
 const { capturableFlow, summary, warnIfFailed, paced, log, drainOutbox } = require('./decisions');
 const { saturate } = require('./paced-load');
 
@@ -160,10 +167,13 @@ async function main() {
 
       log(`round ${round} of ${rounds}: records, saturation, ${connections} connections, ${duration} s`);
       markPhase();
+      const work = postgresWork(service.databaseUrl('US'), { statements: process.argv.includes('--pg-stat-statements') });
+      await work.start();
       const meter = cpuMeter(service.child.pid);
       const measured = await saturation(duration);
       const cpu = meter.stop(measured.requests);
       markPhase();
+      const postgres = await work.stop(measured.requests);
       const recordsPerSecond = measured.perSecond;
       const share = Math.round((1000 * recordsPerSecond) / inserts.tps) / 1000;
       // What this round's CPU costs allow at most, with every core each side may use busy all the
@@ -171,13 +181,14 @@ async function main() {
       const ceiling = ceilingRate(cpu, recordsPerSecond, service.placement, inserts.tps);
       log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench; the service's event loop ${cpu.service_busiest_main_thread_cores} of a core busy; cores ${cpu.machine_core_busy_percent.join(' / ')} % busy`);
       log(`records: at this round's CPU per record the cores allow at most ${ceiling.records_per_second}/s, ${Math.round(100 * ceiling.share_of_pgbench)} % of its pgbench (bound by ${ceiling.bound_by})`);
-      recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share, ceiling });
+      log(`records: PostgreSQL wrote ${postgres.wal_records_per_unit} WAL records (${postgres.wal_bytes_per_unit} bytes, ${postgres.wal_full_page_images_per_unit} full pages) per record`);
+      recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share, ceiling, postgres });
     }
     const byShare = [...recordRounds.keys()].sort((a, b) => recordRounds[a].share_of_pgbench - recordRounds[b].share_of_pgbench);
     const middle = byShare[Math.floor(byShare.length / 2)];
     result.pgbench = { ...pgbenchRounds[middle], rounds: pgbenchRounds };
     result.postgres_settled_after_pgbench_s = pgbenchRounds[middle].postgres_settled_after_s;
-    const { cpu, records_per_second: rate, share_of_pgbench: share, ceiling, ...saturationSummary } = recordRounds[middle];
+    const { cpu, records_per_second: rate, share_of_pgbench: share, ceiling, postgres, ...saturationSummary } = recordRounds[middle];
     // `--paced-rate N` paces the second phase at N/s instead of half the measured rate: a fixed load
     // whose CPU per record (half_rate_paced.cpu) compares two builds without the saturation's
     // contention in it.
@@ -191,7 +202,7 @@ async function main() {
     pacedRun.window = { from: pacedFrom, to: new Date().toISOString() };
     result.records = {
       // The round of the median share (its pgbench run is `pgbench` above); every round in `rounds`.
-      saturation: { ...saturationSummary, cpu },
+      saturation: { ...saturationSummary, cpu, postgres },
       records_per_second: rate,
       share_of_pgbench: share,
       rounds: recordRounds,

