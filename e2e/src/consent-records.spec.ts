@@ -201,6 +201,24 @@ describe('consent records', () => {
     expect(stored.rows[0].n).toBe(0);
   });
 
+  it('lets a decision re-affirm a purpose withdrawn by a supersession it was captured after, though recorded before it', async () => {
+    // History sent at once (as an import or a form builder's delayed deliveries would): granted,
+    // declined, granted again. The decline withdraws the first grant, stamped with the time the service
+    // recorded it (now), later than the third decision's capture; the third decision still decides.
+    const person = { email: 'regrant@example.com', external_id: 'crm-regrant' };
+    const answers = [];
+    for (const [decision, capturedAt] of [[granted, '2026-11-20T08:00:00.000Z'], [declined, '2026-11-20T09:00:00.000Z'], [granted, '2026-11-20T10:00:00.000Z']] as const) {
+      const answer = await record({ newsletter: decision, analytics: granted }, { subject: person, captured_at: capturedAt });
+      expect(answer.status).toBe(201);
+      answers.push(answer.body.consent_record.record_id);
+    }
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-regrant`);
+    expect(status.body.purposes).toMatchObject({ newsletter: { status: 'granted', record_id: answers[2] }, analytics: { status: 'granted', record_id: answers[2] } });
+    // The supersession's withdrawal is on the first record, as made by the newer one.
+    const { rows } = await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [answers[0]]);
+    expect(rows[0].withdrawals).toEqual([expect.objectContaining({ purpose: 'newsletter', channel: 'newer_record' })]);
+  });
+
   it('supersedes with a later record: withdraws what moved away from granted, on the receipt and in consent_status', async () => {
     const earlier = await record({ newsletter: granted, analytics: granted });
     expect(earlier.status).toBe(201);

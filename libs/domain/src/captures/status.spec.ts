@@ -83,6 +83,20 @@ describe('consentStatusOf', () => {
     expect(consentStatusOf([first, { ...late, captured_at: at(6) }]).marketing).toEqual({ status: 'granted', record_id: 'r2', updated_at: at(8) });
   });
 
+  it('lets a decision made after a supersession re-affirm, whenever the supersession was recorded', () => {
+    // Granted at minute 1, declined at 2 (which withdrew the grant, stamped when the service recorded
+    // it: minute 30), granted again at 3; all three sent later, as an import of history does.
+    const first: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(30), captured_at: at(1), purposes: { marketing: granted, sms: granted }, withdrawn: [{ purpose: 'marketing', at: at(30), channel: 'newer_record' }] };
+    const declinedLater: RecordHistoryEntry = { record_id: 'r2', recorded_at: at(30), captured_at: at(2), purposes: { marketing: declined, sms: granted } };
+    const grantedAgain: RecordHistoryEntry = { record_id: 'r3', recorded_at: at(31), captured_at: at(3), purposes: { marketing: granted, sms: granted } };
+    expect(consentStatusOf([first, declinedLater, grantedAgain]).marketing).toEqual({ status: 'granted', record_id: 'r3', updated_at: at(31) });
+    // The same withdrawal made by the person through the older record's page does count.
+    const { channel: _channel, ...byThePerson } = first.withdrawn![0];
+    expect(consentStatusOf([{ ...first, withdrawn: [byThePerson] }, declinedLater, grantedAgain]).marketing).toEqual({ status: 'withdrawn', record_id: 'r3', updated_at: at(30) });
+    // On its own record it still counts (when that record decides the purpose).
+    expect(consentStatusOf([first]).marketing).toEqual({ status: 'withdrawn', record_id: 'r1', updated_at: at(30) });
+  });
+
   it('lets a granted purpose lapse when its record expires, unless it was withdrawn by then', () => {
     const record: RecordHistoryEntry = { record_id: 'r1', recorded_at: at(1), expires_at: at(10), purposes: { marketing: granted, sms: declined } };
     expect(consentStatusOf([record], Date.parse(at(9)))).toEqual({

@@ -16,8 +16,11 @@ import type { RecordedPurpose } from './attestation';
  *   and either sits on the deciding record itself, or sits on another record of the person and
  *   happened at or after the deciding record's decision (its `captured_at`, else its `recorded_at`: a
  *   later decision re-affirms over an older withdrawal; a withdrawal made later through an older
- *   receipt still counts). Only granted purposes can be withdrawn; `declined`, `objected` and
- *   `noticed` stay as recorded.
+ *   receipt still counts). A withdrawal that a newer record made by superseding this one (channel
+ *   `newer_record`) counts on its own record only: it is that newer decision, stamped when the
+ *   service recorded it, and a decision made after it (even one recorded earlier than that stamp,
+ *   an import of history or a back-dated capture) re-affirms. Only granted purposes can be
+ *   withdrawn; `declined`, `objected` and `noticed` stay as recorded.
  * - A granted purpose whose deciding record has lapsed (`expires_at`: its capture plus the flow's
  *   consent duration, reached by `now`) is `expired`, unless a withdrawal applied by then (the
  *   receipt's `consent expired` follows the same rule).
@@ -33,7 +36,12 @@ export interface WithdrawalMark {
   /** Absent for a withdrawal of the whole record. */
   purpose?: string;
   at: string;
+  /** Where it was made from; `newer_record` when a newer record of the person superseded this one. */
+  channel?: string;
 }
+
+/** The channel of a withdrawal a newer record made by superseding the record it sits on. */
+export const SUPERSEDED_BY_NEWER_RECORD = 'newer_record';
 
 export interface RecordHistoryEntry {
   record_id: string;
@@ -70,7 +78,13 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
     .sort((a, b) => b.at - a.at || b.recorded - a.recorded || b.index - a.index);
 
   const withdrawals = newestFirst.flatMap(({ record }) =>
-    (record.withdrawn ?? []).map((mark) => ({ record_id: record.record_id, purpose: mark.purpose, at: mark.at, ms: time(mark.at) })),
+    (record.withdrawn ?? []).map((mark) => ({
+      record_id: record.record_id,
+      purpose: mark.purpose,
+      at: mark.at,
+      ms: time(mark.at),
+      ownRecordOnly: mark.channel === SUPERSEDED_BY_NEWER_RECORD,
+    })),
   );
 
   const result: Record<string, PurposeConsentStatus> = {};
@@ -82,7 +96,7 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
       let entry: PurposeConsentStatus = { status: purpose.status, record_id: record.record_id, updated_at: record.recorded_at };
       if (purpose.status === 'granted') {
         const applying = withdrawals
-          .filter((w) => (w.purpose === undefined || w.purpose === key) && (w.record_id === record.record_id || w.ms >= at))
+          .filter((w) => (w.purpose === undefined || w.purpose === key) && (w.record_id === record.record_id || (!w.ownRecordOnly && w.ms >= at)))
           .filter((w) => w.record_id === record.record_id || holds(records, w.record_id, key))
           .sort((a, b) => a.ms - b.ms);
         const lapsed = record.expires_at !== undefined && time(record.expires_at) <= now ? record.expires_at : undefined;
