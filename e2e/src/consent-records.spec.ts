@@ -149,6 +149,30 @@ describe('consent records', () => {
     expect(stored.rows[0].n).toBe(1);
   });
 
+  it('answers a repeated idempotency key as before when the flow has changed so that the body no longer passes the capture rules', async () => {
+    const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Replayed form' });
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const body = { flow_id: own.body.id, subject: { email: 'replay@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z', idempotency_key: 'replay-1' };
+    const first = await api('POST', '/api/v1/consent_records', body);
+    expect(first.status).toBe(201);
+    // Version 2 asks for one more consent: the same body would now be refused by name.
+    const next = await api('POST', `/api/v1/flows/${own.body.id}/versions`, {
+      purposes: [...NEWSLETTER_FLOW.purposes, 'sms'],
+      purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, sms: { label: 'Text messages', basis: 'consent' } },
+    });
+    expect(next.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const fresh = await api('POST', '/api/v1/consent_records', { ...body, idempotency_key: 'replay-2' });
+    expect([fresh.status, fresh.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['decisions.sms']]);
+    // The repeat is the contract's: the first answer's record, not the new version's refusal.
+    const again = await api('POST', '/api/v1/consent_records', body);
+    expect([again.status, again.body.consent_record?.record_id, again.body.consent_record?.flow_version]).toEqual([200, first.body.consent_record.record_id, 1]);
+    // Another body under the key is a conflict, even one the rules would refuse too.
+    const other = await api('POST', '/api/v1/consent_records', { ...body, decisions: { newsletter: declined, analytics: declined } });
+    expect([other.status, other.body.code, other.body.details?.[0]?.field]).toEqual([409, 'idempotency_conflict', 'idempotency_key']);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1`, [own.body.id])).rows[0].n).toBe(1);
+  });
+
   it('replays and refuses idempotency keys the same way for people named by e-mail alone (the flow version remembered)', async () => {
     const keyed = (email: string, key: string, analytics = declined) =>
       api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics }, captured_at: '2026-11-20T10:00:00.000Z', idempotency_key: key });

@@ -57,31 +57,34 @@ export class RecordConsent {
     const externalId = request.subject.external_id?.trim() || undefined;
 
     // Written with the other records arriving now, in one transaction (see RecordWriter).
-    const written = await this.writer.write({
-      applicationId: request.application_id,
-      flowId: request.flow_id,
-      ...(request.flow_version ? { flowVersion: request.flow_version } : {}),
-      email,
-      ...(externalId ? { externalId } : {}),
-      check: (flow) => {
-        const terms = flow.terms as unknown as FlowTerms;
-        assertCapturable(terms);
-        const wordingVerdict = request.notice_digest ? noticeVerdict(terms, request.notice_digest === noticeDigestOf(flow)) : request.wording_verdict;
-        return {
-          index: 0,
-          email,
-          ...(externalId ? { externalId } : {}),
-          purposes: recordAttestation(terms, request.decisions as never),
-          capturedAt: capturedAt.toISOString(),
-          ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
-          fingerprint: request.request_fingerprint ?? '',
-          channel: request.channel,
-          ...(wordingVerdict ? { wordingVerdict } : {}),
-          ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
-          ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
-        };
-      },
-    });
+    const written = await this.writer
+      .write({
+        applicationId: request.application_id,
+        flowId: request.flow_id,
+        ...(request.flow_version ? { flowVersion: request.flow_version } : {}),
+        email,
+        ...(externalId ? { externalId } : {}),
+        check: (flow) => {
+          const terms = flow.terms as unknown as FlowTerms;
+          assertCapturable(terms);
+          const wordingVerdict = request.notice_digest ? noticeVerdict(terms, request.notice_digest === noticeDigestOf(flow)) : request.wording_verdict;
+          return {
+            index: 0,
+            email,
+            ...(externalId ? { externalId } : {}),
+            purposes: recordAttestation(terms, request.decisions as never),
+            capturedAt: capturedAt.toISOString(),
+            ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
+            fingerprint: request.request_fingerprint ?? '',
+            channel: request.channel,
+            ...(wordingVerdict ? { wordingVerdict } : {}),
+            ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
+            ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
+          };
+        },
+      })
+      .catch((error: unknown) => this.answeredBefore(request, error));
+    if ('replayed' in written) return { consent_record: written.replayed, created: false };
     if (written.homeCountry) throw wrongCountry(written.homeCountry);
     const { outcome, made, flow } = written;
     if (outcome.outcome === 'refused') {
@@ -112,5 +115,23 @@ export class RecordConsent {
     const existing = await this.dataSource.manager.findOne(ConsentRecord, { where: { recordId: outcome.record_id, applicationId: request.application_id } });
     if (!existing) throw new Error(`record ${outcome.record_id} answered for a repeated idempotency key was not found`);
     return { consent_record: recordMessage(existing), created: false };
+  }
+
+  /**
+   * A request refused before its idempotency key was looked up (the capture rules against the flow
+   * version active now, the flow no longer active or capturable): when the key was used before, the
+   * contract's answer wins, as it would have had the rules not changed since. The same body answers
+   * the earlier record; another body is a conflict (409). Else the refusal stands.
+   */
+  private async answeredBefore(request: CreateConsentRecordRequest, error: unknown): Promise<{ replayed: ConsentRecordMessage }> {
+    if (!request.idempotency_key || !(error instanceof DomainError) || error.code !== 'validation_failed') throw error;
+    const earlier = await this.dataSource.manager.findOne(ConsentRecord, { where: { applicationId: request.application_id, idempotencyKey: request.idempotency_key } });
+    if (!earlier) throw error;
+    if (earlier.requestFingerprint !== (request.request_fingerprint ?? '')) {
+      throw new DomainError('idempotency_conflict', 'This idempotency_key was used with a different body', [
+        { field: 'idempotency_key', reason: `used before with a different body (record ${earlier.recordId})` },
+      ]);
+    }
+    return { replayed: recordMessage(earlier) };
   }
 }
