@@ -383,6 +383,28 @@ describe('flows and decisions', () => {
       expect((await http(us.url, 'GET', `/api/v1/decisions/dts_us${'0'.repeat(30)}`)).status).toBe(404);
     });
 
+    it('leaves no address of a person homed elsewhere who signs in on a session here', async () => {
+      const email = 'homed-in-de@example.com';
+      expect((await http(de.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, { token: apiToken, body: { email } })).status).toBe(201);
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      expect((await participant(token, 'transitions', { to: 'authenticating' })).status).toBe(200);
+      expect((await participant(token, 'sign_in', { email })).status).toBe(200);
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+      const code = /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+      const verifying = await participant(token, 'transitions', { to: 'verifying', email, code });
+      expect([verifying.status, verifying.body.code, verifying.body.home_country]).toEqual([421, 'wrong_country', 'DE']);
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT email, email_digest FROM decisions.sign_in_codes WHERE session_token = $1`, [token]);
+        expect(rows).toEqual([{ email: null, email_digest: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+        const anywhere = await client.query(`SELECT count(*)::int AS n FROM decisions.sign_in_codes WHERE email IS NOT NULL`);
+        expect(anywhere.rows[0].n).toBe(0);
+      } finally {
+        await client.end();
+      }
+    });
+
     it('expires a session at its deadline', async () => {
       const deadline = new Date(Date.now() + 1500).toISOString();
       const created = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, deadline_at: deadline })).body;

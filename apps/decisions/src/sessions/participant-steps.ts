@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
-import { assertTransition, DecisionStatus, DomainError, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
+import { assertTransition, DecisionStatus, DomainError, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -113,8 +113,10 @@ export class ParticipantSteps {
     await this.sessions.insertCode({
       id: newOpaqueId('otp', 20),
       sessionToken: session.token,
-      email,
-      emailDigest: null,
+      // Only the address's keyed digest: a person homed in another country who signs in here is
+      // refused when the code is checked (wrong_country), and leaves no address here.
+      email: null,
+      emailDigest: inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email),
       codeHash: oneTimeCodeHash(this.context.env.SUBJECT_REF_KEY, code, 'sign-in', session.token, email),
       attempts: 0,
       expiresAt,
@@ -194,7 +196,7 @@ export class ParticipantSteps {
     this.requireNamedPerson(session, email);
     const code = await this.sessions.latestCode(manager, session.token);
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
-    if (!code || code.email !== email || code.consumedAt) throw wrong('request a code for this address first');
+    if (!code || code.emailDigest !== inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email) || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
     if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', session.token, email)) {

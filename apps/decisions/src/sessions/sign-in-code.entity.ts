@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * A one-time code mailed to a person signing in, on a session or (`sessionToken` = 'inbox') to their
@@ -7,6 +7,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'sign_in_codes' })
 @Index('IX_sign_in_codes_session', ['sessionToken', 'createdAt'])
 @Index('IX_sign_in_codes_email_digest', ['emailDigest', 'createdAt'], { where: '"email_digest" IS NOT NULL' })
+@Check('CK_sign_in_codes_no_address', '"email" IS NULL')
 export class SignInCode {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -15,11 +16,11 @@ export class SignInCode {
   @Column({ name: 'session_token', type: 'text' })
   sessionToken: string;
 
-  /** The address a session's code was sent to (the session's own person); null for an inbox code. */
+  /** Always null since SignInCodesKeepNoAddress1765600000000 (a session's codes kept their address before). */
   @Column({ type: 'text', nullable: true })
   email: string | null;
 
-  /** An inbox code's address, as its keyed digest (inboxAddressDigest): the inbox keeps no address. */
+  /** The code's address, as its keyed digest (inboxAddressDigest): no code keeps an address. */
   @Column({ name: 'email_digest', type: 'text', nullable: true })
   emailDigest: string | null;
 
