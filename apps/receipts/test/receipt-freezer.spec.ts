@@ -108,7 +108,8 @@ describe('ReceiptFreezer', () => {
       `SELECT "source_event_id", "record_id", "fact" FROM "receipts"."lifecycle_facts" WHERE "record_id" LIKE 'rec_us_withdrawn_%' ORDER BY "source_event_id"`,
     );
     expect(facts).toEqual([
-      { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb1', record_id: 'rec_us_withdrawn_1', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'own_records' } },
+      // No channel stated (a hosted session revoked with its token): none recorded, never guessed.
+      { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb1', record_id: 'rec_us_withdrawn_1', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z' } },
       { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb2', record_id: 'rec_us_withdrawn_2', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record', purposeId: 'newsletter' } },
       { source_event_id: 'evt_bbbbbbbbbbbbbbbbbbb2:2', record_id: 'rec_us_withdrawn_2', fact: { kind: 'withdrawal', at: '2026-11-25T10:00:00.000Z', channel: 'newer_record', purposeId: 'analytics' } },
     ]);

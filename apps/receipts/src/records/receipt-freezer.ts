@@ -124,9 +124,10 @@ export class ReceiptFreezer implements OnModuleInit {
 
   /**
    * The withdrawals of a batch of events, in one insert: per event, the whole record or
-   * (`consent.purpose_revoked`) each purpose it names, with its channel (the person's own records
-   * on the hosted pages unless the event says otherwise, such as a newer record of the
-   * organisation's form). A fact's id is its event's id, with `:n` for an event's second and later
+   * (`consent.purpose_revoked`) each purpose it names, with the channel the event states (the
+   * person's own records, a newer record of the organisation's form); an event that states none (a
+   * hosted session revoked with its session token, which the organisation holds as well as the
+   * person) gets none, since the receipt omits what it cannot state truthfully. A fact's id is its event's id, with `:n` for an event's second and later
    * purposes, so a redelivered event adds nothing. One statement per batch: a statement per event
    * was most of PostgreSQL's time when records supersede one another (docs/performance.md,
    * thirty-first session).
@@ -134,13 +135,13 @@ export class ReceiptFreezer implements OnModuleInit {
   private async withdrawAll(events: ReceiptEventInput[]): Promise<number> {
     if (events.length === 0) return 0;
     const facts = events.flatMap((event) => {
-      const channel = typeof event.data.channel === 'string' ? event.data.channel : 'own_records';
+      const channel = typeof event.data.channel === 'string' ? event.data.channel : undefined;
       const purposes = event.type === 'consent.purpose_revoked' && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
       return purposes.map((purposeId, n) => ({
         id: n === 0 ? event.id : `${event.id}:${n + 1}`,
         record: event.data.record_id as string,
         at: event.occurred_at,
-        fact: { kind: 'withdrawal', at: event.occurred_at, channel, ...(purposeId ? { purposeId } : {}) },
+        fact: { kind: 'withdrawal', at: event.occurred_at, ...(channel ? { channel } : {}), ...(purposeId ? { purposeId } : {}) },
       }));
     });
     const inserted = await INSERT_LIFECYCLE_FACTS.rows(this.dataSource, [LIFECYCLE_ROWS.document(facts)]);
