@@ -748,6 +748,55 @@ describe('consent records', () => {
     }
   });
 
+  it('lists a consent given on the hosted pages on the records page its receipt names, and withdraws it whole', async () => {
+    const email = 'hosted-consent@example.com';
+    const codeFor = async (to: string) => {
+      const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [to]);
+      return /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
+    };
+    // The person consents on the hosted pages (a decision session), signing in with their address.
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
+    expect((await step('sign_in', { email })).status).toBe(200);
+    expect((await step('transitions', { to: 'verifying', email, code: await codeFor(email) })).status).toBe(200);
+    expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
+    expect((await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: true, fraud: true } })).status).toBe(200);
+    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
+    expect(receipt.pii_processing.withdrawal_method).toBe(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}`);
+
+    // Signed in to the records page that link names, the person finds it there.
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await codeFor(email) } });
+    const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
+    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body;
+    expect(listed).toEqual([
+      // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw).
+      expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'whole', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
+    ]);
+    // The page offers it whole: one form for the record, none per purpose.
+    const offered = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
+    expect(offered.split(`/inbox/records/${recordId}/withdraw`).length - 1).toBe(1);
+    // A session's consent is withdrawn whole: one purpose of several is refused by name, nothing changes.
+    const one = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, { purpose: 'newsletter' });
+    expect([one.status, one.body.details?.[0]?.field]).toEqual([409, 'purpose']);
+    const all = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ record_id: recordId, withdrawn: ['newsletter', 'analytics'], record: { purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } } } });
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('revoked');
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    const withdrawn = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    expect(withdrawn).toEqual([expect.objectContaining({ event_channel: 'own_records' })]);
+    expect((await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {})).status).toBe(409);
+    // The page offers it whole only while something is given, and not after.
+    const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } });
+    const text = await page.text();
+    expect(text).toContain(`data-record-id="${recordId}"`);
+    expect(text).not.toContain(`/inbox/records/${recordId}/withdraw`);
+  });
+
   it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {
     const email = 'ada@example.com';
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);

@@ -33,6 +33,16 @@ describe('the records page', () => {
     expect(renderRecordsPage([item], { locale: 'en' })).not.toContain('records-all');
   });
 
+  it('offers a record withdrawn whole (a consent given on the hosted pages) one form for everything, also with one purpose given', () => {
+    const page = renderRecordsPage([{ ...item, withdrawal: 'whole' as const }], { locale: 'en' });
+    expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw"/g)).toHaveLength(1);
+    expect(page).not.toContain('name="purpose"');
+    expect(page).toContain('Withdraw everything');
+    const single = renderRecordsPage([{ ...item, withdrawal: 'whole' as const, purposes: { newsletter: item.purposes.newsletter } }], { locale: 'en' });
+    expect(single.match(/<form/g)).toHaveLength(1);
+    expect(single).toContain('Withdraw everything');
+  });
+
   it('offers no withdrawal on a record a newer one replaced, and says so', () => {
     const page = renderRecordsPage([{ ...item, superseded_by: 'rec_us9999999999999999999999' }], { locale: 'en' });
     expect(page).not.toContain('<form');

@@ -11,6 +11,8 @@ export interface PersonRecordItem {
   recorded_at: string;
   /** A newer record of the same flow replaced this one: shown, but withdrawn through the newer one. */
   superseded_by?: string;
+  /** `whole`: withdrawn all at once only (a consent given on the hosted pages); else purpose by purpose too. */
+  withdrawal?: 'per_purpose' | 'whole';
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
 
@@ -28,6 +30,7 @@ function record(item: PersonRecordItem, tr: Translator, view: string | undefined
   // A replaced record offers no withdrawal: the newer one speaks for the person now.
   const replaced = item.superseded_by !== undefined;
   const granted = replaced ? [] : Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
+  const whole = item.withdrawal === 'whole';
   const recorded = tr.dateTime(item.recorded_at);
   return html`<li class="hp-inbox-item" data-record-id="${item.record_id}">
 <h2 class="hp-inbox-title">${item.title}</h2>
@@ -41,13 +44,13 @@ ${replaced ? html`<p class="hp-notice" data-superseded-by="${item.superseded_by!
 ${Object.entries(item.purposes).map(
   ([key, purpose]) => html`<li class="hp-purpose" data-purpose="${key}" data-status="${purpose.status}">
 <span class="hp-purpose-label">${purpose.label}</span> <span class="hp-badge">${tr.t(`record_status_${purpose.status}` as MessageKey)}</span>
-${purpose.status === 'granted' && !replaced
+${purpose.status === 'granted' && !replaced && !whole
   ? html`<form class="hp-inline-form" method="post" action="${action}"><input type="hidden" name="purpose" value="${key}"><button type="submit" class="hp-button hp-button-secondary" aria-label="${tr.t('records_withdraw_purpose', { purpose: purpose.label })}">${tr.t('records_withdraw')}</button></form>`
   : null}
 </li>`,
 )}
 </ul>
-${granted.length > 1 ? html`<form class="hp-inline-form" method="post" action="${action}"><button type="submit" class="hp-button">${tr.t('records_withdraw_all')}</button></form>` : null}
+${granted.length > (whole ? 0 : 1) ? html`<form class="hp-inline-form" method="post" action="${action}"><button type="submit" class="hp-button">${tr.t('records_withdraw_all')}</button></form>` : null}
 </li>`;
 }
 

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { consentLapsesAt, consentStatusOf, DomainError, FlowTerms, notFound } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound } from '@dcr/domain';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
+import { DecisionSession } from '../sessions/decision-session.entity';
+import { recordSessionRevoked, recordTransition } from '../sessions/session-events';
+import { SessionsRepository } from '../sessions/sessions.repository';
 import { ConsentRecord } from './consent-record.entity';
 
 interface Row {
@@ -21,6 +24,23 @@ interface Row {
   superseded_by: string | null;
 }
 
+/** What every listed record starts with, whichever way it was given. */
+function recordHead(row: { record_id: string; application_id: string; flow_id: string; terms: FlowTerms }): Pick<InboxRecordMessage, 'record_id' | 'application_id' | 'flow_id' | 'title'> {
+  return { record_id: row.record_id, application_id: row.application_id, flow_id: row.flow_id, title: row.terms.title ?? row.terms.name };
+}
+
+/** A consent the person gave on the hosted pages (a decision session), as the records page shows it. */
+interface SessionRow {
+  token: string;
+  record_id: string;
+  application_id: string;
+  flow_id: string;
+  status: string;
+  completed_at: Date;
+  purpose_decisions: Record<string, boolean> | null;
+  terms: FlowTerms;
+}
+
 /**
  * The person's side of their consent records: signed in to their inbox with a mailed one-time code
  * (the credential-free entry every receipt names), they see each record of that organisation (or of
@@ -28,6 +48,11 @@ interface Row {
  * the same flow replaced is shown as such and withdrawn through the newer one. A withdrawal appends
  * to the record, never rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked`
  * with channel `own_records` (onto the receipt, the audit trail and the webhooks).
+ *
+ * Consents given on the hosted pages (decision sessions signed in with the same address, whose
+ * receipts name the same page) are listed too and withdrawn whole (`withdrawal: 'whole'`: a
+ * session's consent is revoked as one, as its session token revokes it): the session becomes
+ * `revoked` and `consent.revoked` goes out with channel `own_records`.
  */
 @Injectable()
 export class PersonRecords {
@@ -35,19 +60,22 @@ export class PersonRecords {
     private readonly dataSource: DataSource,
     private readonly inbox: InboxService,
     private readonly relay: OutboxRelay,
+    private readonly sessions: SessionsRepository,
   ) {}
 
   async list(request: InboxRecordsRequest): Promise<InboxRecordMessage[]> {
     const email = await this.inbox.emailOf(request.inbox_token);
-    const rows = await this.rows(this.dataSource.manager, email, request.application_id);
-    return rows.map((row) => this.message(row));
+    const [rows, sessions] = await Promise.all([this.rows(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
+    return [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))].sort((a, b) =>
+      a.recorded_at === b.recorded_at ? (a.record_id < b.record_id ? 1 : -1) : a.recorded_at < b.recorded_at ? 1 : -1,
+    );
   }
 
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const result = await this.dataSource.transaction(async (manager) => {
       const [row] = await this.rows(manager, email, undefined, request.record_id, true);
-      if (!row) throw notFound('Record');
+      if (!row) return this.withdrawSession(manager, email, request);
       // A newer record of the same flow speaks for the person now: withdrawing from the old one would
       // leave the newer one granting what the person meant to take back.
       if (row.superseded_by) {
@@ -87,6 +115,69 @@ export class PersonRecords {
     return result;
   }
 
+  /** A consent given on the hosted pages, withdrawn whole: its session revoked, as its session token would. */
+  private async withdrawSession(manager: EntityManager, email: string, request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
+    const [row] = await this.sessionRows(manager, email, undefined, request.record_id, true);
+    if (!row) throw notFound('Record');
+    const before = this.sessionMessage(row);
+    const granted = Object.entries(before.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
+    if (request.purpose !== undefined && !(request.purpose in before.purposes)) {
+      throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
+    }
+    if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted any more');
+    if (request.purpose !== undefined && !granted.includes(request.purpose)) throw new DomainError('conflict', `${request.purpose} is not granted on this record`);
+    if (request.purpose !== undefined && granted.length > 1) {
+      throw new DomainError('conflict', 'A consent given on the hosted pages is withdrawn whole; withdraw everything on this record', [
+        { field: 'purpose', reason: 'this record is withdrawn whole' },
+      ]);
+    }
+    const session = await manager.findOneOrFail(DecisionSession, { where: { token: row.token } });
+    assertTransition(session.status as DecisionStatus, 'revoked', session.path);
+    const at = new Date();
+    const from = session.status;
+    session.status = 'revoked';
+    session.updatedAt = at;
+    await this.sessions.save(manager, session);
+    const actor = { type: 'participant' as const, ...(session.subjectId ? { id: session.subjectId } : {}) };
+    await recordTransition(manager, session, from, 'revoked', actor, at);
+    await recordSessionRevoked(manager, session, at, { purposes: granted, channel: 'own_records', actor });
+    return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked' }) };
+  }
+
+  /** The person's completed consents on the hosted pages (signed in with this address), with the flow version they answered. */
+  private sessionRows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<SessionRow[]> {
+    return manager.query(
+      `SELECT s."token", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."purpose_decisions", f."terms"
+         FROM "decisions"."decision_sessions" s
+         JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
+        WHERE s."subject_email" = $1 AND s."signed_in_at" IS NOT NULL AND s."kind" = 'consent' AND s."record_id" IS NOT NULL
+          AND s."status" IN ('fulfilled', 'revoked')
+          AND ($2::text IS NULL OR s."application_id" = $2) AND ($3::text IS NULL OR s."record_id" = $3)
+        ORDER BY s."completed_at" DESC, s."record_id" DESC
+        ${lock ? 'FOR UPDATE OF s' : ''}`,
+      [email, applicationId ?? null, recordId ?? null],
+    );
+  }
+
+  /**
+   * A hosted consent as a record: its consent purposes, each given or declined (withdrawn once the
+   * session is revoked). A session keeps whether each purpose was granted, not whether a
+   * legitimate-interest purpose was objected to or only noticed, so those and the notice-only
+   * purposes (nothing to withdraw on either) are left out here; the receipt has them.
+   */
+  private sessionMessage(row: SessionRow): InboxRecordMessage {
+    const revoked = row.status === 'revoked';
+    const decided = row.purpose_decisions ?? {};
+    const consents = row.terms.purposes.filter((purpose) => purpose.takes_decision && purpose.basis !== 'legitimate_interest' && purpose.key in decided);
+    return {
+      ...recordHead(row),
+      recorded_at: new Date(row.completed_at).toISOString(),
+      channel: 'hosted',
+      withdrawal: 'whole',
+      purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: decided[purpose.key] ? (revoked ? 'withdrawn' : 'granted') : 'declined' }])),
+    };
+  }
+
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
     return manager.query(
       `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
@@ -111,12 +202,10 @@ export class PersonRecords {
     ]);
     const labels = new Map(row.terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     return {
-      record_id: row.record_id,
-      application_id: row.application_id,
-      flow_id: row.flow_id,
-      title: row.terms.title ?? row.terms.name,
+      ...recordHead(row),
       recorded_at: new Date(row.recorded_at).toISOString(),
       channel: row.channel,
+      withdrawal: 'per_purpose',
       ...(row.superseded_by ? { superseded_by: row.superseded_by } : {}),
       purposes: Object.fromEntries(Object.entries(status).map(([key, value]) => [key, { label: labels.get(key) ?? key, status: value.status }])),
     };

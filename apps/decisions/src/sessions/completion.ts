@@ -21,7 +21,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
-import { recordTransition } from './session-events';
+import { recordTransition, sessionRecordOf } from './session-events';
 import { SessionsRepository } from './sessions.repository';
 
 /** The consent (exchange) token lives five minutes and is used once. */
@@ -157,13 +157,9 @@ export class Completion {
       applicationId: session.applicationId,
       occurredAt: at,
       data: {
-        session_id: session.id,
-        session_token: session.token,
-        record_id: session.recordId,
+        ...sessionRecordOf(session),
         kind: session.kind,
         outcome: session.outcome,
-        flow_id: session.flowId,
-        flow_version: session.flowVersion,
         subject: session.subjectId ? { id: session.subjectId } : null,
         ...(purposes ? { purposes } : {}),
         ...(session.approval ? { approval: session.approval } : {}),

@@ -17,7 +17,7 @@ import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { signInMail } from './sign-in-mail';
-import { recordTransition } from './session-events';
+import { recordSessionRevoked, recordTransition } from './session-events';
 import { toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
@@ -73,14 +73,7 @@ export class ParticipantSteps {
       locked.updatedAt = now;
       await this.sessions.save(manager, locked);
       await recordTransition(manager, locked, from, to, { type: 'participant' }, now);
-      if (to === 'revoked') {
-        await recordEvent(manager, {
-          type: 'consent.revoked',
-          applicationId: locked.applicationId,
-          occurredAt: now,
-          data: { session_id: locked.id, session_token: locked.token, record_id: locked.recordId, flow_id: locked.flowId, flow_version: locked.flowVersion, subject: { id: locked.subjectId } },
-        });
-      }
+      if (to === 'revoked') await recordSessionRevoked(manager, locked, now);
       return locked;
     });
     if (refusal) throw refusal;

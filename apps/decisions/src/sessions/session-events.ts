@@ -26,3 +26,23 @@ export function recordTransition(
 ): Promise<unknown> {
   return recordEvent(manager, transitionEvent(session, from, to, actor, at));
 }
+
+/** What every outcome event of a session names: the session, its record and the flow version it answered. */
+export function sessionRecordOf(session: DecisionSession): Record<string, unknown> {
+  return { session_id: session.id, session_token: session.token, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
+}
+
+/**
+ * A hosted consent revoked (its session now `revoked`): `consent.revoked` with the session's record,
+ * in the caller's transaction. `extra`: what the revoking path knows besides (the records page says
+ * which purposes were given, its channel and the person as actor; a revocation with the session
+ * token says nothing more).
+ */
+export function recordSessionRevoked(manager: EntityManager, session: DecisionSession, at: Date, extra: Record<string, unknown> = {}): Promise<unknown> {
+  return recordEvent(manager, {
+    type: 'consent.revoked',
+    applicationId: session.applicationId,
+    occurredAt: at,
+    data: { ...sessionRecordOf(session), subject: { id: session.subjectId }, ...extra },
+  });
+}

@@ -70,7 +70,9 @@ export class InboxController {
   @ApiBearerAuth()
   @ApiOperation({
     summary: "The signed-in person's consent records in this country, with each purpose's current status",
-    description: 'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw.',
+    description:
+      'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw. Consents given on the hosted pages ' +
+      '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`.',
   })
   records(@Headers('authorization') authorization?: string, @Query('application_id') applicationId?: string): Promise<InboxRecordMessage[]> {
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
@@ -82,7 +84,10 @@ export class InboxController {
   @Post('records/:record_id/withdraw')
   @HttpCode(200)
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation' })
+  @ApiOperation({
+    summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation',
+    description: 'A record listed with `withdrawal: "whole"` (a consent given on the hosted pages) is withdrawn whole: one purpose of several is a 409 naming `purpose`.',
+  })
   withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
     // A record of another country is withdrawn there (its id names it): 421 with that country only.

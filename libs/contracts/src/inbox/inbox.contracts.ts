@@ -111,6 +111,8 @@ export interface InboxRecordMessage {
   title: string;
   recorded_at: string;
   channel: string;
+  /** How it is withdrawn: purpose by purpose or all at once (a consent given on the hosted pages), or only whole. */
+  withdrawal: 'per_purpose' | 'whole';
   /** The person's newer record of the same flow that replaced this one (withdraw there). */
   superseded_by?: string;
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
