@@ -865,6 +865,24 @@ describe('consent records', () => {
     expect((await http(us.url, 'GET', '/api/v1/inbox/records')).status).toBe(401);
   });
 
+  it('keeps the scope of a withdrawal of the last purpose given, by name, on the receipt', async () => {
+    const email = 'last-purpose@example.com';
+    const made = await record({ newsletter: granted, analytics: declined }, { subject: { email } });
+    expect(made.status).toBe(201);
+    const recordId = made.body.consent_record.record_id;
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const token = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token;
+    const withdrawn = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: { purpose: 'newsletter' } });
+    expect(withdrawn.status).toBe(200);
+    // Nothing stays given: consent.revoked, scoped to the purpose named, on the trail and on the receipt.
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event?.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    const { rows } = await db.query(`SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'own_records'`, [recordId]);
+    expect(rows.map((row: { event_type: string; payload: { purposes: string[]; scope?: string } }) => [row.event_type, row.payload.purposes, row.payload.scope])).toEqual([['consent.revoked', ['newsletter'], 'purpose']]);
+    const events = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    expect(events).toEqual([expect.objectContaining({ purpose_id: 'newsletter', event_channel: 'own_records' })]);
+  });
+
   it('offers the same on the records page: forms per purpose, a post/redirect/get withdrawal and its confirmation', async () => {
     const email = 'katherine@example.com';
     await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });

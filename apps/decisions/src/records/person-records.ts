@@ -104,6 +104,9 @@ export class PersonRecords {
           subject: { id: row.subject_id },
           // The purposes withdrawn, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
           purposes: withdrawn,
+          // The person withdrew one purpose, which was the last one given: consent.revoked, but scoped
+          // (the receipt's `consent withdrawn` names the purpose, as the record's mark does).
+          ...(request.purpose !== undefined && whole ? { scope: 'purpose' } : {}),
           channel: 'own_records',
           actor: { type: 'participant', id: row.subject_id },
         },

@@ -136,7 +136,9 @@ export class ReceiptFreezer implements OnModuleInit {
     if (events.length === 0) return 0;
     const facts = events.flatMap((event) => {
       const channel = typeof event.data.channel === 'string' ? event.data.channel : undefined;
-      const purposes = event.type === 'consent.purpose_revoked' && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
+      // Scoped: a purpose withdrawn while others stay (consent.purpose_revoked), or the last one given withdrawn by name (consent.revoked with scope purpose).
+      const scoped = event.type === 'consent.purpose_revoked' || event.data.scope === 'purpose';
+      const purposes = scoped && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
       return purposes.map((purposeId, n) => ({
         id: n === 0 ? event.id : `${event.id}:${n + 1}`,
         record: event.data.record_id as string,
