@@ -1,9 +1,10 @@
 import { Client } from 'pg';
-import { inboxAddressDigest } from '@dcr/domain';
+import { DomainError, inboxAddressDigest } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
 
 /**
  * The Record API end to end: the capture rules refuse by name, idempotency keys replay or conflict
@@ -537,6 +538,41 @@ describe('consent records', () => {
       newsletter: { status: 'expired', record_id: lapsedId, updated_at: '2020-01-01T00:00:00.000Z' },
       analytics: { status: 'declined', record_id: lapsedId },
     });
+  });
+
+  it('says where an import stopped when a chunk fails after earlier ones were recorded, and keeps what they recorded', async () => {
+    const rows = Array.from({ length: 600 }, (_, i) => ({ subject: { email: `stopped-${i}@example.com` }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2025-06-01T10:00:00.000Z' }));
+    const execute = ImportConsentRecords.prototype.execute;
+    let whileRunning: { status?: string } | undefined;
+    // The second chunk fails (the database went away, say), after the first was recorded.
+    const spy = jest.spyOn(ImportConsentRecords.prototype, 'execute').mockImplementation(async function (this: ImportConsentRecords, request) {
+      if (request.offset === 0) return execute.call(this, request);
+      whileRunning = (await api('GET', `/api/v1/consent_records/imports/${request.import_id}`)).body;
+      throw new DomainError('service_unavailable', 'The database did not answer');
+    });
+    try {
+      const stopped = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows });
+      expect([stopped.status, stopped.body.code, stopped.body.rows_decided]).toEqual([503, 'service_unavailable', 500]);
+      expect(stopped.body.import_id).toMatch(/^imp_us/);
+      expect(whileRunning?.status).toBe('in_progress');
+      const report = await api('GET', `/api/v1/consent_records/imports/${stopped.body.import_id}`);
+      expect(report.body).toMatchObject({ status: 'failed', failure: { offset: 500, code: 'service_unavailable' }, summary: { recorded: 500, refused: 0 } });
+      expect(report.body.rows).toHaveLength(500);
+      const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'stopped-%'`);
+      expect(kept.rows[0].n).toBe(500);
+      // The first chunk failing records nothing and names no import.
+      spy.mockImplementation(async () => {
+        throw new DomainError('service_unavailable', 'The database did not answer');
+      });
+      const refused = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows.slice(0, 10) });
+      expect([refused.status, refused.body.import_id]).toEqual([503, undefined]);
+    } finally {
+      spy.mockRestore();
+    }
+    // The rest sent again: recorded, its report complete.
+    const rest = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows.slice(500) });
+    expect([rest.status, rest.body.status, rest.body.summary]).toEqual([201, 'completed', { recorded: 100, refused: 0 }]);
+    expect((await api('GET', `/api/v1/consent_records/imports/${rest.body.import_id}`)).body.status).toBe('completed');
   });
 
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {

@@ -16,6 +16,14 @@ export class ConsentImport {
   @Column({ type: 'jsonb' })
   summary: { recorded: number; refused: number };
 
+  /** `in_progress` until its last chunk is recorded, then `completed`; `failed` when a chunk failed after others were recorded. */
+  @Column({ type: 'text', default: 'completed' })
+  status: 'completed' | 'in_progress' | 'failed';
+
+  /** Where and why it stopped (a failed import). */
+  @Column({ type: 'jsonb', nullable: true })
+  failure: { offset: number; code: string; message: string } | null;
+
   @Column({ type: 'jsonb' })
   rows: Array<Record<string, unknown>>;
 

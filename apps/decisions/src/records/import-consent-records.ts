@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DryRunLedger, ImportChunkReply, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
+import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -59,19 +59,35 @@ export class ImportConsentRecords {
     const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
     if (!request.dry_run) {
       const recorded = rows.filter((row) => row.outcome === 'recorded').length;
+      // In progress until the last chunk is recorded (the gateway says which), so a report read while
+      // an import runs, or after it stopped without word, does not claim to be complete.
       await this.dataSource.query(
-        `INSERT INTO "decisions"."consent_imports" ("id", "application_id", "flow_id", "summary", "rows", "created_at")
-         VALUES ($1, $2, $3, jsonb_build_object('recorded', $4::int, 'refused', $5::int), $6::jsonb, now())
+        `INSERT INTO "decisions"."consent_imports" ("id", "application_id", "flow_id", "summary", "rows", "status", "created_at")
+         VALUES ($1, $2, $3, jsonb_build_object('recorded', $4::int, 'refused', $5::int), $6::jsonb, $7, now())
          ON CONFLICT ("id") DO UPDATE SET
            "rows" = "consent_imports"."rows" || EXCLUDED."rows",
            "summary" = jsonb_build_object(
              'recorded', ("consent_imports"."summary"->>'recorded')::int + $4::int,
-             'refused', ("consent_imports"."summary"->>'refused')::int + $5::int)
+             'refused', ("consent_imports"."summary"->>'refused')::int + $5::int),
+           "status" = EXCLUDED."status"
          WHERE "consent_imports"."application_id" = EXCLUDED."application_id"`,
-        [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows)],
+        [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
       );
     }
     return { rows, ...(ledger ? { ledger } : {}) };
+  }
+
+  /**
+   * A chunk failed after earlier ones were recorded (the gateway says so): the report says where
+   * and why, and keeps the rows decided before it. Nothing is written for an import with no report
+   * (its first chunk failed: nothing of it was recorded).
+   */
+  async failed(request: ImportFailedRequest): Promise<{ failed: boolean }> {
+    const rows: unknown[] = await this.dataSource.query(
+      `UPDATE "decisions"."consent_imports" SET "status" = 'failed', "failure" = $3::jsonb WHERE "id" = $1 AND "application_id" = $2 RETURNING "id"`,
+      [request.import_id, request.application_id, JSON.stringify(request.failure)],
+    );
+    return { failed: rows.length > 0 };
   }
 
   async get(request: ImportGetRequest): Promise<ImportReport> {
@@ -82,7 +98,8 @@ export class ImportConsentRecords {
       import_id: found.id,
       flow_id: found.flowId,
       dry_run: false,
-      status: 'completed',
+      status: found.status,
+      ...(found.failure ? { failure: found.failure } : {}),
       summary: found.summary,
       rows,
       created_at: found.createdAt.toISOString(),

@@ -7,11 +7,13 @@ import {
   CreateCaptureRequest,
   ConsentStatusRequest,
   CreateConsentRecordRequest,
+  ImportFailedRequest,
   ImportGetRequest,
   ImportRecordsRequest,
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
   RECORDS_IMPORT,
+  RECORDS_IMPORT_FAILED,
   RECORDS_IMPORT_GET,
 } from '@dcr/contracts';
 import { Captures } from './captures';
@@ -46,6 +48,11 @@ export class RecordsController {
   @MessagePattern(RECORDS_IMPORT_GET)
   importReport(@Payload() request: ImportGetRequest) {
     return this.imports.get(request);
+  }
+
+  @MessagePattern(RECORDS_IMPORT_FAILED)
+  importFailed(@Payload() request: ImportFailedRequest) {
+    return this.imports.failed(request);
   }
 
   @MessagePattern(RECORDS_CREATE)

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Logger, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   ImportChunkReply,
@@ -6,6 +6,7 @@ import {
   ImportRowInput,
   ImportRowOutcome,
   RECORDS_IMPORT,
+  RECORDS_IMPORT_FAILED,
   RECORDS_IMPORT_GET,
   ConsentStatusReply,
   ConsentStatusRequest,
@@ -132,6 +133,8 @@ export class RecordsController {
       'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
       'rows of the whole request. Rows are decided in order, as if sent one by one. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
+      'It is recorded in chunks of 500 rows, each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
+      '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
       'Bodies up to 16 MiB.',
   })
   @ApiCreatedResponse({ description: '`{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
@@ -145,18 +148,24 @@ export class RecordsController {
     for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
       const records = body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[];
       const earlier = ledger?.meets(records);
-      const chunk = await firstValueFrom(
-        this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, {
-          application_id: principal.application.id,
-          import_id: importId,
-          offset,
-          flow_id: body.flow_id,
-          dry_run: body.dry_run,
-          send_receipts: body.send_receipts ?? false,
-          records,
-          ...(earlier ? { earlier } : {}),
-        }),
-      );
+      let chunk: ImportChunkReply;
+      try {
+        chunk = await firstValueFrom(
+          this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, {
+            application_id: principal.application.id,
+            import_id: importId,
+            offset,
+            flow_id: body.flow_id,
+            dry_run: body.dry_run,
+            send_receipts: body.send_receipts ?? false,
+            last: offset + IMPORT_CHUNK >= body.records.length,
+            records,
+            ...(earlier ? { earlier } : {}),
+          }),
+        );
+      } catch (error) {
+        throw await this.importStopped(principal.application.id, importId, offset, body.dry_run, error);
+      }
       ledger?.add(chunk.ledger);
       rows.push(...chunk.rows);
     }
@@ -173,9 +182,34 @@ export class RecordsController {
     };
   }
 
+  /**
+   * A chunk of a real import failed after earlier chunks were recorded: those rows stay recorded (each
+   * chunk is its own transaction), so the report is marked `failed` with where and why, and the error
+   * answered names the import (`import_id`) and how many rows were decided before it
+   * (`rows_decided`), so the caller can read the report and send the rest. A failure of the first
+   * chunk, or of a dry run, recorded nothing: its error is answered as it is.
+   */
+  private async importStopped(applicationId: string, importId: string, offset: number, dryRun: boolean, error: unknown): Promise<unknown> {
+    if (dryRun || offset === 0) return error;
+    if (!(error instanceof DomainError)) new Logger('ConsentImports').error(`import ${importId} stopped at row ${offset}: ${(error as Error)?.stack ?? String(error)}`);
+    const cause = error instanceof DomainError ? error : new DomainError('internal_error', 'The import stopped on an unexpected error');
+    const failure = { offset, code: cause.code, message: cause.message };
+    // Best effort: if the report cannot be marked, it stays `in_progress`, which says no more than is known.
+    await firstValueFrom(this.clients.own.send(RECORDS_IMPORT_FAILED, { application_id: applicationId, import_id: importId, failure })).catch(() => undefined);
+    return new DomainError(
+      cause.code,
+      `${cause.message}. The import stopped at row ${offset}; the rows before it were decided and stay recorded (GET /api/v1/consent_records/imports/${importId}); send the rest again`,
+      cause.details,
+      { ...cause.extra, import_id: importId, rows_decided: offset },
+    );
+  }
+
   @Get('api/v1/consent_records/imports/:import_id')
   @RequireScopes('records:read')
-  @ApiOperation({ summary: 'The report of an import (dry runs are not kept)' })
+  @ApiOperation({
+    summary: 'The report of an import (dry runs are not kept)',
+    description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
+  })
   importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
     if (!isImportId(importId)) throw notFound('Import');

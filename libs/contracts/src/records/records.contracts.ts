@@ -12,6 +12,8 @@ export const RECORDS_IMPORT = 'decisions.records.import';
 export const CAPTURES_CREATE = 'decisions.captures.create';
 export const CAPTURES_AUTHORIZE = 'decisions.captures.authorize';
 export const RECORDS_IMPORT_GET = 'decisions.records.import-get';
+/** An import stopped by a failed chunk after earlier chunks were recorded: its report says so. */
+export const RECORDS_IMPORT_FAILED = 'decisions.records.import-failed';
 
 export class RecordSubjectInput {
   @IsEmail()
@@ -205,6 +207,11 @@ export class ImportRecordsRequest {
   @IsBoolean()
   send_receipts: boolean;
 
+  /** The import's last chunk: its report is `completed` once this chunk is recorded (`in_progress` until then). */
+  @IsOptional()
+  @IsBoolean()
+  last?: boolean;
+
   /** Rows are checked one by one here (a bad row is refused by name, it does not fail the import). */
   @IsObject({ each: true })
   records: ImportRowInput[];
@@ -232,11 +239,42 @@ export interface ImportChunkReply {
   ledger?: DryRunLedger;
 }
 
+/** Why an import stopped: the first row of the chunk that failed, and the failure. */
+export class ImportFailure {
+  @IsInt()
+  @Min(0)
+  offset: number;
+
+  @IsString()
+  code: string;
+
+  @IsString()
+  message: string;
+}
+
+export class ImportFailedRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @Matches(IMPORT_ID)
+  import_id: string;
+
+  @ValidateNested()
+  @Type(() => ImportFailure)
+  failure: ImportFailure;
+}
+
 export interface ImportReport {
   import_id: string;
   flow_id: string;
   dry_run: boolean;
-  status: 'completed';
+  /**
+   * `completed`: every row was decided. `failed`: a chunk failed after earlier ones were recorded;
+   * `rows` are those decided before it (`failure.offset` is the first row not decided). `in_progress`:
+   * still being recorded, or stopped without word (read again; the rows listed are recorded).
+   */
+  status: 'completed' | 'in_progress' | 'failed';
+  failure?: ImportFailure;
   summary: { recorded: number; refused: number };
   rows: ImportRowOutcome[];
   created_at: string;
