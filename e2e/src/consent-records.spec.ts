@@ -575,6 +575,36 @@ describe('consent records', () => {
     expect((await api('GET', `/api/v1/consent_records/imports/${rest.body.import_id}`)).body.status).toBe('completed');
   });
 
+  it('checks and records every chunk of an import against the version its first chunk met, also when another is activated meanwhile', async () => {
+    const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Imported form' });
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const rows = Array.from({ length: 600 }, (_, i) => ({ subject: { email: `pinned-${i}@example.com` }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2025-06-01T10:00:00.000Z' }));
+    const execute = ImportConsentRecords.prototype.execute;
+    // Version 2, which asks for one more consent, is activated between the two chunks.
+    const spy = jest.spyOn(ImportConsentRecords.prototype, 'execute').mockImplementation(async function (this: ImportConsentRecords, request) {
+      if (request.offset === 500) {
+        const next = await api('POST', `/api/v1/flows/${own.body.id}/versions`, {
+          purposes: [...NEWSLETTER_FLOW.purposes, 'sms'],
+          purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, sms: { label: 'Text messages', basis: 'consent' } },
+        });
+        expect(next.status).toBe(201);
+        expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+      }
+      return execute.call(this, request);
+    });
+    try {
+      const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: own.body.id, dry_run: false, records: rows });
+      expect([imported.status, imported.body.summary]).toEqual([201, { recorded: 600, refused: 0 }]);
+    } finally {
+      spy.mockRestore();
+    }
+    const versions = await db.query(`SELECT flow_version, count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1 GROUP BY flow_version`, [own.body.id]);
+    expect(versions.rows).toEqual([{ flow_version: 1, n: 600 }]);
+    // A new import meets the version active now.
+    const after = await api('POST', '/api/v1/consent_records/imports', { flow_id: own.body.id, dry_run: true, records: rows.slice(0, 1) });
+    expect(after.body.rows[0]).toMatchObject({ outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.sms' })] });
+  });
+
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {
     // A person first recorded in DE is homed there: the US import refuses that row, naming only the country.
     const deFlow = await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken });

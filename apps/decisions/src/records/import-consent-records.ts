@@ -30,8 +30,10 @@ export class ImportConsentRecords {
 
   /** One chunk: its rows checked (and, unless a dry run, recorded), its outcomes added to the import's report. */
   async execute(request: ImportRecordsRequest): Promise<ImportChunkReply> {
-    const flow = await this.flows.active(request.flow_id);
-    if (!flow || flow.applicationId !== request.application_id) {
+    // The import's first chunk takes the active version; the later ones the same version, also when
+    // another was activated meanwhile (ImportRecordsRequest.flow_version).
+    const flow = request.flow_version === undefined ? await this.flows.active(request.flow_id) : await this.flows.version(request.flow_id, request.flow_version);
+    if (!flow || flow.applicationId !== request.application_id || flow.status === 'draft') {
       throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
     }
     const terms = flow.terms as unknown as FlowTerms;
@@ -74,7 +76,7 @@ export class ImportConsentRecords {
         [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
       );
     }
-    return { rows, ...(ledger ? { ledger } : {}) };
+    return { rows, flow_version: flow.version, ...(ledger ? { ledger } : {}) };
   }
 
   /**

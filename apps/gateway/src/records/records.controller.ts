@@ -145,6 +145,8 @@ export class RecordsController {
     const rows: ImportRowOutcome[] = [];
     // A dry run's later chunks are told what its earlier ones would have written (a real import's find it written).
     const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
+    // The version the first chunk was checked against: every later chunk is checked against it too.
+    let flowVersion: number | undefined;
     for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
       const records = body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[];
       const earlier = ledger?.meets(records);
@@ -159,6 +161,7 @@ export class RecordsController {
             dry_run: body.dry_run,
             send_receipts: body.send_receipts ?? false,
             last: offset + IMPORT_CHUNK >= body.records.length,
+            ...(flowVersion !== undefined ? { flow_version: flowVersion } : {}),
             records,
             ...(earlier ? { earlier } : {}),
           }),
@@ -167,6 +170,7 @@ export class RecordsController {
         throw await this.importStopped(principal.application.id, importId, offset, body.dry_run, error);
       }
       ledger?.add(chunk.ledger);
+      flowVersion ??= chunk.flow_version;
       rows.push(...chunk.rows);
     }
     void reply.status(body.dry_run ? 200 : 201);

@@ -207,6 +207,16 @@ export class ImportRecordsRequest {
   @IsBoolean()
   send_receipts: boolean;
 
+  /**
+   * The flow version the import's first chunk was checked against (ImportChunkReply.flow_version):
+   * every later chunk is checked and recorded against it too, so a version activated while an import
+   * runs does not split it. Absent on the first chunk (the active version).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  flow_version?: number;
+
   /** The import's last chunk: its report is `completed` once this chunk is recorded (`in_progress` until then). */
   @IsOptional()
   @IsBoolean()
@@ -235,6 +245,8 @@ export interface ImportRowOutcome {
 
 export interface ImportChunkReply {
   rows: ImportRowOutcome[];
+  /** The flow version the chunk was checked against (the next chunks are sent it). */
+  flow_version: number;
   /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */
   ledger?: DryRunLedger;
 }
