@@ -51,6 +51,15 @@ describe('dpvReceipt', () => {
     fetchSpy.mockRestore();
   });
 
+  it('says a consent withdrawn purpose by purpose is withdrawn once none of its purposes stands', async () => {
+    // The fixture withdrew analytics alone: newsletter still stands.
+    expect(ids((await expandedRoot(dpvReceipt(receipt())))[DPV('hasConsentStatus')])).toEqual([DPV('ConsentGiven')]);
+    const both = receipt();
+    const events = both.event as Array<Record<string, unknown>>;
+    both.event = [...events, { ...events[events.length - 1], purpose_id: 'newsletter' }];
+    expect(ids((await expandedRoot(dpvReceipt(both)))[DPV('hasConsentStatus')])).toEqual([DPV('ConsentWithdrawn')]);
+  });
+
   it('carries its context inline: no remote context, DPV and the service namespace declared', () => {
     const doc = dpvReceipt(receipt());
     const context = doc['@context'] as Node;

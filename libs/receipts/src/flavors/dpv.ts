@@ -142,7 +142,7 @@ export function dpvReceipt(receipt: JsonObject): JsonObject {
     put(doc, 'hasDataSubject', { '@type': 'dpv:DataSubject', hasIdentifier: recordId });
   }
   if (recordClass === 'dpv:ConsentRecord') {
-    const status = currentConsentStatus(receipt.event);
+    const status = currentConsentStatus(receipt.event, isObject(receipt.pii_processing) ? receipt.pii_processing.purposes : undefined);
     if (status) doc.hasConsentStatus = status;
   }
   return doc;
@@ -259,13 +259,24 @@ function eventNode(row: unknown, recordId: string | undefined): unknown {
   return node;
 }
 
-/** The consent status of the latest event that concerns the whole record (not one purpose). */
-function currentConsentStatus(events: unknown): string | undefined {
+/**
+ * The consent status of the latest event that concerns the whole record: a whole-record event, or the
+ * scoped withdrawal that leaves none of the record's purposes (`purposes`, its `pii_processing`
+ * purposes) standing, as the receipt's own projection counts a consent withdrawn purpose by purpose.
+ */
+function currentConsentStatus(events: unknown, purposes: unknown): string | undefined {
   if (!Array.isArray(events)) return undefined;
+  const listed = Array.isArray(purposes) ? purposes.flatMap((purpose) => (isObject(purpose) && typeof purpose.purpose_id === 'string' ? [purpose.purpose_id] : [])) : [];
+  const withdrawn = new Set<string>();
   let status: string | undefined;
   for (const row of events) {
-    if (!isObject(row) || typeof row.event_state !== 'string' || row.purpose_id !== undefined) continue;
-    status = CONSENT_STATUS_OF_STATE[row.event_state] ?? status;
+    if (!isObject(row) || typeof row.event_state !== 'string') continue;
+    if (row.purpose_id === undefined) {
+      status = CONSENT_STATUS_OF_STATE[row.event_state] ?? status;
+    } else if (row.event_state === 'consent withdrawn' && typeof row.purpose_id === 'string') {
+      withdrawn.add(row.purpose_id);
+      if (listed.length > 0 && listed.every((id) => withdrawn.has(id))) status = CONSENT_STATUS_OF_STATE['consent withdrawn'];
+    }
   }
   return status;
 }
