@@ -949,6 +949,34 @@ describe('consent records', () => {
     expect(events).toEqual([expect.objectContaining({ purpose_id: 'newsletter', event_channel: 'own_records' })]);
   });
 
+  it('does not withdraw again what the person withdrew already when a newer record declines it', async () => {
+    const email = 'withdrew-first@example.com';
+    const first = await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: '2026-11-20T10:00:00.000Z' });
+    const recordId = first.body.consent_record.record_id;
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const token = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token;
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: { purpose: 'analytics' } })).status).toBe(200);
+    // The organisation's form then records analytics declined: nothing is left to withdraw of it.
+    const later = await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: '2026-11-20T11:00:00.000Z' });
+    expect(later.body.consent_record.supersedes).toBe(recordId);
+    const marks = (await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [recordId])).rows[0].withdrawals;
+    expect(marks).toEqual([expect.objectContaining({ purpose: 'analytics', channel: 'own_records' })]);
+    // Then both declined: only newsletter is withdrawn by the newer record (consent.revoked: nothing stays granted).
+    const last = await record({ newsletter: declined, analytics: declined }, { subject: { email }, captured_at: '2026-11-20T12:00:00.000Z' });
+    const laterId = later.body.consent_record.record_id;
+    expect(last.body.consent_record.supersedes).toBe(laterId);
+    await eventually(async () => (await db.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type LIKE 'consent.%revoked'`, [laterId])).rows[0].n === 1);
+    const trail = await db.query(
+      `SELECT payload->>'record_id' AS record, event_type, payload->'purposes' AS purposes FROM audit_chain.entries WHERE payload->>'record_id' = ANY($1) AND event_type LIKE 'consent.%revoked' ORDER BY leaf_index`,
+      [[recordId, laterId]],
+    );
+    expect(trail.rows).toEqual([
+      { record: recordId, event_type: 'consent.purpose_revoked', purposes: ['analytics'] },
+      { record: laterId, event_type: 'consent.revoked', purposes: ['newsletter'] },
+    ]);
+  });
+
   it('offers the same on the records page: forms per purpose, a post/redirect/get withdrawal and its confirmation', async () => {
     const email = 'katherine@example.com';
     await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });

@@ -202,11 +202,23 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
 const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recorded_exact"`;
 
 /**
+ * A record's purposes as a newer record of the same person and flow meets them: a granted purpose
+ * withdrawn since (a mark of the whole record, or of that purpose: the person on their records page,
+ * say) counts as no longer granted (`declined`), so the newer record does not withdraw it a second
+ * time (supersessionOf). The stored purposes stay as frozen; this is only what supersession compares.
+ */
+const PURPOSES_IN_FORCE = `CASE WHEN "withdrawals" = '[]'::jsonb THEN "purposes" ELSE COALESCE((
+    SELECT jsonb_object_agg(e.key, CASE WHEN e.value->>'status' = 'granted' AND EXISTS (
+             SELECT 1 FROM jsonb_array_elements("withdrawals") w WHERE NOT (w ? 'purpose') OR w->>'purpose' = e.key)
+           THEN jsonb_set(e.value, '{status}', '"declined"') ELSE e.value END)
+      FROM jsonb_each("purposes") e), '{}'::jsonb) END AS "purposes"`;
+
+/**
  * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
- * the later recording (ImportBatch.latest reads the same for many people).
+ * the later recording (ImportBatch.latest reads the same for many people), with its purposes in force.
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", "purposes", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+  `SELECT "record_id", ${PURPOSES_IN_FORCE}, "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -274,7 +286,7 @@ const STATEMENTS = {
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date; recorded_exact: string }>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", ${PURPOSES_IN_FORCE}, "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
