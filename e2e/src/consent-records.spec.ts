@@ -780,6 +780,9 @@ describe('consent records', () => {
     await eventually(async () => (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).status === 200);
     const receipt = (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).body;
     expect(receipt.extensions.collection_channel).toBe('form_capture_browser');
+    // On the audit trail the person's browser committed it (the receipt is frozen from the relayed event, so it is there).
+    const browserEntry = await db.query(`SELECT actor FROM audit_chain.entries WHERE event_type = 'consent.granted' AND payload->>'record_id' = $1`, [committed.body.record_id]);
+    expect(browserEntry.rows).toEqual([{ actor: { type: 'participant', id: receipt.record.pii_principal_id } }]);
 
     // A person homed in another country: refused with the country only, and no capture is left behind.
     await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: shopToken })).status === 200);
@@ -947,6 +950,21 @@ describe('consent records', () => {
     expect(rows.map((row: { event_type: string; payload: { purposes: string[]; scope?: string } }) => [row.event_type, row.payload.purposes, row.payload.scope])).toEqual([['consent.revoked', ['newsletter'], 'purpose']]);
     const events = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
     expect(events).toEqual([expect.objectContaining({ purpose_id: 'newsletter', event_channel: 'own_records' })]);
+  });
+
+  it('puts the organisation on the audit trail as the actor of what its server records, and of what a newer record withdraws', async () => {
+    const email = 'audited@example.com';
+    const first = await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: '2026-11-20T10:00:00.000Z' });
+    const later = await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: '2026-11-20T11:00:00.000Z' });
+    const ids = [first.body.consent_record.record_id, later.body.consent_record.record_id];
+    const entries = async () =>
+      (await db.query(`SELECT event_type, actor FROM audit_chain.entries WHERE payload->>'record_id' = ANY($1) ORDER BY leaf_index`, [ids])).rows;
+    await eventually(async () => (await entries()).length === 3);
+    expect(await entries()).toEqual([
+      { event_type: 'consent.granted', actor: { type: 'application' } },
+      { event_type: 'consent.granted', actor: { type: 'application' } },
+      { event_type: 'consent.purpose_revoked', actor: { type: 'application' } },
+    ]);
   });
 
   it('does not withdraw again what the person withdrew already when a newer record declines it', async () => {

@@ -1052,6 +1052,9 @@ export class ImportBatch {
       const recordId = newRecordId(this.context.env.COUNTRY);
       const status = recordStatus(row.purposes);
       const channel = row.channel ?? 'imported';
+      // Who wrote it, for the audit trail: the person's browser committing a capture itself, else the
+      // organisation (its server's Record API call, import, capture commit or form builder's webhook).
+      const actor = channel.endsWith('_browser') ? { type: 'participant', id: person.id } : { type: 'application' };
       // A row whose decision was made before the newest record's (an import of history, a form
       // builder's late delivery) is history, not a newer decision: it supersedes nothing, and the
       // newer record supersedes it at once (what moved away from granted between the two is withdrawn
@@ -1094,6 +1097,7 @@ export class ImportBatch {
             ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
             ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
             ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
+            actor,
           },
         }),
       );
@@ -1111,7 +1115,7 @@ export class ImportBatch {
               type: change.event,
               applicationId,
               occurredAt: now,
-              data: { record_id: older.recordId, superseded_by: newer.recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: SUPERSEDED_BY_NEWER_RECORD },
+              data: { record_id: older.recordId, superseded_by: newer.recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: SUPERSEDED_BY_NEWER_RECORD, actor },
             }),
           );
         }
