@@ -23,7 +23,7 @@
  */
 import { parseAppearance } from './service-field-appearance.js';
 import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage } from './service-field-protocol.js';
-import { FRAME_ALLOW, FRAME_SANDBOX, originOf } from './service-frame.js';
+import { capturingSubmitListener, FRAME_ALLOW, FRAME_SANDBOX, originOf } from './service-frame.js';
 import { ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
 import { uuidV4 } from './service-protocol.js';
 
@@ -72,43 +72,19 @@ interface FormFields {
 /** The fields of each form, by flow: one per flow per form, and one submit listener per form. */
 const forms = new WeakMap<HTMLFormElement, FormFields>();
 
-function resubmit(form: HTMLFormElement, entry: FormFields, submitter: HTMLElement | null): void {
-  entry.resubmitting = true;
-  try {
-    const own = submitter && (submitter as HTMLButtonElement).form === form ? submitter : undefined;
-    if (typeof form.requestSubmit === 'function') form.requestSubmit(own);
-    else HTMLFormElement.prototype.submit.call(form);
-  } finally {
-    entry.resubmitting = false;
-  }
-}
-
 function register(form: HTMLFormElement, flow: string, field: ServiceConsentFieldElement): boolean {
   let entry = forms.get(form);
   if (!entry) {
-    const created: FormFields = {
-      fields: new Map(),
-      resubmitting: false,
-      pending: false,
-      listener: (event: SubmitEvent) => {
-        if (created.resubmitting) return;
-        if (created.pending) {
-          event.preventDefault();
-          return;
-        }
-        // The page submits this form itself (it called preventDefault): it calls capture() when it wants one.
-        if (event.defaultPrevented) return;
-        const due = Array.from(created.fields.values()).filter((candidate) => candidate.needsCapture());
-        if (due.length === 0) return;
-        event.preventDefault();
-        created.pending = true;
-        const submitter = event.submitter;
-        void Promise.all(due.map((candidate) => candidate.captureForSubmit())).finally(() => {
-          created.pending = false;
-          resubmit(form, created, submitter);
-        });
-      },
-    };
+    const state = { resubmitting: false, pending: false };
+    const fields = new Map<string, ServiceConsentFieldElement>();
+    const created: FormFields = Object.assign(state, {
+      fields,
+      listener: capturingSubmitListener(form, state, () =>
+        Array.from(fields.values())
+          .filter((candidate) => candidate.needsCapture())
+          .map((candidate) => () => candidate.captureForSubmit()),
+      ),
+    });
     form.addEventListener('submit', created.listener);
     forms.set(form, created);
     entry = created;

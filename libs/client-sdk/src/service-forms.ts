@@ -4,7 +4,7 @@
  * with the publishable key and writes the capture token into `service_capture_token`. Whatever happens
  * to that call, the form is submitted.
  */
-import { safely } from './service-frame.js';
+import { capturingSubmitListener, safely } from './service-frame.js';
 import { requestJson, ServiceConfigurationError, ServiceError } from './service-http.js';
 
 export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
@@ -14,7 +14,7 @@ const PURPOSE_KEY = /^[a-z][a-z0-9_]{0,63}$/;
 /** What a mapped control shows at submit. */
 export interface CapturedControl {
   checked: boolean;
-  /** Shown ticked by default (the `checked` attribute). */
+  /** Shown ticked by default: the `checked` attribute, or ticked when the attachment first saw it. */
   defaultChecked: boolean;
   required: boolean;
 }
@@ -119,6 +119,52 @@ export interface FormsContext {
 
 const attached = new WeakMap<HTMLFormElement, Set<string>>();
 
+/** One snippet attachment as the form's submit listener sees it. */
+interface SubmitCapture {
+  /** Captures for this flow; never rejects (failures go to onError). */
+  captureForSubmit(): Promise<void>;
+  /** The `service_capture_token` input this attachment writes, once it has one. */
+  output?: HTMLInputElement;
+}
+
+interface FormSubmits {
+  captures: Set<SubmitCapture>;
+  listener: (event: SubmitEvent) => void;
+  pending: boolean;
+  resubmitting: boolean;
+}
+
+/**
+ * The snippet attachments of each form and its one submit listener: a submit captures every attached
+ * flow once, waits for all of them, then submits the form once (one listener per attachment would make
+ * each one's resubmit the other's submit to capture, for ever).
+ */
+const submits = new WeakMap<HTMLFormElement, FormSubmits>();
+
+function captureAtSubmit(form: HTMLFormElement, capture: SubmitCapture): FormSubmits {
+  let entry = submits.get(form);
+  if (!entry) {
+    const state = { pending: false, resubmitting: false };
+    const captures = new Set<SubmitCapture>();
+    const created: FormSubmits = Object.assign(state, {
+      captures,
+      listener: capturingSubmitListener(form, state, () => Array.from(captures, (each) => () => each.captureForSubmit())),
+    });
+    form.addEventListener('submit', created.listener);
+    submits.set(form, created);
+    entry = created;
+  }
+  entry.captures.add(capture);
+  return entry;
+}
+
+function releaseAtSubmit(form: HTMLFormElement, capture: SubmitCapture): void {
+  const entry = submits.get(form);
+  if (!entry?.captures.delete(capture) || entry.captures.size > 0) return;
+  form.removeEventListener('submit', entry.listener);
+  submits.delete(form);
+}
+
 function invalid(option: string, reason: string): ServiceConfigurationError {
   return new ServiceConfigurationError(`forms.attach: ${option} ${reason}`, option);
 }
@@ -203,15 +249,30 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
   const flowId = options.flowId;
   const publishableKey = context.publishableKey;
   const attested = new Map([...labels, ...wording]);
+  // Shown ticked by default: the `checked` attribute, or ticked when the attachment first saw the control
+  // (every mapped control is found here, at attach): a box ticked by script before the person acts, as
+  // frameworks set initial state, was shown pre-ticked too.
+  const tickedWhenSeen = new Map(Array.from(controls, ([key, input]) => [key, input.checked]));
 
+  const self: SubmitCapture = {
+    captureForSubmit: () =>
+      capture().then(
+        (result) => safely(options.onCaptured, result),
+        (error) => safely(options.onError, error instanceof ServiceError ? error : new ServiceError(String((error as Error)?.message ?? error), { code: 'capture_failed' })),
+      ),
+  };
+
+  /** This flow's token input: its own (one per flow attached to the form), created when missing. */
   function tokenInput(): HTMLInputElement {
-    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD);
-    if (existing) return existing;
+    if (self.output && form.contains(self.output)) return self.output;
+    const taken = new Set(Array.from(submits.get(form)?.captures ?? [], (other) => (other === self ? undefined : other.output)));
+    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD && !taken.has(input));
+    if (existing) return (self.output = existing);
     const input = document.createElement('input');
     input.type = 'hidden';
     input.name = CAPTURE_TOKEN_FIELD;
     form.append(input);
-    return input;
+    return (self.output = input);
   }
 
   function capture(): Promise<CaptureResult> {
@@ -219,7 +280,9 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     output.value = '';
     // Read everything now, before anything asynchronous: this is the state the person submitted.
     const state: Record<string, CapturedControl> = {};
-    for (const [key, input] of controls) state[key] = { checked: input.checked, defaultChecked: input.defaultChecked, required: input.required };
+    for (const [key, input] of controls) {
+      state[key] = { checked: input.checked, defaultChecked: input.defaultChecked || tickedWhenSeen.get(key) === true, required: input.required };
+    }
     const texts = new Map(Array.from(attested, ([key, element]) => [key, labelText(element.textContent ?? '')]));
     const subject = options.commit && subjectField
       ? { email: subjectField.value.trim(), ...(externalIdField && externalIdField.value.trim() ? { external_id: externalIdField.value.trim() } : {}) }
@@ -246,40 +309,7 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     })();
   }
 
-  let pending = false;
-  let resubmitting = false;
-  function submitAgain(submitter: HTMLElement | null): void {
-    resubmitting = true;
-    try {
-      const own = submitter && (submitter as HTMLButtonElement).form === form ? submitter : undefined;
-      if (typeof form.requestSubmit === 'function') form.requestSubmit(own);
-      else HTMLFormElement.prototype.submit.call(form);
-    } finally {
-      resubmitting = false;
-    }
-  }
-  const onSubmit = (event: SubmitEvent) => {
-    if (resubmitting) return;
-    if (pending) {
-      event.preventDefault();
-      return;
-    }
-    // The page submits this form itself (it called preventDefault): it calls capture() when it wants one.
-    if (event.defaultPrevented) return;
-    event.preventDefault();
-    pending = true;
-    const submitter = event.submitter;
-    capture()
-      .then(
-        (result) => safely(options.onCaptured, result),
-        (error) => safely(options.onError, error instanceof ServiceError ? error : new ServiceError(String((error as Error)?.message ?? error), { code: 'capture_failed' })),
-      )
-      .finally(() => {
-        pending = false;
-        submitAgain(submitter);
-      });
-  };
-  form.addEventListener('submit', onSubmit);
+  captureAtSubmit(form, self);
 
   let ready: Promise<void> = Promise.resolve();
   if (wording.size > 0) {
@@ -304,7 +334,7 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     ready,
     capture,
     detach() {
-      form.removeEventListener('submit', onSubmit);
+      releaseAtSubmit(form, self);
       attached.get(form)?.delete(flowId);
     },
   };

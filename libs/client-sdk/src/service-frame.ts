@@ -200,3 +200,50 @@ export class FrameChannel {
     }
   }
 }
+
+/**
+ * Submits a form again after its submit listener held it back for a capture, with the button that
+ * submitted it (when it is the form's own), flagging `entry.resubmitting` meanwhile so that the
+ * listener lets this submit through (the snippet's forms and the consent field's share it).
+ */
+export function resubmit(form: HTMLFormElement, entry: { resubmitting: boolean }, submitter: HTMLElement | null): void {
+  entry.resubmitting = true;
+  try {
+    const own = submitter && (submitter as HTMLButtonElement).form === form ? submitter : undefined;
+    if (typeof form.requestSubmit === 'function') form.requestSubmit(own);
+    else HTMLFormElement.prototype.submit.call(form);
+  } finally {
+    entry.resubmitting = false;
+  }
+}
+
+/**
+ * A form's one submit listener for captures made at submit (the snippet's attachments, the consent
+ * fields): a submit with captures due (`due()`, each a function that captures) is held back while
+ * they all run, then submitted once, with its button. A submit while they run is held back too; one
+ * the page already prevented is the page's own (it captures when it wants).
+ */
+export function capturingSubmitListener(
+  form: HTMLFormElement,
+  state: { resubmitting: boolean; pending: boolean },
+  due: () => Array<() => Promise<unknown>>,
+): (event: SubmitEvent) => void {
+  return (event: SubmitEvent) => {
+    if (state.resubmitting) return;
+    if (state.pending) {
+      event.preventDefault();
+      return;
+    }
+    // The page submits this form itself (it called preventDefault): it calls capture() when it wants one.
+    if (event.defaultPrevented) return;
+    const captures = due();
+    if (captures.length === 0) return;
+    event.preventDefault();
+    state.pending = true;
+    const submitter = event.submitter;
+    void Promise.all(captures.map((capture) => capture())).finally(() => {
+      state.pending = false;
+      resubmit(form, state, submitter);
+    });
+  };
+}
