@@ -524,7 +524,8 @@ describe('consent records', () => {
     // A newer decision still supersedes the newest record as before.
     const newer = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: declined, analytics: declined }, captured_at: '2026-11-21T10:00:00.000Z' });
     expect(newer.body.consent_record.supersedes).toBe(currentId);
-    expect((await rows())[currentId].withdrawn).toEqual(['*']);
+    // Nothing stays granted, but the legitimate interest (fraud, left out, so noticed) stands: the withdrawal is by purpose.
+    expect((await rows())[currentId].withdrawn).toEqual(['newsletter']);
     expect(await statusOf()).toMatchObject({ newsletter: { status: 'declined', record_id: newer.body.consent_record.record_id } });
 
     // A consent whose term (the flow's consent_duration, a year) has run out is expired, not granted.
@@ -652,8 +653,8 @@ describe('consent records', () => {
     const ada = await db.query(`SELECT record_id, supersedes, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1)`, [[adaFirst.record_id, adaSecond.record_id]]);
     const adaById = new Map<string, Record<string, any>>(ada.rows.map((r: { record_id: string }) => [r.record_id, r]));
     expect(adaById.get(adaSecond.record_id)).toMatchObject({ supersedes: adaFirst.record_id, withdrawals: [] });
-    // Nothing left granted: the whole record is withdrawn (a mark without a purpose).
-    expect(adaById.get(adaFirst.record_id)?.withdrawals).toEqual([{ at: expect.any(String), channel: 'newer_record' }]);
+    // Nothing left granted, but the noticed legitimate interest (fraud) stands: a mark per purpose, not one of the whole record.
+    expect(adaById.get(adaFirst.record_id)?.withdrawals).toEqual([{ at: expect.any(String), channel: 'newer_record', purpose: 'newsletter' }]);
     expect(byId.get(second.record_id)?.withdrawals).toEqual([]);
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=margaret%40example.com`);
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
@@ -965,6 +966,33 @@ describe('consent records', () => {
       { event_type: 'consent.granted', actor: { type: 'application' } },
       { event_type: 'consent.purpose_revoked', actor: { type: 'application' } },
     ]);
+  });
+
+  it('withdraws by purpose, not the whole record, while a noticed legitimate-interest purpose stands', async () => {
+    const noticed = { decision: 'granted', default_checked: true };
+    const email = 'fraud-stands@example.com';
+    const first = await record({ newsletter: granted, analytics: declined, fraud: noticed }, { subject: { email }, captured_at: '2026-11-20T10:00:00.000Z' });
+    const firstId = first.body.consent_record.record_id;
+    // The newer record declines the only consent given; the legitimate interest still stands.
+    const later = await record({ newsletter: declined, analytics: declined, fraud: noticed }, { subject: { email }, captured_at: '2026-11-20T11:00:00.000Z' });
+    expect(later.body.consent_record.supersedes).toBe(firstId);
+    const withdrawalsOf = async (id: string) => {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${id}`)).body.event?.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+      return (await api('GET', `/api/v1/consent_receipts/${id}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    };
+    expect(await withdrawalsOf(firstId)).toEqual([expect.objectContaining({ purpose_id: 'newsletter', event_channel: 'newer_record' })]);
+    expect((await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [firstId])).rows[0].withdrawals).toEqual([
+      expect.objectContaining({ purpose: 'newsletter', channel: 'newer_record' }),
+    ]);
+    // The person withdrawing everything from such a record: one withdrawal per consent purpose too.
+    const third = await record({ newsletter: granted, analytics: granted, fraud: noticed }, { subject: { email }, captured_at: '2026-11-20T12:00:00.000Z' });
+    const thirdId = third.body.consent_record.record_id;
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    const token = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token;
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${thirdId}/withdraw`, { token, body: {} })).status).toBe(200);
+    const events = await withdrawalsOf(thirdId);
+    expect(events.map((e: { purpose_id?: string }) => e.purpose_id).sort()).toEqual(['analytics', 'newsletter']);
   });
 
   it('does not withdraw again what the person withdrew already when a newer record declines it', async () => {

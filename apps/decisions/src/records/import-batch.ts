@@ -12,7 +12,7 @@ import {
   RegisterManyReply,
   RegisterManyRequest,
 } from '@dcr/contracts';
-import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, SUPERSEDED_BY_NEWER_RECORD, supersessionOf } from '@dcr/domain';
+import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, SUPERSEDED_BY_NEWER_RECORD, supersessionOf, withdrawsAllInForce } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -1106,7 +1106,10 @@ export class ImportBatch {
         const [older, newer] = late ? [{ recordId, purposes: row.purposes }, previous] : [previous, { recordId, purposes: row.purposes }];
         const change = supersessionOf(older.purposes, newer.purposes);
         if (change.event && change.withdrawn.length > 0) {
-          const marks = change.event === 'consent.revoked' ? [{ at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }));
+          // Whole only when nothing the older record's receipt lists stays in force (a noticed
+          // legitimate-interest purpose stands): else one mark per purpose, and the event says so.
+          const whole = change.event === 'consent.revoked' && withdrawsAllInForce(older.purposes, change.withdrawn);
+          const marks = whole ? [{ at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }));
           const ours = own.get(older.recordId);
           if (ours) ours.withdrawals.push(...marks);
           else planned.withdrawals.push({ recordId: older.recordId, marks });
@@ -1115,7 +1118,16 @@ export class ImportBatch {
               type: change.event,
               applicationId,
               occurredAt: now,
-              data: { record_id: older.recordId, superseded_by: newer.recordId, flow_id: flow.id, subject: { id: person.id }, purposes: change.withdrawn, channel: SUPERSEDED_BY_NEWER_RECORD, actor },
+              data: {
+                record_id: older.recordId,
+                superseded_by: newer.recordId,
+                flow_id: flow.id,
+                subject: { id: person.id },
+                purposes: change.withdrawn,
+                channel: SUPERSEDED_BY_NEWER_RECORD,
+                actor,
+                ...(change.event === 'consent.revoked' && !whole ? { scope: 'purpose' } : {}),
+              },
             }),
           );
         }

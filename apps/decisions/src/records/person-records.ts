@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, withdrawsAllInForce } from '@dcr/domain';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -92,7 +92,10 @@ export class PersonRecords {
       }
       const at = new Date();
       const whole = withdrawn.length === granted.length;
-      const marks = whole && request.purpose === undefined ? [{ at: at.toISOString(), channel: 'own_records' }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel: 'own_records' }));
+      // A mark of the whole record only when the person withdrew everything and nothing the record's
+      // receipt lists stays in force (a noticed legitimate-interest purpose stands): else one per purpose.
+      const wholeRecord = whole && request.purpose === undefined && withdrawsAllInForce(row.purposes, withdrawn);
+      const marks = wholeRecord ? [{ at: at.toISOString(), channel: 'own_records' }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel: 'own_records' }));
       await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [row.record_id, JSON.stringify(marks)]);
       await recordEvent(manager, {
         type: whole ? 'consent.revoked' : 'consent.purpose_revoked',
@@ -104,9 +107,10 @@ export class PersonRecords {
           subject: { id: row.subject_id },
           // The purposes withdrawn, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
           purposes: withdrawn,
-          // The person withdrew one purpose, which was the last one given: consent.revoked, but scoped
-          // (the receipt's `consent withdrawn` names the purpose, as the record's mark does).
-          ...(request.purpose !== undefined && whole ? { scope: 'purpose' } : {}),
+          // Nothing stays given but the withdrawal is by purpose (the person named the last one given,
+          // or a noticed purpose stands): consent.revoked, scoped, as the record's marks are (the
+          // receipt's `consent withdrawn` then names each purpose).
+          ...(whole && !wholeRecord ? { scope: 'purpose' } : {}),
           channel: 'own_records',
           actor: { type: 'participant', id: row.subject_id },
         },

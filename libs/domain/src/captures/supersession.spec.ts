@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { RecordedPurpose } from './attestation';
-import { recordStatus, supersessionOf } from './supersession';
+import { recordStatus, supersessionOf, withdrawsAllInForce } from './supersession';
 
 const consent = (status: 'granted' | 'declined'): RecordedPurpose => ({ status, basis: 'consent' });
 const li = (status: 'noticed' | 'objected'): RecordedPurpose => ({ status, basis: 'legitimate_interest' });
@@ -92,5 +92,23 @@ describe('supersessionOf properties', () => {
         expect(supersessionOf(next, next).changed).toBe(false);
       }),
     );
+  });
+});
+
+describe('withdrawsAllInForce', () => {
+  const purposes: Record<string, RecordedPurpose> = {
+    newsletter: { status: 'granted', basis: 'consent' },
+    analytics: { status: 'declined', basis: 'consent' },
+    billing: { status: 'noticed', basis: 'contract' },
+  };
+
+  it('is a whole withdrawal when every granted purpose goes and nothing else the receipt lists stands', () => {
+    expect(withdrawsAllInForce(purposes, ['newsletter'])).toBe(true);
+    expect(withdrawsAllInForce(purposes, [])).toBe(false);
+  });
+
+  it('is by purpose while a noticed legitimate-interest purpose stands, or one objected to is not counted', () => {
+    expect(withdrawsAllInForce({ ...purposes, fraud: { status: 'noticed', basis: 'legitimate_interest' } }, ['newsletter'])).toBe(false);
+    expect(withdrawsAllInForce({ ...purposes, fraud: { status: 'objected', basis: 'legitimate_interest' } }, ['newsletter'])).toBe(true);
   });
 });

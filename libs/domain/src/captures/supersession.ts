@@ -76,3 +76,14 @@ export function recordStatus(purposes: Record<string, RecordedPurpose>): 'grante
   if (statuses.includes('declined')) return 'declined';
   return statuses.includes('noticed') ? 'granted' : 'declined';
 }
+
+/**
+ * Whether withdrawing `withdrawn` from a record leaves nothing of it in force: no purpose still
+ * granted, nor a legitimate-interest purpose noticed (not objected to: its receipt lists it among the
+ * granted purposes; notice-only purposes are not listed). Only then is a withdrawal of the whole
+ * record true; otherwise it is one per purpose.
+ */
+export function withdrawsAllInForce(purposes: Record<string, RecordedPurpose>, withdrawn: readonly string[]): boolean {
+  const inForce = (purpose: RecordedPurpose) => purpose.status === 'granted' || (purpose.status === 'noticed' && purpose.basis === 'legitimate_interest');
+  return Object.entries(purposes).every(([key, purpose]) => withdrawn.includes(key) || !inForce(purpose));
+}
