@@ -84,6 +84,10 @@ describe('forms.attach in a browser', () => {
         .fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ capture_token: token, expires_at: new Date(Date.now() + 3600_000).toISOString() }) })
         .catch(() => undefined);
     });
+    // The flow's published wording (forms.attach `wording`).
+    await context.route(`${pages.origin}/api/v1/flows/*/wording`, (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ purposes: { newsletter: { label: 'Monthly newsletter' } } }) }),
+    );
     page.on('request', (request) => {
       if (request.method() === 'POST' && request.url() === `${pages.origin}/submit`) posts.push(new URLSearchParams(request.postData() ?? ''));
     });
@@ -222,6 +226,30 @@ describe('forms.attach in a browser', () => {
       survey: { decision: 'declined', default_checked: false, mandatory: false },
     });
     expect(posts).toHaveLength(1);
+    expect(problems).toEqual([]);
+  });
+
+  it('writes the published wording over the whole text of a label that wraps its words in an element, keeping its control', async () => {
+    const { page, problems, captures } = await open(
+      '/wording',
+      `<form id="signup" action="/submit" method="post">
+         <label id="newsletter-label"><input id="newsletter" type="checkbox" name="newsletter" value="yes"> <span class="words">Old <a href="/terms">newsletter</a> text</span></label>
+         <button id="submit" type="submit">Sign up</button>
+       </form>`,
+      `const attachment = service.forms.attach({ flowId: '${NEWSLETTER}', form: '#signup', map: { newsletter: '#newsletter' }, wording: { newsletter: '#newsletter-label' } });
+       attachment.ready.then(() => record('wording')(null), record('wording-failed'));`,
+    );
+    await page.waitForFunction(() => (globalThis as any).events.some((e: { type: string }) => e.type.startsWith('wording')));
+    const label = await page.evaluate(() => {
+      const element = (globalThis as any).document.getElementById('newsletter-label');
+      return { text: (element.textContent as string).replace(/\s+/g, ' ').trim(), control: element.querySelector('#newsletter') !== null };
+    });
+    expect(label).toEqual({ text: 'Monthly newsletter', control: true });
+    await page.check('#newsletter');
+    await submit(page);
+    expect(captures).toHaveLength(1);
+    // The digest attested is the published wording's, so the service finds it a match.
+    expect(captures[0].body.labels).toEqual({ newsletter: require('node:crypto').createHash('sha256').update('Monthly newsletter').digest('hex') });
     expect(problems).toEqual([]);
   });
 });

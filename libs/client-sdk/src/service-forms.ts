@@ -210,12 +210,28 @@ function resolveMap<T extends Element>(
 
 /** Writes the wording into a label, keeping any control inside it. */
 function writeLabel(label: Element, text: string): void {
-  if (label.children.length === 0) {
+  if (!label.querySelector(CONTROLS)) {
     label.textContent = text;
     return;
   }
-  for (const node of Array.from(label.childNodes)) if (node.nodeType === Node.TEXT_NODE) node.remove();
+  keepOnlyControls(label);
   label.append(document.createTextNode(` ${text}`));
+}
+
+/** The form controls a label may hold (kept when the published wording replaces its text). */
+const CONTROLS = 'input, select, textarea, button';
+
+/**
+ * Takes out everything of `parent` but its controls and the elements holding them: the label's own
+ * wording, also inside a `<span>` or a link, goes (else the published text would be shown beside the
+ * old one, and attested as drift), the control stays where it was.
+ */
+function keepOnlyControls(parent: Element): void {
+  for (const node of Array.from(parent.childNodes)) {
+    if (node instanceof Element && node.matches(CONTROLS)) continue;
+    if (node instanceof Element && node.querySelector(CONTROLS)) keepOnlyControls(node);
+    else node.remove();
+  }
 }
 
 export function attachForm(context: FormsContext, options: FormsAttachOptions): FormAttachment {
