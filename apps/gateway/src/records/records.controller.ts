@@ -80,6 +80,8 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
 @AcceptCredentials('api_token')
 @Controller()
 export class RecordsController {
+  private readonly logger = new Logger(RecordsController.name);
+
   constructor(
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
@@ -195,7 +197,7 @@ export class RecordsController {
    */
   private async importStopped(applicationId: string, importId: string, offset: number, dryRun: boolean, error: unknown): Promise<unknown> {
     if (dryRun || offset === 0) return error;
-    if (!(error instanceof DomainError)) new Logger('ConsentImports').error(`import ${importId} stopped at row ${offset}: ${(error as Error)?.stack ?? String(error)}`);
+    if (!(error instanceof DomainError)) this.logger.error(`import ${importId} stopped at row ${offset}: ${(error as Error)?.stack ?? String(error)}`);
     const cause = error instanceof DomainError ? error : new DomainError('internal_error', 'The import stopped on an unexpected error');
     const failure = { offset, code: cause.code, message: cause.message };
     // Best effort: if the report cannot be marked, it stays `in_progress`, which says no more than is known.
