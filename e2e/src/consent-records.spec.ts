@@ -691,6 +691,21 @@ describe('consent records', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.details[0].field).toBe('decisions.newsletter');
     expect((await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, commit: true })).body.details[0].field).toBe('commit');
+    // The publishable key is public: a capture from anywhere but a browser on an allowed origin is refused, and keeps nothing.
+    const capturesBefore = (await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n;
+    const fromServer = await http(us.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } },
+      headers: { 'x-publishable-key': publishableKey },
+    });
+    expect(fromServer.status).toBe(403);
+    expect(fromServer.body).toMatchObject({ code: 'origin_not_allowed', message: expect.stringContaining('Origin') });
+    const elsewhere = await http(us.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } },
+      headers: { 'x-publishable-key': publishableKey, origin: 'https://evil.example' },
+    });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.code).toBe('origin_not_allowed');
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n).toBe(capturesBefore);
 
     const captured = await browser({
       flow_id: flowId,

@@ -129,14 +129,14 @@ export class CapturesController {
   @ApiOperation({
     summary: 'Capture the consent controls of a form; answers a capture token held 24 hours',
     description:
-      '`form_capture` (the capture snippet): with the publishable key, from an allowed origin. `embedded_field` (the consent field): posted by the field\'s frame ' +
+      '`form_capture` (the capture snippet): with the publishable key, from an allowed origin (a request without an `Origin` header is 403 `origin_not_allowed`). `embedded_field` (the consent field): posted by the field\'s frame ' +
       'without a credential header, authenticated by `render_proof` (signature, freshness, flow and version, the host origin still allowed; each proof captures once, ' +
       'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed.',
   })
   @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
     if (principal.kind !== 'publishable_key' && principal.kind !== 'render_proof') throw new DomainError('forbidden', 'Captures are made with the publishable key');
-    const field = body.channel === 'embedded_field' ? await this.fieldCapture(principal, body) : this.formCapture(principal, body);
+    const field = body.channel === 'embedded_field' ? await this.fieldCapture(principal, body) : this.formCapture(principal, body, origin);
     if (body.commit && !principal.application.browserCommit) {
       throw validationFailed([{ field: 'commit', reason: 'browser commit is not enabled for this application; commit from your server with authorize' }]);
     }
@@ -184,9 +184,17 @@ export class CapturesController {
     return { proof, evidence };
   }
 
-  /** A `form_capture`: the publishable key's, without anything of the consent field. */
-  private formCapture(principal: Principal, body: CreateCaptureDto): undefined {
+  /**
+   * A `form_capture`: the publishable key's, without anything of the consent field, from the browser
+   * on an allowed origin. The Authenticator refuses an Origin that is not allowed; a request without
+   * one is not a browser's (the publishable key is public, so anyone could post it from a server) and
+   * is refused too, since the capture would attest a form nobody saw.
+   */
+  private formCapture(principal: Principal, body: CreateCaptureDto, origin: string | undefined): undefined {
     if (principal.kind === 'render_proof') throw validationFailed([{ field: 'channel', reason: 'a render proof authenticates embedded_field captures only' }]);
+    if (origin === undefined) {
+      throw new DomainError('origin_not_allowed', 'A form capture is posted by the browser from one of the application\'s allowed origins; this request has no Origin header');
+    }
     const issues: FieldIssue[] = [];
     if (body.render_proof !== undefined) issues.push({ field: 'render_proof', reason: 'only with channel embedded_field (the consent field)' });
     if (body.rendering_evidence !== undefined) issues.push({ field: 'rendering_evidence', reason: 'only with channel embedded_field (the consent field)' });
