@@ -14,6 +14,7 @@ describe('webhooks', () => {
   let de: RunningCountry;
   let receiver: WebhookReceiver;
   let db: Client;
+  let bus: InProcessBus;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
@@ -39,18 +40,19 @@ describe('webhooks', () => {
     return flow.body.id;
   }
 
-  async function grantedDecision(flowId: string): Promise<string> {
-    const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
+  async function grantedDecision(flowId: string, country = us): Promise<string> {
+    const created = await http(country.url, 'POST', '/api/v1/decisions', { token: apiToken, body: { kind: 'consent', flow_id: flowId } });
+    expect(created.status).toBe(201);
     const token = created.body.session_token;
-    for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
-    expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
+    for (const to of ['informed', 'evidenced']) await http(country.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
+    expect((await http(country.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
     return token;
   }
 
   beforeAll(async () => {
     receiver = new WebhookReceiver();
     await receiver.start();
-    const bus = new InProcessBus();
+    bus = new InProcessBus();
     const env = { WEBHOOK_RETRY_WAITS: '100ms,200ms,300ms,400ms', WEBHOOK_READ_TIMEOUT: '300ms' };
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
@@ -233,6 +235,72 @@ describe('webhooks', () => {
       const types = new Set(trail.body.data.map((entry: { event_type: string }) => entry.event_type));
       return wanted.every((type) => types.has(type));
     });
+  });
+
+  it('keeps a subscription in force in every country: made in one, rotated in the other, deleted in the first', async () => {
+    const subscription = await subscribe('/ok?everywhere', ['consent.granted']);
+    // US's snapshot as a peer pulls it, while the subscription is at its first revision.
+    const snapshot = async () => JSON.parse(await bus.request('us.webhooks.subscriptions.snapshot', JSON.stringify({ data: { from_country: 'DE' } }), {}, 5000)).data;
+    const first = (await snapshot()).subscriptions.find((replica: { id: string }) => replica.id === subscription.id);
+    expect(first).toMatchObject({ revision: 1, status: 'enabled', deleted_at: null });
+    expect(JSON.stringify(first)).not.toContain(subscription.secret.slice(6));
+    const flowId = await activeFlow();
+    const inDe = (method: string, path: string) => http(de.url, method, path, { token: apiToken });
+    const deRow = async () => (await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).body;
+    await eventually(async () => (await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status === 200);
+    expect(await deRow()).toMatchObject({ id: subscription.id, url: `${receiver.url}/ok?everywhere`, events: ['consent.granted'], status: 'enabled' });
+    expect((await inDe('GET', `/api/v1/applications/${applicationId}/webhooks`)).body.data.map((item: { id: string }) => item.id)).toContain(subscription.id);
+    // DE keeps the secret sealed under its own key, not as US sealed it.
+    const deDb = new Client({ connectionString: de.database.url });
+    await deDb.connect();
+    try {
+      const [usSealed, deSealed] = await Promise.all([
+        db.query('SELECT secret_sealed FROM webhooks.subscriptions WHERE id = $1', [subscription.id]),
+        deDb.query('SELECT secret_sealed FROM webhooks.subscriptions WHERE id = $1', [subscription.id]),
+      ]);
+      expect(deSealed.rows[0].secret_sealed).toMatch(/^v1\./);
+      expect(deSealed.rows[0].secret_sealed).not.toBe(usSealed.rows[0].secret_sealed);
+      expect(deSealed.rows[0].secret_sealed).not.toContain(subscription.secret.slice(6));
+
+      // A decision made in DE (its person's data stays there) is delivered from DE, signed with the one secret.
+      await eventually(async () => (await inDe('GET', `/api/v1/flows/${flowId}`)).status === 200);
+      await grantedDecision(flowId, de);
+      await eventually(async () => receiver.at('/ok?everywhere').length === 1);
+      const fromDe = receiver.at('/ok?everywhere')[0];
+      expect(verifyWebhook<Record<string, any>>({ secret: subscription.secret, headers: fromDe.headers, rawBody: fromDe.body })).toMatchObject({ event: 'consent.granted' });
+      expect((await deDb.query('SELECT count(*)::int AS n FROM webhooks.deliveries WHERE subscription_id = $1', [subscription.id])).rows[0].n).toBe(1);
+      expect((await db.query('SELECT count(*)::int AS n FROM webhooks.deliveries WHERE subscription_id = $1', [subscription.id])).rows[0].n).toBe(0);
+
+      // Rotated in DE: US signs with the new secret from then on.
+      const rotated = await inDe('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/rotate_secret`);
+      expect(rotated.status).toBe(200);
+      await eventually(async () => (await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).body.updated_at === rotated.body.updated_at);
+      await grantedDecision(flowId);
+      await eventually(async () => receiver.at('/ok?everywhere').length === 2);
+      const fromUs = receiver.at('/ok?everywhere')[1];
+      expect(verifyWebhook({ secret: rotated.body.secret, headers: fromUs.headers, rawBody: fromUs.body }).event).toBe('consent.granted');
+      expect(() => verifyWebhook({ secret: subscription.secret, headers: fromUs.headers, rawBody: fromUs.body })).toThrow();
+
+      // Deleted in US: gone in DE too, and DE's decisions reach nobody.
+      expect((await api('DELETE', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(204);
+      await eventually(async () => (await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status === 404);
+      expect((await deDb.query('SELECT deleted_at, revision FROM webhooks.subscriptions WHERE id = $1', [subscription.id])).rows[0]).toMatchObject({
+        deleted_at: expect.any(Date),
+        revision: 3,
+      });
+      // The first revision arriving late (a lost race, a slow pull) changes nothing.
+      bus.publish('de.webhooks.subscriptions.changed', JSON.stringify({ data: { subscriptions: [first] } }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
+      // A country that missed every push catches up from the snapshot (what its minutely pull stores).
+      await deDb.query('DELETE FROM webhooks.subscriptions WHERE id = $1', [subscription.id]);
+      const current = (await snapshot()).subscriptions.find((replica: { id: string }) => replica.id === subscription.id);
+      bus.publish('de.webhooks.subscriptions.changed', JSON.stringify({ data: { subscriptions: [first, current] } }));
+      await eventually(async () => (await deDb.query('SELECT revision FROM webhooks.subscriptions WHERE id = $1', [subscription.id])).rows[0]?.revision === 3);
+      expect((await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
+    } finally {
+      await deDb.end();
+    }
   });
 
   it('scopes subscriptions and deliveries to the caller\'s account', async () => {

@@ -8,6 +8,12 @@ import { hkdfSync } from 'node:crypto';
 @Injectable()
 export class WebhooksSettings {
   readonly secretKey: Buffer;
+  /**
+   * Seals subscription secrets on their way to the peer countries (SubscriptionReplicator): derived
+   * from SUBJECT_REF_KEY, which every country shares, so each peer opens it and seals the secret again
+   * under its own WEBHOOK_SECRET_KEY.
+   */
+  readonly peerKey: Buffer;
   readonly retryWaits: number[];
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
@@ -22,6 +28,7 @@ export class WebhooksSettings {
       new Logger(WebhooksSettings.name).warn('WEBHOOK_SECRET_KEY derived from SUBJECT_REF_KEY (development only; production sets it)');
       this.secretKey = Buffer.from(hkdfSync('sha256', env.SUBJECT_REF_KEY, 'dcr-webhooks', `secret-key:${env.COUNTRY.toLowerCase()}`, 32));
     }
+    this.peerKey = Buffer.from(hkdfSync('sha256', env.SUBJECT_REF_KEY, 'dcr-webhooks', 'subscriptions-between-countries', 32));
     this.retryWaits = parseRetryWaits(env.WEBHOOK_RETRY_WAITS ?? '30s,2m,15m,1h');
     this.connectTimeoutMs = parseDurationSetting(env.WEBHOOK_CONNECT_TIMEOUT ?? '10s') ?? 10_000;
     this.readTimeoutMs = parseDurationSetting(env.WEBHOOK_READ_TIMEOUT ?? '15s') ?? 15_000;

@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import {
   WEBHOOKS_CREATE,
   WEBHOOKS_DELETE,
@@ -12,6 +12,8 @@ import {
   WEBHOOKS_LIST,
   WEBHOOKS_REPLAY,
   WEBHOOKS_ROTATE_SECRET,
+  WEBHOOKS_SUBSCRIPTIONS_CHANGED,
+  WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT,
   WEBHOOKS_TEST,
   WebhookActionRequest,
   WebhookCreateRequest,
@@ -23,9 +25,13 @@ import {
   WebhookReplayRequest,
   WebhooksEnqueueReply,
   WebhooksEnqueueRequest,
+  WebhookSubscriptionsChangedEvent,
+  WebhookSubscriptionsSnapshotReply,
+  WebhookSubscriptionsSnapshotRequest,
 } from '@dcr/contracts';
 import { DeliveriesReader } from './deliveries/deliveries-reader';
 import { DeliveryQueue } from './deliveries/delivery-queue';
+import { SubscriptionReplicator } from './subscriptions/subscription-replicator';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
 
 @Controller()
@@ -34,7 +40,20 @@ export class WebhooksController {
     private readonly subscriptions: SubscriptionsService,
     private readonly queue: DeliveryQueue,
     private readonly deliveries: DeliveriesReader,
+    private readonly replicator: SubscriptionReplicator,
   ) {}
+
+  /** From peer countries: subscriptions changed there. */
+  @EventPattern(WEBHOOKS_SUBSCRIPTIONS_CHANGED)
+  async changed(@Payload() event: WebhookSubscriptionsChangedEvent): Promise<void> {
+    await this.replicator.receive(event.subscriptions);
+  }
+
+  /** From peer countries: every subscription held here. */
+  @MessagePattern(WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT)
+  snapshot(@Payload() _request: WebhookSubscriptionsSnapshotRequest): Promise<WebhookSubscriptionsSnapshotReply> {
+    return this.replicator.heldHere();
+  }
 
   @MessagePattern(WEBHOOKS_ENQUEUE)
   async enqueue(@Payload() request: WebhooksEnqueueRequest): Promise<WebhooksEnqueueReply> {

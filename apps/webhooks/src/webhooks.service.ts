@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhooksEnvironment } from '@dcr/config';
 import { OutboxEvent, ServiceDefinition } from '@dcr/service-kit';
@@ -11,7 +12,9 @@ import { HttpSender } from './deliveries/http-sender';
 import { CreateWebhooks1764200000000 } from './migrations/1764200000000-create-webhooks';
 import { OutboxDeletesRelayedRows1765000000000 } from './migrations/1765000000000-outbox-deletes-relayed-rows';
 import { OutboxRelaysByEventId1765300000000 } from './migrations/1765300000000-outbox-relays-by-event-id';
+import { SubscriptionsReplicated1765800000000 } from './migrations/1765800000000-subscriptions-replicated';
 import { WebhookSubscription } from './subscriptions/subscription.entity';
+import { SubscriptionReplicator } from './subscriptions/subscription-replicator';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksOutboxRelay } from './webhooks-outbox';
@@ -19,11 +22,11 @@ import { WebhooksSettings } from './webhooks-settings';
 
 export const WEBHOOKS_ENTITIES = [WebhookSubscription, WebhookDelivery, WebhookDeliveryAttempt, OutboxEvent];
 
-/** Subscriptions, the durable delivery queue in PostgreSQL, and the workers that send it. */
+/** Subscriptions (in force in every country), the durable delivery queue in PostgreSQL, and the workers that send it. */
 @Module({
-  imports: [TypeOrmModule.forFeature(WEBHOOKS_ENTITIES)],
+  imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(WEBHOOKS_ENTITIES)],
   controllers: [WebhooksController],
-  providers: [WebhooksSettings, WebhooksOutboxRelay, SubscriptionsService, HttpSender, DeliveryDispatcher, DeliveriesReader, DeliveryQueue],
+  providers: [WebhooksSettings, WebhooksOutboxRelay, SubscriptionReplicator, SubscriptionsService, HttpSender, DeliveryDispatcher, DeliveriesReader, DeliveryQueue],
 })
 export class WebhooksModule {}
 
@@ -31,7 +34,7 @@ export const webhooksService: ServiceDefinition = {
   name: 'webhooks',
   schema: 'webhooks',
   entities: WEBHOOKS_ENTITIES,
-  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000],
+  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000, SubscriptionsReplicated1765800000000],
   module: WebhooksModule,
   environment: WebhooksEnvironment,
 };

@@ -1,6 +1,7 @@
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
 import { CountryClient } from '@dcr/transport';
+import { firstValueFrom, timeout } from 'rxjs';
 
 /**
  * The transport clients a service may use: one to its own country's services, and one per peer
@@ -22,6 +23,36 @@ export class ServiceClients implements OnApplicationShutdown {
     const client = this.peers.get(country.toUpperCase());
     if (!client) throw new DomainError('service_unavailable', `Country ${country} is not a configured peer`);
     return client;
+  }
+
+  /**
+   * Sends `event` to every peer country, fire and forget (replicated configuration: each peer also
+   * pulls, so a lost event heals); a failure is logged as a warning with `what`.
+   */
+  emitToPeers(subject: string, event: unknown, logger: Logger, what: string): void {
+    for (const peer of this.peerCountries()) {
+      this.peer(peer)
+        .emit(subject, event)
+        .subscribe({ error: (error) => logger.warn(`${what} to ${peer} failed: ${String(error)}`) });
+    }
+  }
+
+  /**
+   * Asks every peer country at once and hands each answer to `received`; a peer that does not
+   * answer within `timeoutMs` (still starting, or down) is skipped with a debug line, for the next
+   * periodic pull to catch up.
+   */
+  async askPeers<R>(subject: string, request: unknown, received: (reply: R, peer: string) => Promise<void>, logger: Logger, what: string, timeoutMs = 10_000): Promise<void> {
+    await Promise.all(
+      this.peerCountries().map(async (peer) => {
+        try {
+          const reply = await firstValueFrom(this.peer(peer).send<R>(subject, request).pipe(timeout(timeoutMs)));
+          await received(reply, peer);
+        } catch (error) {
+          logger.debug(`${what} from ${peer} skipped: ${(error as Error).message}`);
+        }
+      }),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

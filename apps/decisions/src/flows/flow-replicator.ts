@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { Interval } from '@nestjs/schedule';
 import { FLOWS_CHANGED, FLOWS_SNAPSHOT, FlowChangedEvent, FlowsSnapshotReply, FlowsSnapshotRequest, FlowVersionSnapshot } from '@dcr/contracts';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
-import { firstValueFrom, timeout } from 'rxjs';
 import { FlowVersion } from './flow-version.entity';
 import { fromSnapshot, toSnapshot } from './flow-message';
 import { FlowsRepository } from './flows.repository';
@@ -29,12 +28,7 @@ export class FlowReplicator implements OnApplicationBootstrap {
 
   push(rows: FlowVersion[]): void {
     const event: FlowChangedEvent = { versions: rows.map(toSnapshot) };
-    for (const peer of this.clients.peerCountries()) {
-      this.clients
-        .peer(peer)
-        .emit(FLOWS_CHANGED, event)
-        .subscribe({ error: (error) => this.logger.warn(`flow push to ${peer} failed: ${String(error)}`) });
-    }
+    this.clients.emitToPeers(FLOWS_CHANGED, event, this.logger, 'flow push');
   }
 
   async receive(versions: FlowVersionSnapshot[]): Promise<void> {
@@ -47,20 +41,7 @@ export class FlowReplicator implements OnApplicationBootstrap {
 
   @Interval(60_000)
   async pullFromPeers(): Promise<void> {
-    await Promise.all(
-      this.clients.peerCountries().map(async (peer) => {
-        try {
-          const reply = await firstValueFrom(
-            this.clients
-              .peer(peer)
-              .send<FlowsSnapshotReply, FlowsSnapshotRequest>(FLOWS_SNAPSHOT, { from_country: this.context.env.COUNTRY })
-              .pipe(timeout(10_000)),
-          );
-          await this.receive(reply.versions);
-        } catch (error) {
-          this.logger.debug(`flow pull from ${peer} skipped: ${(error as Error).message}`);
-        }
-      }),
-    );
+    const request: FlowsSnapshotRequest = { from_country: this.context.env.COUNTRY };
+    await this.clients.askPeers<FlowsSnapshotReply>(FLOWS_SNAPSHOT, request, (reply) => this.receive(reply.versions), this.logger, 'flow pull');
   }
 }

@@ -54,7 +54,10 @@ export class WebhooksController {
 
   @Post()
   @RequireScopes('applications:write')
-  @ApiOperation({ summary: 'Subscribe a URL to event types; the signing secret is in this answer only' })
+  @ApiOperation({
+    summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
+    description: 'The subscription is in force in every country (each delivers the events that happen there) and can be managed at any country\'s endpoint; see docs/webhooks.md.',
+  })
   @ApiCreatedResponse({ type: WebhookWithSecretDto })
   create(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Body() body: CreateWebhookDto) {
     const application = requireApplicationAccess(principal, this.index.application(applicationId));
@@ -126,7 +129,10 @@ export class WebhooksController {
 
   @Get(':id/deliveries')
   @RequireScopes('applications:read')
-  @ApiOperation({ summary: 'Deliveries of a subscription, newest first, with the request sent and every attempt' })
+  @ApiOperation({
+    summary: 'Deliveries of a subscription, newest first, with the request sent and every attempt',
+    description: 'The deliveries this country sent (their bodies are about its people); each country lists its own.',
+  })
   @ApiPage(WebhookDeliveryDto)
   async deliveries(
     @CurrentPrincipal() principal: Principal,

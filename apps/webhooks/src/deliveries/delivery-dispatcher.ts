@@ -1,7 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { afterDeliveryEnded, AttemptOutcome, nextStep, openWebhookSecret, webhookHeaders } from '@dcr/domain';
 import { insertOutboxRows, OutboxEvent, outboxRow } from '@dcr/service-kit';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { WebhookSubscription } from '../subscriptions/subscription.entity';
+import { SubscriptionReplicator } from '../subscriptions/subscription-replicator';
 import { WebhooksOutboxRelay } from '../webhooks-outbox';
 import { WebhooksSettings } from '../webhooks-settings';
 import { HttpSender, SendResult } from './http-sender';
@@ -63,6 +65,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
     private readonly sender: HttpSender,
     private readonly settings: WebhooksSettings,
     private readonly outbox: WebhooksOutboxRelay,
+    private readonly replicator: SubscriptionReplicator,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -252,6 +255,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
       await insertOutboxRows(manager, failedEvents);
     });
     if (failedEvents.length > 0) this.outbox.kick();
+    // A subscription disabled here is disabled in every country (SubscriptionReplicator).
+    const disabled = failedEvents.filter((event) => event.type === 'webhook.subscription_disabled').map((event) => event.data.subscription_id as string);
+    if (disabled.length > 0) this.replicator.push(await this.dataSource.getRepository(WebhookSubscription).findBy({ id: In(disabled) }));
   }
 
   /** Applies ended deliveries to their subscriptions' consecutive-failure counts, disabling at five. */
@@ -278,7 +284,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
       }
       const disabling = disable && row.status === 'enabled';
       await manager.query(
-        `UPDATE "webhooks"."subscriptions" SET "consecutive_failures" = $2, "updated_at" = $3,
+        `UPDATE "webhooks"."subscriptions" SET "consecutive_failures" = $2, "updated_at" = CASE WHEN $4 THEN $3 ELSE "updated_at" END,
+           "revision" = "revision" + CASE WHEN $4 THEN 1 ELSE 0 END,
            "status" = CASE WHEN $4 THEN 'disabled' ELSE "status" END,
            "disabled_reason" = CASE WHEN $4 THEN 'five consecutive failed deliveries' ELSE "disabled_reason" END
          WHERE "id" = $1`,

@@ -1,8 +1,9 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** Where an application wants its events, which ones, and the (encrypted) key it verifies them with. */
 @Entity({ name: 'subscriptions' })
 @Index('IX_subscriptions_application', ['applicationId'])
+@Check('CK_subscriptions_revision', '"revision" >= 1')
 export class WebhookSubscription {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -41,4 +42,8 @@ export class WebhookSubscription {
 
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
   deletedAt: Date | null;
+
+  /** Bumped by every change, wherever it is made: orders the changes peers exchange (SubscriptionReplicator). */
+  @Column({ type: 'integer', default: 1 })
+  revision: number;
 }

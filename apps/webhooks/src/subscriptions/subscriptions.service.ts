@@ -13,6 +13,7 @@ import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { WebhooksOutboxRelay } from '../webhooks-outbox';
 import { WebhooksSettings } from '../webhooks-settings';
 import { WebhookSubscription } from './subscription.entity';
+import { SubscriptionReplicator } from './subscription-replicator';
 
 export function subscriptionMessage(row: WebhookSubscription): WebhookSubscriptionMessage {
   return {
@@ -29,7 +30,8 @@ export function subscriptionMessage(row: WebhookSubscription): WebhookSubscripti
 
 /**
  * Subscriptions of an application: every read and change is scoped to the application the gateway
- * authenticated, and every change goes onto the audit trail in the same transaction.
+ * authenticated, every change goes onto the audit trail in the same transaction, and every change
+ * (wherever it is made) bumps the revision and goes to the peer countries (SubscriptionReplicator).
  */
 @Injectable()
 export class SubscriptionsService {
@@ -37,6 +39,7 @@ export class SubscriptionsService {
     private readonly dataSource: DataSource,
     private readonly settings: WebhooksSettings,
     private readonly outbox: WebhooksOutboxRelay,
+    private readonly replicator: SubscriptionReplicator,
   ) {}
 
   async create(request: WebhookCreateRequest): Promise<WebhookWithSecretMessage> {
@@ -60,10 +63,12 @@ export class SubscriptionsService {
       createdAt: now,
       updatedAt: now,
       deletedAt: null,
+      revision: 1,
     });
-    await this.change(request.application_id, request.actor, 'webhook.subscription_created', { subscription_id: row.id, url, events: row.events }, (manager) =>
-      manager.insert(WebhookSubscription, row),
-    );
+    await this.change(request.application_id, request.actor, 'webhook.subscription_created', { subscription_id: row.id, url, events: row.events }, async (manager) => {
+      await manager.insert(WebhookSubscription, row);
+      return { row, value: undefined };
+    });
     return { ...subscriptionMessage(row), secret };
   }
 
@@ -82,22 +87,25 @@ export class SubscriptionsService {
   async remove(request: WebhookActionRequest): Promise<void> {
     await this.change(request.application_id, request.actor, 'webhook.subscription_deleted', { subscription_id: request.id }, async (manager) => {
       const row = await this.find(manager, request.application_id, request.id, true);
-      await manager.update(WebhookSubscription, { id: row.id }, { deletedAt: new Date(), status: 'disabled', disabledReason: 'deleted', updatedAt: new Date() });
+      const now = new Date();
+      Object.assign(row, { deletedAt: now, status: 'disabled', disabledReason: 'deleted', updatedAt: now, revision: row.revision + 1 });
+      await manager.save(row);
       // What was still queued for it will not be sent.
       await manager.query(
         `UPDATE "webhooks"."deliveries" SET "status" = 'failed', "completed_at" = now(), "next_attempt_at" = NULL, "lease_until" = NULL
          WHERE "subscription_id" = $1 AND "status" = 'pending'`,
         [row.id],
       );
+      return { row, value: undefined };
     });
   }
 
   async enable(request: WebhookActionRequest): Promise<WebhookSubscriptionMessage> {
     return this.change(request.application_id, request.actor, 'webhook.subscription_enabled', { subscription_id: request.id }, async (manager) => {
       const row = await this.find(manager, request.application_id, request.id, true);
-      Object.assign(row, { status: 'enabled', consecutiveFailures: 0, disabledReason: null, updatedAt: new Date() });
+      Object.assign(row, { status: 'enabled', consecutiveFailures: 0, disabledReason: null, updatedAt: new Date(), revision: row.revision + 1 });
       await manager.save(row);
-      return subscriptionMessage(row);
+      return { row, value: subscriptionMessage(row) };
     });
   }
 
@@ -105,9 +113,9 @@ export class SubscriptionsService {
     const secret = newWebhookSecret();
     return this.change(request.application_id, request.actor, 'webhook.secret_rotated', { subscription_id: request.id }, async (manager) => {
       const row = await this.find(manager, request.application_id, request.id, true);
-      Object.assign(row, { secretSealed: sealWebhookSecret(secret, this.settings.secretKey), updatedAt: new Date() });
+      Object.assign(row, { secretSealed: sealWebhookSecret(secret, this.settings.secretKey), updatedAt: new Date(), revision: row.revision + 1 });
       await manager.save(row);
-      return { ...subscriptionMessage(row), secret };
+      return { row, value: { ...subscriptionMessage(row), secret } };
     });
   }
 
@@ -120,20 +128,21 @@ export class SubscriptionsService {
     return row;
   }
 
-  /** A change and its audit event in one transaction. */
+  /** A change and its audit event in one transaction; once committed, the changed subscription goes to the peers. */
   private async change<T>(
     applicationId: string,
     actor: AuditActor,
     type: string,
     detail: Record<string, unknown>,
-    work: (manager: EntityManager) => Promise<T>,
+    work: (manager: EntityManager) => Promise<{ row: WebhookSubscription; value: T }>,
   ): Promise<T> {
-    const result = await this.dataSource.transaction(async (manager) => {
-      const value = await work(manager);
+    const { row, value } = await this.dataSource.transaction(async (manager) => {
+      const changed = await work(manager);
       await recordEvent(manager, { type, applicationId, internal: true, data: { ...detail, actor } });
-      return value;
+      return changed;
     });
     this.outbox.kick();
-    return result;
+    this.replicator.push([row]);
+    return value;
   }
 }

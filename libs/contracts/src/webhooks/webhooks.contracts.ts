@@ -5,6 +5,7 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsISO8601,
   IsOptional,
   IsString,
   Length,
@@ -35,6 +36,14 @@ export const WEBHOOKS_DELIVERY_GET = 'webhooks.deliveries.get';
 export const WEBHOOKS_REPLAY = 'webhooks.deliveries.replay';
 /** Which application a delivery belongs to, so the gateway can check the caller may see it first. */
 export const WEBHOOKS_DELIVERY_OWNER = 'webhooks.deliveries.owner';
+/**
+ * webhooks → peer countries' webhooks: subscriptions after a change. A subscription is configuration,
+ * not personal data: made in one country, it is in force in every country, so the events of people
+ * homed anywhere reach it (each country delivers its own people's events).
+ */
+export const WEBHOOKS_SUBSCRIPTIONS_CHANGED = 'webhooks.subscriptions.changed';
+/** Request for every subscription a country holds; asked of each peer at start and every minute. */
+export const WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT = 'webhooks.subscriptions.snapshot';
 
 export const WEBHOOK_ID = /^whk_[0-9a-z]{20}$/;
 export const WEBHOOK_DELIVERY_ID = /^whd_[0-9a-z]{20}$/;
@@ -109,6 +118,75 @@ export interface WebhookSubscriptionMessage {
 export interface WebhookWithSecretMessage extends WebhookSubscriptionMessage {
   /** Shown once: at creation and after a rotation. */
   secret: string;
+}
+
+/**
+ * A subscription as it travels between countries: its whole configuration, the revision that orders
+ * its changes (the higher one wins; equal revisions, the later `updated_at`), and its signing secret
+ * sealed for the peers (AES-256-GCM under a key every country derives from SUBJECT_REF_KEY, bound
+ * to the subscription id and revision), never in clear. Delivery health (the consecutive-failure
+ * count) is each country's own.
+ */
+export class WebhookSubscriptionReplica {
+  @Matches(WEBHOOK_ID)
+  id: string;
+
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @IsString()
+  @Length(1, 2048)
+  url: string;
+
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  events: string[];
+
+  @IsIn(['sandbox', 'production'])
+  environment: 'sandbox' | 'production';
+
+  @IsIn(['enabled', 'disabled'])
+  status: 'enabled' | 'disabled';
+
+  @IsOptional()
+  @IsString()
+  disabled_reason: string | null;
+
+  @IsString()
+  @Length(1, 1024)
+  secret_sealed_for_peers: string;
+
+  @IsInt()
+  @Min(1)
+  revision: number;
+
+  @IsISO8601()
+  created_at: string;
+
+  @IsISO8601()
+  updated_at: string;
+
+  @IsOptional()
+  @IsISO8601()
+  deleted_at: string | null;
+}
+
+export class WebhookSubscriptionsChangedEvent {
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => WebhookSubscriptionReplica)
+  subscriptions: WebhookSubscriptionReplica[];
+}
+
+export class WebhookSubscriptionsSnapshotRequest {
+  @Matches(/^[A-Z]{2}$/)
+  from_country: string;
+}
+
+export interface WebhookSubscriptionsSnapshotReply {
+  subscriptions: WebhookSubscriptionReplica[];
 }
 
 export class WebhookDeliveriesRequest extends ApplicationScoped {
