@@ -6,7 +6,9 @@ import jsonld from 'jsonld';
 import { canonicalJson } from '@dcr/domain';
 import { receiptSchemaBytes, validateReceipt, verifySignedReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
+import { DataSource } from 'typeorm';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { ReceiptExporter } from '../../apps/receipts/src/records/receipt-exporter';
 
 /**
  * Receipts end to end: a completed consent decision is frozen into an ISO/IEC TS 27560 receipt,
@@ -133,6 +135,61 @@ describe('consent receipts', () => {
     expect(after.event[after.event.length - 1]).toMatchObject({ event_state: 'consent withdrawn' });
     // Revoked with the session token, which the organisation holds too: where it was made from is not known, so not stated.
     expect(after.event[after.event.length - 1]).not.toHaveProperty('event_channel');
+  });
+
+  it('refuses to revoke a decision that granted no consent, so its receipt stays readable', async () => {
+    const decide = async (terms: Record<string, unknown>, outcome: string) => {
+      const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { name: 'Terms', pattern: 'informed', consent_duration: 'P1Y', ...terms });
+      expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flow.body.id })).body.session_token;
+      for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
+      const done = await http(us.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome } });
+      expect(done.status).toBe(200);
+      const id = (await api('POST', `/api/v1/decisions/${token}/exchange`, { exchange_token: done.body.exchange_token })).body.record_id;
+      await eventually(async () => (await receipt('canonical', id)).status === 200);
+      return { token, id };
+    };
+    // Notice only (a contract): the receipt is a notice record, with no consent in it to withdraw.
+    const notice = await decide({ purposes: ['billing'], purpose_definitions: { billing: { label: 'Billing', basis: 'contract' } } }, 'granted');
+    expect((await receipt('canonical', notice.id)).body.record.record_type).toBe('notice_record');
+    // A refusal: nothing was given (its session has ended, so the state machine refuses already).
+    const refused = await decide({ purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } } }, 'denied');
+    for (const { token, id } of [notice, refused]) {
+      const revoke = await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to: 'revoked' } });
+      expect(revoke.status).toBe(409);
+      if (token === notice.token) expect(revoke.body).toMatchObject({ code: 'conflict', message: expect.stringContaining('no consent to withdraw') });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const flavor of ['canonical', 'dpv', 'signed']) expect((await receipt(flavor, id)).status).toBe(200);
+      expect((await receipt('canonical', id)).body.event.map((e: { event_state: string }) => e.event_state)).not.toContain('consent withdrawn');
+    }
+  });
+
+  it('answers a receipt read whose kept projection lapses while the read runs (the consent\'s term ends), never a 500', async () => {
+    // The projection kept for the receipt is valid until the consent's term ends; here it ends
+    // between the read's query and its answer (as it does for a read at that very moment).
+    let exporter: { projections: Map<string, { validUntil: number }> } | undefined;
+    const exportOf = ReceiptExporter.prototype.export;
+    const exportSpy = jest.spyOn(ReceiptExporter.prototype, 'export').mockImplementation(function (this: never, ...args: Parameters<typeof exportOf>) {
+      exporter = this;
+      return exportOf.apply(this, args);
+    });
+    const queryOf = DataSource.prototype.query;
+    const querySpy = jest.spyOn(DataSource.prototype, 'query').mockImplementation(async function (this: DataSource, sql: string, parameters?: any, ...rest: any[]) {
+      const result = await queryOf.call(this, sql, parameters, ...rest);
+      const kept = parameters?.[1] !== null && sql.includes('"receipts"."receipts" r WHERE r."record_id"') ? exporter?.projections.get(parameters?.[0]) : undefined;
+      if (kept) kept.validUntil = Date.now() - 1;
+      return result;
+    });
+    try {
+      expect((await receipt('canonical')).status).toBe(200);
+      const lapsed = await receipt('canonical');
+      expect(lapsed.status).toBe(200);
+      expect(validateReceipt(lapsed.body).valid).toBe(true);
+      expect(querySpy).toHaveBeenCalled();
+    } finally {
+      exportSpy.mockRestore();
+      querySpy.mockRestore();
+    }
   });
 
   it('serves the schema byte-for-byte, the transparency record, and answers misdirected or foreign requests', async () => {

@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
-import { recordSessionRevoked, recordTransition } from '../sessions/session-events';
+import { decidedConsents, recordSessionRevoked, recordTransition } from '../sessions/session-events';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { ConsentRecord } from './consent-record.entity';
 
@@ -175,7 +175,7 @@ export class PersonRecords {
   private sessionMessage(row: SessionRow): InboxRecordMessage {
     const revoked = row.status === 'revoked';
     const decided = row.purpose_decisions ?? {};
-    const consents = row.terms.purposes.filter((purpose) => purpose.takes_decision && purpose.basis !== 'legitimate_interest' && purpose.key in decided);
+    const consents = decidedConsents(row.terms, decided);
     return {
       ...recordHead(row),
       recorded_at: new Date(row.completed_at).toISOString(),

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
-import { assertTransition, DecisionStatus, DomainError, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
+import { assertTransition, DecisionStatus, DomainError, FlowTerms, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -17,7 +17,7 @@ import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { signInMail } from './sign-in-mail';
-import { recordSessionRevoked, recordTransition } from './session-events';
+import { decidedConsents, recordSessionRevoked, recordTransition } from './session-events';
 import { toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
@@ -63,6 +63,7 @@ export class ParticipantSteps {
       if (to === 'revoked' && locked.kind !== 'consent') {
         throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
       }
+      if (to === 'revoked') await this.requireGrantedConsent(manager, locked);
       const now = new Date();
       if (to === 'verifying') {
         refusal = await this.checkCode(manager, locked, request, now);
@@ -79,6 +80,18 @@ export class ParticipantSteps {
     if (refusal) throw refusal;
     this.relay.kick();
     return this.viewOf(session);
+  }
+
+  /**
+   * A revocation takes back a consent given: a decision that granted none (a refusal, or a flow of
+   * notice-only purposes, whose receipt is a notice record) has nothing to withdraw, as on the
+   * records page (409).
+   */
+  private async requireGrantedConsent(manager: EntityManager, session: DecisionSession): Promise<void> {
+    const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion, manager) : null;
+    const decided = session.purposeDecisions ?? {};
+    const granted = flow ? decidedConsents(flow.terms as unknown as FlowTerms, decided).filter((purpose) => decided[purpose.key]) : [];
+    if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted: there is no consent to withdraw');
   }
 
   /** Mails a one-time code for the `authenticating → verifying` step. */

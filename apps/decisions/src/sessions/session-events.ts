@@ -1,3 +1,4 @@
+import { FlowTerms } from '@dcr/domain';
 import { EntityManager } from 'typeorm';
 import { NewOutboxEvent, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
@@ -30,6 +31,15 @@ export function recordTransition(
 /** What every outcome event of a session names: the session, its record and the flow version it answered. */
 export function sessionRecordOf(session: DecisionSession): Record<string, unknown> {
   return { session_id: session.id, session_token: session.token, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
+}
+
+/**
+ * The consent purposes of a hosted session's flow version that its person decided on (in the order
+ * of the terms): the decisions a withdrawal can take back. Notice-only purposes take no decision and
+ * a legitimate interest is objected to, not withdrawn.
+ */
+export function decidedConsents(terms: FlowTerms, decided: Record<string, boolean>): FlowTerms['purposes'] {
+  return terms.purposes.filter((purpose) => purpose.takes_decision && purpose.basis !== 'legitimate_interest' && purpose.key in decided);
 }
 
 /**

@@ -51,16 +51,15 @@ export class ReceiptExporter {
   }
 
   async export(recordId: string, flavor: ReceiptFlavor): Promise<ReceiptExportReply> {
-    const [row]: Array<{ application_id: string; frozen: FrozenReceipt | null; fact_count: number }> = await this.dataSource.query(
-      `SELECT r."application_id",
-              CASE WHEN $2::int IS NULL OR $2::int <> (SELECT count(*) FROM "receipts"."lifecycle_facts" f WHERE f."record_id" = r."record_id")
-                   THEN r."frozen" END AS "frozen",
-              (SELECT count(*)::int FROM "receipts"."lifecycle_facts" f WHERE f."record_id" = r."record_id") AS "fact_count"
-         FROM "receipts"."receipts" r WHERE r."record_id" = $1`,
-      [recordId, this.cached(recordId)?.facts ?? null],
-    );
-    if (!row) throw notFound('Receipt');
-    const projected = row.frozen === null ? this.cached(recordId)! : await this.project(recordId, row.frozen, row.fact_count);
+    // The kept projection is taken once: the query answers whether it is still the receipt, and it
+    // may expire (the consent's term ends) or be evicted while the query runs, in which case the
+    // receipt is read and projected afresh.
+    const kept = this.cached(recordId);
+    let read = await this.read(recordId, kept?.facts ?? null);
+    if (read && read.frozen === null && !(kept && kept.validUntil > Date.now())) read = await this.read(recordId, null);
+    if (!read) throw notFound('Receipt');
+    const row = read;
+    const projected = row.frozen === null ? kept! : await this.project(recordId, row.frozen, row.fact_count);
     switch (flavor) {
       case 'canonical':
         return { application_id: row.application_id, content_type: 'application/json', body: projected.canonical };
@@ -73,6 +72,22 @@ export class ReceiptExporter {
         return { application_id: row.application_id, content_type: 'application/json', body: projected.signed.body };
       }
     }
+  }
+
+  /**
+   * The receipt's application and lifecycle fact count, and its frozen part unless `keptFacts` (the
+   * fact count of a kept projection) is still the count: then the projection is still the receipt.
+   */
+  private async read(recordId: string, keptFacts: number | null): Promise<{ application_id: string; frozen: FrozenReceipt | null; fact_count: number } | undefined> {
+    const [row]: Array<{ application_id: string; frozen: FrozenReceipt | null; fact_count: number }> = await this.dataSource.query(
+      `SELECT r."application_id",
+              CASE WHEN $2::int IS NULL OR $2::int <> (SELECT count(*) FROM "receipts"."lifecycle_facts" f WHERE f."record_id" = r."record_id")
+                   THEN r."frozen" END AS "frozen",
+              (SELECT count(*)::int FROM "receipts"."lifecycle_facts" f WHERE f."record_id" = r."record_id") AS "fact_count"
+         FROM "receipts"."receipts" r WHERE r."record_id" = $1`,
+      [recordId, keptFacts],
+    );
+    return row;
   }
 
   /** The kept projection of a record, if it is still the receipt as read. */
