@@ -272,6 +272,27 @@ describe('two countries on the in-process transport', () => {
       const second = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=1&cursor=${first.body.next_cursor}`, { token: apiToken });
       expect(second.body.data).toHaveLength(1);
       expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
+
+      // Paging on while deleting: the origin a cursor was taken at is gone, the cursor still works.
+      const originsPath = `/api/v1/applications/${applicationId}/allowed_origins`;
+      for (const origin of ['https://p1.example', 'https://p2.example', 'https://p3.example']) {
+        expect((await http(us.url, 'POST', originsPath, { token: apiToken, body: { allowed_origin: { origin } } })).status).toBe(201);
+      }
+      const all = (await http(us.url, 'GET', originsPath, { token: apiToken })).body.data.map((item: { origin: string }) => item.origin);
+      const at = all.indexOf('https://p1.example');
+      const upTo = await http(us.url, 'GET', `${originsPath}?limit=${at + 1}`, { token: apiToken });
+      expect(upTo.body.data[at].origin).toBe('https://p1.example');
+      expect((await http(us.url, 'DELETE', `${originsPath}/${encodeURIComponent('https://p1.example')}`, { token: apiToken })).status).toBe(204);
+      const after = await http(us.url, 'GET', `${originsPath}?cursor=${upTo.body.next_cursor}`, { token: apiToken });
+      expect(after.status).toBe(200);
+      expect(after.body.data.map((item: { origin: string }) => item.origin)).toEqual(all.slice(at + 1));
+      // A cursor of another list is still refused.
+      const foreign = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/publishable_keys?cursor=${upTo.body.next_cursor}`, { token: apiToken });
+      expect(foreign.status).toBe(400);
+      expect(foreign.body.details[0].field).toBe('cursor');
+      for (const origin of ['https://p2.example', 'https://p3.example']) {
+        expect((await http(us.url, 'DELETE', `${originsPath}/${encodeURIComponent(origin)}`, { token: apiToken })).status).toBe(204);
+      }
     });
 
     it('revokes a token everywhere', async () => {

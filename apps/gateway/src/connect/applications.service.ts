@@ -59,7 +59,7 @@ export class ApplicationsService {
   async list(principal: Principal, query: ListQueryDto): Promise<Page<ApplicationDto>> {
     if (principal.kind === 'admin') throw new DomainError('forbidden', 'The admin token lists no account; use an API token');
     const applications = await this.repository.listApplications(principal.application.accountId);
-    return pageOf(applications.map(toApplicationDto), (a) => a.id, query);
+    return pageOf(applications.map(toApplicationDto), (a) => [a.created_at, a.id], query, `applications:${principal.application.accountId}`);
   }
 
   async get(principal: Principal, id: string): Promise<ApplicationDto> {

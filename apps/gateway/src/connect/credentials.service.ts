@@ -78,7 +78,7 @@ export class CredentialsService {
   async listApiTokens(principal: Principal, applicationId: string, query: ListQueryDto): Promise<Page<ApiTokenDto>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const tokens = (await this.repository.listTokens(applicationId)).filter((t) => !t.revokedAt);
-    return pageOf(tokens.map(toTokenDto), (t) => t.id, query);
+    return pageOf(tokens.map(toTokenDto), (t) => [t.created_at, t.id], query, `api_tokens:${applicationId}`);
   }
 
   async revokeApiToken(principal: Principal, applicationId: string, tokenId: string): Promise<void> {
@@ -116,7 +116,7 @@ export class CredentialsService {
   async listPublishableKeys(principal: Principal, applicationId: string, query: ListQueryDto): Promise<Page<PublishableKeyDto>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const keys = (await this.repository.listKeys(applicationId)).filter((k) => !k.revokedAt);
-    return pageOf(keys.map(toKeyDto), (k) => k.id, query);
+    return pageOf(keys.map(toKeyDto), (k) => [k.created_at, k.id], query, `publishable_keys:${applicationId}`);
   }
 
   async revokePublishableKey(principal: Principal, applicationId: string, keyId: string): Promise<void> {

@@ -42,7 +42,7 @@ export class OriginsService {
   async list(principal: Principal, applicationId: string, query: ListQueryDto): Promise<Page<AllowedOriginDto>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const origins = await this.repository.listOrigins(applicationId);
-    return pageOf(origins.map(toOriginDto), (o) => o.origin, query);
+    return pageOf(origins.map(toOriginDto), (o) => [o.created_at, o.origin], query, `allowed_origins:${applicationId}`);
   }
 
   async remove(principal: Principal, applicationId: string, input: string): Promise<void> {

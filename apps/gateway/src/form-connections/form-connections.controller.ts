@@ -105,7 +105,7 @@ export class FormConnectionsController {
   ): Promise<Page<FormConnectionMessage & { webhook_url: string }>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const all = await this.call<FormConnectionMessage[]>(FORM_CONNECTIONS_LIST, { application_id: applicationId });
-    return pageOf(all.map((item) => this.view(request, item)), (item) => item.id, query);
+    return pageOf(all.map((item) => this.view(request, item)), (item) => [item.created_at, item.id], query, `form_connections:${applicationId}`);
   }
 
   @Get(':connection_id')

@@ -76,7 +76,7 @@ export class WebhooksController {
   async list(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: ListQueryDto): Promise<Page<WebhookSubscriptionMessage>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const all = await this.call<WebhookSubscriptionMessage[]>(WEBHOOKS_LIST, { application_id: applicationId });
-    return pageOf(all, (item) => item.id, query);
+    return pageOf(all, (item) => [item.created_at, item.id], query, `webhooks:${applicationId}`);
   }
 
   @Get(':id')
