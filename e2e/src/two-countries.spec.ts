@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
 import { InProcessBus } from '@dcr/transport';
@@ -110,6 +111,34 @@ describe('two countries on the in-process transport', () => {
       const response = await http(us.url, 'GET', '/api/v1/nothing-here', { token: apiToken });
       expect(response.status).toBe(404);
       expect(response.body).toEqual({ message: 'No such route', code: 'route_not_found', request_id: expect.stringMatching(/^req_/) });
+    });
+
+    it('answers what is refused before a route runs in the error shape too, with a request id', async () => {
+      // Raw HTTP: a client library would refuse to send most of these.
+      const raw = (request: string) =>
+        new Promise<{ status: number; headers: string; body: any }>((resolve, reject) => {
+          const { hostname, port } = new URL(us.url);
+          const socket = connect(Number(port), hostname, () => socket.write(request));
+          let text = '';
+          socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+          socket.on('error', reject);
+          socket.on('close', () => {
+            const [head, body] = text.split('\r\n\r\n');
+            resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) });
+          });
+        });
+      const shape = { message: expect.any(String), code: expect.any(String), request_id: expect.stringMatching(/^req_/) };
+      const badPath = await raw(`GET /api/v1/applications/%E0%A4%A HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiToken}\r\nConnection: close\r\n\r\n`);
+      expect(badPath.status).toBe(400);
+      expect(badPath.body).toEqual({ ...shape, code: 'invalid_request', details: [{ field: 'path', reason: 'malformed percent-encoding' }] });
+      expect(badPath.headers).toContain(`x-request-id: ${badPath.body.request_id.toLowerCase()}`);
+      const badMethod = await raw('FOO /api/v1/me HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(badMethod.status).toBe(400);
+      expect(badMethod.body).toEqual({ ...shape, code: 'invalid_request' });
+      expect(badMethod.headers).toContain(`x-request-id: ${badMethod.body.request_id.toLowerCase()}`);
+      const hugeHeader = await raw(`GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(hugeHeader.status).toBe(431);
+      expect(hugeHeader.body).toEqual({ ...shape, code: 'request_header_too_large' });
     });
 
     it('answers malformed JSON with 400', async () => {

@@ -17,6 +17,7 @@ import { ControllerMethods } from '../http/controller-methods';
 import { DirectLane, DirectRequest } from '../http/direct-lane';
 import { directHandlerFor } from '../http/direct-route';
 import { errorAnswer } from '../http/error-responder';
+import { clientErrorHandler, frameworkErrorHandler } from '../http/framework-errors';
 import { requestIdOf } from '../http/request-id';
 import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
@@ -79,6 +80,9 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     // No Nest middleware anywhere (hooks do that work), so no @fastify/middie: its `onRequest` hook
     // would run for every request with nothing to call. Nest middleware would need middie back.
     skipMiddie: true,
+    // What Fastify and Node's parser refuse before a route runs is answered in the error contract too.
+    frameworkErrors: frameworkErrorHandler(context.logger),
+    clientErrorHandler,
   });
   const app = await NestFactory.create<NestFastifyApplication>(createRootModule(context, dataSource), adapter, {
     logger: new PinoNestLogger(context.logger),
