@@ -225,5 +225,10 @@ describe('consent receipts', () => {
     expect(authorization.status).toBe(501);
     expect(authorization.body).toMatchObject({ code: 'not_implemented', message: expect.stringContaining('Authorization receipts') });
     expect((await api('POST', '/api/v1/disclosure_receipts', {})).status).toBe(501);
+    // The OpenAPI document says so, and lists the receipt read's 421.
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    expect(document.paths['/api/v1/authorization_receipts/{id}'].get.responses['501']).toBeDefined();
+    expect(document.paths['/api/v1/disclosure_receipts'].post.responses['501']).toBeDefined();
+    expect(document.paths['/api/v1/consent_receipts/{record_id}'].get.responses['421']).toBeDefined();
   });
 });

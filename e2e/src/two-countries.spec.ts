@@ -522,6 +522,21 @@ describe('two countries on the in-process transport', () => {
       const references = [...JSON.stringify(response.body).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
       expect(references.length).toBeGreaterThan(0);
       expect([...new Set(references.filter((name) => !defined.has(name)))]).toEqual([]);
+      // Each operation names the scopes its API token needs, as the gateway enforces them.
+      const origins = response.body.paths['/api/v1/applications/{application_id}/allowed_origins'];
+      expect(origins.post.security).toEqual([{ bearer: ['applications:write'] }]);
+      expect(origins.post['x-required-scopes']).toEqual(['applications:write']);
+      expect(origins.post.description).toContain('`applications:write`');
+      expect(origins.get.security).toEqual([{ bearer: ['applications:read'] }]);
+      expect(response.body.paths['/api/v1/me'].get.security).toEqual([{ bearer: [] }]);
+      expect(response.body.components.securitySchemes.bearer.bearerFormat).toBe('opaque');
+      const readOnly = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: { scopes: ['applications:read'] } });
+      const refused = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
+        token: readOnly.body.token,
+        body: { allowed_origin: { origin: 'https://scoped.example' } },
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.body.message).toContain(origins.post['x-required-scopes'][0]);
     });
 
     it('serves an RFC 9727 API catalog pointing at it', async () => {

@@ -150,6 +150,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const authenticator = app.get(Authenticator);
   const policies = app.get(RoutePolicies);
   const controllerMethods = app.get(ControllerMethods);
+  const openApi = app.get(OpenApiDocument);
   // Routes are registered at init, after this hook. Each is traced back to its controller method,
   // whose decorators decide, once: its authentication (a preHandler hook, first: nothing else runs for
   // a caller who is refused), and whether it is answered directly (@DirectRoute(): by Fastify without
@@ -160,6 +161,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     const methods = routeMethods(route);
     const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
     const policy = policies.of(resolved);
+    openApi.noteScopes(methods, route.url, policy.scopes);
     const authenticate = authenticator.hookFor(policy);
     if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
     const direct = directHandlerFor(resolved, route.url);
@@ -228,7 +230,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   useDomainRpcConventions(microservice, new PinoNestLogger(context.logger.child({ context: 'DomainRpcExceptionFilter' })));
 
   await app.init();
-  app.get(OpenApiDocument).build(app);
+  openApi.build(app);
   const replicator = app.get(ConfigReplicator);
   await replicator.loadLocal();
   await app.startAllMicroservices();

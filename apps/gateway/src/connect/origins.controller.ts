@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
@@ -23,7 +23,8 @@ export class OriginsController {
       'scheme://host[:port] only. Production applications require https; sandbox applications also accept ' +
       'http://localhost and http://127.0.0.1, which then match any port. 201 when added, 200 when it was already registered.',
   })
-  @ApiCreatedResponse({ type: AllowedOriginEnvelopeDto })
+  @ApiCreatedResponse({ type: AllowedOriginEnvelopeDto, description: 'Added' })
+  @ApiOkResponse({ type: AllowedOriginEnvelopeDto, description: 'It was registered already (nothing changed)' })
   async add(
     @CurrentPrincipal() principal: Principal,
     @Param('application_id') applicationId: string,

@@ -24,6 +24,8 @@ Conventions shared by every endpoint:
 @Injectable()
 export class OpenApiDocument {
   private document?: OpenAPIObject;
+  /** Each route's required API token scopes, by `METHOD /openapi/{path}` (noted as routes register). */
+  private readonly scopes = new Map<string, string[]>();
 
   constructor(@Inject(SERVICE_CONTEXT) private readonly context: ServiceContext) {}
 
@@ -33,10 +35,41 @@ export class OpenApiDocument {
       .setTitle('Decision, Consent and Receipt Service')
       .setDescription(DESCRIPTION)
       .setVersion('v1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API token' })
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque',
+        description: 'API token (opaque, not a JWT). An operation lists the scopes the token needs in its `bearer` security requirement and in `x-required-scopes`.',
+      })
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Publishable-Key' }, 'publishable_key')
       .build();
     this.document = SwaggerModule.createDocument(app, config);
+    this.addScopes(this.document);
+  }
+
+  /** Notes a route's required scopes (`path` as Fastify writes it, `:param`), for the document built after the routes. */
+  noteScopes(methods: string[], path: string, scopes: string[]): void {
+    if (scopes.length === 0) return;
+    const openApiPath = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    for (const method of methods) this.scopes.set(`${method.toUpperCase()} ${openApiPath}`, scopes);
+  }
+
+  /**
+   * Every operation an API token may call names the scopes it needs: as the roles of its `bearer`
+   * security requirement (OpenAPI 3.1 allows them for any scheme), as `x-required-scopes`, and in
+   * words in its description. A token without one of them is answered 403 naming it.
+   */
+  private addScopes(document: OpenAPIObject): void {
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item as Record<string, { security?: Array<Record<string, string[]>>; description?: string } & Record<string, unknown>>)) {
+        const scopes = this.scopes.get(`${method.toUpperCase()} ${path}`);
+        if (!scopes || typeof operation !== 'object' || !operation) continue;
+        operation.security = (operation.security ?? [{ bearer: [] }]).map((requirement) => ('bearer' in requirement ? { ...requirement, bearer: scopes } : requirement));
+        operation['x-required-scopes'] = scopes;
+        const needs = `API token scope${scopes.length > 1 ? 's' : ''}: ${scopes.map((scope) => `\`${scope}\``).join(', ')}.`;
+        operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs;
+      }
+    }
   }
 
   forBaseUrl(baseUrl: string): OpenAPIObject {

@@ -33,6 +33,14 @@ export const ApiErrorResponses = () =>
     ),
   );
 
+/** The 421 of a resource whose home is another country: `wrong_country` with `home_country` and nothing else. */
+export const ApiWrongCountry = (what: string) =>
+  ApiResponse({ status: 421, description: `${what} lives in another country: \`wrong_country\` with \`home_country\` only`, schema: { $ref: getSchemaPath(ErrorBodyDto) } });
+
+/** The 501 of a route whose capability is not built yet. */
+export const ApiNotImplemented = (what: string) =>
+  ApiResponse({ status: 501, description: `${what} (\`not_implemented\`)`, schema: { $ref: getSchemaPath(ErrorBodyDto) } });
+
 /** A `{data, next_cursor}` page of `model`. */
 export const ApiPage = (model: Type<unknown>) =>
   applyDecorators(

@@ -18,7 +18,7 @@ import { AcceptCredentials, CurrentPrincipal, PublicRoute } from '../auth/auth.d
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
-import { ApiErrorResponses } from '../openapi/openapi.decorators';
+import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry } from '../openapi/openapi.decorators';
 
 /**
  * Consent receipts (ISO/IEC TS 27560, `service-cr/2.13`) of this country's records, in three
@@ -45,6 +45,7 @@ export class ConsentReceiptsController {
   @ApiQuery({ name: 'flavor', required: false, enum: RECEIPT_FLAVORS })
   @ApiProduces('application/json', 'application/ld+json')
   @ApiOkResponse({ description: 'The receipt in the flavor asked for' })
+  @ApiWrongCountry('The record')
   async get(
     @CurrentPrincipal() principal: Principal,
     @Param('record_id') recordId: string,
@@ -80,12 +81,14 @@ export class ConsentReceiptsController {
 export class PendingReceiptsController {
   @Get('authorization_receipts/:id')
   @ApiOperation({ summary: 'Not implemented yet (501): authorization receipts come with AI-agent authority grants' })
+  @ApiNotImplemented('Authorization receipts are not built yet')
   authorization(): never {
     throw new DomainError('not_implemented', 'Authorization receipts are not implemented yet; they come with AI-agent authority grants');
   }
 
   @Post('disclosure_receipts')
   @ApiOperation({ summary: 'Not implemented yet (501): declared agent disclosures come with the MCP gateway' })
+  @ApiNotImplemented('Disclosure receipts are not built yet')
   disclosure(): never {
     throw new DomainError('not_implemented', 'Disclosure receipts are not implemented yet; they come with the MCP gateway');
   }

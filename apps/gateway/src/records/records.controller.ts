@@ -23,7 +23,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
-import { ApiErrorResponses } from '../openapi/openapi.decorators';
+import { ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
 import { AttestedDecisionDto, CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
@@ -216,6 +216,7 @@ export class RecordsController {
     summary: 'The report of an import (dry runs are not kept)',
     description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
   })
+  @ApiWrongCountry('The import')
   importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
     if (!isImportId(importId)) throw notFound('Import');
@@ -237,6 +238,7 @@ export class RecordsController {
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
   @ApiOkResponse({ description: '`{subject: {id}, purposes: {key: {status, record_id, updated_at}}}`' })
+  @ApiWrongCountry('The person')
   async status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const address = consentStatusAddress(query);
