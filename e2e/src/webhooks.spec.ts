@@ -303,6 +303,25 @@ describe('webhooks', () => {
     }
   });
 
+  it('needs the webhooks scopes: webhooks:read to read, webhooks:write to change', async () => {
+    const tokenWith = async (scopes: string[]) =>
+      (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: { scopes } })).body.token as string;
+    const webhooksOnly = await tokenWith(['webhooks:read', 'webhooks:write']);
+    const readOnly = await tokenWith(['webhooks:read']);
+    const applicationsOnly = await tokenWith(['applications:read', 'applications:write']);
+    const path = `/api/v1/applications/${applicationId}/webhooks`;
+    const made = await api('POST', path, { url: `${receiver.url}/ok?scopes`, events: ['consent.denied'] }, webhooksOnly);
+    expect(made.status).toBe(201);
+    expect((await api('GET', `${path}/${made.body.id}`, undefined, readOnly)).status).toBe(200);
+    const cannotWrite = await api('POST', `${path}/${made.body.id}/rotate_secret`, undefined, readOnly);
+    expect(cannotWrite.status).toBe(403);
+    expect(cannotWrite.body.message).toContain('webhooks:write');
+    const notThatScope = await api('GET', path, undefined, applicationsOnly);
+    expect(notThatScope.status).toBe(403);
+    expect(notThatScope.body.message).toContain('webhooks:read');
+    expect((await api('DELETE', `${path}/${made.body.id}`, undefined, webhooksOnly)).status).toBe(204);
+  });
+
   it('scopes subscriptions and deliveries to the caller\'s account', async () => {
     const subscription = await subscribe('/ok?scoped', ['consent.denied']);
     const test = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);

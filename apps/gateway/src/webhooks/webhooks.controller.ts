@@ -53,7 +53,7 @@ export class WebhooksController {
   }
 
   @Post()
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description: 'The subscription is in force in every country (each delivers the events that happen there) and can be managed at any country\'s endpoint; see docs/webhooks.md.',
@@ -71,7 +71,7 @@ export class WebhooksController {
   }
 
   @Get()
-  @RequireScopes('applications:read')
+  @RequireScopes('webhooks:read')
   @ApiPage(WebhookDto)
   async list(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: ListQueryDto): Promise<Page<WebhookSubscriptionMessage>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
@@ -80,7 +80,7 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  @RequireScopes('applications:read')
+  @RequireScopes('webhooks:read')
   @ApiOkResponse({ type: WebhookDto })
   get(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('id') id: string) {
     requireApplicationAccess(principal, this.index.application(applicationId));
@@ -89,7 +89,7 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Delete a subscription; what is still queued for it is not sent' })
   @ApiNoContentResponse()
   async remove(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('id') id: string): Promise<void> {
@@ -99,7 +99,7 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Send a signed webhook.test event through the delivery pipeline (never counts towards disabling)' })
   @ApiAcceptedResponse({ type: WebhookDeliveryDto })
   test(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('id') id: string) {
@@ -109,7 +109,7 @@ export class WebhooksController {
 
   @Post(':id/enable')
   @HttpCode(200)
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Enable a subscription again (resets its consecutive-failure count)' })
   @ApiOkResponse({ type: WebhookDto })
   enable(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('id') id: string) {
@@ -119,7 +119,7 @@ export class WebhooksController {
 
   @Post(':id/rotate_secret')
   @HttpCode(200)
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Replace the signing secret; the new one is in this answer only and signs every delivery from now on' })
   @ApiOkResponse({ type: WebhookWithSecretDto })
   rotate(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('id') id: string) {
@@ -128,7 +128,7 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  @RequireScopes('applications:read')
+  @RequireScopes('webhooks:read')
   @ApiOperation({
     summary: 'Deliveries of a subscription, newest first, with the request sent and every attempt',
     description: 'The deliveries this country sent (their bodies are about its people); each country lists its own.',
@@ -180,7 +180,7 @@ export class WebhookDeliveriesController {
   }
 
   @Get(':delivery_id')
-  @RequireScopes('applications:read')
+  @RequireScopes('webhooks:read')
   @ApiOkResponse({ type: WebhookDeliveryDto })
   async get(@CurrentPrincipal() principal: Principal, @Param('delivery_id') deliveryId: string) {
     const applicationId = await this.applicationOf(principal, deliveryId);
@@ -189,7 +189,7 @@ export class WebhookDeliveriesController {
 
   @Post(':delivery_id/replay')
   @HttpCode(202)
-  @RequireScopes('applications:write')
+  @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Send the delivery\'s event again: a new delivery with the same event id and body, signed afresh' })
   @ApiAcceptedResponse({ type: WebhookDeliveryDto })
   async replay(@CurrentPrincipal() principal: Principal, @Param('delivery_id') deliveryId: string) {
