@@ -326,6 +326,13 @@ describe('audit trail, anchors and witnesses', () => {
     // A checkpoint smaller than the size the log claims the witness holds: the library will not even format it.
     const rollback = await send(`old ${newest.tree_size}\n\n${noteFor(newest.tree_size - 1, Buffer.alloc(32, 7))}`);
     expect(rollback.status).toBe(400);
+    // Malformed, however short or long: 400 in plain text (422 would tell the log its proof failed, a fork).
+    for (const body of ['', 'hello', `old 1\n\n${'x'.repeat(70 * 1024)}`]) {
+      const malformed = await send(body);
+      expect(malformed.status).toBe(400);
+      expect(malformed.headers.get('content-type')).toContain('text/plain');
+      expect(String(malformed.body)).toContain('malformed add-checkpoint request');
+    }
     const older = await send(formatAddCheckpointRequest({ oldSize: newest.tree_size - 1, consistencyProof: [], checkpointNote: noteFor(newest.tree_size - 1, Buffer.alloc(32, 7)) }));
     expect(older.status).toBe(409);
     const unproven = await send(formatAddCheckpointRequest({ oldSize: newest.tree_size, consistencyProof: [Buffer.alloc(32, 1)], checkpointNote: noteFor(newest.tree_size + 3, Buffer.alloc(32, 9)) }));

@@ -5,6 +5,8 @@ import {
   AUDIT_ANCHORS,
   AUDIT_CONSISTENCY_PROOF,
   AUDIT_WITNESS_ADD_CHECKPOINT,
+  WITNESS_REQUEST_MAX,
+  WITNESS_REQUEST_MIN,
   AuditAnchorMessage,
   AuditAnchorsReply,
   AuditConsistencyMessage,
@@ -92,6 +94,11 @@ export class WitnessController {
   @ApiOperation({ summary: 'C2SP tlog-witness add-checkpoint: old size, consistency proof, signed checkpoint; answers cosignature lines' })
   async addCheckpoint(@Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
     if (typeof body !== 'string') throw new DomainError('unsupported_media_type', 'Send the tlog-witness request as text/plain');
+    // tlog-witness keeps 422 for a failed consistency proof (a fork); anything malformed is a 400 in its own plain text.
+    if (body.length < WITNESS_REQUEST_MIN || body.length > WITNESS_REQUEST_MAX) {
+      void reply.status(400).type('text/plain; charset=utf-8').send(`malformed add-checkpoint request: ${body.length < WITNESS_REQUEST_MIN ? 'too short' : 'larger than 64 KiB'}\n`);
+      return;
+    }
     const answer = await firstValueFrom(this.clients.own.send<WitnessAddCheckpointReply>(AUDIT_WITNESS_ADD_CHECKPOINT, { body }));
     void reply.status(answer.status).type(answer.content_type).send(answer.body);
   }

@@ -248,10 +248,14 @@ export interface WitnessConfigurationMessage {
   witnesses: Array<{ name: string; verifier_key: string | null; url: string | null; kind: 'peer' | 'external' }>;
 }
 
+/** The sizes of a tlog-witness request body the gateway passes on (anything else is answered 400 there). */
+export const WITNESS_REQUEST_MIN = 10;
+export const WITNESS_REQUEST_MAX = 64 * 1024;
+
 export class WitnessAddCheckpointRequest {
   /** The tlog-witness request body, verbatim. */
   @IsString()
-  @Length(10, 64 * 1024)
+  @Length(WITNESS_REQUEST_MIN, WITNESS_REQUEST_MAX)
   body: string;
 }
 
