@@ -23,7 +23,7 @@ describe('flows and decisions', () => {
    * The decisions service's events of a type, as the country's audit trail holds them: the outbox
    * relays each event there and then deletes its row, so the trail is where an emitted event is kept.
    */
-  async function trailEvents(country: RunningCountry, type: string): Promise<Array<{ type: string; data: Record<string, unknown>; actor: { type: string } }>> {
+  async function trailEvents(country: RunningCountry, type: string): Promise<Array<{ type: string; data: Record<string, unknown>; actor: { type: string; id?: string } }>> {
     const client = new Client({ connectionString: country.database.url });
     await client.connect();
     try {
@@ -731,6 +731,13 @@ describe('flows and decisions', () => {
       expect(changes.length).toBeGreaterThan(4);
       expect(changes[0].actor.type).toBe('application');
       expect(changes.slice(1).every((e) => e.actor.type === 'participant')).toBe(true);
+      // Before signing in the participant is whoever holds the link; from the code on, the person, by their opaque id.
+      const personId = changes.find((e) => e.data.to === 'reviewing')!.actor.id;
+      expect(personId).toMatch(/^sub_us/);
+      expect(changes.find((e) => e.data.to === 'authenticating')!.actor).toEqual({ type: 'participant' });
+      const afterSignIn = changes.filter((e) => e.data.from && e.data.from !== 'pending' && e.data.from !== 'authenticating');
+      expect(afterSignIn.length).toBeGreaterThan(0);
+      expect(afterSignIn.every((e) => e.actor.id === personId)).toBe(true);
     });
   });
 });

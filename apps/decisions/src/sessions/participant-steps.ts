@@ -73,7 +73,9 @@ export class ParticipantSteps {
       locked.status = to;
       locked.updatedAt = now;
       await this.sessions.save(manager, locked);
-      await recordTransition(manager, locked, from, to, { type: 'participant' }, now);
+      // The person, by their opaque id once they signed in (a session they have not signed in to is anyone's who holds its link).
+      const actor = { type: 'participant' as const, ...(locked.signedInAt && locked.subjectId ? { id: locked.subjectId } : {}) };
+      await recordTransition(manager, locked, from, to, actor, now);
       if (to === 'revoked') await recordSessionRevoked(manager, locked, now);
       return locked;
     });
