@@ -919,9 +919,9 @@ describe('consent records', () => {
     expect(listed.body.some((r: { record_id: string }) => r.record_id === replaced.superseded_by)).toBe(true);
     const onReplaced = await person('POST', `/api/v1/inbox/records/${replaced.record_id}/withdraw`, {});
     expect([onReplaced.status, onReplaced.body.details?.[0]]).toEqual([409, { field: 'record_id', reason: `superseded by ${replaced.superseded_by}` }]);
-    // A record of another country (its id names it) is answered with that country only.
+    // An id that names another country where no such record is: a plain 404, not a wrong door.
     const foreign = await person('POST', `/api/v1/inbox/records/rec_de${'0'.repeat(20)}/withdraw`, {});
-    expect([foreign.status, foreign.body.home_country]).toEqual([421, 'DE']);
+    expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
 
     await eventually(async () => {
       const receipt = await api('GET', `/api/v1/consent_receipts/${target.record_id}`);

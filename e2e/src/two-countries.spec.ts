@@ -475,15 +475,37 @@ describe('two countries on the in-process transport', () => {
       expect(here.status).toBe(404);
     });
 
-    it("answers an id that names a peer with that peer only, and one that names no country of this deployment with 404", async () => {
+    it("answers an id that names a peer 421 only when the peer has that person, and a plain 404 for anything unknown", async () => {
+      // Unknown in the country it names: a plain 404 here as there (the contract's "an unknown resource is a plain 404").
       const namesDe = `sub_de${'a'.repeat(18)}`;
-      const wrong = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${namesDe}`, { token: apiToken });
-      expect(wrong.status).toBe(421);
-      expect(Object.keys(wrong.body).sort()).toEqual(['code', 'home_country', 'message', 'request_id']);
-      expect(wrong.body.home_country).toBe('DE');
-      // The country it names answers for itself: no such person there.
+      const unknown = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${namesDe}`, { token: apiToken });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe('not_found');
       expect((await http(de.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${namesDe}`, { token: apiToken })).status).toBe(404);
       expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/sub_fr${'a'.repeat(18)}`, { token: apiToken })).status).toBe(404);
+      // A person DE has, for another application: not this application's, so a 404 too.
+      const other = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, body: { name: 'Other', environment: 'sandbox' } });
+      await eventually(async () => (await http(de.url, 'GET', `/api/v1/applications/${other.body.id}`, { token: apiToken })).status === 200);
+      const theirs = await http(de.url, 'POST', `/api/v1/applications/${other.body.id}/subjects`, { token: apiToken, body: { email: 'someone-else@example.com' } });
+      expect(theirs.status).toBe(201);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${other.body.id}/subjects/${theirs.body.id}`, { token: apiToken })).status).toBe(421);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/subjects/${theirs.body.id}`, { token: apiToken })).status).toBe(404);
+    });
+
+    it('answers a plain 404 for an unknown resource whose id names the other country, of every kind', async () => {
+      const z = (n: number) => '0'.repeat(n);
+      const unknown: Array<[string, string, unknown?]> = [
+        ['GET', `/api/v1/consent_receipts/rec_de${z(20)}`],
+        ['GET', `/api/v1/consent_records/imports/imp_de${z(20)}`],
+        ['GET', `/api/v1/decisions/dts_de${z(30)}`],
+        ['POST', `/api/v1/decisions/cap_de${z(30)}/authorize`, { subject: { email: 'nobody@example.com' } }],
+        ['GET', `/api/v1/applications/${applicationId}/form_connections/fcn_de${z(20)}`],
+        ['POST', `/api/v1/templates/tpl_de${z(20)}/preview`, {}],
+      ];
+      for (const [method, path, body] of unknown) {
+        const answer = await http(us.url, method, path, { token: apiToken, ...(body ? { body } : {}) });
+        expect([path, answer.status, answer.body.code, answer.body.home_country]).toEqual([path, 404, 'not_found', undefined]);
+      }
     });
 
     it('keeps personal data in the home country database only', async () => {

@@ -42,6 +42,7 @@ import { TypeformForms } from './form-connections/typeform-forms';
 import { PreviewTemplate } from './templates/preview-template.entity';
 import { PreviewTemplatesController } from './templates/preview-templates.controller';
 import { PreviewTemplatesService } from './templates/preview-templates.service';
+import { ResourceOwners, ResourceOwnersController } from './resources/resource-owners';
 import { Subject } from './subjects/subject.entity';
 import { SubjectsController } from './subjects/subjects.controller';
 import { SubjectsRepository } from './subjects/subjects.repository';
@@ -52,8 +53,9 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
 /** Subjects, flows, sessions and their outbox: everything the decisions service owns. */
 @Module({
   imports: [ScheduleModule.forRoot(), TypeOrmModule.forFeature(DECISIONS_ENTITIES)],
-  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController, FormConnectionsController, PreviewTemplatesController],
+  controllers: [SubjectsController, FlowsController, SessionsController, InboxController, RecordsController, FormConnectionsController, PreviewTemplatesController, ResourceOwnersController],
   providers: [
+    ResourceOwners,
     SubjectsRepository,
     SubjectsService,
     FlowsRepository,

@@ -47,6 +47,7 @@ import { GatewayMetrics } from './observability/gateway-metrics';
 import { HealthController } from './observability/health.controller';
 import { OpenApiDocument } from './openapi/openapi-document';
 import { WellKnownController } from './openapi/well-known.controller';
+import { HomeCountry, HomeCountryController } from './residency/home-country';
 import { ResidencyLookup } from './residency/residency-lookup';
 import { ClientScripts } from './sdk/client-scripts';
 import { ClientScriptsController } from './sdk/client-scripts.controller';
@@ -80,6 +81,7 @@ export const GATEWAY_ENTITIES = [
     SubjectsController,
     ActivityController,
     ConfigSyncController,
+    HomeCountryController,
     FlowsController,
     DecisionsController,
     ParticipantController,
@@ -120,6 +122,7 @@ export const GATEWAY_ENTITIES = [
     CredentialsService,
     OriginsService,
     ResidencyLookup,
+    HomeCountry,
     ActivityRecorder,
     CorsPolicy,
     OpenApiDocument,

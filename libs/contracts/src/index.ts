@@ -13,3 +13,4 @@ export * from './receipts';
 export * from './records';
 export * from './form-connections';
 export * from './templates';
+export * from './resources';

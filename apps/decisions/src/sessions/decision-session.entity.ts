@@ -14,6 +14,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
   where: `"subject_email" IS NOT NULL AND "status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
 })
 @Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
+@Index('IX_decision_sessions_record', ['recordId'], { where: '"record_id" IS NOT NULL' })
 export class DecisionSession {
   @PrimaryColumn({ type: 'text' })
   token: string;

@@ -97,7 +97,7 @@ export class DecisionsController {
   @ApiOkResponse({ type: VerifyDto })
   @ApiResponse(WRONG_COUNTRY)
   async verify(@CurrentPrincipal() principal: Principal, @Param('session_token') token: string, @Query() query: VerifyQueryDto): Promise<VerifyReply> {
-    this.access.requireHomedHere(token);
+    await this.access.requireHomedHere(token);
     const application = this.callerApplication(principal);
     return firstValueFrom(
       this.clients.own.send<VerifyReply>(DECISIONS_VERIFY, {
@@ -124,7 +124,7 @@ export class DecisionsController {
     @Param('session_token') token: string,
     @Body() body: ExchangeDto,
   ): Promise<ExchangeReply> {
-    this.access.requireHomedHere(token);
+    await this.access.requireHomedHere(token);
     const application = this.callerApplication(principal);
     return firstValueFrom(
       this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {

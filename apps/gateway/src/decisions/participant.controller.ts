@@ -47,8 +47,8 @@ export class ParticipantController {
   @Get()
   @ApiOperation({ summary: 'The decision as the person sees it: kind, status, allowed transitions, flow terms or approval, deadline' })
   @ApiOkResponse({ description: 'ParticipantView' })
-  view(@Param('session_token') token: string): Promise<ParticipantViewMessage> {
-    return this.send<ParticipantViewMessage>(DECISIONS_VIEW, { session_token: this.access.requireHomedHere(token) });
+  async view(@Param('session_token') token: string): Promise<ParticipantViewMessage> {
+    return this.send<ParticipantViewMessage>(DECISIONS_VIEW, { session_token: await this.access.requireHomedHere(token) });
   }
 
   @Post('transitions')
@@ -58,8 +58,8 @@ export class ParticipantController {
     description: 'Standard path: authenticating, then verifying with {email, code}, then reviewing. Informed path: informed, then evidenced. A fulfilled consent can be withdrawn with revoked.',
   })
   @ApiResponse(ILLEGAL)
-  transition(@Param('session_token') token: string, @Body() body: TransitionDto): Promise<ParticipantViewMessage> {
-    return this.send(DECISIONS_TRANSITION, { session_token: this.access.requireHomedHere(token), ...body });
+  async transition(@Param('session_token') token: string, @Body() body: TransitionDto): Promise<ParticipantViewMessage> {
+    return this.send(DECISIONS_TRANSITION, { session_token: await this.access.requireHomedHere(token), ...body });
   }
 
   @Post('sign_in')
@@ -68,8 +68,8 @@ export class ParticipantController {
     summary: 'Mail a one-time code to the person (while authenticating)',
     description: 'Codes have 6 digits, expire after 10 minutes and allow 5 attempts; at most 5 codes per session per hour (429).',
   })
-  signIn(@Param('session_token') token: string, @Body() body: SignInDto): Promise<SignInReply> {
-    return this.send(DECISIONS_SIGN_IN, { session_token: this.access.requireHomedHere(token), email: body.email });
+  async signIn(@Param('session_token') token: string, @Body() body: SignInDto): Promise<SignInReply> {
+    return this.send(DECISIONS_SIGN_IN, { session_token: await this.access.requireHomedHere(token), email: body.email });
   }
 
   @Post('complete')
@@ -81,17 +81,17 @@ export class ParticipantController {
       'single use, 5 minutes) and, in redirect mode, redirect_to: the redirect_uri as given on success, with ?error=access_denied otherwise.',
   })
   @ApiResponse(ILLEGAL)
-  complete(@Param('session_token') token: string, @Body() body: CompleteDto): Promise<CompleteReply> {
-    return this.send(DECISIONS_COMPLETE, { session_token: this.access.requireHomedHere(token), ...body });
+  async complete(@Param('session_token') token: string, @Body() body: CompleteDto): Promise<CompleteReply> {
+    return this.send(DECISIONS_COMPLETE, { session_token: await this.access.requireHomedHere(token), ...body });
   }
 
   @Post('cancel')
   @HttpCode(200)
   @ApiOperation({ summary: 'The person (or the host page) cancels: the session ends as expired' })
   @ApiResponse(ILLEGAL)
-  cancel(@Param('session_token') token: string, @Body() body: CancelDto): Promise<ParticipantViewMessage> {
+  async cancel(@Param('session_token') token: string, @Body() body: CancelDto): Promise<ParticipantViewMessage> {
     return this.send(DECISIONS_CANCEL, {
-      session_token: this.access.requireHomedHere(token),
+      session_token: await this.access.requireHomedHere(token),
       reason: body.reason,
       cancelled_by: body.cancelled_by ?? 'user',
     });
@@ -105,7 +105,7 @@ export class ParticipantController {
   })
   @ApiNoContentResponse()
   async frameEvents(@Param('session_token') token: string, @Body() body: FrameEventDto): Promise<void> {
-    this.access.requireHomedHere(token);
+    await this.access.requireHomedHere(token);
     this.metrics.postMessageDropped.labels(body.reason).inc(Math.min(body.count ?? 1, 1000));
   }
 

@@ -11,7 +11,7 @@ import {
   FormConnectionMessage,
   FormConnectionWithSecretMessage,
 } from '@dcr/contracts';
-import { countryOfFormConnectionId, isFormConnectionId, notFound, Page, wrongCountry } from '@dcr/domain';
+import { countryOfFormConnectionId, isFormConnectionId, notFound, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -30,6 +30,7 @@ import {
   FormPurposeMappingDto,
   UpdateFormMappingDto,
 } from './form-connections.dto';
+import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /**
  * Connections of an application to a hosted form builder's form (Typeform): the webhook URL and
@@ -45,6 +46,7 @@ import {
 @Controller('api/v1/applications/:application_id/form_connections')
 export class FormConnectionsController {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
@@ -54,11 +56,10 @@ export class FormConnectionsController {
     return firstValueFrom(this.clients.own.send<T>(pattern, body));
   }
 
-  /** A well-formed id of this country; another country's is a 421 naming it, anything else a 404. */
-  private connectionId(id: string): string {
+  /** A well-formed id of this country; another country's is a 421 naming it when it exists there (for this caller), anything else a 404. */
+  private async connectionId(id: string, principal: Principal): Promise<string> {
     if (!isFormConnectionId(id)) throw notFound('Form connection');
-    const home = countryOfFormConnectionId(id)!;
-    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    await this.homeCountry.requireHere(countryOfFormConnectionId(id)!, 'form_connection', id, 'Form connection', audienceOf(principal));
     return id;
   }
 
@@ -113,7 +114,7 @@ export class FormConnectionsController {
   @ApiOkResponse({ type: FormConnectionDto })
   async get(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('connection_id') id: string, @Req() request: FastifyRequest) {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    return this.view(request, await this.call<FormConnectionMessage>(FORM_CONNECTIONS_GET, { application_id: applicationId, id: this.connectionId(id) }));
+    return this.view(request, await this.call<FormConnectionMessage>(FORM_CONNECTIONS_GET, { application_id: applicationId, id: await this.connectionId(id, principal) }));
   }
 
   @Put(':connection_id/mapping')
@@ -133,7 +134,7 @@ export class FormConnectionsController {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const updated = await this.call<FormConnectionMessage>(FORM_CONNECTIONS_UPDATE_MAPPING, {
       application_id: applicationId,
-      id: this.connectionId(id),
+      id: await this.connectionId(id, principal),
       mapping: JSON.parse(JSON.stringify(body.mapping)),
       ...(body.form_definition !== undefined ? { form_definition: body.form_definition } : {}),
       actor: actorOfPrincipal(principal),
@@ -152,7 +153,7 @@ export class FormConnectionsController {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const rotated = await this.call<FormConnectionWithSecretMessage>(FORM_CONNECTIONS_ROTATE_SECRET, {
       application_id: applicationId,
-      id: this.connectionId(id),
+      id: await this.connectionId(id, principal),
       actor: actorOfPrincipal(principal),
     });
     return this.view(request, rotated);
@@ -165,6 +166,6 @@ export class FormConnectionsController {
   @ApiNoContentResponse()
   async remove(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Param('connection_id') id: string): Promise<void> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    await this.call(FORM_CONNECTIONS_DELETE, { application_id: applicationId, id: this.connectionId(id), actor: actorOfPrincipal(principal) });
+    await this.call(FORM_CONNECTIONS_DELETE, { application_id: applicationId, id: await this.connectionId(id, principal), actor: actorOfPrincipal(principal) });
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Headers, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FORM_CONNECTIONS_RECEIVE, FormSubmissionReceiveReply } from '@dcr/contracts';
-import { countryOfFormConnectionId, DomainError, isFormConnectionId, notFound, TYPEFORM_TEST_REQUEST_RULE, wrongCountry } from '@dcr/domain';
+import { countryOfFormConnectionId, DomainError, isFormConnectionId, notFound, TYPEFORM_TEST_REQUEST_RULE } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -10,6 +10,7 @@ import { RateLimitService } from '../http/rate-limit.service';
 import { ErrorBodyDto } from '../openapi/openapi.decorators';
 import { FormSubmissionAcceptedDto } from './form-connections.dto';
 import { RawBodyRequest } from './raw-body';
+import { HomeCountry } from '../residency/home-country';
 
 /**
  * The inbound end of a form connection: Typeform posts each submission here. There is no credential:
@@ -22,6 +23,7 @@ import { RawBodyRequest } from './raw-body';
 @Controller('hooks')
 export class FormHooksController {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly rateLimits: RateLimitService,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
@@ -50,7 +52,7 @@ export class FormHooksController {
     description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `event_type` or `form_response.form_id`',
     schema: { $ref: getSchemaPath(ErrorBodyDto) },
   })
-  receive(
+  async receive(
     @Param('connection_id') id: string,
     @Headers('typeform-signature') signature: string | undefined,
     @Req() request: RawBodyRequest,
@@ -60,8 +62,7 @@ export class FormHooksController {
     // as an application's) before any work: a flood of forged deliveries costs a lookup and an HMAC each.
     this.rateLimits.enforce(`hook:${request.ip}`, reply);
     if (!isFormConnectionId(id)) throw notFound('Form connection');
-    const home = countryOfFormConnectionId(id)!;
-    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    await this.homeCountry.requireHere(countryOfFormConnectionId(id)!, 'form_connection', id, 'Form connection');
     if (!request.rawBody) throw new DomainError('invalid_request', 'The request has no body: a Typeform submission is expected');
     return firstValueFrom(
       this.clients.own.send<FormSubmissionReceiveReply>(FORM_CONNECTIONS_RECEIVE, {

@@ -137,7 +137,7 @@ export class HostedPagesController {
   private async decision(token: string, mode: 'page' | 'embed', language: string | undefined, reply: FastifyReply) {
     let view: ParticipantViewMessage;
     try {
-      this.access.requireHomedHere(token);
+      await this.access.requireHomedHere(token);
       view = await firstValueFrom(this.clients.own.send<ParticipantViewMessage>(DECISIONS_VIEW, { session_token: token }));
     } catch (error) {
       if (error instanceof DomainError && error.code === 'wrong_country') {

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { countryOfRecordId, DomainError, wrongCountry } from '@dcr/domain';
+import { countryOfRecordId, DomainError } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -9,6 +9,7 @@ import { PublicRoute } from '../auth/auth.decorators';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
+import { HomeCountry } from '../residency/home-country';
 
 export function inboxBearer(authorization: string | undefined): string {
   const token = /^Bearer\s+(inb_[A-Za-z0-9_-]{43})\s*$/.exec(authorization ?? '')?.[1];
@@ -27,6 +28,7 @@ export function inboxBearer(authorization: string | undefined): string {
 @Controller('api/v1/inbox')
 export class InboxController {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly reader: InboxReader,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
@@ -88,11 +90,11 @@ export class InboxController {
     summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation',
     description: 'A record listed with `withdrawal: "whole"` (a consent given on the hosted pages) is withdrawn whole: one purpose of several is a 409 naming `purpose`.',
   })
-  withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
+  async withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
     // A record of another country is withdrawn there (its id names it): 421 with that country only.
     const home = countryOfRecordId(recordId);
-    if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    if (home) await this.homeCountry.requireHere(home, 'record', recordId, 'Record');
     return firstValueFrom(
       this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose }),
     );

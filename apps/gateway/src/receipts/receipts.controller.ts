@@ -9,7 +9,7 @@ import {
   ReceiptFlavor,
   ReceiptKeysReply,
 } from '@dcr/contracts';
-import { countryOfRecordId, DomainError, notFound, wrongCountry } from '@dcr/domain';
+import { countryOfRecordId, DomainError, notFound } from '@dcr/domain';
 import { RECEIPT_SCHEMA_PATH, receiptSchemaBytes } from '@dcr/receipts';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -19,6 +19,7 @@ import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
 import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry } from '../openapi/openapi.decorators';
+import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /**
  * Consent receipts (ISO/IEC TS 27560, `service-cr/2.13`) of this country's records, in three
@@ -32,6 +33,7 @@ import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry } from '../openap
 @Controller('api/v1/consent_receipts')
 export class ConsentReceiptsController {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
@@ -58,7 +60,7 @@ export class ConsentReceiptsController {
     }
     const home = countryOfRecordId(recordId);
     if (!home) throw notFound('Receipt');
-    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    await this.homeCountry.requireHere(home, 'record', recordId, 'Receipt', audienceOf(principal));
     const exported = await firstValueFrom(this.clients.own.send<ReceiptExportReply>(RECEIPTS_EXPORT, { record_id: recordId, flavor: chosen }));
     try {
       requireApplicationAccess(principal, this.index.application(exported.application_id));

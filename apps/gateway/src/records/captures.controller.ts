@@ -13,7 +13,6 @@ import {
   validationFailed,
   VISIBILITY_MEASUREMENTS,
   VisibilityMeasurement,
-  wrongCountry,
 } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -22,6 +21,7 @@ import { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
+import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /** What the consent field's frame observed, sent with an `embedded_field` capture. */
 export class RenderingEvidenceDto {
@@ -120,6 +120,7 @@ export class CapturesController {
   constructor(
     private readonly clients: ServiceClients,
     private readonly proofs: RenderProofs,
+    private readonly homeCountry: HomeCountry,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -210,11 +211,10 @@ export class CapturesController {
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Commit a capture: binds the person by e-mail, freezes the receipt, fires the webhooks' })
   @ApiOkResponse({ description: '`{status, record_id, channel}`' })
-  authorize(@CurrentPrincipal() principal: Principal, @Param('capture_token') token: string, @Body() body: AuthorizeCaptureDto): Promise<AuthorizeCaptureReply> {
+  async authorize(@CurrentPrincipal() principal: Principal, @Param('capture_token') token: string, @Body() body: AuthorizeCaptureDto): Promise<AuthorizeCaptureReply> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Commit captures with an API token of the application');
     if (!CAPTURE_TOKEN.test(token)) throw notFound('Capture');
-    const home = token.slice(4, 6).toUpperCase();
-    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    await this.homeCountry.requireHere(token.slice(4, 6).toUpperCase(), 'capture', token, 'Capture', audienceOf(principal));
     return firstValueFrom(
       this.clients.own.send<AuthorizeCaptureReply>(CAPTURES_AUTHORIZE, {
         application_id: principal.application.id,

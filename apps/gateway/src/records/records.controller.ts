@@ -15,7 +15,7 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, wrongCountry } from '@dcr/domain';
+import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
@@ -27,6 +27,7 @@ import { ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorator
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
 import { AttestedDecisionDto, CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
+import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
 const IMPORT_CHUNK = 500;
@@ -83,6 +84,7 @@ export class RecordsController {
   private readonly logger = new Logger(RecordsController.name);
 
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     private readonly residency: ResidencyLookup,
@@ -217,11 +219,11 @@ export class RecordsController {
     description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
   })
   @ApiWrongCountry('The import')
-  importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
+  async importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
     if (!isImportId(importId)) throw notFound('Import');
     const home = countryOfImportId(importId);
-    if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', audienceOf(principal));
     return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }
 

@@ -3,6 +3,7 @@ import { LocateReply, LocateRequest, RESIDENCY_LOCATE } from '@dcr/contracts';
 import { homeOfSubject, subjectReference, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
+import { HomeCountry } from './home-country';
 
 export type SubjectAddress = { subject_id: string } | { external_id: string } | { email: string };
 
@@ -15,6 +16,7 @@ export type SubjectAddress = { subject_id: string } | { external_id: string } | 
 @Injectable()
 export class ResidencyLookup {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
@@ -29,6 +31,9 @@ export class ResidencyLookup {
     const { COUNTRY, PEER_COUNTRIES } = this.context.env;
     const home = homeOfSubject(entry?.home_country, kind, value, [COUNTRY, ...PEER_COUNTRIES]);
     if (home === undefined) return 'unknown';
+    // The directory knows the person: their home. An id the directory does not know names a country
+    // by its prefix only: 421 if that country has this application's person, otherwise 404.
+    if (home !== COUNTRY && !entry && kind === 'subject_id') await this.homeCountry.requireHere(home, 'subject', value, 'Subject', { application_id: applicationId });
     if (home !== COUNTRY) throw wrongCountry(home);
     return 'here';
   }

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req } fro
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import { FLOWS_GET, FlowMessage, TEMPLATES_CREATE, TEMPLATES_DELETE, TEMPLATES_GET, TemplateMessage } from '@dcr/contracts';
-import { countryOfTemplateId, isFlowId, isTemplateId, notFound, wrongCountry } from '@dcr/domain';
+import { countryOfTemplateId, isFlowId, isTemplateId, notFound } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -14,6 +14,7 @@ import { EdgeValidationPipe } from '../http/validation.pipe';
 import { ApiErrorResponses, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { PreviewTokens } from './preview-tokens';
 import { CreateTemplateDto, PreviewTemplateDto, TemplateDto, TemplatePreviewLinkDto } from './sdk.dto';
+import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /** The body of a create is optional; when sent it passes the same edge validation as any other. */
 const BODY_PIPE = new EdgeValidationPipe();
@@ -37,6 +38,7 @@ function templateView(template: TemplateMessage) {
 @Controller()
 export class TemplatePreviewsController {
   constructor(
+    private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     private readonly tokens: PreviewTokens,
@@ -116,8 +118,7 @@ export class TemplatePreviewsController {
   /** A template of this country that the caller may see; another country's id is a 421, anything else a 404. */
   private async owned(principal: Principal, templateId: string): Promise<TemplateMessage> {
     if (!isTemplateId(templateId)) throw notFound('Template');
-    const home = countryOfTemplateId(templateId)!;
-    if (home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    await this.homeCountry.requireHere(countryOfTemplateId(templateId)!, 'template', templateId, 'Template', audienceOf(principal));
     const template = await this.send<TemplateMessage>(TEMPLATES_GET, { id: templateId });
     try {
       requireApplicationAccess(principal, this.index.application(template.application_id));

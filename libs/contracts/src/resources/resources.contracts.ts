@@ -1,0 +1,54 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { APPLICATION_ID } from '../patterns';
+
+/**
+ * Whether a resource exists in its home country, so that a country that is asked for another
+ * country's resource answers 421 `wrong_country` only for one that exists (and that the caller may
+ * see), and a plain 404 for anything else, as the contract says. Only the opaque id travels, and the
+ * answer is a yes or a no.
+ */
+export const RESOURCE_KINDS = ['record', 'capture', 'form_connection', 'template', 'import', 'session', 'subject'] as const;
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+/** decisions (own country): which application a resource belongs to, or null. Every kind above is the decisions service's. */
+export const DECISIONS_RESOURCE_OWNER = 'decisions.resources.owner';
+/** gateway → peer country's gateway: does this resource exist there, for this caller? */
+export const GATEWAY_RESOURCE_EXISTS = 'gateway.resources.exists';
+
+export class ResourceOwnerRequest {
+  @IsIn(RESOURCE_KINDS)
+  kind: ResourceKind;
+
+  /** The id (or, for a session or a capture, the token) as the caller addressed it. */
+  @IsString()
+  @Length(1, 200)
+  id: string;
+}
+
+export interface ResourceOwnerReply {
+  application_id: string | null;
+}
+
+/** Whom the resource must be visible to: an API token's account, or a publishable key's application; neither for a token-addressed resource. */
+export class ResourceAudience {
+  @IsOptional()
+  @IsString()
+  @Length(1, 100)
+  account_id?: string;
+
+  @IsOptional()
+  @Matches(APPLICATION_ID)
+  application_id?: string;
+}
+
+export class ResourceExistsRequest extends ResourceOwnerRequest {
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResourceAudience)
+  visible_to?: ResourceAudience;
+}
+
+export interface ResourceExistsReply {
+  exists: boolean;
+}
