@@ -264,7 +264,8 @@ describe('consent records', () => {
       [earlierId],
     );
     expect(rows).toHaveLength(1);
-    expect(rows[0].data).toMatchObject({ purposes: ['analytics'], superseded_by: later.body.consent_record.record_id });
+    // Each purpose's outcome on the earlier record now (the shape of consent.granted's), and what this withdrew.
+    expect(rows[0].data).toMatchObject({ purposes: { newsletter: 'granted', analytics: 'withdrawn' }, withdrawn: ['analytics'], superseded_by: later.body.consent_record.record_id });
 
     const laterId = later.body.consent_record.record_id;
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${laterId}`)).status === 200);
@@ -932,8 +933,8 @@ describe('consent records', () => {
       `SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'own_records'`,
       [target.record_id],
     );
-    expect(withdrawals.map((entry: { event_type: string; payload: { purposes: string[] } }) => [entry.event_type, entry.payload.purposes])).toEqual([
-      [expect.stringMatching(/^consent\.(purpose_)?revoked$/), ['newsletter']],
+    expect(withdrawals.map((entry: { event_type: string; payload: { withdrawn: string[]; purposes: Record<string, string> } }) => [entry.event_type, entry.payload.withdrawn, entry.payload.purposes])).toEqual([
+      [expect.stringMatching(/^consent\.(purpose_)?revoked$/), ['newsletter'], { newsletter: 'withdrawn', analytics: 'declined', billing: 'noticed', fraud: 'noticed' }],
     ]);
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=ada%40example.com`);
     expect(status.body.purposes.newsletter.status).not.toBe('granted');
@@ -963,7 +964,9 @@ describe('consent records', () => {
     // Nothing stays given: consent.revoked, scoped to the purpose named, on the trail and on the receipt.
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event?.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
     const { rows } = await db.query(`SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'own_records'`, [recordId]);
-    expect(rows.map((row: { event_type: string; payload: { purposes: string[]; scope?: string } }) => [row.event_type, row.payload.purposes, row.payload.scope])).toEqual([['consent.revoked', ['newsletter'], 'purpose']]);
+    expect(rows.map((row: { event_type: string; payload: { purposes: Record<string, string>; withdrawn: string[]; scope?: string } }) => [row.event_type, row.payload.withdrawn, row.payload.purposes.newsletter, row.payload.scope])).toEqual([
+      ['consent.revoked', ['newsletter'], 'withdrawn', 'purpose'],
+    ]);
     const events = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
     expect(events).toEqual([expect.objectContaining({ purpose_id: 'newsletter', event_channel: 'own_records' })]);
   });
@@ -1029,12 +1032,12 @@ describe('consent records', () => {
     expect(last.body.consent_record.supersedes).toBe(laterId);
     await eventually(async () => (await db.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type LIKE 'consent.%revoked'`, [laterId])).rows[0].n === 1);
     const trail = await db.query(
-      `SELECT payload->>'record_id' AS record, event_type, payload->'purposes' AS purposes FROM audit_chain.entries WHERE payload->>'record_id' = ANY($1) AND event_type LIKE 'consent.%revoked' ORDER BY leaf_index`,
+      `SELECT payload->>'record_id' AS record, event_type, payload->'purposes' AS purposes, payload->'withdrawn' AS withdrawn FROM audit_chain.entries WHERE payload->>'record_id' = ANY($1) AND event_type LIKE 'consent.%revoked' ORDER BY leaf_index`,
       [[recordId, laterId]],
     );
     expect(trail.rows).toEqual([
-      { record: recordId, event_type: 'consent.purpose_revoked', purposes: ['analytics'] },
-      { record: laterId, event_type: 'consent.revoked', purposes: ['newsletter'] },
+      { record: recordId, event_type: 'consent.purpose_revoked', purposes: { newsletter: 'granted', analytics: 'withdrawn', billing: 'noticed', fraud: 'noticed' }, withdrawn: ['analytics'] },
+      { record: laterId, event_type: 'consent.revoked', purposes: { newsletter: 'withdrawn', analytics: 'declined', billing: 'noticed', fraud: 'noticed' }, withdrawn: ['newsletter'] },
     ]);
   });
 

@@ -12,7 +12,7 @@ import {
   RegisterManyReply,
   RegisterManyRequest,
 } from '@dcr/contracts';
-import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, SUPERSEDED_BY_NEWER_RECORD, supersessionOf, withdrawsAllInForce } from '@dcr/domain';
+import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, SUPERSEDED_BY_NEWER_RECORD, outcomesAfterWithdrawal, supersessionOf, withdrawsAllInForce } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -210,7 +210,7 @@ const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"
 const PURPOSES_IN_FORCE = `CASE WHEN "withdrawals" = '[]'::jsonb THEN "purposes" ELSE COALESCE((
     SELECT jsonb_object_agg(e.key, CASE WHEN e.value->>'status' = 'granted' AND EXISTS (
              SELECT 1 FROM jsonb_array_elements("withdrawals") w WHERE NOT (w ? 'purpose') OR w->>'purpose' = e.key)
-           THEN jsonb_set(e.value, '{status}', '"declined"') ELSE e.value END)
+           THEN jsonb_set(e.value, '{status}', '"declined"') || '{"withdrawn": true}'::jsonb ELSE e.value END)
       FROM jsonb_each("purposes") e), '{}'::jsonb) END AS "purposes"`;
 
 /**
@@ -1123,7 +1123,9 @@ export class ImportBatch {
                 superseded_by: newer.recordId,
                 flow_id: flow.id,
                 subject: { id: person.id },
-                purposes: change.withdrawn,
+                // Each purpose's outcome on the older record now, and which of them this withdrew.
+                purposes: outcomesAfterWithdrawal(older.purposes, change.withdrawn),
+                withdrawn: change.withdrawn,
                 channel: SUPERSEDED_BY_NEWER_RECORD,
                 actor,
                 ...(change.event === 'consent.revoked' && !whole ? { scope: 'purpose' } : {}),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, withdrawsAllInForce } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, withdrawsAllInForce } from '@dcr/domain';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -105,8 +105,10 @@ export class PersonRecords {
           record_id: row.record_id,
           flow_id: row.flow_id,
           subject: { id: row.subject_id },
-          // The purposes withdrawn, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
-          purposes: withdrawn,
+          // Each purpose's outcome on the record now (as consent.granted carries them), and the
+          // purposes this withdrew, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
+          purposes: outcomesAfterWithdrawal(Object.fromEntries(Object.entries(current).map(([key, purpose]) => [key, { status: purpose.status }])), withdrawn),
+          withdrawn,
           // Nothing stays given but the withdrawal is by purpose (the person named the last one given,
           // or a noticed purpose stands): consent.revoked, scoped, as the record's marks are (the
           // receipt's `consent withdrawn` then names each purpose).
@@ -147,7 +149,8 @@ export class PersonRecords {
     await this.sessions.save(manager, session);
     const actor = { type: 'participant' as const, ...(session.subjectId ? { id: session.subjectId } : {}) };
     await recordTransition(manager, session, from, 'revoked', actor, at);
-    await recordSessionRevoked(manager, session, at, { purposes: granted, channel: 'own_records', actor });
+    const outcomes = outcomesAfterWithdrawal(Object.fromEntries(Object.entries(before.purposes).map(([key, purpose]) => [key, { status: purpose.status }])), granted);
+    await recordSessionRevoked(manager, session, at, { purposes: outcomes, withdrawn: granted, channel: 'own_records', actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked' }) };
   }
 

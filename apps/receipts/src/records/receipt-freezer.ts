@@ -138,7 +138,10 @@ export class ReceiptFreezer implements OnModuleInit {
       const channel = typeof event.data.channel === 'string' ? event.data.channel : undefined;
       // Scoped: a purpose withdrawn while others stay (consent.purpose_revoked), or the last one given withdrawn by name (consent.revoked with scope purpose).
       const scoped = event.type === 'consent.purpose_revoked' || event.data.scope === 'purpose';
-      const purposes = scoped && Array.isArray(event.data.purposes) ? (event.data.purposes as string[]) : [undefined];
+      // `withdrawn` names what the event withdrew (`purposes` is each purpose's outcome since the
+      // thirty-fifth session; an event queued before that names them in `purposes`).
+      const named = Array.isArray(event.data.withdrawn) ? event.data.withdrawn : Array.isArray(event.data.purposes) ? event.data.purposes : undefined;
+      const purposes = scoped && named ? (named as string[]) : [undefined];
       return purposes.map((purposeId, n) => ({
         id: n === 0 ? event.id : `${event.id}:${n + 1}`,
         record: event.data.record_id as string,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { RecordedPurpose } from './attestation';
-import { recordStatus, supersessionOf, withdrawsAllInForce } from './supersession';
+import { outcomesAfterWithdrawal, recordStatus, supersessionOf, withdrawsAllInForce } from './supersession';
 
 const consent = (status: 'granted' | 'declined'): RecordedPurpose => ({ status, basis: 'consent' });
 const li = (status: 'noticed' | 'objected'): RecordedPurpose => ({ status, basis: 'legitimate_interest' });
@@ -110,5 +110,32 @@ describe('withdrawsAllInForce', () => {
   it('is by purpose while a noticed legitimate-interest purpose stands, or one objected to is not counted', () => {
     expect(withdrawsAllInForce({ ...purposes, fraud: { status: 'noticed', basis: 'legitimate_interest' } }, ['newsletter'])).toBe(false);
     expect(withdrawsAllInForce({ ...purposes, fraud: { status: 'objected', basis: 'legitimate_interest' } }, ['newsletter'])).toBe(true);
+  });
+});
+
+describe('outcomesAfterWithdrawal', () => {
+  it('marks what is withdrawn now or was before, and keeps every other purpose as it stands', () => {
+    expect(
+      outcomesAfterWithdrawal(
+        { newsletter: { status: 'granted' }, analytics: { status: 'granted' }, fraud: { status: 'noticed' }, ads: { status: 'declined', withdrawn: true }, terms: { status: 'declined' } },
+        ['analytics'],
+      ),
+    ).toEqual({ newsletter: 'granted', analytics: 'withdrawn', fraud: 'noticed', ads: 'withdrawn', terms: 'declined' });
+  });
+
+  it('names every purpose of the record, withdrawn ones included, whatever is withdrawn', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.record({ status: fc.constantFrom('granted', 'declined', 'objected', 'noticed'), withdrawn: fc.boolean() })),
+        fc.array(fc.stringMatching(/^[a-z]{1,8}$/)),
+        (purposes, now) => {
+          const outcomes = outcomesAfterWithdrawal(purposes, now);
+          expect(Object.keys(outcomes).sort()).toEqual(Object.keys(purposes).sort());
+          for (const [key, purpose] of Object.entries(purposes)) {
+            expect(outcomes[key]).toBe(now.includes(key) || purpose.withdrawn ? 'withdrawn' : purpose.status);
+          }
+        },
+      ),
+    );
   });
 });

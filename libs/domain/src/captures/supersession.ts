@@ -87,3 +87,20 @@ export function withdrawsAllInForce(purposes: Record<string, RecordedPurpose>, w
   const inForce = (purpose: RecordedPurpose) => purpose.status === 'granted' || (purpose.status === 'noticed' && purpose.basis === 'legitimate_interest');
   return Object.entries(purposes).every(([key, purpose]) => withdrawn.includes(key) || !inForce(purpose));
 }
+
+/** A purpose as a withdrawal reads it: its status, and whether an earlier withdrawal took it back (a granted purpose then reads `declined`). */
+export interface PurposeInForce {
+  status: string;
+  withdrawn?: boolean;
+}
+
+/**
+ * Each purpose's outcome on a record once `withdrawnNow` is withdrawn, as the withdrawal events
+ * carry it (`consent.purpose_revoked` and `consent.revoked`: "per-purpose outcome", the same shape
+ * as `consent.granted`'s `purposes`): `withdrawn` for the purposes withdrawn now or by an earlier
+ * withdrawal, every other purpose its status (`granted`, `declined`, `objected`, `noticed`).
+ */
+export function outcomesAfterWithdrawal(purposes: Record<string, PurposeInForce>, withdrawnNow: readonly string[]): Record<string, string> {
+  const now = new Set(withdrawnNow);
+  return Object.fromEntries(Object.entries(purposes).map(([key, purpose]) => [key, now.has(key) || purpose.withdrawn === true ? 'withdrawn' : purpose.status]));
+}
