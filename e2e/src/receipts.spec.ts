@@ -85,7 +85,12 @@ describe('consent receipts', () => {
     const controller = body.party_identification.find((p: { party_role: string }) => p.party_role === 'controller');
     expect(controller).toMatchObject({ party_id: applicationId, party_name: 'Acme Newsletter', provenance: 'display_name' });
     expect(body.party_identification.map((p: { party_role: string }) => p.party_role)).toEqual(expect.arrayContaining(['processor', 'supervisory_authority']));
-    expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(expect.arrayContaining(['consent requested', 'consent given']));
+    // Decided on the hosted pages: the page that showed the notice is on the receipt, by the application, before the decision.
+    expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(['notice shown', 'consent requested', 'consent given']);
+    const [shown, requested, given] = body.event as Array<{ event_time: string; entity_id: string }>;
+    expect(shown.entity_id).toBe(applicationId);
+    expect(Date.parse(shown.event_time)).toBeGreaterThanOrEqual(Date.parse(requested.event_time));
+    expect(Date.parse(shown.event_time)).toBeLessThanOrEqual(Date.parse(given.event_time));
     expect(body.extensions).toMatchObject({ consent_flow_id: expect.stringMatching(/^flw_/), collection_channel: 'hosted' });
     expect(body.pii_processing).not.toHaveProperty('recipient_third_parties');
   });

@@ -165,6 +165,7 @@ export class Completion {
         ...(session.approval ? { approval: session.approval } : {}),
         ...(session.counter ? { counter: session.counter } : {}),
         requested_at: session.createdAt.toISOString(),
+        ...(session.noticeShownAt ? { notice_shown_at: session.noticeShownAt.toISOString() } : {}),
         completed_at: at.toISOString(),
         delivery_mode: session.deliveryMode,
         locale: session.locale,

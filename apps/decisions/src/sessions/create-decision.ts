@@ -137,6 +137,7 @@ export class CreateDecision {
       subjectEmail: email,
       subjectExternalId: externalId,
       signedInAt: null,
+      noticeShownAt: null,
       approval: request.approval
         ? {
             title: request.approval.title,

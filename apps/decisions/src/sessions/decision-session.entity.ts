@@ -69,6 +69,10 @@ export class DecisionSession {
   @Column({ name: 'signed_in_at', type: 'timestamptz', nullable: true })
   signedInAt: Date | null;
 
+  /** When the decision page first showed the notice: the session reached `reviewing` (standard path) or `informed` (informed path). */
+  @Column({ name: 'notice_shown_at', type: 'timestamptz', nullable: true })
+  noticeShownAt: Date | null;
+
   @Column({ type: 'jsonb', nullable: true })
   approval: Record<string, unknown> | null;
 

@@ -72,6 +72,8 @@ export class ParticipantSteps {
       const from = locked.status;
       locked.status = to;
       locked.updatedAt = now;
+      // The step whose page shows the flow's notice: the receipt's `notice shown`.
+      if ((to === 'reviewing' || to === 'informed') && locked.kind === 'consent' && !locked.noticeShownAt) locked.noticeShownAt = now;
       await this.sessions.save(manager, locked);
       // The person, by their opaque id once they signed in (a session they have not signed in to is anyone's who holds its link).
       const actor = { type: 'participant' as const, ...(locked.signedInAt && locked.subjectId ? { id: locked.subjectId } : {}) };

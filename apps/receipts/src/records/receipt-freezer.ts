@@ -193,6 +193,8 @@ export class ReceiptFreezer implements OnModuleInit {
         channel: (typeof data.channel === 'string' ? data.channel : data.delivery_mode === 'embed' ? 'embedded' : 'hosted') as CollectionChannel,
         ...(typeof data.delivery_mode === 'string' ? { deliveryMode: data.delivery_mode as DecisionDeliveryMode } : {}),
         ...(typeof data.requested_at === 'string' ? { requestedAt: data.requested_at } : {}),
+        // Decided on our pages: when the page showed the notice (the session reached the step that shows it).
+        ...(typeof data.notice_shown_at === 'string' ? { noticeShownAt: data.notice_shown_at } : {}),
         decidedAt: data.captured_at ?? data.completed_at ?? event.occurred_at,
         recordedAt: data.recorded_at ?? event.occurred_at,
         ...(typeof data.supersedes === 'string' ? { supersedes: data.supersedes } : {}),
