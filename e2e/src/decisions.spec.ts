@@ -354,6 +354,18 @@ describe('flows and decisions', () => {
       const success = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'redirect', redirect_uri: 'http://localhost:3000/done' })).body.session_token;
       await signIn(success, 'linus@example.com');
       expect((await participant(success, 'complete', { outcome: 'granted' })).body.redirect_to).toBe('http://localhost:3000/done');
+
+      // A redirect_uri with a fragment: the error goes into the query, where the server reads it.
+      for (const [given, expected] of [
+        ['http://localhost:3000/back#section', 'http://localhost:3000/back?error=access_denied#section'],
+        ['http://localhost:3000/back?x=1#s', 'http://localhost:3000/back?x=1&error=access_denied#s'],
+      ]) {
+        const fragment = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'redirect', redirect_uri: given })).body.session_token;
+        await signIn(fragment, 'linus@example.com');
+        const answer = (await participant(fragment, 'complete', { outcome: 'denied' })).body.redirect_to;
+        expect([given, answer]).toEqual([given, expected]);
+        expect(new URL(answer).searchParams.get('error')).toBe('access_denied');
+      }
     });
 
     it('refuses origins the application did not register, and accepts a publishable key from one it did', async () => {
@@ -422,6 +434,30 @@ describe('flows and decisions', () => {
   });
 
   describe('hosted pages', () => {
+    it('frames the embed page for, and posts to, its embed origin only while the application still allows it', async () => {
+      const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Shop', environment: 'sandbox' } })).body.id;
+      const origins = `/api/v1/applications/${shop}/allowed_origins`;
+      expect((await http(us.url, 'POST', origins, { token: adminToken, body: { allowed_origin: { origin: 'https://gone.example' } } })).status).toBe(201);
+      const shopToken = (await http(us.url, 'POST', `/api/v1/applications/${shop}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const shopFlow = await http(us.url, 'POST', `/api/v1/applications/${shop}/flows`, { token: shopToken, body: { ...newsletterFlow, name: 'Embed origin' } });
+      expect((await http(us.url, 'POST', `/api/v1/flows/${shopFlow.body.id}/activate`, { token: shopToken })).status).toBe(200);
+      const created = await http(us.url, 'POST', '/api/v1/decisions', {
+        token: shopToken,
+        body: { kind: 'consent', flow_id: shopFlow.body.id, delivery_mode: 'embed', embed_origin: 'https://gone.example' },
+      });
+      expect(created.status).toBe(201);
+      const token = created.body.session_token;
+      expect((await fetch(`${us.url}/decisions/${token}/embed`)).headers.get('content-security-policy')).toContain('frame-ancestors https://gone.example');
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.embed_origin).toBe('https://gone.example');
+
+      expect((await http(us.url, 'DELETE', `${origins}/${encodeURIComponent('https://gone.example')}`, { token: adminToken })).status).toBe(204);
+      // Taken off the list: the page frames for nobody and the frame posts to nobody (its messages are dropped and counted).
+      const page = await fetch(`${us.url}/decisions/${token}/embed`);
+      expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(await page.text()).not.toContain('gone.example');
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.embed_origin).toBeNull();
+    });
+
     it('renders the decision page server-side, in English or German, with a strict CSP', async () => {
       const flowId = await activeFlow({ ...newsletterFlow, name: 'Pages', title: 'Stay <in> touch' });
       const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: 'http://localhost:5173' })).body.session_token;

@@ -27,8 +27,11 @@ import { SessionsRepository } from './sessions.repository';
 /** The consent (exchange) token lives five minutes and is used once. */
 export const CONSENT_TOKEN_TTL_MS = 5 * 60 * 1000;
 
-function withQuery(uri: string, query: string): string {
-  return `${uri}${uri.includes('?') ? '&' : '?'}${query}`;
+/** `uri` with `name=value` added to its query (before any fragment, where a server can read it). */
+function withQuery(uri: string, name: string, value: string): string {
+  const hash = uri.indexOf('#');
+  const [base, fragment] = hash < 0 ? [uri, ''] : [uri.slice(0, hash), uri.slice(hash)];
+  return `${base}${base.includes('?') ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(value)}${fragment}`;
 }
 
 /** Deciding, and the consent token that lets the organisation learn the outcome server-side. */
@@ -89,7 +92,7 @@ export class Completion {
     this.relay.kick();
     const reply: CompleteReply = { outcome: session.outcome as string, exchange_token: consentToken, completed_at: session.completedAt!.toISOString() };
     if (session.deliveryMode === 'redirect' && session.redirectUri) {
-      reply.redirect_to = session.status === 'fulfilled' ? session.redirectUri : withQuery(session.redirectUri, 'error=access_denied');
+      reply.redirect_to = session.status === 'fulfilled' ? session.redirectUri : withQuery(session.redirectUri, 'error', 'access_denied');
     }
     return reply;
   }

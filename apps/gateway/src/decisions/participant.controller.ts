@@ -17,6 +17,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { ErrorBodyDto } from '../openapi/openapi.decorators';
 import { DecisionAccess } from './decision-access';
+import { embedOriginNow } from './embed-origin';
 import { CancelDto, CompleteDto, FrameEventDto, SignInDto, TransitionDto } from './decisions.dto';
 
 const ILLEGAL = {
@@ -113,7 +114,9 @@ export class ParticipantController {
     const answer = await firstValueFrom(this.clients.own.send<T>(pattern, payload));
     const view = answer as unknown as ParticipantViewMessage;
     if (view && typeof view === 'object' && 'application' in view && view.application) {
-      view.application.name = this.index.application(view.application.id)?.name ?? '';
+      const application = this.index.application(view.application.id);
+      view.application.name = application?.name ?? '';
+      if ('embed_origin' in view) view.embed_origin = embedOriginNow(view, application);
     }
     return answer;
   }

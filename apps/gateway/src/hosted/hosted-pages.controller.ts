@@ -23,6 +23,7 @@ import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
 import { CredentialIndex } from '../connect/credential-index';
 import { DecisionAccess } from '../decisions/decision-access';
+import { embedOriginNow } from '../decisions/embed-origin';
 import { publicBaseUrl } from '../http/public-url';
 
 /** The frame protocol's schemas, byte for byte, for hosts that validate what the frame posts. */
@@ -151,6 +152,8 @@ export class HostedPagesController {
     }
     const application = this.index.application(view.application.id);
     view.application.name = application?.name ?? '';
+    // The session's embed origin while the application still allows it (embedOriginNow).
+    view.embed_origin = embedOriginNow(view, application);
     // Who may frame the embed page: the session's embed origin, else the application's allowed origins.
     const ancestors =
       mode === 'embed' ? (view.embed_origin ? [view.embed_origin] : (application?.origins ?? []).map((o) => frameSource(o, application!.environment))) : [];
