@@ -719,12 +719,25 @@ describe('flows and decisions', () => {
     expect((await http(us.url, 'GET', `/api/v1/decisions/${english}`)).body.locale).toBe('en');
     const skip = await participant(token, 'transitions', { to: 'evidenced' });
     expect(skip.status).toBe(409);
-    expect(skip.body.allowed).toEqual(['informed', 'expired']);
+    // The steps this endpoint takes, as the view lists them (cancel and complete end a session by their own calls).
+    expect(skip.body.allowed).toEqual(['informed']);
     expect((await participant(token, 'transitions', { to: 'informed' })).body.status).toBe('informed');
     expect((await participant(token, 'transitions', { to: 'evidenced' })).body.status).toBe('evidenced');
     const done = await participant(token, 'complete', { outcome: 'granted' });
     expect(done.status).toBe(200);
     expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
+    // A decided request is not cancelled: a fulfilled consent stays given (it is withdrawn with revoked),
+    // and its consent token still verifies once.
+    const cancelDecided = await participant(token, 'cancel', { reason: 'changed my mind' });
+    expect(cancelDecided.status).toBe(409);
+    expect(cancelDecided.body).toMatchObject({ code: 'illegal_transition', status: 'fulfilled', allowed: ['revoked'] });
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
+    expect((await api('GET', `/api/v1/decisions/${token}/verify?consent_token=${done.body.exchange_token}`)).body).toMatchObject({ valid: true, status: 'fulfilled' });
+    expect((await participant(token, 'transitions', { to: 'revoked' })).status).toBe(200);
+    const cancelRevoked = await participant(token, 'cancel', {});
+    expect(cancelRevoked.status).toBe(409);
+    expect(cancelRevoked.body).toMatchObject({ status: 'revoked', allowed: [] });
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('revoked');
   });
 
   describe('approvals', () => {

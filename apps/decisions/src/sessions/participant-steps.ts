@@ -18,7 +18,7 @@ import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { signInMail } from './sign-in-mail';
 import { decidedConsents, recordSessionRevoked, recordTransition } from './session-events';
-import { toParticipantView } from './session-view';
+import { participantTransitions, toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
 
@@ -59,7 +59,7 @@ export class ParticipantSteps {
     let refusal: DomainError | undefined;
     const session = await this.inTransaction(request.session_token, async (manager, locked) => {
       this.requireOpen(locked);
-      assertTransition(locked.status as DecisionStatus, to, locked.path);
+      this.requireStep(locked, to);
       if (to === 'revoked' && locked.kind !== 'consent') {
         throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
       }
@@ -140,6 +140,16 @@ export class ParticipantSteps {
   async cancel(request: CancelRequest): Promise<ParticipantViewMessage> {
     const session = await this.inTransaction(request.session_token, (manager, locked) => {
       this.requireOpen(locked);
+      // Only a request still in progress can be cancelled: a decided one is final (a fulfilled
+      // consent is withdrawn with `revoked`), and an ended one has nothing left to end.
+      if (!isInFlight(locked.status)) {
+        throw new DomainError('illegal_transition', `Only a request still in progress can be cancelled; this one is ${locked.status}`, [], {
+          status: locked.status,
+          from: locked.status,
+          to: 'expired',
+          allowed: participantTransitions(locked),
+        });
+      }
       return this.expire(manager, locked, { type: request.cancelled_by === 'host' ? 'host' : 'participant' }, request.reason ?? 'cancelled');
     });
     return this.viewOf(session);
@@ -177,6 +187,22 @@ export class ParticipantSteps {
       if (!locked) throw notFound('Decision');
       return work(manager, locked);
     });
+  }
+
+  /**
+   * `to` must be a step `POST …/transitions` takes from the session's status: a 409 names those
+   * (the view's `allowed_transitions`), not the graph's edges that other calls take (`expired` by
+   * cancel or a decline, `fulfilled` by complete).
+   */
+  private requireStep(session: DecisionSession, to: DecisionStatus): void {
+    try {
+      assertTransition(session.status as DecisionStatus, to, session.path);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'illegal_transition') {
+        throw new DomainError('illegal_transition', error.message, [], { ...error.extra, allowed: participantTransitions(session) });
+      }
+      throw error;
+    }
   }
 
   private requireOpen(session: DecisionSession): void {
