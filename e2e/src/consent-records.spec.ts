@@ -857,7 +857,7 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
     const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await codeFor(email) } });
     const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
-    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body;
+    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body.data;
     expect(listed).toEqual([
       // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw).
       expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'whole', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
@@ -904,8 +904,21 @@ describe('consent records', () => {
 
     const listed = await person('GET', '/api/v1/inbox/records');
     expect(listed.status).toBe(200);
-    expect(listed.body.length).toBeGreaterThan(0);
-    const target = listed.body.find((r: { purposes: Record<string, { status: string }> }) => r.purposes.newsletter?.status === 'granted');
+    expect(listed.body.next_cursor).toBeNull();
+    expect(listed.body.data.length).toBeGreaterThan(1);
+    // A list like every other: paged newest first with limit and cursor, every record once.
+    const ids = listed.body.data.map((r: { record_id: string }) => r.record_id);
+    const paged: string[] = [];
+    for (let cursor: string | null = null, round = 0; round < 20; round++) {
+      const page: { status: number; body: any } = await person('GET', `/api/v1/inbox/records?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      paged.push(...page.body.data.map((r: { record_id: string }) => r.record_id));
+      cursor = page.body.next_cursor;
+      if (!cursor) break;
+    }
+    expect(paged).toEqual(ids);
+    expect((await person('GET', '/api/v1/inbox/records?limit=201')).body.details[0].field).toBe('limit');
+    const target = listed.body.data.find((r: { purposes: Record<string, { status: string }> }) => r.purposes.newsletter?.status === 'granted');
     expect(target).toMatchObject({ application_id: applicationId, title: expect.any(String), purposes: { newsletter: { label: 'Newsletter', status: 'granted' } } });
 
     expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'lottery' })).status).toBe(422);
@@ -915,9 +928,9 @@ describe('consent records', () => {
     expect(withdrawn.body.record.purposes.newsletter.status).toBe('withdrawn');
     expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' })).status).toBe(409);
     // A record a newer one of the same flow replaced is listed as such and withdrawn through the newer one.
-    const replaced = listed.body.find((r: { superseded_by?: string }) => r.superseded_by !== undefined);
+    const replaced = listed.body.data.find((r: { superseded_by?: string }) => r.superseded_by !== undefined);
     expect(replaced).toBeDefined();
-    expect(listed.body.some((r: { record_id: string }) => r.record_id === replaced.superseded_by)).toBe(true);
+    expect(listed.body.data.some((r: { record_id: string }) => r.record_id === replaced.superseded_by)).toBe(true);
     const onReplaced = await person('POST', `/api/v1/inbox/records/${replaced.record_id}/withdraw`, {});
     expect([onReplaced.status, onReplaced.body.details?.[0]]).toEqual([409, { field: 'record_id', reason: `superseded by ${replaced.superseded_by}` }]);
     // An id that names another country where no such record is: a plain 404, not a wrong door.
@@ -946,7 +959,7 @@ describe('consent records', () => {
     await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: other } });
     const otherCode = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [other])).rows[0].text)![1];
     const otherToken = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: other, code: otherCode } })).body.inbox_token;
-    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token: otherToken })).body).toEqual([]);
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token: otherToken })).body).toEqual({ data: [], next_cursor: null });
     expect((await http(us.url, 'POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { token: otherToken, body: {} })).status).toBe(404);
     expect((await http(us.url, 'GET', '/api/v1/inbox/records')).status).toBe(401);
   });

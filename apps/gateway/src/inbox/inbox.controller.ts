@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { countryOfRecordId, DomainError } from '@dcr/domain';
+import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -9,6 +9,7 @@ import { PublicRoute } from '../auth/auth.decorators';
 import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
+import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
 
 export function inboxBearer(authorization: string | undefined): string {
@@ -76,11 +77,21 @@ export class InboxController {
       'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw. Consents given on the hosted pages ' +
       '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`.',
   })
-  records(@Headers('authorization') authorization?: string, @Query('application_id') applicationId?: string): Promise<InboxRecordMessage[]> {
+  @ApiQuery({ name: 'application_id', required: false, description: "One organisation's records; every organisation's without it" })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
+  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
+  @ApiOkResponse({ description: '`{data: [record…], next_cursor}`, newest first' })
+  async records(
+    @Headers('authorization') authorization?: string,
+    @Query('application_id') applicationId?: string,
+    @Query('limit') limit?: string,
+    @Query('cursor') cursor?: string,
+  ): Promise<Page<InboxRecordMessage>> {
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }
-    return firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: inboxBearer(authorization), application_id: applicationId }));
+    const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: inboxBearer(authorization), application_id: applicationId }));
+    return pageOf(records, (record) => [record.recorded_at, record.record_id], { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
   }
 
   @Post('records/:record_id/withdraw')
