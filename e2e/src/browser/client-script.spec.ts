@@ -616,6 +616,26 @@ ${script}
     expect((await events(page)).filter((e) => e.type === 'service:state').map((e) => e.value.payload.to)).toEqual(['authenticating', 'verifying', 'reviewing', 'fulfilled']);
     expect((await verify(token, complete.payload.exchange_token)).body).toEqual({ valid: true, status: 'fulfilled', outcome: 'approved' });
     expect(problems).toEqual([]);
+
+    // The element's cancel() names the decision's kind, which it learned from the frame.
+    const another = (await api('POST', '/api/v1/decisions', {
+      kind: 'approval',
+      approval: { title: 'Refund order 8813', action: 'refunds.create', trigger: 'value', value: { amount: 10, currency: 'EUR' } },
+      delivery_mode: 'embed',
+      embed_origin: pages.origin,
+    })).body.session_token;
+    await page.evaluate(() => ((window as any).events.length = 0));
+    await page.evaluate((next) => document.getElementById('decision')!.setAttribute('token', next), another);
+    await waitForEvent(page, 'service:ready');
+    const second = await frameIn(page, 'service-decision iframe');
+    await second.evaluate(() => {
+      (window as any).received = [];
+      window.addEventListener('message', (event) => (window as any).received.push(event.data));
+    });
+    await page.evaluate(() => (document.getElementById('decision') as any).cancel('host_stop'));
+    const cancelled = (await waitForEvent(page, 'service:cancel')).value;
+    expect(cancelled).toMatchObject({ kind: 'approval', payload: { reason: 'host_stop', cancelled_by: 'host' } });
+    expect(await second.evaluate(() => (window as any).received.map((m: { type: string; kind: string }) => [m.type, m.kind]))).toEqual([['service:cancel', 'approval']]);
   });
 
   it('raises typed errors: 4xx answers with statusCode and body, and usage errors naming the option', async () => {

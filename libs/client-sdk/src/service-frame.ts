@@ -158,6 +158,9 @@ export class FrameChannel {
     const message = acceptFrameMessage(event, { origin: this.options.origin, source, kind: this.options.kind });
     if (!message || this.seen.has(message.message_id)) return;
     this.seen.add(message.message_id);
+    // A channel opened on a token alone (the service-decision element) learns the decision's kind
+    // from the frame, so what it sends (a host cancel) names the same kind.
+    this.options.kind ??= message.kind;
     if (this.finished && message.type !== 'service:resize') return;
     this.options.onMessage?.(message);
     const { callbacks } = this.options;
