@@ -624,18 +624,19 @@ ${script}
       delivery_mode: 'embed',
       embed_origin: pages.origin,
     })).body.session_token;
-    await page.evaluate(() => ((window as any).events.length = 0));
-    await page.evaluate((next) => document.getElementById('decision')!.setAttribute('token', next), another);
+    await page.evaluate(() => ((globalThis as any).events.length = 0));
+    await page.evaluate((next) => (globalThis as any).document.getElementById('decision').setAttribute('token', next), another);
     await waitForEvent(page, 'service:ready');
     const second = await frameIn(page, 'service-decision iframe');
     await second.evaluate(() => {
-      (window as any).received = [];
-      window.addEventListener('message', (event) => (window as any).received.push(event.data));
+      const scope = globalThis as any;
+      scope.received = [];
+      scope.addEventListener('message', (event: { data: unknown }) => scope.received.push(event.data));
     });
-    await page.evaluate(() => (document.getElementById('decision') as any).cancel('host_stop'));
+    await page.evaluate(() => (globalThis as any).document.getElementById('decision').cancel('host_stop'));
     const cancelled = (await waitForEvent(page, 'service:cancel')).value;
     expect(cancelled).toMatchObject({ kind: 'approval', payload: { reason: 'host_stop', cancelled_by: 'host' } });
-    expect(await second.evaluate(() => (window as any).received.map((m: { type: string; kind: string }) => [m.type, m.kind]))).toEqual([['service:cancel', 'approval']]);
+    expect(await second.evaluate(() => (globalThis as any).received.map((m: { type: string; kind: string }) => [m.type, m.kind]))).toEqual([['service:cancel', 'approval']]);
   });
 
   it('raises typed errors: 4xx answers with statusCode and body, and usage errors naming the option', async () => {
