@@ -398,10 +398,10 @@ ${extra}
   it('speaks protocol version 2 to its host origin only, and takes its appearance from that host', async () => {
     const { context, page } = await newPage();
     await page.goto(host.pageUrl(fieldUrl({ origin: host.origin })));
-    const ready = await waitForMessage(page, (m) => m.data?.type === 'service:field-ready');
+    const ready = await waitForMessage(page, (m) => m.data?.type === 'service-field:ready');
     expect(ready.origin).toBe(us.url);
     expect(ready.data).toEqual({
-      type: 'service:field-ready',
+      type: 'service-field:ready',
       kind: 'consent',
       version: 2,
       payload: { flow_id: flowId, flow_version: 1, locale: 'en', controls: { newsletter: false, analytics: false, fraud: true } },
@@ -414,7 +414,7 @@ ${extra}
     expect(JSON.stringify(await receivedMessages(page))).not.toContain(proof);
     await expectNoAxeViolations(frame, 'the consent field page in a plain frame');
     await page.evaluate(() =>
-      (globalThis as any).sendToFrame({ type: 'service:field-init', kind: 'consent', version: 2, payload: { appearance: { accent: '#0b57d0' } }, ts: new Date().toISOString(), message_id: crypto.randomUUID() }),
+      (globalThis as any).sendToFrame({ type: 'service-field:init', kind: 'consent', version: 2, payload: { appearance: { accent: '#0b57d0' } }, ts: new Date().toISOString(), message_id: crypto.randomUUID() }),
     );
     await frame.waitForSelector('html[data-appearance="applied"]');
     expect(await frame.evaluate(() => (globalThis as any).document.documentElement.style.getPropertyValue('--cf-accent'))).toBe('#0b57d0');

@@ -86,14 +86,14 @@ class FieldFrame {
         const key = box.dataset.purposeKey!;
         this.changed.add(key);
         if (!event.isTrusted) this.untrusted.add(key);
-        this.post('service:field-state', { controls: this.controls() });
+        this.post('service-field:state', { controls: this.controls() });
       });
     }
     this.watchVisibility(root ?? document.body);
     window.addEventListener('message', (event) => this.receive(event));
     this.watchHeight();
     root?.setAttribute('data-ready', 'true');
-    this.post('service:field-ready', { flow_id: this.config.flow_id, flow_version: this.config.flow_version, locale: this.config.locale, controls: this.controls() });
+    this.post('service-field:ready', { flow_id: this.config.flow_id, flow_version: this.config.flow_version, locale: this.config.locale, controls: this.controls() });
   }
 
   private controls(): Record<string, boolean> {
@@ -111,8 +111,8 @@ class FieldFrame {
     const message = acceptFieldMessage(event, { origin: this.config.host_origin, source: window.parent, direction: 'host' });
     if (!message) return;
     this.assertedOrigin = event.origin;
-    if (message.type === 'service:field-init') this.applyAppearance(message.payload.appearance);
-    else if (message.type === 'service:field-capture') this.busy = this.busy.then(() => this.capture(message));
+    if (message.type === 'service-field:init') this.applyAppearance(message.payload.appearance);
+    else if (message.type === 'service-field:capture') this.busy = this.busy.then(() => this.capture(message));
   }
 
   /** The appearance, checked again here: only the vocabulary, as CSS custom properties (CSSOM). */
@@ -181,7 +181,7 @@ class FieldFrame {
           reply = await this.sendCapture(decisions, gestures, visible, commit, fingerprint);
         }
       }
-      this.post('service:field-captured', {
+      this.post('service-field:captured', {
         request_id: requestId,
         capture_token: reply.capture_token,
         expires_at: reply.expires_at,

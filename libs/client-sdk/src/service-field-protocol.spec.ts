@@ -1,5 +1,6 @@
 import { CAPTURE_TOKEN_FIELD as FORMS_CAPTURE_TOKEN_FIELD } from './service-forms';
-import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, FIELD_FRAME_TYPES, FIELD_HOST_TYPES, fieldMessage, fieldMessageErrors } from './service-field-protocol';
+import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, FIELD_FRAME_TYPES, FIELD_HOST_TYPES, FIELD_MESSAGE_PREFIX, fieldMessage, fieldMessageErrors } from './service-field-protocol';
+import { FRAME_SCHEMAS, schemaErrors } from './service-protocol';
 
 const frameWindow = { name: 'frame' };
 const otherWindow = { name: 'other' };
@@ -7,16 +8,24 @@ const SERVICE = 'https://us.service.example';
 const REQUEST_ID = '0b5f5b4e-8a54-4b8e-9f0f-2f6a7c1d9e11';
 
 const samples = {
-  'service:field-ready': { flow_id: 'flw_dev_0123456789abcdef', flow_version: 1, locale: 'en', controls: { newsletter: false, fraud: true } },
-  'service:field-state': { controls: { newsletter: true, fraud: true } },
-  'service:field-captured': { request_id: REQUEST_ID, capture_token: `cap_us${'a'.repeat(30)}`, expires_at: '2025-03-02T08:14:02.000Z' },
+  'service-field:ready': { flow_id: 'flw_dev_0123456789abcdef', flow_version: 1, locale: 'en', controls: { newsletter: false, fraud: true } },
+  'service-field:state': { controls: { newsletter: true, fraud: true } },
+  'service-field:captured': { request_id: REQUEST_ID, capture_token: `cap_us${'a'.repeat(30)}`, expires_at: '2025-03-02T08:14:02.000Z' },
   'service:resize': { height: 212 },
   'service:error': { code: 'capture_failed', message: 'Could not reach the service', fatal: false, recoverable_via: 'retry' },
-  'service:field-init': { appearance: { accent: '#1d4ed8' } },
-  'service:field-capture': { request_id: REQUEST_ID, commit: { subject: { email: 'ada@example.com' } } },
+  'service-field:init': { appearance: { accent: '#1d4ed8' } },
+  'service-field:capture': { request_id: REQUEST_ID, commit: { subject: { email: 'ada@example.com' } } },
 } as const;
 
 describe('the consent field messages', () => {
+  it('use a service: type only where it is one of the seven of protocol version 2, and service-field: for their own', () => {
+    for (const type of [...FIELD_FRAME_TYPES, ...FIELD_HOST_TYPES]) {
+      const message = fieldMessage(type, samples[type]);
+      if (type.startsWith('service:')) expect([type, schemaErrors(FRAME_SCHEMAS.envelope, message)]).toEqual([type, []]);
+      else expect(type.startsWith(FIELD_MESSAGE_PREFIX)).toBe(true);
+    }
+  });
+
   it('builds version 2 envelopes that pass their schemas, each in its direction only', () => {
     for (const type of FIELD_FRAME_TYPES) {
       const message = fieldMessage(type, samples[type]);
@@ -32,15 +41,15 @@ describe('the consent field messages', () => {
   });
 
   it('names what breaks a payload', () => {
-    expect(fieldMessageErrors(fieldMessage('service:field-state', { controls: { newsletter: 'yes' } }), 'frame')).toEqual(['/payload/controls/newsletter: must be boolean']);
-    expect(fieldMessageErrors(fieldMessage('service:field-captured', { ...samples['service:field-captured'], render_proof: 'x' }), 'frame')).toEqual([
+    expect(fieldMessageErrors(fieldMessage('service-field:state', { controls: { newsletter: 'yes' } }), 'frame')).toEqual(['/payload/controls/newsletter: must be boolean']);
+    expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], render_proof: 'x' }), 'frame')).toEqual([
       "/payload: unexpected property 'render_proof'",
     ]);
     expect(fieldMessageErrors({ ...fieldMessage('service:resize', { height: 1 }), kind: 'approval' }, 'frame')).toEqual(['/kind: must be "consent"']);
   });
 
   it('accepts a message only from the expected origin and window, with version 2 and the service: prefix', () => {
-    const message = fieldMessage('service:field-state', samples['service:field-state']);
+    const message = fieldMessage('service-field:state', samples['service-field:state']);
     const expected = { origin: SERVICE, source: frameWindow, direction: 'frame' as const };
     expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: message }, expected)).toBe(message);
     expect(acceptFieldMessage({ origin: 'https://evil.example', source: frameWindow, data: message }, expected)).toBeNull();
@@ -49,7 +58,7 @@ describe('the consent field messages', () => {
     expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: { ...message, version: 1 } }, expected)).toBeNull();
     expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: { ...message, type: 'field-state' } }, expected)).toBeNull();
     expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: { ...message, message_id: 'not-a-uuid' } }, expected)).toBeNull();
-    expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: 'service:field-state' }, expected)).toBeNull();
+    expect(acceptFieldMessage({ origin: SERVICE, source: frameWindow, data: 'service-field:state' }, expected)).toBeNull();
   });
 });
 

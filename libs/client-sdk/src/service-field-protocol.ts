@@ -1,17 +1,18 @@
 /*
  * The messages between the consent field's frame and the `service-consent-field` element. They keep
  * the rules of postMessage protocol version 2: the six-field envelope (`type`, `kind: "consent"`,
- * `version: 2`, `payload`, `ts`, `message_id`), the `service:` prefix, a named target origin on the
- * way out and an origin, window and schema check on the way in. `service:resize` and `service:error`
- * are the decision frame's messages with their own schemas; the field's own types carry `field-`:
+ * `version: 2`, `payload`, `ts`, `message_id`), a named target origin on the way out and an origin,
+ * window and schema check on the way in. `service:resize` and `service:error` are the decision
+ * frame's messages with their own schemas; the field's own types have their own prefix,
+ * `service-field:` (protocol version 2 closes its `service:` types at the decision frame's seven):
  *
- *   frame → host  service:field-ready     {flow_id, flow_version, locale, controls: {key: ticked}}
- *                 service:field-state     {controls: {key: ticked}}            (each change)
- *                 service:field-captured  {request_id, capture_token, expires_at, record_id?, channel?}
+ *   frame → host  service-field:ready     {flow_id, flow_version, locale, controls: {key: ticked}}
+ *                 service-field:state     {controls: {key: ticked}}            (each change)
+ *                 service-field:captured  {request_id, capture_token, expires_at, record_id?, channel?}
  *                 service:resize          {height}
  *                 service:error           {code, message, fatal, recoverable_via}
- *   host → frame  service:field-init      {appearance}                         (after field-ready)
- *                 service:field-capture   {request_id, commit?: {subject: {email, external_id?}}}
+ *   host → frame  service-field:init      {appearance}                         (after field-ready)
+ *                 service-field:capture   {request_id, commit?: {subject: {email, external_id?}}}
  *
  * So the host page learns the state of the controls and the capture token, nothing else; the render
  * proof never leaves the frame.
@@ -24,8 +25,15 @@ import { DecisionKind, FRAME_SCHEMAS, JsonSchema, MESSAGE_PREFIX, PROTOCOL_VERSI
  */
 export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
 
-export const FIELD_FRAME_TYPES = ['service:field-ready', 'service:field-state', 'service:field-captured', 'service:resize', 'service:error'] as const;
-export const FIELD_HOST_TYPES = ['service:field-init', 'service:field-capture'] as const;
+/**
+ * The prefix of the field's own types. Not `service:`: protocol version 2 closes its `service:`
+ * types at the seven of the decision frame, so the field's messages are kept apart from them, and a
+ * host page that listens for decision-frame messages ignores them by their prefix.
+ */
+export const FIELD_MESSAGE_PREFIX = 'service-field:';
+
+export const FIELD_FRAME_TYPES = ['service-field:ready', 'service-field:state', 'service-field:captured', 'service:resize', 'service:error'] as const;
+export const FIELD_HOST_TYPES = ['service-field:init', 'service-field:capture'] as const;
 export type FieldFrameMessageType = (typeof FIELD_FRAME_TYPES)[number];
 export type FieldHostMessageType = (typeof FIELD_HOST_TYPES)[number];
 export type FieldMessageType = FieldFrameMessageType | FieldHostMessageType;
@@ -46,7 +54,7 @@ const CONTROLS: JsonSchema = { type: 'object', additionalProperties: { type: 'bo
 
 /** Payload schemas of the field's messages (the subset of JSON Schema the core validates). */
 export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
-  'service:field-ready': {
+  'service-field:ready': {
     type: 'object',
     required: ['flow_id', 'flow_version', 'locale', 'controls'],
     properties: {
@@ -57,8 +65,8 @@ export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
     },
     additionalProperties: false,
   },
-  'service:field-state': { type: 'object', required: ['controls'], properties: { controls: CONTROLS }, additionalProperties: false },
-  'service:field-captured': {
+  'service-field:state': { type: 'object', required: ['controls'], properties: { controls: CONTROLS }, additionalProperties: false },
+  'service-field:captured': {
     type: 'object',
     required: ['request_id', 'capture_token', 'expires_at'],
     properties: {
@@ -72,8 +80,8 @@ export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
   },
   'service:resize': FRAME_SCHEMAS.resize,
   'service:error': FRAME_SCHEMAS['consent/error'],
-  'service:field-init': { type: 'object', required: ['appearance'], properties: { appearance: { type: 'object' } }, additionalProperties: false },
-  'service:field-capture': {
+  'service-field:init': { type: 'object', required: ['appearance'], properties: { appearance: { type: 'object' } }, additionalProperties: false },
+  'service-field:capture': {
     type: 'object',
     required: ['request_id'],
     properties: {
@@ -117,7 +125,8 @@ export function fieldMessageErrors(message: unknown, direction: 'frame' | 'host'
 
 /**
  * A received `message` event as a valid field message from `direction`'s side, or null when it must
- * be ignored: another origin or window, a version other than 2, no `service:` prefix, or a message
+ * be ignored: another origin or window, a version other than 2, neither the `service:` prefix (resize,
+ * error) nor `service-field:` (the field's own types), or a message
  * that fails its schema.
  */
 export function acceptFieldMessage(
@@ -127,6 +136,6 @@ export function acceptFieldMessage(
   if (event.origin !== expected.origin || event.source !== expected.source || expected.source === null || expected.source === undefined) return null;
   const data = event.data as Record<string, unknown> | null;
   if (typeof data !== 'object' || data === null || data.version !== PROTOCOL_VERSION) return null;
-  if (typeof data.type !== 'string' || !data.type.startsWith(MESSAGE_PREFIX)) return null;
+  if (typeof data.type !== 'string' || !(data.type.startsWith(MESSAGE_PREFIX) || data.type.startsWith(FIELD_MESSAGE_PREFIX))) return null;
   return fieldMessageErrors(data, expected.direction).length === 0 ? (data as unknown as FieldMessage) : null;
 }

@@ -190,7 +190,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
         this.pending = { requestId, resolve, reject, timer };
       });
       const subject = options.subject ? { email: options.subject.email.trim(), ...(options.subject.external_id ? { external_id: options.subject.external_id } : {}) } : undefined;
-      target.postMessage(fieldMessage('service:field-capture', { request_id: requestId, ...(options.commit ? { commit: { subject } } : {}) }), this.serviceOrigin);
+      target.postMessage(fieldMessage('service-field:capture', { request_id: requestId, ...(options.commit ? { commit: { subject } } : {}) }), this.serviceOrigin);
       try {
         const captured = await result;
         this.setToken(captured.token, captured.expiresAt);
@@ -363,7 +363,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
     if (!this.ready || !target || !this.serviceOrigin) return;
     const { appearance, ignored } = parseAppearance(this.getAttribute('appearance'));
     if (ignored.length > 0) console.warn(`service-consent-field: appearance ${ignored.join(', ')} ignored (not in the vocabulary)`);
-    target.postMessage(fieldMessage('service:field-init', { appearance }), this.serviceOrigin);
+    target.postMessage(fieldMessage('service-field:init', { appearance }), this.serviceOrigin);
   }
 
   private receive(event: MessageEvent): void {
@@ -375,7 +375,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
   private handle(message: FieldMessage): void {
     const p = message.payload;
     switch (message.type) {
-      case 'service:field-ready':
+      case 'service-field:ready':
         this.ready = true;
         if (this.loadTimer) clearTimeout(this.loadTimer);
         this.state = { ...p.controls };
@@ -383,14 +383,14 @@ export class ServiceConsentFieldElement extends HTMLElement {
         for (const waiter of this.readyWaiters.splice(0)) waiter();
         this.dispatchEvent(new CustomEvent('ready', { detail: { controls: this.controls } }));
         return;
-      case 'service:field-state':
+      case 'service-field:state':
         this.state = { ...p.controls };
         this.dispatchEvent(new CustomEvent('change', { detail: { controls: this.controls } }));
         return;
       case 'service:resize':
         if (this.frameElement) this.frameElement.style.height = `${p.height}px`;
         return;
-      case 'service:field-captured':
+      case 'service-field:captured':
         if (this.pending && this.pending.requestId === p.request_id) {
           this.pending.resolve({
             token: p.capture_token,
