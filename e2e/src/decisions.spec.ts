@@ -458,6 +458,23 @@ describe('flows and decisions', () => {
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.embed_origin).toBeNull();
     });
 
+    it('talks to the page that frames it when a session was made without embed_origin, if that page is an allowed origin', async () => {
+      const flowId = await activeFlow({ ...newsletterFlow, name: 'No embed origin' });
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'embed' })).body.session_token;
+      const framed = async (referer?: string) => {
+        const html = await (await fetch(`${us.url}/decisions/${token}/embed`, { headers: referer ? { referer } : {} })).text();
+        const view = JSON.parse(/<script[^>]*type="application\/json"[^>]*>([\s\S]*?)<\/script>/.exec(html)![1]);
+        return view.embed_origin ?? view.view?.embed_origin ?? null;
+      };
+      // The application allows http://localhost (any port, sandbox): a shop page there gets the frame's messages.
+      expect(await framed('http://localhost:5173/checkout?step=2')).toBe('http://localhost:5173');
+      // Anyone else, or no referrer: nobody (the messages are dropped and counted).
+      expect(await framed('https://evil.example/page')).toBeNull();
+      expect(await framed()).toBeNull();
+      // The participant API does not guess: it answers what the session was made with.
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.embed_origin).toBeNull();
+    });
+
     it('renders the decision page server-side, in English or German, with a strict CSP', async () => {
       const flowId = await activeFlow({ ...newsletterFlow, name: 'Pages', title: 'Stay <in> touch' });
       const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: 'http://localhost:5173' })).body.session_token;

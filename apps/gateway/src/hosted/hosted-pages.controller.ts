@@ -23,7 +23,7 @@ import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
 import { CredentialIndex } from '../connect/credential-index';
 import { DecisionAccess } from '../decisions/decision-access';
-import { embedOriginNow } from '../decisions/embed-origin';
+import { embedOriginFromReferer, embedOriginNow } from '../decisions/embed-origin';
 import { publicBaseUrl } from '../http/public-url';
 
 /** The frame protocol's schemas, byte for byte, for hosts that validate what the frame posts. */
@@ -60,8 +60,13 @@ export class HostedPagesController {
   }
 
   @Get('decisions/:session_token/embed')
-  embed(@Param('session_token') token: string, @Headers('accept-language') language: string | undefined, @Res() reply: FastifyReply) {
-    return this.decision(token, 'embed', language, reply);
+  embed(
+    @Param('session_token') token: string,
+    @Headers('accept-language') language: string | undefined,
+    @Headers('referer') referer: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.decision(token, 'embed', language, reply, referer);
   }
 
   /** The hosted flow page: opens a session for an active flow and sends the person to it. */
@@ -135,7 +140,7 @@ export class HostedPagesController {
       .send(body);
   }
 
-  private async decision(token: string, mode: 'page' | 'embed', language: string | undefined, reply: FastifyReply) {
+  private async decision(token: string, mode: 'page' | 'embed', language: string | undefined, reply: FastifyReply, referer?: string) {
     let view: ParticipantViewMessage;
     try {
       await this.access.requireHomedHere(token);
@@ -152,8 +157,10 @@ export class HostedPagesController {
     }
     const application = this.index.application(view.application.id);
     view.application.name = application?.name ?? '';
-    // The session's embed origin while the application still allows it (embedOriginNow).
-    view.embed_origin = embedOriginNow(view, application);
+    // The session's embed origin while the application still allows it (embedOriginNow); a session
+    // made without one talks to the page that frames it when that page is one of the application's
+    // allowed origins (embedOriginFromReferer).
+    view.embed_origin = embedOriginNow(view, application) ?? (mode === 'embed' && !view.embed_origin ? embedOriginFromReferer(referer, application) : null);
     // Who may frame the embed page: the session's embed origin, else the application's allowed origins.
     const ancestors =
       mode === 'embed' ? (view.embed_origin ? [view.embed_origin] : (application?.origins ?? []).map((o) => frameSource(o, application!.environment))) : [];
