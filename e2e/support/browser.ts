@@ -48,7 +48,8 @@ export interface HostPageServer {
   /** `http://localhost:<port>`: the origin of the host page (the session's `embed_origin`). */
   origin: string;
   /** The URL of a host page that frames `frameSrc`. */
-  pageUrl(frameSrc: string): string;
+  /** `referrerPolicy`: the frame's `referrerpolicy` attribute (`no-referrer`: the frame request names no page). */
+  pageUrl(frameSrc: string, referrerPolicy?: string): string;
   close(): Promise<void>;
 }
 
@@ -59,7 +60,7 @@ const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(
  * `message` event from `gatewayOrigin` in `window.received` (others in `window.otherMessages`), and
  * offers `window.sendToFrame(message)`, which posts to the frame with targetOrigin = `gatewayOrigin`.
  */
-function hostPage(src: string, gatewayOrigin: string): string {
+function hostPage(src: string, gatewayOrigin: string, referrerPolicy?: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -85,7 +86,7 @@ function hostPage(src: string, gatewayOrigin: string): string {
 <body>
 <main>
 <h1>Host page</h1>
-<iframe id="decision-frame" title="Decision" width="640" height="900" src="${escapeAttribute(src)}"
+<iframe id="decision-frame" title="Decision" width="640" height="900" src="${escapeAttribute(src)}"${referrerPolicy ? ` referrerpolicy="${escapeAttribute(referrerPolicy)}"` : ''}
   sandbox="allow-forms allow-scripts allow-same-origin" allow="publickey-credentials-get"></iframe>
 </main>
 </body>
@@ -101,14 +102,14 @@ export async function startHostPageServer(gatewayOrigin: string): Promise<HostPa
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found');
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(hostPage(src, gatewayOrigin));
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(hostPage(src, gatewayOrigin, url.searchParams.get('referrer') ?? undefined));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const origin = `http://localhost:${port}`;
   return {
     origin,
-    pageUrl: (frameSrc) => `${origin}/host?src=${encodeURIComponent(frameSrc)}`,
+    pageUrl: (frameSrc, referrerPolicy) => `${origin}/host?src=${encodeURIComponent(frameSrc)}${referrerPolicy ? `&referrer=${encodeURIComponent(referrerPolicy)}` : ''}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

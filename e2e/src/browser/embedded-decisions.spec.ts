@@ -77,9 +77,9 @@ describe('hosted decision pages in a browser', () => {
   const newPage = (options: { locale?: string } = {}) => watched.open(options);
 
   /** A host page at http://localhost:<port> that frames the session's embed URL. */
-  async function openEmbedded(embedUrl: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
+  async function openEmbedded(embedUrl: string, referrerPolicy?: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
     const { page, problems } = await newPage();
-    await page.goto(host.pageUrl(embedUrl));
+    await page.goto(host.pageUrl(embedUrl, referrerPolicy));
     const frame = await decisionFrame(page);
     await frame.waitForSelector('#decision-root[data-ready="true"]');
     return { page, frame, problems };
@@ -288,13 +288,23 @@ describe('hosted decision pages in a browser', () => {
       expect(problems).toEqual([]);
     });
 
-    it('posts nothing without an embed origin, and the gateway counts the dropped messages', async () => {
+    it('without an embed origin talks to the allowed page that frames it', async () => {
+      const flowId = await activeFlow('Framed by an allowed page');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed' });
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.embed_origin ?? null).toBeNull();
+      const { page, problems } = await openEmbedded(session.embed_url);
+      const ready = await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+      expect(ready).toMatchObject({ origin: us.url, data: { kind: 'consent', version: 2, payload: { session_token: session.session_token, mode: 'embed' } } });
+      expect(problems).toEqual([]);
+    });
+
+    it('posts nothing without an embed origin when the page framing it names no referrer, and the gateway counts the dropped messages', async () => {
       const flowId = await activeFlow('No embed origin');
       const before = await droppedOriginMissing();
       const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed' });
       expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.embed_origin ?? null).toBeNull();
-      // The embed page may still be framed by the application's allowed origins.
-      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      // The embed page may still be framed by the application's allowed origins; this one does not say it is the framer.
+      const { page, frame, problems } = await openEmbedded(session.embed_url, 'no-referrer');
       await waitForStep(frame, 'start');
 
       // The frame reports its drops about a second after the first one.
