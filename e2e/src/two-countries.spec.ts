@@ -322,13 +322,33 @@ describe('two countries on the in-process transport', () => {
       for (const origin of ['https://p2.example', 'https://p3.example']) {
         expect((await http(us.url, 'DELETE', `${originsPath}/${encodeURIComponent(origin)}`, { token: apiToken })).status).toBe(204);
       }
-      // DE has every one of these changes before the next test changes the application there (two
-      // countries changing one application within the replication delay can lose one change: see
-      // docs/architecture.md, Application configuration everywhere).
+      // DE has every one of these changes before the next tests look at the application there.
       await eventually(async () => {
         const inDe = (await http(de.url, 'GET', originsPath, { token: apiToken })).body.data.map((item: { origin: string }) => item.origin);
         return JSON.stringify(inDe) === JSON.stringify(all.filter((origin: string) => !/p[123]\.example/.test(origin)));
       });
+    });
+
+    it('loses no token when two countries change one application at the same moment', async () => {
+      const originsPath = `/api/v1/applications/${applicationId}/allowed_origins`;
+      for (let round = 0; round < 3; round++) {
+        const origin = `https://race${round}.example`;
+        const [added, created] = await Promise.all([
+          http(us.url, 'POST', originsPath, { token: apiToken, body: { allowed_origin: { origin } } }),
+          http(de.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: {} }),
+        ]);
+        expect([added.status, created.status]).toEqual([201, 201]);
+        // The token made in DE works in both countries, and stays working once they have exchanged their states.
+        await eventually(async () => (await http(us.url, 'GET', '/api/v1/me', { token: created.body.token })).status === 200);
+        expect((await http(de.url, 'GET', '/api/v1/me', { token: created.body.token })).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        for (const country of [us, de]) expect([country.country, (await http(country.url, 'GET', '/api/v1/me', { token: created.body.token })).status]).toEqual([country.country, 200]);
+        // And the origin added in US at the same moment is in both as well.
+        await eventually(async () => (await http(de.url, 'GET', originsPath, { token: apiToken })).body.data.some((o: { origin: string }) => o.origin === origin));
+        expect((await http(us.url, 'GET', originsPath, { token: apiToken })).body.data.map((o: { origin: string }) => o.origin)).toContain(origin);
+        expect((await http(us.url, 'DELETE', `${originsPath}/${encodeURIComponent(origin)}`, { token: apiToken })).status).toBe(204);
+        await eventually(async () => !(await http(de.url, 'GET', originsPath, { token: apiToken })).body.data.some((o: { origin: string }) => o.origin === origin));
+      }
     });
 
     it('revokes a token everywhere', async () => {

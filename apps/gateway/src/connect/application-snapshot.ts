@@ -36,6 +36,10 @@ export function toSnapshot(
       created_at: key.createdAt.toISOString(),
       revoked_at: iso(key.revokedAt),
     })),
-    allowed_origins: origins.map((origin) => ({ origin: origin.origin, created_at: origin.createdAt.toISOString() })),
+    allowed_origins: origins.map((origin) => ({
+      origin: origin.origin,
+      created_at: origin.createdAt.toISOString(),
+      ...(origin.removedAt ? { removed_at: origin.removedAt.toISOString() } : {}),
+    })),
   };
 }

@@ -9,6 +9,7 @@ import { AllowedOriginRecord, ApplicationRecord } from './connect.entities';
 import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
+import { IsNull } from 'typeorm';
 
 export const toApplicationDto = (a: ApplicationRecord): ApplicationDto => ({
   id: a.id,
@@ -83,7 +84,7 @@ export class ApplicationsService {
       async (manager) => {
         const application = await manager.getRepository(ApplicationRecord).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
         if (!application) throw new DomainError('not_found', 'Application was not found');
-        if (browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId: id } })) === 0) {
+        if (browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { removedAt: IsNull(), applicationId: id } })) === 0) {
           throw validationFailed([{ field: 'browser_commit', reason: 'needs at least one allowed origin; add one first' }]);
         }
         await manager.getRepository(ApplicationRecord).update({ id }, { browserCommit });

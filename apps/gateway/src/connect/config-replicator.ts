@@ -64,8 +64,15 @@ export class ConfigReplicator {
     }
   }
 
+  /**
+   * A peer's snapshot: stored (ConnectRepository.applySnapshot: the newest revision's fields and
+   * origins, every credential either side has) and indexed; when this country holds credentials the
+   * peer lacks, its merged state goes back to every peer, so the countries converge.
+   */
   async receive(snapshot: ApplicationSnapshot): Promise<void> {
-    if (await this.repository.applySnapshot(snapshot)) {
+    const { changed, peerBehind } = await this.repository.applySnapshot(snapshot);
+    if (peerBehind) return this.changed(snapshot.id);
+    if (changed) {
       const stored = await this.repository.snapshot(snapshot.id);
       if (stored) this.index.apply(stored);
     }

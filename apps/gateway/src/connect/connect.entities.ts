@@ -102,6 +102,11 @@ export class AllowedOriginRecord {
   @PrimaryColumn({ type: 'text' })
   origin: string;
 
+  /** When it was (last) added. */
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** When it was removed (a removed origin is kept, for the countries to merge removals); null while allowed. */
+  @Column({ name: 'removed_at', type: 'timestamptz', nullable: true })
+  removedAt: Date | null;
 }

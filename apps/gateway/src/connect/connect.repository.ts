@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ApplicationSnapshot } from '@dcr/contracts';
 import { recordEvent } from '@dcr/service-kit';
-import { DataSource, EntityManager, In, MoreThan } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
 import { toSnapshot } from './application-snapshot';
 import { ConfigurationAuditRelay, ConfigurationChange } from './configuration-audit';
 import { AllowedOriginRecord, ApiTokenRecord, ApplicationRecord, PublishableKeyRecord } from './connect.entities';
@@ -35,7 +35,7 @@ export class ConnectRepository {
   }
 
   listOrigins(applicationId: string): Promise<AllowedOriginRecord[]> {
-    return this.dataSource.getRepository(AllowedOriginRecord).find({ where: { applicationId }, order: { createdAt: 'ASC' } });
+    return this.dataSource.getRepository(AllowedOriginRecord).find({ where: { applicationId, removedAt: IsNull() }, order: { createdAt: 'ASC' } });
   }
 
   async snapshot(applicationId: string): Promise<ApplicationSnapshot | null> {
@@ -44,7 +44,8 @@ export class ConnectRepository {
     const [tokens, keys, origins] = await Promise.all([
       this.listTokens(applicationId),
       this.listKeys(applicationId),
-      this.listOrigins(applicationId),
+      // Removed ones too: a removal travels to the peers like an addition.
+      this.dataSource.getRepository(AllowedOriginRecord).find({ where: { applicationId }, order: { createdAt: 'ASC' } }),
     ]);
     return toSnapshot(application, tokens, keys, origins);
   }
@@ -88,10 +89,19 @@ export class ConnectRepository {
   }
 
   /**
-   * Stores a snapshot received from the authoring country, unless what is here is as new or newer.
-   * Local token use times are kept: each country records the uses it sees.
+   * Stores a snapshot received from a peer country. Its application fields (name, settings) are
+   * taken when its revision is newer than what is here (the newest revision wins). Its API tokens,
+   * publishable keys and allowed origins are merged whatever its revision, so that two countries
+   * changing one application at once (a token created in one while the other adds an origin) lose
+   * nothing: credentials are only ever added and revoked (never un-revoked or deleted), so every one
+   * either side has is kept, revoked if either side revoked it; an origin is added and removed, and
+   * the later of the two, by its time, wins (a removed origin is kept with `removed_at`).
+   * `peerBehind`: this country holds something the snapshot lacks or has older; the revision is then
+   * bumped past both, so that the caller's
+   * push of this country's state is newer for the peer and reaches it. Local token use times are
+   * kept: each country records the uses it sees.
    */
-  async applySnapshot(snapshot: ApplicationSnapshot): Promise<boolean> {
+  async applySnapshot(snapshot: ApplicationSnapshot): Promise<{ changed: boolean; peerBehind: boolean }> {
     return this.dataSource.transaction(async (manager) => {
       // One snapshot of an application at a time. The row lock below cannot do it for an application
       // this country has not stored yet (there is no row to lock): two snapshots arriving together
@@ -102,64 +112,55 @@ export class ConnectRepository {
         where: { id: snapshot.id },
         lock: { mode: 'pessimistic_write' },
       });
-      if (current && current.revision >= snapshot.revision) return false;
-      await manager.getRepository(ApplicationRecord).save({
-        id: snapshot.id,
-        accountId: snapshot.account_id,
-        name: snapshot.name,
-        environment: snapshot.environment,
-        region: snapshot.region,
-        authoredIn: snapshot.authored_in,
-        revision: snapshot.revision,
-        browserCommit: snapshot.settings?.browser_commit ?? false,
-        createdAt: new Date(snapshot.created_at),
-        updatedAt: new Date(snapshot.updated_at),
-      });
-      const lastUse = new Map(
-        (await manager.getRepository(ApiTokenRecord).find({ where: { applicationId: snapshot.id } })).map((t) => [
-          t.id,
-          t.lastUsedAt,
-        ]),
-      );
-      await manager.getRepository(ApiTokenRecord).delete({ applicationId: snapshot.id });
-      await manager.getRepository(PublishableKeyRecord).delete({ applicationId: snapshot.id });
-      await manager.getRepository(AllowedOriginRecord).delete({ applicationId: snapshot.id });
-      if (snapshot.api_tokens.length > 0) {
-        await manager.getRepository(ApiTokenRecord).insert(
-          snapshot.api_tokens.map((t) => ({
-            id: t.id,
-            applicationId: snapshot.id,
-            name: t.name,
-            tokenHash: t.token_hash,
-            scopes: t.scopes,
-            createdAt: new Date(t.created_at),
-            lastUsedAt: lastUse.get(t.id) ?? null,
-            revokedAt: t.revoked_at ? new Date(t.revoked_at) : null,
-          })),
-        );
+      const newer = !current || current.revision < snapshot.revision;
+      let changed = false;
+      if (newer) {
+        await manager.getRepository(ApplicationRecord).save({
+          id: snapshot.id,
+          accountId: snapshot.account_id,
+          name: snapshot.name,
+          environment: snapshot.environment,
+          region: snapshot.region,
+          authoredIn: snapshot.authored_in,
+          revision: snapshot.revision,
+          browserCommit: snapshot.settings?.browser_commit ?? false,
+          createdAt: new Date(snapshot.created_at),
+          updatedAt: new Date(snapshot.updated_at),
+        });
+        changed = true;
       }
-      if (snapshot.publishable_keys.length > 0) {
-        await manager.getRepository(PublishableKeyRecord).insert(
-          snapshot.publishable_keys.map((k) => ({
-            id: k.id,
-            applicationId: snapshot.id,
-            keyHash: k.key_hash,
-            keyPrefix: k.key_prefix,
-            createdAt: new Date(k.created_at),
-            revokedAt: k.revoked_at ? new Date(k.revoked_at) : null,
-          })),
-        );
+      const originsMerged = await mergeOrigins(manager, snapshot);
+      const tokens = await manager.getRepository(ApiTokenRecord).find({ where: { applicationId: snapshot.id } });
+      const keys = await manager.getRepository(PublishableKeyRecord).find({ where: { applicationId: snapshot.id } });
+      const tokensMerged = await mergeCredentials(manager, ApiTokenRecord, tokens, snapshot.api_tokens, (t) => ({
+        id: t.id,
+        applicationId: snapshot.id,
+        name: t.name,
+        tokenHash: t.token_hash,
+        scopes: t.scopes,
+        createdAt: new Date(t.created_at),
+        lastUsedAt: null,
+        revokedAt: t.revoked_at ? new Date(t.revoked_at) : null,
+      }));
+      const keysMerged = await mergeCredentials(manager, PublishableKeyRecord, keys, snapshot.publishable_keys, (k) => ({
+        id: k.id,
+        applicationId: snapshot.id,
+        keyHash: k.key_hash,
+        keyPrefix: k.key_prefix,
+        createdAt: new Date(k.created_at),
+        revokedAt: k.revoked_at ? new Date(k.revoked_at) : null,
+      }));
+      changed ||= tokensMerged.changed || keysMerged.changed || originsMerged.changed;
+      // Only a snapshot as new as this country's state says what the peer holds now; an older one may
+      // be stale (the peer moved on since), and its next snapshot tells.
+      const peerBehind = current !== null && current.revision <= snapshot.revision && (tokensMerged.peerBehind || keysMerged.peerBehind || originsMerged.peerBehind);
+      if (peerBehind) {
+        await manager.query(`UPDATE "gateway"."applications" SET revision = GREATEST(revision, $2) + 1, updated_at = now() WHERE id = $1`, [
+          snapshot.id,
+          snapshot.revision,
+        ]);
       }
-      if (snapshot.allowed_origins.length > 0) {
-        await manager.getRepository(AllowedOriginRecord).insert(
-          snapshot.allowed_origins.map((o) => ({
-            applicationId: snapshot.id,
-            origin: o.origin,
-            createdAt: new Date(o.created_at),
-          })),
-        );
-      }
-      return true;
+      return { changed: changed || peerBehind, peerBehind };
     });
   }
 
@@ -175,4 +176,70 @@ export class ConnectRepository {
       [ids, times],
     );
   }
+}
+
+/**
+ * Merges a peer's credentials (API tokens or publishable keys) into this country's: every one
+ * either side has, revoked if either side revoked it (the earlier revocation time). Answers whether
+ * anything here changed, and whether this country has something the peer's list lacks.
+ */
+async function mergeCredentials<R extends { id: string; revokedAt: Date | null }, M extends { id: string; revoked_at: string | null }>(
+  manager: EntityManager,
+  entity: new () => R,
+  local: R[],
+  theirs: M[],
+  toRecord: (message: M) => Partial<R>,
+): Promise<{ changed: boolean; peerBehind: boolean }> {
+  const here = new Map(local.map((record) => [record.id, record]));
+  const there = new Map(theirs.map((message) => [message.id, message]));
+  let changed = false;
+  const added = theirs.filter((message) => !here.has(message.id));
+  if (added.length > 0) {
+    await manager.getRepository(entity).insert(added.map(toRecord) as never);
+    changed = true;
+  }
+  for (const message of theirs) {
+    const record = here.get(message.id);
+    if (!record || !message.revoked_at) continue;
+    const revokedThere = new Date(message.revoked_at);
+    if (record.revokedAt === null || revokedThere < record.revokedAt) {
+      await manager.getRepository(entity).update({ id: record.id } as never, { revokedAt: revokedThere } as never);
+      changed = true;
+    }
+  }
+  const peerBehind = local.some((record) => {
+    const theirCopy = there.get(record.id);
+    return !theirCopy || (record.revokedAt !== null && (theirCopy.revoked_at === null || new Date(theirCopy.revoked_at) > record.revokedAt));
+  });
+  return { changed, peerBehind };
+}
+
+/** An origin's last change: its removal, else its addition. */
+const originChangedAt = (origin: { createdAt: Date; removedAt: Date | null }): number => (origin.removedAt ?? origin.createdAt).getTime();
+
+/**
+ * Merges a peer's allowed origins into this country's, origin by origin: the later change (an
+ * addition or a removal, by its time) wins; equal times keep the removal. Answers whether anything
+ * here changed, and whether this country holds a later change the peer's list lacks.
+ */
+async function mergeOrigins(manager: EntityManager, snapshot: ApplicationSnapshot): Promise<{ changed: boolean; peerBehind: boolean }> {
+  const repository = manager.getRepository(AllowedOriginRecord);
+  const here = new Map((await repository.find({ where: { applicationId: snapshot.id } })).map((record) => [record.origin, record]));
+  const there = new Map(
+    snapshot.allowed_origins.map((o) => [o.origin, { createdAt: new Date(o.created_at), removedAt: o.removed_at ? new Date(o.removed_at) : null }]),
+  );
+  let changed = false;
+  for (const [origin, theirs] of there) {
+    const ours = here.get(origin);
+    const theirsWins =
+      !ours || originChangedAt(theirs) > originChangedAt(ours) || (originChangedAt(theirs) === originChangedAt(ours) && theirs.removedAt !== null && ours.removedAt === null);
+    if (!theirsWins) continue;
+    await repository.save({ applicationId: snapshot.id, origin, createdAt: theirs.createdAt, removedAt: theirs.removedAt });
+    changed = true;
+  }
+  const peerBehind = [...here.values()].some((ours) => {
+    const theirs = there.get(ours.origin);
+    return !theirs || originChangedAt(ours) > originChangedAt(theirs) || (originChangedAt(ours) === originChangedAt(theirs) && ours.removedAt !== null && theirs.removedAt === null);
+  });
+  return { changed, peerBehind };
 }

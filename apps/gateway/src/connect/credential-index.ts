@@ -41,7 +41,7 @@ export class CredentialIndex {
       accountId: snapshot.account_id,
       name: snapshot.name,
       environment: snapshot.environment,
-      origins: snapshot.allowed_origins.map((o) => o.origin),
+      origins: snapshot.allowed_origins.filter((o) => !o.removed_at).map((o) => o.origin),
       browserCommit: snapshot.settings?.browser_commit ?? false,
     };
     this.applications.set(snapshot.id, application);

@@ -8,6 +8,7 @@ import { AllowedOriginRecord, ApplicationRecord } from './connect.entities';
 import { actorOfPrincipal } from './configuration-audit';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
+import { IsNull } from 'typeorm';
 
 const toOriginDto = (o: AllowedOriginRecord): AllowedOriginDto => ({
   origin: o.origin,
@@ -29,10 +30,17 @@ export class OriginsService {
     const origin = validateAllowedOrigin(input, application.environment);
     const existing = (await this.repository.listOrigins(applicationId)).find((o) => o.origin === origin);
     if (existing) return { origin: toOriginDto(existing), created: false };
-    const record = Object.assign(new AllowedOriginRecord(), { applicationId, origin, createdAt: new Date() });
+    // Added anew, also over a removed one (kept for the countries to merge removals): the addition's time decides.
+    const record = Object.assign(new AllowedOriginRecord(), { applicationId, origin, createdAt: new Date(), removedAt: null });
     await this.repository.change(
       applicationId,
-      (manager) => manager.getRepository(AllowedOriginRecord).createQueryBuilder().insert().values(record).orIgnore().execute(),
+      (manager) =>
+        manager.query(
+          `INSERT INTO "gateway"."allowed_origins" ("application_id", "origin", "created_at", "removed_at") VALUES ($1, $2, $3, NULL)
+           ON CONFLICT ("application_id", "origin") DO UPDATE SET "created_at" = EXCLUDED."created_at", "removed_at" = NULL
+           WHERE "allowed_origins"."removed_at" IS NOT NULL`,
+          [applicationId, origin, record.createdAt],
+        ),
       { type: 'allowed_origin.added', actor: actorOfPrincipal(principal), detail: { origin } },
     );
     await this.replicator.changed(applicationId);
@@ -56,10 +64,11 @@ export class OriginsService {
     await this.repository.change(applicationId, async (manager) => {
       // Locked as changing settings locks it: browser commit is never left without an origin.
       const current = await manager.getRepository(ApplicationRecord).findOne({ where: { id: applicationId }, lock: { mode: 'pessimistic_write' } });
-      if (current?.browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId } })) === 1) {
+      if (current?.browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId, removedAt: IsNull() } })) === 1) {
         throw new DomainError('conflict', 'Browser commit is on and needs at least one allowed origin; turn it off first (PATCH …/settings)');
       }
-      const result = await manager.getRepository(AllowedOriginRecord).delete({ applicationId, origin });
+      // Kept, marked removed, so that the removal reaches the other countries and is merged there.
+      const result = await manager.getRepository(AllowedOriginRecord).update({ applicationId, origin, removedAt: IsNull() }, { removedAt: new Date() });
       if (!result.affected) throw notFound('Allowed origin');
     }, { type: 'allowed_origin.removed', actor: actorOfPrincipal(principal), detail: { origin } });
     await this.replicator.changed(applicationId);

@@ -72,6 +72,11 @@ export class AllowedOriginSnapshot {
 
   @IsISO8601({ strict: true })
   created_at: string;
+
+  /** Removed (and when): kept so that a removal reaches every country and is merged there. */
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  removed_at?: string | null;
 }
 
 export class ApplicationSettingsSnapshot {
