@@ -321,6 +321,24 @@ describe('consent records', () => {
     expect(await count()).toBe(before);
     expect((await api('GET', `/api/v1/consent_records/imports/${dry.body.import_id}`)).status).toBe(404);
 
+    // A capture time is taken as the Record API takes it: with an offset (stored in UTC), without
+    // seconds; a local time without its zone, or a day the month lacks, is refused by name.
+    const zones = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: true,
+      records: ['2021-03-04T07:06:07+02:00', '2021-03-04T05:06Z', '2021-03-04T05:06:07', '2021-02-30T05:06:07Z'].map((captured_at, i) => ({
+        subject: { email: `zone-${i}@example.com` },
+        decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } },
+        captured_at,
+      })),
+    });
+    expect(zones.body.rows.map((row: { outcome: string; reasons?: Array<{ field: string }> }) => [row.outcome, row.reasons?.map((r) => r.field)])).toEqual([
+      ['recorded', undefined],
+      ['recorded', undefined],
+      ['refused', ['captured_at']],
+      ['refused', ['captured_at']],
+    ]);
+
     // 600 rows: two chunks on their way to the decisions service.
     const many = Array.from({ length: 600 }, (_, i) => ({
       subject: { email: `person-${i}@example.com`, external_id: `legacy-${i}` },
@@ -328,17 +346,20 @@ describe('consent records', () => {
       captured_at: '2020-01-02T03:04:05.000Z',
       idempotency_key: `legacy-${i}`,
     }));
-    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [...many, rows[1]] });
+    const offset = { ...many[0], subject: { email: 'offset@example.com' }, idempotency_key: 'offset-1', captured_at: '2020-01-02T05:04:05+02:00' };
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [...many, rows[1], offset] });
     expect(real.status).toBe(201);
-    expect(real.body.summary).toEqual({ recorded: 600, refused: 1 });
-    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(Array.from({ length: 601 }, (_, i) => i));
-    expect(await count()).toBe(before + 600);
+    expect(real.body.summary).toEqual({ recorded: 601, refused: 1 });
+    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(Array.from({ length: 602 }, (_, i) => i));
+    expect(await count()).toBe(before + 601);
+    const offsetStored = await db.query(`SELECT captured_at FROM decisions.consent_records WHERE record_id = $1`, [real.body.rows[601].record_id]);
+    expect(offsetStored.rows[0].captured_at).toEqual(new Date('2020-01-02T03:04:05.000Z'));
     const stored = await db.query(`SELECT channel, captured_at, recorded_at FROM decisions.consent_records WHERE record_id = $1`, [real.body.rows[1].record_id]);
     expect(stored.rows[0]).toMatchObject({ channel: 'imported', captured_at: new Date('2020-01-02T03:04:05.000Z') });
     expect(stored.rows[0].recorded_at.getTime()).toBeGreaterThan(Date.parse('2026-01-01'));
     const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
     expect(report.status).toBe(200);
-    expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 600, refused: 1 } });
+    expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 601, refused: 1 } });
     expect(report.body.rows).toEqual(real.body.rows);
     // The report's id names its country: another country answers with that country only.
     expect(real.body.import_id).toMatch(/^imp_us[0-9a-z]{20}$/);
@@ -347,7 +368,7 @@ describe('consent records', () => {
     // Importing the same rows again (same idempotency keys) records nothing new.
     const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: many.slice(0, 10) });
     expect(again.body.rows.map((row: { record_id: string }) => row.record_id)).toEqual(real.body.rows.slice(0, 10).map((row: { record_id: string }) => row.record_id));
-    expect(await count()).toBe(before + 600);
+    expect(await count()).toBe(before + 601);
 
     // A dry run answers what the real import would: keys used before or repeated with another body,
     // identifiers of different people, people homed in another country; it homes no one.

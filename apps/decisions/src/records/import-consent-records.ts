@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
+import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
@@ -8,7 +8,6 @@ import { CheckedRow, ImportBatch } from './import-batch';
 import { ReceiptMailer } from './receipt-mailer';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
@@ -117,8 +116,9 @@ export class ImportConsentRecords {
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });
     }
-    if (typeof row.captured_at !== 'string' || !UTC_TIME.test(row.captured_at) || Number.isNaN(Date.parse(row.captured_at))) {
-      issues.push({ field: 'captured_at', reason: 'must be an ISO 8601 UTC time' });
+    // As the Record API takes it: with its zone, `Z` or an offset (stored in UTC).
+    if (!isZonedDateTime(row.captured_at)) {
+      issues.push({ field: 'captured_at', reason: 'must be a date and time with its zone (2026-11-20T10:00:00Z, or an offset)' });
     } else if (Date.parse(row.captured_at) > Date.now() + 5 * 60_000) {
       issues.push({ field: 'captured_at', reason: 'lies in the future' });
     }

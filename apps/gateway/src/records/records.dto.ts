@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { ZONED_DATE_TIME } from '@dcr/domain';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -56,7 +57,7 @@ export class CreateConsentRecordDto {
     description: 'When the organisation captured the decision: a date and time with its zone (UTC `Z`, or an offset, which is converted); a date alone or a time without a zone is refused',
   })
   @IsISO8601({ strict: true }, { message: 'captured_at must be an ISO 8601 date-time' })
-  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'captured_at must be a date and time with its zone (2026-11-20T10:00:00Z)' })
+  @Matches(ZONED_DATE_TIME, { message: 'captured_at must be a date and time with its zone (2026-11-20T10:00:00Z)' })
   captured_at: string;
 
   @ApiPropertyOptional({ description: 'Same key and body → the same record (200); same key, other body → 409' })

@@ -4,3 +4,4 @@ export * from './idempotency';
 export * from './status';
 export * from './field-rendering';
 export * from './records-page';
+export * from './captured-at';

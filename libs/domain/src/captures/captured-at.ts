@@ -1,0 +1,17 @@
+/**
+ * A capture time as the Record API and imports take it: a date and a time with its zone, `Z` or an
+ * offset (converted to UTC when stored); seconds and up to nine fraction digits optional. A date
+ * alone, a time without a zone, or a day the month does not have is refused.
+ */
+export const ZONED_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+export function isZonedDateTime(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const match = ZONED_DATE_TIME.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (month < 1 || month > 12 || day < 1) return false;
+  // Day 0 of the next month is the last day of this one.
+  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  return !Number.isNaN(Date.parse(value));
+}
