@@ -1,3 +1,5 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { Client } from 'pg';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
@@ -102,6 +104,20 @@ describe('flows and decisions', () => {
     }
     expect(document.paths['/api/v1/consent_sessions'].post.deprecated).toBe(true);
     expect(Object.keys(document.paths).some((path: string) => path.startsWith('/_dev'))).toBe(false);
+    // What the participant routes answer, and their refusals, are in it.
+    for (const step of ['transitions', 'complete', 'cancel']) {
+      const responses = document.paths[`/api/v1/decisions/{session_token}/${step}`].post.responses;
+      expect([step, Object.keys(responses)]).toEqual([step, expect.arrayContaining(['200', '409', '422'])]);
+    }
+    // A flow as answered validates against the document's FlowDto, optional terms left out (null) included.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components });
+    const validFlow = ajv.compile({ $ref: 'openapi.json#/components/schemas/FlowDto' });
+    const created = await api('POST', `/api/v1/applications/${applicationId}/flows`, { name: 'Bare', pattern: 'standard', purposes: ['newsletter'] });
+    expect(created.body).toMatchObject({ description: null, jurisdiction: null, retention: null, revocation_policy: null });
+    expect([validFlow(created.body), validFlow.errors]).toEqual([true, null]);
+    expect(Object.keys(document.paths['/api/v1/flows/{flow_id}'].patch.responses)).toContain('409');
   });
 
   describe('flows', () => {

@@ -15,7 +15,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
-import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { AuditEntryDto, AuditExportDto, AuditQueryDto, InclusionProofDto, InclusionQueryDto } from './audit.dto';
 
 /**
@@ -79,6 +79,7 @@ export class AuditController {
     return firstValueFrom(this.clients.own.send<AuditExportReply>(AUDIT_EXPORT, { application_id: applicationId }));
   }
 
+  @ApiConflict('No anchor covers the entry yet (`retry: true`): ask again after the next anchor')
   @Get('entries/:entry_id/inclusion_proof')
   @RequireScopes('audit:verify')
   @ApiOperation({ summary: 'Inclusion proof of one entry in the tree of an anchor (the newest by default)' })

@@ -36,6 +36,7 @@ const WRONG_COUNTRY = { status: 421, description: 'The session lives in another 
 @PublicRoute()
 @ApiResponse(WRONG_COUNTRY)
 @ApiResponse({ status: 404, description: 'No such session', type: ErrorBodyDto })
+@ApiResponse({ status: 422, description: 'The body breaks its rules; details name the fields', type: ErrorBodyDto })
 @Controller(['api/v1/decisions/:session_token', 'api/v1/consent_sessions/:session_token'])
 export class ParticipantController {
   constructor(
@@ -59,6 +60,7 @@ export class ParticipantController {
     description: 'Standard path: authenticating, then verifying with {email, code}, then reviewing. Informed path: informed, then evidenced. A fulfilled consent can be withdrawn with revoked.',
   })
   @ApiResponse(ILLEGAL)
+  @ApiOkResponse({ description: 'The participant view after the step' })
   async transition(@Param('session_token') token: string, @Body() body: TransitionDto): Promise<ParticipantViewMessage> {
     return this.send(DECISIONS_TRANSITION, { session_token: await this.access.requireHomedHere(token), ...body });
   }
@@ -82,6 +84,7 @@ export class ParticipantController {
       'single use, 5 minutes) and, in redirect mode, redirect_to: the redirect_uri as given on success, with ?error=access_denied otherwise.',
   })
   @ApiResponse(ILLEGAL)
+  @ApiOkResponse({ description: '`{outcome, exchange_token, completed_at, redirect_to?}`' })
   async complete(@Param('session_token') token: string, @Body() body: CompleteDto): Promise<CompleteReply> {
     return this.send(DECISIONS_COMPLETE, { session_token: await this.access.requireHomedHere(token), ...body });
   }
@@ -90,6 +93,7 @@ export class ParticipantController {
   @HttpCode(200)
   @ApiOperation({ summary: 'The person (or the host page) cancels: the session ends as expired' })
   @ApiResponse(ILLEGAL)
+  @ApiOkResponse({ description: 'The participant view, now `expired`' })
   async cancel(@Param('session_token') token: string, @Body() body: CancelDto): Promise<ParticipantViewMessage> {
     return this.send(DECISIONS_CANCEL, {
       session_token: await this.access.requireHomedHere(token),

@@ -20,7 +20,7 @@ import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ListQueryDto } from '../connect/connect.dto';
 import { publicBaseUrl } from '../http/public-url';
-import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { FlowDto, FlowTermsDto, PurposeDefinitionDto, PurposeDto } from './flows.dto';
 import { flowView } from './flow-view';
 
@@ -111,6 +111,7 @@ export class FlowsController {
   @ApiOperation({ summary: 'Change a draft (the fields given); an active flow answers 409: publish a new version' })
   @ApiBody({ type: FlowTermsDto })
   @ApiOkResponse({ type: FlowDto })
+  @ApiConflict('The version is active (its terms never change: publish a new version)')
   async update(@CurrentPrincipal() principal: Principal, @Param('flow_id') flowId: string, @Body() body: unknown, @Req() request: FastifyRequest) {
     const changes = bodyObject(body);
     await this.owned(principal, flowId);
@@ -140,6 +141,7 @@ export class FlowsController {
   })
   @ApiBody({ type: FlowTermsDto })
   @ApiCreatedResponse({ type: FlowDto })
+  @ApiConflict('A draft version is pending (change or activate it first), or the terms are the same as the newest version')
   async newVersion(@CurrentPrincipal() principal: Principal, @Param('flow_id') flowId: string, @Body() body: unknown, @Req() request: FastifyRequest) {
     const changes = bodyObject(body);
     await this.owned(principal, flowId);

@@ -33,13 +33,13 @@ export class FlowTermsDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PurposeDefinitionDto' } })
   purpose_definitions?: Record<string, PurposeDefinitionDto>;
   @ApiPropertyOptional({ example: 'en', description: 'BCP 47; the hosted pages speak en and de' }) locale?: string;
-  @ApiPropertyOptional() title?: string;
-  @ApiPropertyOptional() description?: string;
-  @ApiPropertyOptional({ example: 'https://example.com/privacy', description: 'https (http only for localhost)' }) policy_url?: string;
-  @ApiPropertyOptional({ example: 'EU' }) jurisdiction?: string;
-  @ApiPropertyOptional({ example: 'P1Y', description: 'ISO 8601 duration; a flow needs one to be capturable' }) consent_duration?: string;
-  @ApiPropertyOptional({ description: 'Free text or a JSON object, kept as given', oneOf: [{ type: 'string' }, { type: 'object' }] }) retention?: unknown;
-  @ApiPropertyOptional({ description: 'Free text or a JSON object, kept as given', oneOf: [{ type: 'string' }, { type: 'object' }] }) revocation_policy?: unknown;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'null (in an answer) when not given' }) title?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'null (in an answer) when not given' }) description?: string | null;
+  @ApiPropertyOptional({ example: 'https://example.com/privacy', nullable: true, type: String, description: 'https (http only for localhost); null (in an answer) when not given' }) policy_url?: string | null;
+  @ApiPropertyOptional({ example: 'EU', nullable: true, type: String, description: 'null (in an answer) when not given' }) jurisdiction?: string | null;
+  @ApiPropertyOptional({ example: 'P1Y', nullable: true, type: String, description: 'ISO 8601 duration; a flow needs one to be capturable; null (in an answer) when not given' }) consent_duration?: string | null;
+  @ApiPropertyOptional({ description: 'Free text or a JSON object, kept as given; null (in an answer) when not given', oneOf: [{ type: 'string' }, { type: 'object' }, { type: 'null' }] }) retention?: unknown;
+  @ApiPropertyOptional({ description: 'Free text or a JSON object, kept as given; null (in an answer) when not given', oneOf: [{ type: 'string' }, { type: 'object' }, { type: 'null' }] }) revocation_policy?: unknown;
   @ApiPropertyOptional({ type: [DataFieldDto], description: 'Strings or objects' }) data_fields?: DataFieldDto[];
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', properties: { type: { type: 'string' } } } }) steps?: Array<{ type: string }>;
 }

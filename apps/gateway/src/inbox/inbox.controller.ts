@@ -6,7 +6,7 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
-import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
@@ -94,6 +94,7 @@ export class InboxController {
     return pageOf(records, (record) => [record.recorded_at, record.record_id], { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
   }
 
+  @ApiConflict('Nothing (or not that purpose) is granted on the record any more, or the record was replaced by a newer one')
   @Post('records/:record_id/withdraw')
   @HttpCode(200)
   @ApiBearerAuth()

@@ -37,6 +37,9 @@ export const ApiErrorResponses = () =>
 export const ApiWrongCountry = (what: string) =>
   ApiResponse({ status: 421, description: `${what} lives in another country: \`wrong_country\` with \`home_country\` only`, schema: { $ref: getSchemaPath(ErrorBodyDto) } });
 
+/** A 409 `conflict` (or `illegal_transition`) the route answers, and when. */
+export const ApiConflict = (when: string) => ApiResponse({ status: 409, description: when, schema: { $ref: getSchemaPath(ErrorBodyDto) } });
+
 /** The 501 of a route whose capability is not built yet. */
 export const ApiNotImplemented = (what: string) =>
   ApiResponse({ status: 501, description: `${what} (\`not_implemented\`)`, schema: { $ref: getSchemaPath(ErrorBodyDto) } });

@@ -18,7 +18,7 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
-import { ApiErrorResponses } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
 import { audienceOf, HomeCountry } from '../residency/home-country';
@@ -211,6 +211,7 @@ export class CapturesController {
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Commit a capture: binds the person by e-mail, freezes the receipt, fires the webhooks' })
   @ApiOkResponse({ description: '`{status, record_id, channel}`' })
+  @ApiConflict('The capture was committed for another person (`details` on `subject`)')
   async authorize(@CurrentPrincipal() principal: Principal, @Param('capture_token') token: string, @Body() body: AuthorizeCaptureDto): Promise<AuthorizeCaptureReply> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Commit captures with an API token of the application');
     if (!CAPTURE_TOKEN.test(token)) throw notFound('Capture');

@@ -141,7 +141,8 @@ export class RecordsController {
       '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
       'Bodies up to 16 MiB.',
   })
-  @ApiCreatedResponse({ description: '`{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
+  @ApiCreatedResponse({ description: 'A real import: `{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
+  @ApiOkResponse({ description: 'A dry run: the same report, nothing written (and not kept)' })
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
     // The id names the country that keeps the report, so another country answers 421 for it.
@@ -218,6 +219,7 @@ export class RecordsController {
     summary: 'The report of an import (dry runs are not kept)',
     description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
   })
+  @ApiOkResponse({ description: 'The report: `{import_id, dry_run, status, summary, rows, failure?}`' })
   @ApiWrongCountry('The import')
   async importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');

@@ -45,7 +45,8 @@ export class SubjectsController {
   @Post()
   @RequireScopes('decisions:write')
   @ApiOperation({ summary: 'Record a person in this country (201), or return the one already recorded here (200)' })
-  @ApiCreatedResponse({ type: SubjectDto })
+  @ApiCreatedResponse({ type: SubjectDto, description: 'Recorded here' })
+  @ApiOkResponse({ type: SubjectDto, description: 'Already recorded here: the same person' })
   @ApiResponse(WRONG_COUNTRY)
   async create(
     @CurrentPrincipal() principal: Principal,

@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Inject, Param, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -85,8 +85,8 @@ export class ClientScriptsController {
   @ApiProduces('text/javascript')
   @ApiOkResponse({ description: 'The module', headers: SCRIPT_HEADERS })
   @ApiResponse({ status: 304, description: 'If-None-Match matched the ETag' })
-  @ApiResponse({ status: 404, description: 'No such script', type: ErrorBodyDto })
-  @ApiResponse({ status: 503, description: 'The scripts are not built on this gateway (development only)', type: ErrorBodyDto })
+  @ApiResponse({ status: 404, description: 'No such script', content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } } })
+  @ApiResponse({ status: 503, description: 'The scripts are not built on this gateway (development only)', content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } } })
   script(
     @Param('file') file: string,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
