@@ -1,3 +1,5 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { Client } from 'pg';
 import { DomainError, inboxAddressDigest } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
@@ -78,6 +80,19 @@ describe('consent records', () => {
     expect(validateReceipt(receipt).valid).toBe(true);
     expect(receipt.extensions).toMatchObject({ collection_channel: 'controller_attested', captured_at: '2026-11-20T10:00:00.000Z' });
     expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter']);
+
+    // The answers are the ones the OpenAPI document describes.
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components });
+    const schemaOf = (path: string, method: string, status: string) => document.paths[path][method].responses[status].content['application/json'].schema;
+    expect(schemaOf('/api/v1/consent_records', 'post', '201').$ref).toBe('#/components/schemas/ConsentRecordEnvelopeDto');
+    const validRecord = ajv.compile({ $ref: `openapi.json${schemaOf('/api/v1/consent_records', 'post', '201').$ref}` });
+    expect([validRecord(created.body), validRecord.errors]).toEqual([true, null]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-4711`);
+    const validStatus = ajv.compile({ $ref: `openapi.json${schemaOf('/api/v1/applications/{application_id}/consent_status', 'get', '200').$ref}` });
+    expect([validStatus(status.body), validStatus.errors]).toEqual([true, null]);
   });
 
   it("records the notice the person saw: the flow's notice_digest is a match for every purpose, another digest a drift, never refused", async () => {

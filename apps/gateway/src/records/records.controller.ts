@@ -26,7 +26,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
-import { AttestedDecisionDto, CreateConsentRecordDto, ImportConsentRecordsDto } from './records.dto';
+import { AttestedDecisionDto, ConsentRecordEnvelopeDto, ConsentStatusDto, CreateConsentRecordDto, ImportConsentRecordsDto, PurposeStatusDto, RecordedPurposeDto } from './records.dto';
 import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
@@ -75,7 +75,7 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
  * rules, and a person's current status per purpose.
  */
 @ApiTags('Consent records')
-@ApiExtraModels(AttestedDecisionDto)
+@ApiExtraModels(AttestedDecisionDto, RecordedPurposeDto, PurposeStatusDto)
 @ApiBearerAuth()
 @ApiErrorResponses()
 @AcceptCredentials('api_token')
@@ -103,8 +103,8 @@ export class RecordsController {
       'The record is written against the version active when it is written: a version activated while the request was ' +
       'being handled (by another replica, or in the flow\'s home country) is the one it gets.',
   })
-  @ApiCreatedResponse({ description: '`{consent_record: {record_id, status, flow_id, flow_version, subject, purposes, captured_at, recorded_at, channel, supersedes?, superseded_by?}}`' })
-  @ApiOkResponse({ description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
+  @ApiCreatedResponse({ type: ConsentRecordEnvelopeDto, description: 'The record' })
+  @ApiOkResponse({ type: ConsentRecordEnvelopeDto, description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
   @ApiResponse({ status: 409, description: 'The idempotency_key was used with a different body (`idempotency_conflict`)' })
   @ApiResponse({ status: 421, description: 'The person is homed in another country (`wrong_country` with `home_country` only)' })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRecordDto, @Res({ passthrough: true }) reply: FastifyReply) {
@@ -241,7 +241,7 @@ export class RecordsController {
   @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
-  @ApiOkResponse({ description: '`{subject: {id}, purposes: {key: {status, record_id, updated_at}}}`' })
+  @ApiOkResponse({ type: ConsentStatusDto })
   @ApiWrongCountry('The person')
   async status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
     requireApplicationAccess(principal, this.index.application(applicationId));

@@ -102,3 +102,40 @@ export class ImportConsentRecordsDto {
   @IsObject({ each: true })
   records: Array<Record<string, unknown>>;
 }
+
+/** One purpose of a record as recorded: its outcome and its legal basis. */
+export class RecordedPurposeDto {
+  @ApiProperty({ enum: ['granted', 'declined', 'objected', 'noticed'] }) status: string;
+  @ApiProperty({ example: 'consent', description: "The purpose's legal basis in the flow version" }) basis: string;
+}
+
+/** A consent record as the Record API answers it. */
+export class ConsentRecordDto {
+  @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
+  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted' }) status: string;
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
+  @ApiProperty({ example: 1 }) flow_version: number;
+  @ApiProperty({ type: 'object', properties: { id: { type: 'string', example: 'sub_us0123456789abcdefgh' } }, required: ['id'] }) subject: { id: string };
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/RecordedPurposeDto' } }) purposes: Record<string, RecordedPurposeDto>;
+  @ApiProperty({ format: 'date-time' }) captured_at: string;
+  @ApiProperty({ format: 'date-time' }) recorded_at: string;
+  @ApiProperty({ example: 'controller_attested', description: 'How the decision reached the service' }) channel: string;
+  @ApiPropertyOptional({ description: "The person's record this one replaces" }) supersedes?: string;
+  @ApiPropertyOptional({ description: 'A newer record of the person that replaces this one at once (a record captured before it)' }) superseded_by?: string;
+}
+
+export class ConsentRecordEnvelopeDto {
+  @ApiProperty({ type: ConsentRecordDto }) consent_record: ConsentRecordDto;
+}
+
+/** A purpose's current status for a person. */
+export class PurposeStatusDto {
+  @ApiProperty({ enum: ['granted', 'declined', 'withdrawn', 'objected', 'noticed', 'expired'] }) status: string;
+  @ApiProperty({ description: 'The record that decided it' }) record_id: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export class ConsentStatusDto {
+  @ApiProperty({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }) subject: { id: string };
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PurposeStatusDto' } }) purposes: Record<string, PurposeStatusDto>;
+}
