@@ -2,6 +2,7 @@ export * from './errors';
 export * from './identifiers';
 export * from './credentials';
 export * from './origins';
+export * from './replication';
 export * from './rate-limit';
 export * from './residency';
 export * from './paging';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ApplicationSnapshot } from '@dcr/contracts';
+import { mergeCredentials, mergeOrigins } from '@dcr/domain';
 import { recordEvent } from '@dcr/service-kit';
 import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
 import { toSnapshot } from './application-snapshot';
@@ -129,10 +130,10 @@ export class ConnectRepository {
         });
         changed = true;
       }
-      const originsMerged = await mergeOrigins(manager, snapshot);
+      const originsMerged = await storeOriginMerge(manager, snapshot);
       const tokens = await manager.getRepository(ApiTokenRecord).find({ where: { applicationId: snapshot.id } });
       const keys = await manager.getRepository(PublishableKeyRecord).find({ where: { applicationId: snapshot.id } });
-      const tokensMerged = await mergeCredentials(manager, ApiTokenRecord, tokens, snapshot.api_tokens, (t) => ({
+      const tokensMerged = await storeCredentialMerge(manager, ApiTokenRecord, tokens, snapshot.api_tokens, (t) => ({
         id: t.id,
         applicationId: snapshot.id,
         name: t.name,
@@ -142,7 +143,7 @@ export class ConnectRepository {
         lastUsedAt: null,
         revokedAt: t.revoked_at ? new Date(t.revoked_at) : null,
       }));
-      const keysMerged = await mergeCredentials(manager, PublishableKeyRecord, keys, snapshot.publishable_keys, (k) => ({
+      const keysMerged = await storeCredentialMerge(manager, PublishableKeyRecord, keys, snapshot.publishable_keys, (k) => ({
         id: k.id,
         applicationId: snapshot.id,
         keyHash: k.key_hash,
@@ -179,67 +180,32 @@ export class ConnectRepository {
 }
 
 /**
- * Merges a peer's credentials (API tokens or publishable keys) into this country's: every one
- * either side has, revoked if either side revoked it (the earlier revocation time). Answers whether
- * anything here changed, and whether this country has something the peer's list lacks.
+ * Stores the merge of a peer's credentials (API tokens or publishable keys) with this country's
+ * (libs/domain mergeCredentials): the ones this country lacks, and the revocations to keep.
  */
-async function mergeCredentials<R extends { id: string; revokedAt: Date | null }, M extends { id: string; revoked_at: string | null }>(
+async function storeCredentialMerge<R extends { id: string; revokedAt: Date | null }, M extends { id: string; revoked_at: string | null }>(
   manager: EntityManager,
   entity: new () => R,
   local: R[],
   theirs: M[],
   toRecord: (message: M) => Partial<R>,
 ): Promise<{ changed: boolean; peerBehind: boolean }> {
-  const here = new Map(local.map((record) => [record.id, record]));
-  const there = new Map(theirs.map((message) => [message.id, message]));
-  let changed = false;
-  const added = theirs.filter((message) => !here.has(message.id));
-  if (added.length > 0) {
-    await manager.getRepository(entity).insert(added.map(toRecord) as never);
-    changed = true;
-  }
-  for (const message of theirs) {
-    const record = here.get(message.id);
-    if (!record || !message.revoked_at) continue;
-    const revokedThere = new Date(message.revoked_at);
-    if (record.revokedAt === null || revokedThere < record.revokedAt) {
-      await manager.getRepository(entity).update({ id: record.id } as never, { revokedAt: revokedThere } as never);
-      changed = true;
-    }
-  }
-  const peerBehind = local.some((record) => {
-    const theirCopy = there.get(record.id);
-    return !theirCopy || (record.revokedAt !== null && (theirCopy.revoked_at === null || new Date(theirCopy.revoked_at) > record.revokedAt));
-  });
-  return { changed, peerBehind };
+  const merge = mergeCredentials(
+    local,
+    theirs.map((message) => ({ id: message.id, revokedAt: message.revoked_at ? new Date(message.revoked_at) : null })),
+  );
+  const added = new Set(merge.added);
+  if (added.size > 0) await manager.getRepository(entity).insert(theirs.filter((message) => added.has(message.id)).map(toRecord) as never);
+  for (const { id, revokedAt } of merge.revoked) await manager.getRepository(entity).update({ id } as never, { revokedAt } as never);
+  return { changed: added.size > 0 || merge.revoked.length > 0, peerBehind: merge.peerBehind };
 }
 
-/** An origin's last change: its removal, else its addition. */
-const originChangedAt = (origin: { createdAt: Date; removedAt: Date | null }): number => (origin.removedAt ?? origin.createdAt).getTime();
-
-/**
- * Merges a peer's allowed origins into this country's, origin by origin: the later change (an
- * addition or a removal, by its time) wins; equal times keep the removal. Answers whether anything
- * here changed, and whether this country holds a later change the peer's list lacks.
- */
-async function mergeOrigins(manager: EntityManager, snapshot: ApplicationSnapshot): Promise<{ changed: boolean; peerBehind: boolean }> {
+/** Stores the merge of a peer's allowed origins with this country's (libs/domain mergeOrigins). */
+async function storeOriginMerge(manager: EntityManager, snapshot: ApplicationSnapshot): Promise<{ changed: boolean; peerBehind: boolean }> {
   const repository = manager.getRepository(AllowedOriginRecord);
-  const here = new Map((await repository.find({ where: { applicationId: snapshot.id } })).map((record) => [record.origin, record]));
-  const there = new Map(
-    snapshot.allowed_origins.map((o) => [o.origin, { createdAt: new Date(o.created_at), removedAt: o.removed_at ? new Date(o.removed_at) : null }]),
-  );
-  let changed = false;
-  for (const [origin, theirs] of there) {
-    const ours = here.get(origin);
-    const theirsWins =
-      !ours || originChangedAt(theirs) > originChangedAt(ours) || (originChangedAt(theirs) === originChangedAt(ours) && theirs.removedAt !== null && ours.removedAt === null);
-    if (!theirsWins) continue;
-    await repository.save({ applicationId: snapshot.id, origin, createdAt: theirs.createdAt, removedAt: theirs.removedAt });
-    changed = true;
-  }
-  const peerBehind = [...here.values()].some((ours) => {
-    const theirs = there.get(ours.origin);
-    return !theirs || originChangedAt(ours) > originChangedAt(theirs) || (originChangedAt(ours) === originChangedAt(theirs) && ours.removedAt !== null && theirs.removedAt === null);
-  });
-  return { changed, peerBehind };
+  const here = await repository.find({ where: { applicationId: snapshot.id } });
+  const there = snapshot.allowed_origins.map((o) => ({ origin: o.origin, createdAt: new Date(o.created_at), removedAt: o.removed_at ? new Date(o.removed_at) : null }));
+  const { take, peerBehind } = mergeOrigins(here, there);
+  for (const state of take) await repository.save({ applicationId: snapshot.id, ...state });
+  return { changed: take.length > 0, peerBehind };
 }
