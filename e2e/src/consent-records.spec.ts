@@ -139,6 +139,11 @@ describe('consent records', () => {
     const { subject: _subject, ...withoutSubject } = { flow_id: flowId, subject: {}, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
     const noSubject = await api('POST', '/api/v1/consent_records', withoutSubject);
     expect([noSubject.status, noSubject.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
+    // A person given as a list (of one, of none) is refused naming it, as a string is (it was a 500).
+    for (const subject of [[{ email: 'listed@example.com' }], [], 'listed@example.com']) {
+      const listed = await api('POST', '/api/v1/consent_records', { ...withoutSubject, subject });
+      expect([JSON.stringify(subject), listed.status, listed.body.details?.map((d: { field: string }) => d.field)]).toEqual([JSON.stringify(subject), 422, ['subject']]);
+    }
 
     const uncapturable = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'No duration', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
@@ -765,6 +770,8 @@ describe('consent records', () => {
     expect([unscoped.status, unscoped.body.message]).toEqual([403, expect.stringContaining('records:write')]);
     const noSubject = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: {} });
     expect([noSubject.status, noSubject.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
+    const listed = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: [{ email: 'katherine@example.com' }] } });
+    expect([listed.status, listed.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
     const committed = await commit('katherine@example.com');
     expect(committed.status).toBe(200);
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });

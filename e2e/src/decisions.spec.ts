@@ -288,6 +288,9 @@ describe('flows and decisions', () => {
     });
 
     it('exchanges the token for claims, attestations and credentials', async () => {
+      // The person named as a list is refused naming the field (it was accepted).
+      const listed = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: [{ email: 'grace@example.com' }] });
+      expect([listed.status, listed.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject']]);
       const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'grace@example.com' } });
       const token = created.body.session_token;
       // Only the named person may sign in.

@@ -46,6 +46,7 @@ export class ApprovalDto {
   @ApiPropertyOptional({ type: ApprovalValueDto })
   @IsOptional()
   @ValidateNested()
+  @IsObject()
   @Type(() => ApprovalValueDto)
   value?: ApprovalValueDto;
 
@@ -93,6 +94,7 @@ export class CreateDecisionDto {
   @ApiPropertyOptional({ type: DecisionSubjectDto })
   @IsOptional()
   @ValidateNested()
+  @IsObject()
   @Type(() => DecisionSubjectDto)
   subject?: DecisionSubjectDto;
 
@@ -104,6 +106,7 @@ export class CreateDecisionDto {
   @ApiPropertyOptional({ type: ApprovalDto, description: 'Required for approval' })
   @IsOptional()
   @ValidateNested()
+  @IsObject()
   @Type(() => ApprovalDto)
   approval?: ApprovalDto;
 

@@ -62,6 +62,7 @@ export class CreateFormConnectionDto {
 
   @ApiProperty({ type: FormMappingDto })
   @ValidateNested()
+  @IsObject()
   @Type(() => FormMappingDto)
   mapping: FormMappingDto;
 
@@ -74,6 +75,7 @@ export class CreateFormConnectionDto {
 export class UpdateFormMappingDto {
   @ApiProperty({ type: FormMappingDto })
   @ValidateNested()
+  @IsObject()
   @Type(() => FormMappingDto)
   mapping: FormMappingDto;
 

@@ -77,6 +77,7 @@ export class CreateCaptureDto {
   @ApiPropertyOptional({ type: RenderingEvidenceDto, description: '`embedded_field` only, and required there: what the frame observed (kept as the receipt\'s rendering_evidence with the proof\'s facts)' })
   @IsOptional()
   @ValidateNested()
+  @IsObject()
   @Type(() => RenderingEvidenceDto)
   rendering_evidence?: RenderingEvidenceDto;
 
@@ -91,6 +92,7 @@ export class CreateCaptureDto {
   @ApiPropertyOptional({ type: RecordSubjectDto, description: 'The person, only with `commit: true`' })
   @IsOptional()
   @ValidateNested()
+  @IsObject()
   @Type(() => RecordSubjectDto)
   subject?: RecordSubjectDto;
 }
@@ -99,6 +101,7 @@ export class AuthorizeCaptureDto {
   @ApiProperty({ type: RecordSubjectDto })
   @IsDefined({ message: 'subject is required: {email, external_id?}' })
   @ValidateNested()
+  @IsObject()
   @Type(() => RecordSubjectDto)
   subject: RecordSubjectDto;
 

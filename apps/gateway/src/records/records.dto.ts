@@ -39,6 +39,7 @@ export class CreateConsentRecordDto {
   @ApiProperty({ type: RecordSubjectDto })
   @IsDefined({ message: 'subject is required: {email, external_id?}' })
   @ValidateNested()
+  @IsObject()
   @Type(() => RecordSubjectDto)
   subject: RecordSubjectDto;
 
