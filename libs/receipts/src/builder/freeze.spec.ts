@@ -166,6 +166,12 @@ describe('freezeConsentReceipt: an identified hosted decision', () => {
 describe('freezeConsentReceipt: an anonymous decision in the consent field', () => {
   const frozen = freezeAndRead(anonymousFieldInput());
 
+  it('names no withdrawal entry: the records page finds a person by their e-mail address, and there is no person', () => {
+    const offered = freezeAndRead({ ...anonymousFieldInput(), withdrawalUrl: 'http://127.0.0.1:3000/inbox/records?application_id=tp_dev_0123456789abcdef' });
+    expect(offered.pii_processing.withdrawal_method).toBeUndefined();
+    expect(freezeAndRead({ ...importedRecordInput(), withdrawalUrl: 'http://127.0.0.1:3000/inbox/records' }).pii_processing.withdrawal_method).toBe('http://127.0.0.1:3000/inbox/records');
+  });
+
   it('emits anonymous: true and no principal id; the record id is the actor', () => {
     expect(frozen.record).toEqual({
       schema_version: 'service-cr/2.13',

@@ -123,7 +123,11 @@ export interface FrozenReceiptInput {
   /** The supervisory authority, when catalogued for the jurisdiction. */
   supervisoryAuthority?: ConfiguredParty;
 
-  /** Stable, credential-free withdrawal entry point (never a minted token). */
+  /**
+   * Stable, credential-free withdrawal entry point (never a minted token). Left out of an anonymous
+   * record's receipt: the entry finds a person's records by their signed-in e-mail address, and an
+   * anonymous record has no person to find, so it could not say truthfully that it withdraws this one.
+   */
   withdrawalUrl?: string;
   /** Where the subject exercises rights (access; export for full accounts). */
   privacyRights?: { access: string; export?: string };
@@ -348,7 +352,7 @@ export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notic
     purposes: granted.map(receiptPurpose),
     storage_locations: [input.storageCountry],
     ...(input.processingLocations !== undefined && { processing_locations: [...input.processingLocations] }),
-    ...(input.withdrawalUrl !== undefined && { withdrawal_method: input.withdrawalUrl }),
+    ...(input.withdrawalUrl !== undefined && !anonymous && { withdrawal_method: input.withdrawalUrl }),
     ...(recipients !== undefined && { recipient_third_parties: recipients.map((recipient) => recipient.id) }),
     ...(input.privacyRights !== undefined && { privacy_rights: { ...input.privacyRights } }),
     ...(reliesOnLegitimateInterest && assessments.length === 1 && { impact_assessment: assessments[0] }),
