@@ -440,6 +440,19 @@ describe('consent records', () => {
     expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'e3@example.com'`)).rowCount).toBe(0);
   });
 
+  it('takes an address written in two Unicode forms, or with its domain in Unicode and in ASCII, as one person', async () => {
+    const recordFor = (email: string) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' });
+    for (const [written, same] of [['jose\u0301@example.com', 'jos\u00e9@example.com'], ['idn@b\u00fccher.de', 'idn@XN--bcher-kva.de']]) {
+      const first = await recordFor(written);
+      const second = await recordFor(same);
+      expect([first.status, second.status]).toEqual([201, 201]);
+      expect(second.body.consent_record.subject.id).toBe(first.body.consent_record.subject.id);
+      expect(second.body.consent_record.supersedes).toBe(first.body.consent_record.record_id);
+    }
+    expect((await db.query(`SELECT email FROM decisions.subjects WHERE email LIKE 'idn@%'`)).rows).toEqual([{ email: 'idn@xn--bcher-kva.de' }]);
+  });
+
   it('decides a batch\'s people as one by one: an external id given by an earlier row of the batch is kept, and one that names someone else conflicts', async () => {
     const row = (email: string, externalId?: string) => ({
       subject: { email, ...(externalId ? { external_id: externalId } : {}) },

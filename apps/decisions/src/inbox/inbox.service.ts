@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { InboxItemMessage, InboxListRequest, InboxOpenReply, InboxOpenRequest, InboxPageMessage, InboxSignInRequest, InboxTokenRequest } from '@dcr/contracts';
-import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, inboxAddressDigest, newOpaqueId, sealForBearer, unsealWithBearer } from '@dcr/domain';
+import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, inboxAddressDigest, newOpaqueId, normaliseEmail, sealForBearer, unsealWithBearer } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { randomBytes } from 'node:crypto';
 import { DataSource, IsNull, MoreThan, Repository } from 'typeorm';
@@ -47,7 +47,7 @@ export class InboxService {
    * another country, whose personal data does not stay here (docs/architecture.md, Residency).
    */
   async signIn(request: InboxSignInRequest): Promise<{ sent: true; expires_at: string }> {
-    const email = request.email.trim().toLowerCase();
+    const email = normaliseEmail(request.email);
     const emailDigest = inboxAddressDigest(this.key, email);
     const now = new Date();
     const recent = await this.codes.count({ where: { sessionToken: INBOX_SIGN_IN, emailDigest, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
@@ -72,7 +72,7 @@ export class InboxService {
   }
 
   async open(request: InboxOpenRequest): Promise<InboxOpenReply> {
-    const email = request.email.trim().toLowerCase();
+    const email = normaliseEmail(request.email);
     const now = new Date();
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
     const code = await this.codes.findOne({ where: { sessionToken: INBOX_SIGN_IN, emailDigest: inboxAddressDigest(this.key, email) }, order: { createdAt: 'DESC' } });

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DecisionsEnvironment, mailTransportOf } from '@dcr/config';
 import { DevMailboxRequest, DevMailMessage } from '@dcr/contracts';
-import { DomainError, newOpaqueId } from '@dcr/domain';
+import { DomainError, newOpaqueId, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { createTransport, Transporter } from 'nodemailer';
 import { Repository } from 'typeorm';
@@ -54,7 +54,7 @@ export class MailTransport {
   async list(request: DevMailboxRequest): Promise<DevMailMessage[]> {
     if (this.kind !== 'mailbox') throw new DomainError('not_found', 'There is no development mailbox here');
     const rows = await this.mailbox.find({
-      where: request.to ? { to: request.to.trim().toLowerCase() } : {},
+      where: request.to ? { to: normaliseEmail(request.to) } : {},
       order: { sentAt: 'DESC' },
       take: request.limit ?? 50,
     });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
-import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken } from '@dcr/domain';
+import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { FlowsRepository, SessionFlow, StaleFlowVersion } from '../flows/flows.repository';
 import { OutboxRelay, outboxRow } from '../outbox/outbox';
@@ -57,7 +57,7 @@ export class CreateDecision {
 
     // A named person must be homed here; a person homed elsewhere gets `wrong_country`.
     let subjectId: string | null = null;
-    const email = request.subject?.email?.trim().toLowerCase() || null;
+    const email = (request.subject?.email && normaliseEmail(request.subject.email)) || null;
     const externalId = request.subject?.external_id?.trim() || null;
     if (email || externalId) {
       const { subject } = await this.subjects.create({

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, subjectReference, SubjectReferenceKind } from './residency';
+import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, subjectReference, SubjectReferenceKind } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -24,6 +24,22 @@ describe('subjectReference', () => {
   it('treats e-mail addresses case- and padding-insensitively', () => {
     const ref = subjectReference(KEY, APP, 'email', 'ada@example.com');
     expect(subjectReference(KEY, APP, 'email', '  Ada@EXAMPLE.com\n')).toBe(ref);
+  });
+
+  it('treats an address written in two Unicode forms, or its domain in Unicode and in ASCII, as one', () => {
+    // é precomposed and as e plus a combining accent; a domain as written and as the DNS spells it.
+    expect(subjectReference(KEY, APP, 'email', 'jose\u0301@example.com')).toBe(subjectReference(KEY, APP, 'email', 'jos\u00e9@example.com'));
+    expect(subjectReference(KEY, APP, 'email', 'idn@B\u00fccher.de')).toBe(subjectReference(KEY, APP, 'email', 'idn@xn--bcher-kva.de'));
+    expect(normaliseEmail('Jose\u0301@B\u00fcCHER.de')).toBe('jos\u00e9@xn--bcher-kva.de');
+    // A domain IDNA refuses is kept as written (the address is refused earlier, or is no one's).
+    expect(normaliseEmail('ada@exa\u00admple\u2028.com')).toBe('ada@exa\u00admple\u2028.com');
+  });
+
+  it('normalises e-mail addresses idempotently', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (local, domain) => {
+      const once = normaliseEmail(`${local}@${domain}`);
+      expect(normaliseEmail(once)).toBe(once);
+    }));
   });
 
   it('keeps external ids and subject ids exact', () => {

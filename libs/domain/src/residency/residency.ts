@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { DomainError } from '../errors';
 import { countryOfSubjectId } from '../identifiers';
 
@@ -15,9 +16,22 @@ const FIELD_OF_KIND: Record<SubjectReferenceKind, string> = {
   subject_id: 'subject.id',
 };
 
-/** An e-mail address as the service keeps and compares it: trimmed and lower-cased. */
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/**
+ * An e-mail address as the service keeps and compares it: trimmed and lower-cased, and an address
+ * with letters outside ASCII also in Unicode's composed form (NFC: "é" typed as e plus a combining
+ * accent is the same person as "é") with its domain in the DNS's ASCII form (IDNA: `bücher.de` is
+ * `xn--bcher-kva.de`, as allowed origins keep it). A domain IDNA refuses is kept as written.
+ */
 export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
+  const trimmed = email.trim().toLowerCase();
+  if (ASCII_ONLY.test(trimmed)) return trimmed;
+  const composed = trimmed.normalize('NFC');
+  const at = composed.lastIndexOf('@');
+  if (at < 0) return composed;
+  const domain = domainToASCII(composed.slice(at + 1));
+  return domain === '' ? composed : `${composed.slice(0, at + 1)}${domain}`;
 }
 
 /** The value as it is hashed: e-mail addresses normalised, other kinds exactly as given. */
