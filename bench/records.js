@@ -111,7 +111,7 @@ async function main() {
     // `--returning-people N`: N people recorded before the rounds (one import), and every request a
     // new decision of one of them in turn, the newsletter flipped on every pass over them, so each
     // record supersedes the person's last one and withdraws from it every other pass.
-    const decision = (newsletter) => ({ newsletter: { decision: newsletter, default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true } });
+    const decision = (newsletter) => ({ newsletter: { decision: newsletter, default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false }, fraud: { decision: 'granted', default_checked: true, mandatory: false } });
     const pool = returningPeople > 0 ? await recordPeople(base, headers, flowId, returningPeople, decision('granted')) : [];
     const body = () => {
       const i = n++;

@@ -57,7 +57,7 @@ describe('consent records', () => {
   });
 
   it('records a consent with the capture rules: decisions, objections and notices per purpose', async () => {
-    const created = await record({ newsletter: granted, analytics: declined, fraud: { decision: 'declined', default_checked: true } }, { idempotency_key: 'signup-1' });
+    const created = await record({ newsletter: granted, analytics: declined, fraud: { decision: 'declined', default_checked: true, mandatory: false } }, { idempotency_key: 'signup-1' });
     expect(created.status).toBe(201);
     expect(created.body.consent_record).toMatchObject({
       record_id: expect.stringMatching(/^rec_us[0-9a-z]{20}$/),
@@ -161,7 +161,7 @@ describe('consent records', () => {
     expect(first.status).toBe(409);
     expect(first.body.details[0].field).toBe('idempotency_key');
 
-    const body = { newsletter: granted, analytics: granted, fraud: { decision: 'granted', default_checked: true } };
+    const body = { newsletter: granted, analytics: granted, fraud: { decision: 'granted', default_checked: true, mandatory: false } };
     const answers = await Promise.all(Array.from({ length: 6 }, () => record(body, { idempotency_key: 'signup-concurrent' })));
     const ids = new Set(answers.map((answer) => answer.body.consent_record.record_id));
     expect(ids.size).toBe(1);
@@ -1056,7 +1056,7 @@ describe('consent records', () => {
   });
 
   it('withdraws by purpose, not the whole record, while a noticed legitimate-interest purpose stands', async () => {
-    const noticed = { decision: 'granted', default_checked: true };
+    const noticed = { decision: 'granted', default_checked: true, mandatory: false };
     const email = 'fraud-stands@example.com';
     const first = await record({ newsletter: granted, analytics: declined, fraud: noticed }, { subject: { email }, captured_at: '2026-11-20T10:00:00.000Z' });
     const firstId = first.body.consent_record.record_id;

@@ -81,7 +81,10 @@ describe('consent receipts', () => {
     expect(body.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id).sort()).toEqual(['fraud', 'newsletter']);
     expect(body.pii_processing.storage_locations).toEqual(['US']);
     expect(body.pii_processing.privacy_notice).toMatchObject({ url: 'https://acme.example.com/privacy', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    expect(body.pii_processing.withdrawal_method).toBe(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}`);
+    // No one signed in (the informed path): the records page could never find this record, so the
+    // receipt names no withdrawal entry (a signed-in person's receipt does: consent-records.spec.ts).
+    expect(body.record.anonymous).toBe(true);
+    expect(body.pii_processing).not.toHaveProperty('withdrawal_method');
     const controller = body.party_identification.find((p: { party_role: string }) => p.party_role === 'controller');
     expect(controller).toMatchObject({ party_id: applicationId, party_name: 'Acme Newsletter', provenance: 'display_name' });
     expect(body.party_identification.map((p: { party_role: string }) => p.party_role)).toEqual(expect.arrayContaining(['processor', 'supervisory_authority']));

@@ -410,7 +410,7 @@ describe('hosted decision pages in a browser', () => {
       const recorded = await api('POST', '/api/v1/consent_records', {
         flow_id: flowId,
         subject: { email },
-        decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'granted' } },
+        decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false }, analytics: { decision: 'granted', default_checked: false, mandatory: false } },
         captured_at: new Date().toISOString(),
       });
       expect(recorded.status).toBe(201);

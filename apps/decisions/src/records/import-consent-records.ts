@@ -127,7 +127,7 @@ export class ImportConsentRecords {
     }
     let purposes: CheckedRow['purposes'] = {};
     try {
-      purposes = recordAttestation(terms, row.decisions as never);
+      purposes = recordAttestation(terms, row.decisions as never, 'optional');
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       issues.push(...(error.details ?? [{ field: 'decisions', reason: error.message }]));

@@ -20,15 +20,13 @@ export class AttestedDecisionDto {
   @IsIn(['granted', 'declined'])
   decision: 'granted' | 'declined';
 
-  @ApiPropertyOptional({ description: 'Was the control shown ticked? Refused for consent purposes' })
-  @IsOptional()
+  @ApiProperty({ description: 'Was the control shown ticked? Stated on every decision (a missing one is a 422 naming the purpose); true is refused for consent purposes' })
   @IsBoolean()
-  default_checked?: boolean;
+  default_checked: boolean;
 
-  @ApiPropertyOptional({ description: 'Was the control mandatory? Refused for consent purposes' })
-  @IsOptional()
+  @ApiProperty({ description: 'Was the control mandatory? Stated on every decision (a missing one is a 422 naming the purpose); true is refused for every purpose' })
   @IsBoolean()
-  mandatory?: boolean;
+  mandatory: boolean;
 }
 
 export class CreateConsentRecordDto {
@@ -93,7 +91,7 @@ export class ImportConsentRecordsDto {
   send_receipts?: boolean;
 
   @ApiProperty({
-    description: `Up to ${MAX_IMPORT_ROWS} rows: {subject: {email, external_id?}, decisions: {key: {decision}}, captured_at, idempotency_key?}. Rows are checked one by one; a bad row is refused by name in the report, it does not fail the import.`,
+    description: `Up to ${MAX_IMPORT_ROWS} rows: {subject: {email, external_id?}, decisions: {key: {decision, default_checked?, mandatory?}}, captured_at, idempotency_key?} (a row may leave the presentation flags out: history seldom kept them; they are then read as false). Rows are checked one by one; a bad row is refused by name in the report, it does not fail the import.`,
     type: 'array',
     items: { type: 'object' },
   })

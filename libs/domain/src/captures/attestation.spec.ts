@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { FlowTerms, normaliseFlowTerms } from '../flows';
-import { assertCapturable, AttestedDecisions, recordAttestation } from './attestation';
+import { assertCapturable, AttestedDecisions, PresentationRule, recordAttestation } from './attestation';
 
 function refusal(run: () => unknown): DomainError {
   try {
@@ -48,13 +48,24 @@ describe('recordAttestation', () => {
   });
 
   it('records an unticked right-to-object purpose as an objection, and a missing one as noticed', () => {
-    expect(recordAttestation(terms, { ...valid, fraud: { decision: 'declined' } }).fraud).toEqual({ status: 'objected', basis: 'legitimate_interest' });
+    expect(recordAttestation(terms, { ...valid, fraud: { decision: 'declined', default_checked: true, mandatory: false } }).fraud).toEqual({ status: 'objected', basis: 'legitimate_interest' });
     const { fraud: _fraud, ...withoutFraud } = valid;
     expect(recordAttestation(terms, withoutFraud).fraud).toEqual({ status: 'noticed', basis: 'legitimate_interest' });
   });
 
-  it('reads absent presentation flags as false (import rows carry only the decision)', () => {
-    expect(recordAttestation(terms, { marketing: { decision: 'granted' }, research: { decision: 'declined' } }).marketing.status).toBe('granted');
+  it('refuses a decision that does not state its presentation, naming the purpose and the flag', () => {
+    const error = refusal(() => recordAttestation(terms, { marketing: { decision: 'granted' }, research: { decision: 'declined', mandatory: false }, fraud: { decision: 'declined', default_checked: true } }));
+    expect(error.details).toEqual([
+      { field: 'decisions.marketing', reason: expect.stringMatching(/^default_checked is missing/) },
+      { field: 'decisions.marketing', reason: expect.stringMatching(/^mandatory is missing/) },
+      { field: 'decisions.research', reason: expect.stringMatching(/^default_checked is missing/) },
+      { field: 'decisions.fraud', reason: expect.stringMatching(/^mandatory is missing/) },
+    ]);
+  });
+
+  it('reads absent presentation flags as false where they may be left out (import rows carry only the decision)', () => {
+    const recorded = recordAttestation(terms, { marketing: { decision: 'granted' }, research: { decision: 'declined' }, fraud: { decision: 'declined' } }, 'optional');
+    expect([recorded.marketing.status, recorded.fraud.status]).toEqual(['granted', 'objected']);
   });
 
   it('refuses a default-ticked or mandatory consent purpose, whatever the decision', () => {
@@ -82,7 +93,7 @@ describe('recordAttestation', () => {
       refusedFields(() =>
         recordAttestation(terms, {
           ...valid,
-          fraud: { decision: 'granted', mandatory: true },
+          fraud: { decision: 'granted', default_checked: false, mandatory: true },
           tos: { decision: 'granted' },
           newsletter: { decision: 'granted' },
         }),
@@ -96,7 +107,7 @@ describe('recordAttestation', () => {
         marketing: { decision: 'yes' },
         research: 'granted',
         fraud: { decision: 'granted', default_checked: 'no' },
-      } as unknown as AttestedDecisions),
+      } as unknown as AttestedDecisions, 'optional'),
     );
     expect(error.details).toEqual([
       { field: 'decisions.marketing', reason: 'decision must be granted or declined' },
@@ -109,7 +120,7 @@ describe('recordAttestation', () => {
 
   it('refuses a field a decision does not have, by name, rather than dropping it', () => {
     const error = refusal(() =>
-      recordAttestation(terms, { ...valid, marketing: { decision: 'granted', label: 'Send me news' }, fraud: { decision: 'granted', shown: true } } as unknown as AttestedDecisions),
+      recordAttestation(terms, { ...valid, marketing: { decision: 'granted', label: 'Send me news' }, fraud: { decision: 'granted', shown: true } } as unknown as AttestedDecisions, 'optional'),
     );
     expect(error.details).toEqual([
       { field: 'decisions.marketing', reason: 'label is not a field of a decision (decision, default_checked, mandatory)' },
@@ -208,7 +219,7 @@ const acceptedAttestation = (flow: FlowTerms) =>
     });
 
 /** The purposes (and unknown keys) that break a rule, as an independent statement of the table. */
-function offenders(flow: FlowTerms, decisions: AttestedDecisions): Set<string> {
+function offenders(flow: FlowTerms, decisions: AttestedDecisions, presentation: PresentationRule): Set<string> {
   const result = new Set<string>();
   const keys = new Set(flow.purposes.map((purpose) => purpose.key));
   for (const purpose of flow.purposes) {
@@ -218,6 +229,7 @@ function offenders(flow: FlowTerms, decisions: AttestedDecisions): Set<string> {
     } else if (purpose.basis === 'consent') {
       if (!entry || entry.default_checked || entry.mandatory) result.add(purpose.key);
     } else if (entry?.mandatory) result.add(purpose.key);
+    if (entry && !NOTICE_ONLY.includes(purpose.basis) && presentation === 'stated' && (entry.default_checked === undefined || entry.mandatory === undefined)) result.add(purpose.key);
   }
   for (const key of Object.keys(decisions)) if (!keys.has(key)) result.add(key);
   return result;
@@ -229,12 +241,12 @@ describe('recordAttestation properties', () => {
 
   it('accepts or refuses exactly as the table says, naming every offending purpose at once', () => {
     fc.assert(
-      fc.property(flowWithAttestation(anyAttestation), ({ flow, decisions }) => {
-        const expected = offenders(flow, decisions);
+      fc.property(flowWithAttestation(anyAttestation), fc.constantFrom<PresentationRule>('stated', 'optional'), ({ flow, decisions }, presentation) => {
+        const expected = offenders(flow, decisions, presentation);
         if (expected.size === 0) {
-          expect(Object.keys(recordAttestation(flow, decisions))).toEqual(flow.purposes.map((purpose) => purpose.key));
+          expect(Object.keys(recordAttestation(flow, decisions, presentation))).toEqual(flow.purposes.map((purpose) => purpose.key));
         } else {
-          const named = new Set(refusedFields(() => recordAttestation(flow, decisions)));
+          const named = new Set(refusedFields(() => recordAttestation(flow, decisions, presentation)));
           expect(named).toEqual(new Set([...expected].map((key) => `decisions.${key}`)));
         }
       }),

@@ -19,8 +19,12 @@ import { isCapturable } from '../flows/capture';
  * - A legitimate-interest purpose attested as mandatory is refused: a box that cannot be unticked
  *   denies the right to object (the flow terms refuse `required` on such a purpose for the same reason).
  *   Default-ticked is allowed, as the table says.
- * - Absent `default_checked` / `mandatory` mean false (import rows carry only `{decision}`); present,
- *   they must be booleans. Any other field inside a decision is refused by name: a capture states the
+ * - A capture and a Record API record state both `default_checked` and `mandatory` of every decision
+ *   (the specification: "a capture states the decision and its presentation"; its Record API table
+ *   lists both without marking them optional): a missing one is refused by name, since a record
+ *   that says nothing of how the box was shown cannot be told apart from one that attested `false`.
+ *   Import rows carry only `{decision}` (history seldom kept it): there an absent flag means false,
+ *   and the receipt says the presentation was attested, not observed. Present, they must be booleans. Any other field inside a decision is refused by name: a capture states the
  *   decision and its presentation, nothing else (a field we would drop is something the caller
  *   believes was recorded).
  * - A default-ticked or mandatory consent purpose is refused whatever the decision: the presentation
@@ -56,12 +60,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How a caller states presentation: `stated` (captures, the Record API) needs both flags; `optional` (imports) reads a missing one as false. */
+export type PresentationRule = 'stated' | 'optional';
+
 /** Shape problems common to every purpose type; the presentation flags are read as booleans after. */
-function shapeProblems(entry: Record<string, unknown>): string[] {
+function shapeProblems(entry: Record<string, unknown>, presentation: PresentationRule): string[] {
   const problems: string[] = [];
   if (!ATTESTED_VALUES.includes(entry.decision)) problems.push('decision must be granted or declined');
   for (const flag of ['default_checked', 'mandatory'] as const) {
-    if (entry[flag] !== undefined && typeof entry[flag] !== 'boolean') problems.push(`${flag} must be a boolean`);
+    if (entry[flag] === undefined) {
+      if (presentation === 'stated') problems.push(`${flag} is missing: a capture states how the control was presented (true or false)`);
+    } else if (typeof entry[flag] !== 'boolean') problems.push(`${flag} must be a boolean`);
   }
   for (const key of Object.keys(entry)) {
     if (!DECISION_FIELDS.has(key)) problems.push(`${key} is not a field of a decision (decision, default_checked, mandatory)`);
@@ -69,8 +78,8 @@ function shapeProblems(entry: Record<string, unknown>): string[] {
   return problems;
 }
 
-function consentProblems(entry: Record<string, unknown>): string[] {
-  const problems = shapeProblems(entry);
+function consentProblems(entry: Record<string, unknown>, presentation: PresentationRule): string[] {
+  const problems = shapeProblems(entry, presentation);
   if (entry.default_checked === true) {
     problems.push('a consent purpose shown ticked by default is refused: consent must be an active choice');
   }
@@ -80,8 +89,8 @@ function consentProblems(entry: Record<string, unknown>): string[] {
   return problems;
 }
 
-function objectionProblems(entry: Record<string, unknown>): string[] {
-  const problems = shapeProblems(entry);
+function objectionProblems(entry: Record<string, unknown>, presentation: PresentationRule): string[] {
+  const problems = shapeProblems(entry, presentation);
   if (entry.mandatory === true) {
     problems.push('a legitimate-interest purpose presented as mandatory is refused: the person may always object');
   }
@@ -89,7 +98,7 @@ function objectionProblems(entry: Record<string, unknown>): string[] {
 }
 
 /** What one flow purpose records, or why the attestation for it is refused. */
-function judge(purpose: PurposeTerms, entry: unknown, present: boolean): { status: PurposeStatus } | { problems: string[] } {
+function judge(purpose: PurposeTerms, entry: unknown, present: boolean, presentation: PresentationRule): { status: PurposeStatus } | { problems: string[] } {
   if (!purpose.takes_decision) {
     if (!present) return { status: 'noticed' };
     return {
@@ -103,7 +112,7 @@ function judge(purpose: PurposeTerms, entry: unknown, present: boolean): { statu
     return { status: 'noticed' };
   }
   if (!isPlainObject(entry)) return { problems: ['must be an object {decision, default_checked, mandatory}'] };
-  const problems = isConsent ? consentProblems(entry) : objectionProblems(entry);
+  const problems = isConsent ? consentProblems(entry, presentation) : objectionProblems(entry, presentation);
   if (problems.length > 0) return { problems };
   if (isConsent) return { status: entry.decision as 'granted' | 'declined' };
   // Ticked keeps the legitimate interest standing; unticked is an objection on the register.
@@ -115,9 +124,10 @@ function judge(purpose: PurposeTerms, entry: unknown, present: boolean): { statu
  * terms. Throws `DomainError('validation_failed', …, details)` naming every offending purpose at once
  * (field `decisions.<key>`); see the module notes for the choices made. Returns every purpose of the
  * flow, in flow order: consent as `granted`/`declined`, legitimate interest as `noticed`/`objected`,
- * notice-only as `noticed`.
+ * notice-only as `noticed`. `presentation`: whether every decision must state both flags (`stated`,
+ * the default: captures and the Record API) or may leave them out (`optional`: import rows).
  */
-export function recordAttestation(terms: FlowTerms, decisions: AttestedDecisions): Record<string, RecordedPurpose> {
+export function recordAttestation(terms: FlowTerms, decisions: AttestedDecisions, presentation: PresentationRule = 'stated'): Record<string, RecordedPurpose> {
   if (!isPlainObject(decisions)) {
     throw validationFailed(
       [{ field: 'decisions', reason: 'must be an object of purpose key to {decision, default_checked, mandatory}' }],
@@ -132,7 +142,7 @@ export function recordAttestation(terms: FlowTerms, decisions: AttestedDecisions
   for (const purpose of terms.purposes) {
     known.add(purpose.key);
     const present = has(given, purpose.key) && given[purpose.key] !== undefined;
-    const verdict = judge(purpose, present ? given[purpose.key] : undefined, present);
+    const verdict = judge(purpose, present ? given[purpose.key] : undefined, present, presentation);
     if ('problems' in verdict) {
       for (const reason of verdict.problems) issues.push({ field: `decisions.${purpose.key}`, reason });
     } else {

@@ -1,12 +1,19 @@
 import { ApiRequester, RequestOptions, route, WithResponse } from '../requester';
 
-/** How a purpose's control was presented and what the person did with it. */
+/** How a purpose's control was presented and what the person did with it (a record states both flags). */
 export interface AttestedDecision {
   /** An unticked box is a decline, never silence. */
   decision: 'granted' | 'declined';
   /** Was the control shown ticked? Refused for consent purposes. */
+  default_checked: boolean;
+  /** Was the control mandatory? Refused for every purpose. */
+  mandatory: boolean;
+}
+
+/** An import row's decision: history seldom kept the presentation, so the flags may be left out (read as false). */
+export interface ImportedDecision {
+  decision: 'granted' | 'declined';
   default_checked?: boolean;
-  /** Was the control mandatory? Refused for consent purposes. */
   mandatory?: boolean;
 }
 
@@ -92,7 +99,7 @@ export class ConsentRecords {
 /** One row of an import: the capture time is kept as `captured_at`, the service's as `recorded_at`. */
 export interface ImportRow {
   subject: RecordSubject;
-  decisions: Record<string, AttestedDecision>;
+  decisions: Record<string, ImportedDecision>;
   captured_at: string;
   /** Rows with a key already used answer the earlier record. */
   idempotency_key?: string;
