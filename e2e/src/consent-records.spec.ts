@@ -939,6 +939,57 @@ describe('consent records', () => {
     expect(text).not.toContain(`/inbox/records/${recordId}/withdraw`);
   });
 
+  it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
+    const email = 'dave@example.com';
+    const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=dave1`)).body;
+    // A record first: the newsletter given, analytics declined, an hour ago.
+    const earlier = await record({ newsletter: granted, analytics: declined }, { subject: { email, external_id: 'dave1' }, captured_at: new Date(Date.now() - 3600_000).toISOString() });
+    expect(earlier.status).toBe(201);
+    const recordId = earlier.body.consent_record.record_id;
+    expect((await statusOf()).purposes).toMatchObject({ newsletter: { status: 'granted', record_id: recordId }, analytics: { status: 'declined', record_id: recordId } });
+
+    // Then the person decides on the hosted pages: both given, the legitimate interest objected to.
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email, external_id: 'dave1' } })).body.session_token;
+    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
+    expect((await step('sign_in', { email })).status).toBe(200);
+    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
+    expect((await step('transitions', { to: 'verifying', email, code: /\b(\d{6})\b/.exec(mail.rows[0].text)![1] })).status).toBe(200);
+    expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
+    const completed = await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: true, fraud: false } });
+    expect(completed.status).toBe(200);
+    const hostedId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    const given = await statusOf();
+    expect(given).toEqual({
+      subject: { id: earlier.body.consent_record.subject.id },
+      purposes: {
+        newsletter: { status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at },
+        analytics: { status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at },
+        fraud: { status: 'objected', record_id: hostedId, updated_at: completed.body.completed_at },
+        billing: { status: 'noticed', record_id: hostedId, updated_at: completed.body.completed_at },
+      },
+    });
+    // The same answer whichever way the person is named.
+    expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=dave%40example.com`)).body).toEqual(given);
+
+    // The organisation revokes it with the session token: what it gave is withdrawn, at the revocation.
+    expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
+    const revokedAt = (await db.query(`SELECT updated_at FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].updated_at.toISOString();
+    expect((await statusOf()).purposes).toEqual({
+      newsletter: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },
+      analytics: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },
+      fraud: { status: 'objected', record_id: hostedId, updated_at: completed.body.completed_at },
+      billing: { status: 'noticed', record_id: hostedId, updated_at: completed.body.completed_at },
+    });
+
+    // A record made after the revocation decides again.
+    const later = await record({ newsletter: granted, analytics: declined }, { subject: { email, external_id: 'dave1' }, captured_at: new Date().toISOString() });
+    expect((await statusOf()).purposes).toMatchObject({
+      newsletter: { status: 'granted', record_id: later.body.consent_record.record_id },
+      analytics: { status: 'declined', record_id: later.body.consent_record.record_id },
+    });
+  });
+
   it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {
     const email = 'ada@example.com';
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);

@@ -123,6 +123,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       expiresAt: new Date(now.getTime() + 3600_000),
       outcome: null,
       purposeDecisions: null,
+      purposeOutcomes: null,
       counter: null,
       completedAt: null,
       recordId: null,

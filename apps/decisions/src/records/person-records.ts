@@ -171,9 +171,9 @@ export class PersonRecords {
 
   /**
    * A hosted consent as a record: its consent purposes, each given or declined (withdrawn once the
-   * session is revoked). A session keeps whether each purpose was granted, not whether a
-   * legitimate-interest purpose was objected to or only noticed, so those and the notice-only
-   * purposes (nothing to withdraw on either) are left out here; the receipt has them.
+   * session is revoked). A legitimate-interest purpose (objected to or noticed) and the notice-only
+   * purposes have nothing to withdraw and are left out here (sessions completed before
+   * `purpose_outcomes` was kept cannot tell them apart anyway); the receipt and consent_status have them.
    */
   private sessionMessage(row: SessionRow): InboxRecordMessage {
     const revoked = row.status === 'revoked';

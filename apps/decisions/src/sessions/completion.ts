@@ -75,6 +75,8 @@ export class Completion {
         status: completionStatus(outcome),
         outcome,
         purposeDecisions: purposes ? Object.fromEntries(Object.entries(purposes).map(([k, v]) => [k, v === 'granted'])) : null,
+        // The outcomes themselves (an objection and a notice are both `false` above), for consent_status.
+        purposeOutcomes: purposes,
         counter: request.counter ?? null,
         completedAt: now,
         // The record lives where the session does: its id names that country, like the session token.

@@ -152,6 +152,7 @@ export class CreateDecision {
       expiresAt,
       outcome: null,
       purposeDecisions: null,
+      purposeOutcomes: null,
       counter: null,
       completedAt: null,
       recordId: null,

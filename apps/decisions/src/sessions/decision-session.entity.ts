@@ -1,3 +1,4 @@
+import type { PurposeStatus } from '@dcr/domain';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
@@ -15,6 +16,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 })
 @Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
 @Index('IX_decision_sessions_record', ['recordId'], { where: '"record_id" IS NOT NULL' })
+@Index('IX_decision_sessions_subject_consents', ['subjectId', 'applicationId'], { where: `"record_id" IS NOT NULL AND "kind" = 'consent'` })
 export class DecisionSession {
   @PrimaryColumn({ type: 'text' })
   token: string;
@@ -89,6 +91,14 @@ export class DecisionSession {
   @Column({ name: 'purpose_decisions', type: 'jsonb', nullable: true })
   purposeDecisions: Record<string, boolean> | null;
 
+  /**
+   * Per purpose, the outcome as the outcome events carry it (`granted`, `declined`, `objected`,
+   * `noticed`): what consent_status answers. Null for approvals and for sessions completed before it
+   * was kept (hostedDecisionHistory reads those from purposeDecisions).
+   */
+  @Column({ name: 'purpose_outcomes', type: 'jsonb', nullable: true })
+  purposeOutcomes: Record<string, PurposeStatus> | null;
+
   @Column({ type: 'jsonb', nullable: true })
   counter: Record<string, unknown> | null;
 
@@ -110,6 +120,7 @@ export class DecisionSession {
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
+  /** The last change; a revoked session changes no more, so for one that is when it was revoked. */
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }

@@ -235,8 +235,13 @@ export class RecordsController {
     summary: "A person's current status per purpose: granted, declined, withdrawn, objected or noticed",
     description:
       'Name the person by exactly one of `subject[external_id]`, `subject[email]` or `subject[id]` (400 naming the parameter ' +
-      'otherwise). A person homed in another country of the deployment is answered 421 with `home_country` and nothing ' +
-      'else; 404 when no such person is recorded.',
+      'otherwise). The answer weighs the records of the application (the Record API, captures, imports, form builders) and ' +
+      'the consents the person decided on its hosted pages (a completed consent session counts as a record with its ' +
+      '`rec_…` id at its `completed_at`, each purpose as its `consent.granted`/`consent.denied` event says; once revoked, ' +
+      'what it granted is `withdrawn` at the revocation). The newest decision holding a purpose decides it; a withdrawal ' +
+      'made after it turns a grant `withdrawn`; a grant whose term (`consent_duration`) ran out is `expired`. A person homed ' +
+      'in another country of the deployment is answered 421 with `home_country` and nothing else; 404 when no such person ' +
+      'is recorded.',
   })
   @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })

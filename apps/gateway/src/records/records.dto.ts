@@ -130,7 +130,7 @@ export class ConsentRecordEnvelopeDto {
 /** A purpose's current status for a person. */
 export class PurposeStatusDto {
   @ApiProperty({ enum: ['granted', 'declined', 'withdrawn', 'objected', 'noticed', 'expired'] }) status: string;
-  @ApiProperty({ description: 'The record that decided it' }) record_id: string;
+  @ApiProperty({ example: 'rec_us0123456789abcdefghij', description: 'The record that decided it: a consent record, or the record of a consent decided on the hosted pages' }) record_id: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 

@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import type { PurposeStatus } from '../decisions/purpose-decisions';
+import type { RecordedPurpose } from './attestation';
+import { HostedConsentDecision, hostedDecisionHistory } from './hosted-decisions';
+import { consentStatusOf, RecordHistoryEntry } from './status';
+
+const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
+
+const terms: HostedConsentDecision['terms'] = {
+  purposes: [
+    { key: 'newsletter', basis: 'consent', takes_decision: true },
+    { key: 'analytics', basis: 'consent', takes_decision: true },
+    { key: 'fraud', basis: 'legitimate_interest', takes_decision: true },
+    { key: 'billing', basis: 'contract', takes_decision: false },
+  ],
+  consent_duration: null,
+};
+
+const hosted = (extra: Partial<HostedConsentDecision> = {}): HostedConsentDecision => ({
+  record_id: 'rec_hosted',
+  completed_at: at(10),
+  status: 'fulfilled',
+  purpose_outcomes: { newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' },
+  purpose_decisions: { newsletter: true, analytics: false, fraud: false, billing: false },
+  terms,
+  ...extra,
+});
+
+describe('hostedDecisionHistory', () => {
+  it('is a record decided and recorded at completion, each purpose as the person decided it with its basis', () => {
+    expect(hostedDecisionHistory(hosted())).toEqual({
+      record_id: 'rec_hosted',
+      recorded_at: at(10),
+      captured_at: at(10),
+      purposes: {
+        newsletter: { status: 'granted', basis: 'consent' },
+        analytics: { status: 'declined', basis: 'consent' },
+        fraud: { status: 'objected', basis: 'legitimate_interest' },
+        billing: { status: 'noticed', basis: 'contract' },
+      },
+    });
+  });
+
+  it('withdraws, at its revocation, each purpose it granted and nothing else', () => {
+    const revoked = hostedDecisionHistory(hosted({ status: 'revoked', revoked_at: new Date(at(20)), purpose_outcomes: { newsletter: 'granted', analytics: 'granted', fraud: 'noticed', billing: 'noticed' } }));
+    expect(revoked.withdrawn).toEqual([
+      { purpose: 'newsletter', at: at(20) },
+      { purpose: 'analytics', at: at(20) },
+    ]);
+    expect(consentStatusOf([revoked])).toEqual({
+      newsletter: { status: 'withdrawn', record_id: 'rec_hosted', updated_at: at(20) },
+      analytics: { status: 'withdrawn', record_id: 'rec_hosted', updated_at: at(20) },
+      fraud: { status: 'noticed', record_id: 'rec_hosted', updated_at: at(10) },
+      billing: { status: 'noticed', record_id: 'rec_hosted', updated_at: at(10) },
+    });
+    // A fulfilled session carries no withdrawal, whatever a stray time says.
+    expect(hostedDecisionHistory(hosted({ revoked_at: at(20) })).withdrawn).toBeUndefined();
+  });
+
+  it('lapses at completion plus the flow version\'s consent duration', () => {
+    const entry = hostedDecisionHistory(hosted({ completed_at: '2025-01-01T00:00:00.000Z', terms: { ...terms, consent_duration: 'P1Y' } }));
+    expect(entry.expires_at).toBe('2026-01-01T00:00:00.000Z');
+    expect(consentStatusOf([entry], Date.parse('2026-01-02T00:00:00.000Z')).newsletter).toEqual({ status: 'expired', record_id: 'rec_hosted', updated_at: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('reads a session that kept only grants: consent granted or declined, notices noticed, a legitimate interest left out', () => {
+    const entry = hostedDecisionHistory(hosted({ purpose_outcomes: null, purpose_decisions: { newsletter: true, analytics: false, fraud: false, billing: false } }));
+    expect(entry.purposes).toEqual({
+      newsletter: { status: 'granted', basis: 'consent' },
+      analytics: { status: 'declined', basis: 'consent' },
+      billing: { status: 'noticed', basis: 'contract' },
+    });
+  });
+
+  it('merges with the records by the newest decision: a hosted grant after a record decides, a record after it decides', () => {
+    const record: RecordHistoryEntry = { record_id: 'rec_api', recorded_at: at(5), captured_at: at(5), purposes: { newsletter: { status: 'declined', basis: 'consent' }, sms: { status: 'granted', basis: 'consent' } } };
+    expect(consentStatusOf([record, hostedDecisionHistory(hosted())])).toMatchObject({
+      newsletter: { status: 'granted', record_id: 'rec_hosted', updated_at: at(10) },
+      sms: { status: 'granted', record_id: 'rec_api' },
+    });
+    const later = { ...record, recorded_at: at(15), captured_at: at(15) };
+    expect(consentStatusOf([later, hostedDecisionHistory(hosted())]).newsletter).toEqual({ status: 'declined', record_id: 'rec_api', updated_at: at(15) });
+  });
+});
+
+describe('hostedDecisionHistory with the records: properties', () => {
+  const outcome = fc.constantFrom<RecordedPurpose>(
+    { status: 'granted', basis: 'consent' },
+    { status: 'declined', basis: 'consent' },
+    { status: 'objected', basis: 'legitimate_interest' },
+    { status: 'noticed', basis: 'contract' },
+  );
+  const keys = ['newsletter', 'analytics', 'fraud', 'billing'] as const;
+  const recordsArbitrary = fc.uniqueArray(fc.integer({ min: 0, max: 1000 }), { maxLength: 4 }).chain((minutes) =>
+    fc.tuple(
+      ...minutes.map((minute, index) =>
+        fc.record({
+          record_id: fc.constant(`r${index}`),
+          recorded_at: fc.constant(at(minute)),
+          purposes: fc.dictionary(fc.constantFrom(...keys, 'sms'), outcome),
+          withdrawn: fc.array(fc.record({ at: fc.integer({ min: 0, max: 1000 }).map(at) }), { maxLength: 1 }),
+        }),
+      ),
+    ),
+  );
+  const outcomesArbitrary = fc.record({
+    newsletter: fc.constantFrom<PurposeStatus>('granted', 'declined'),
+    analytics: fc.constantFrom<PurposeStatus>('granted', 'declined'),
+    fraud: fc.constantFrom<PurposeStatus>('noticed', 'objected'),
+    billing: fc.constant<PurposeStatus>('noticed'),
+  });
+
+  it('a hosted decision made after every record decides each of its purposes as the person decided it', () => {
+    fc.assert(
+      fc.property(recordsArbitrary, outcomesArbitrary, (records, outcomes) => {
+        const statuses = consentStatusOf([...records, hostedDecisionHistory(hosted({ completed_at: at(2000), purpose_outcomes: outcomes }))]);
+        for (const key of keys) expect(statuses[key]).toEqual({ status: outcomes[key], record_id: 'rec_hosted', updated_at: at(2000) });
+      }),
+    );
+  });
+
+  it('its revocation after every record leaves none of its purposes granted and withdraws exactly what it granted', () => {
+    fc.assert(
+      fc.property(recordsArbitrary, outcomesArbitrary, fc.integer({ min: 0, max: 1000 }), (records, outcomes, completed) => {
+        const decision = hosted({ completed_at: at(completed), purpose_outcomes: outcomes });
+        const before = consentStatusOf([...records, hostedDecisionHistory(decision)]);
+        const after = consentStatusOf([...records, hostedDecisionHistory({ ...decision, status: 'revoked', revoked_at: at(3000) })]);
+        for (const key of keys) {
+          const withdrawnHere = outcomes[key] === 'granted' && before[key].status === 'granted';
+          expect(after[key]).toEqual(withdrawnHere ? { ...before[key], status: 'withdrawn', updated_at: at(3000) } : before[key]);
+        }
+        // A purpose the session does not hold is untouched.
+        expect(after.sms).toEqual(before.sms);
+      }),
+    );
+  });
+});

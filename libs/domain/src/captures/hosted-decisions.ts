@@ -1,0 +1,75 @@
+import type { PurposeStatus } from '../decisions/purpose-decisions';
+import type { PurposeTerms } from '../flows/flow-terms';
+import type { RecordedPurpose } from './attestation';
+import { consentLapsesAt, RecordHistoryEntry, WithdrawalMark } from './status';
+
+/*
+ * A consent decided on the hosted pages (a decision session completed by the person) as one entry of
+ * the person's record history, so that `consent_status` weighs it with the Record API's records by
+ * the same rule (consentStatusOf: the newest decision holding a purpose decides it).
+ *
+ * Decisions made where the specification leaves room:
+ * - The decision's time is the session's completion, both as decided and as recorded (the service
+ *   completes it as the person decides); its record is the one the receipt and the webhooks name.
+ * - Each purpose is as the person decided it, as `consent.granted`/`consent.denied` carry them:
+ *   `granted`/`declined` for consent, `noticed`/`objected` for a legitimate interest, `noticed` for a
+ *   notice-only purpose, with the basis of the flow version the session answered.
+ * - A session completed before its outcomes were kept per purpose kept only whether each was granted:
+ *   a consent purpose is then granted or declined, a notice-only one noticed, and a legitimate
+ *   interest (noticed or objected, which a boolean cannot tell apart) is left out rather than guessed,
+ *   leaving any other record of the person in charge of it.
+ * - A revoked session withdraws, at its revocation, each purpose it granted and only those (marks by
+ *   purpose, not the whole record: what it declined or noticed stays, and the revocation takes back no
+ *   other record's grant of a purpose this session declined).
+ * - Its consent lapses like a record's: completion plus the flow version's `consent_duration`.
+ */
+
+export interface HostedConsentDecision {
+  record_id: string;
+  completed_at: Date | string;
+  /** The session's status: `revoked` once the consent was withdrawn. */
+  status: string;
+  /** When it was revoked; read only for a revoked session. */
+  revoked_at?: Date | string | null;
+  /** What the person decided per purpose, as the outcome events carry it; null for sessions completed before it was kept. */
+  purpose_outcomes: Record<string, PurposeStatus> | null;
+  /** Per purpose, whether it was granted (every completed consent session keeps this). */
+  purpose_decisions: Record<string, boolean> | null;
+  /** The terms of the flow version the session answered. */
+  terms: { purposes: Pick<PurposeTerms, 'key' | 'basis' | 'takes_decision'>[]; consent_duration?: string | null };
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+/** A hosted consent decision as a record of the person's history (see the module notes). */
+export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHistoryEntry {
+  const decidedAt = iso(decision.completed_at);
+  const purposes: Record<string, RecordedPurpose> = {};
+  for (const purpose of decision.terms.purposes) {
+    const status = decision.purpose_outcomes ? decision.purpose_outcomes[purpose.key] : outcomeFromGrants(purpose, decision.purpose_decisions ?? {});
+    if (status !== undefined) purposes[purpose.key] = { status, basis: purpose.basis };
+  }
+  const withdrawn: WithdrawalMark[] =
+    decision.status === 'revoked' && decision.revoked_at
+      ? Object.entries(purposes)
+          .filter(([, purpose]) => purpose.status === 'granted')
+          .map(([key]) => ({ purpose: key, at: iso(decision.revoked_at as Date | string) }))
+      : [];
+  const expiresAt = consentLapsesAt(decidedAt, decision.terms.consent_duration);
+  return {
+    record_id: decision.record_id,
+    recorded_at: decidedAt,
+    captured_at: decidedAt,
+    ...(expiresAt ? { expires_at: expiresAt } : {}),
+    purposes,
+    ...(withdrawn.length > 0 ? { withdrawn } : {}),
+  };
+}
+
+/** A purpose's outcome from a session that kept only whether each purpose was granted. */
+function outcomeFromGrants(purpose: Pick<PurposeTerms, 'key' | 'basis' | 'takes_decision'>, granted: Record<string, boolean>): PurposeStatus | undefined {
+  if (!purpose.takes_decision) return 'noticed';
+  if (purpose.basis === 'legitimate_interest') return undefined;
+  if (!Object.prototype.hasOwnProperty.call(granted, purpose.key)) return undefined;
+  return granted[purpose.key] === true ? 'granted' : 'declined';
+}
