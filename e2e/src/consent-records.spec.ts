@@ -857,13 +857,17 @@ describe('consent records', () => {
     const browserEntry = await db.query(`SELECT actor FROM audit_chain.entries WHERE event_type = 'consent.granted' AND payload->>'record_id' = $1`, [committed.body.record_id]);
     expect(browserEntry.rows).toEqual([{ actor: { type: 'participant', id: receipt.record.pii_principal_id } }]);
 
-    // A person homed in another country: refused with the country only, and no capture is left behind.
+    // A person homed in another country: refused with the country, the capture kept uncommitted and
+    // its token answered, for the organisation's server to commit it at the person's home (there, DE).
     await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: shopToken })).status === 200);
     await http(de.url, 'POST', '/api/v1/consent_records', { token: shopToken, body: { flow_id: shopFlow, subject: { email: 'hans@example.com' }, decisions, captured_at: new Date().toISOString() } });
-    const before = (await db.query(`SELECT count(*)::int AS n FROM decisions.captures`)).rows[0].n;
     const elsewhere = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'hans@example.com' } });
     expect(elsewhere.status).toBe(421);
-    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.captures`)).rows[0].n).toBe(before);
+    expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'DE', capture_token: expect.stringMatching(/^cap_us/) });
+    const kept = await db.query(`SELECT record_id, committed_in FROM decisions.captures WHERE token_hash = encode(sha256($1::bytea), 'hex')`, [elsewhere.body.capture_token]);
+    expect(kept.rows).toEqual([{ record_id: null, committed_in: null }]);
+    const atHome = await http(de.url, 'POST', `/api/v1/decisions/${elsewhere.body.capture_token}/authorize`, { token: shopToken, body: { subject: { email: 'hans@example.com' } } });
+    expect(atHome.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_de/), channel: 'form_capture' });
 
     // Off again: commit is refused by name, and the origin may go.
     expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: false })).body.settings).toEqual({ browser_commit: false });

@@ -22,7 +22,10 @@ import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
 import { Capture } from './records/capture.entity';
+import { CaptureClaims } from './records/capture-claims';
+import { CommitCaptureHeldElsewhere } from './records/capture-held-elsewhere';
 import { Captures } from './records/captures';
+import { CommitCapture } from './records/commit-capture';
 import { ConsentImport } from './records/consent-import.entity';
 import { ConsentRecord } from './records/consent-record.entity';
 import { ImportBatch } from './records/import-batch';
@@ -75,6 +78,9 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ImportConsentRecords,
     ImportBatch,
     Captures,
+    CaptureClaims,
+    CommitCapture,
+    CommitCaptureHeldElsewhere,
     PersonRecords,
     ReceiptMailer,
     FormConnectionSettings,

@@ -5,7 +5,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  * person's e-mail. It holds the sanitised snapshot only (each purpose's decision and how it was
  * presented, label digests, and for the consent field the rendering evidence), never other input
  * values; the token is kept as a hash. Uncommitted
- * captures expire after 24 hours and leave no record.
+ * captures expire after 24 hours and leave no record. A capture is committed in one country only:
+ * the person's home, which may be another country than the one holding it (`committed_in`, see
+ * Captures).
  */
 @Entity({ name: 'captures' })
 @Index('UQ_captures_token_hash', ['tokenHash'], { unique: true })
@@ -55,4 +57,16 @@ export class Capture {
 
   @Column({ name: 'record_id', type: 'text', nullable: true })
   recordId: string | null;
+
+  /**
+   * The country committing or having committed the capture (this one, or the person's home country
+   * that claimed it); null while nobody commits it. Captures committed before this column existed
+   * have a record id and null here, and were committed here.
+   */
+  @Column({ name: 'committed_in', type: 'text', nullable: true })
+  committedIn: string | null;
+
+  /** Commits under way for `committed_in`: the last one that fails without a record releases the claim. */
+  @Column({ name: 'commit_attempts', type: 'integer', default: 0 })
+  commitAttempts: number;
 }

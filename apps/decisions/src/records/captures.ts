@@ -1,24 +1,15 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CreateCaptureRequest } from '@dcr/contracts';
-import {
-  assertCapturable,
-  DomainError,
-  FlowTerms,
-  hashCredential,
-  newOpaqueId,
-  normaliseEmail,
-  notFound,
-  randomString,
-  recordAttestation,
-  recordRequestFingerprint,
-  validationFailed,
-} from '@dcr/domain';
+import { assertCapturable, DomainError, FlowTerms, hashCredential, newOpaqueId, notFound, randomString, recordAttestation, validationFailed, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
+import { SubjectsService } from '../subjects/subjects.service';
 import { Capture } from './capture.entity';
-import { RecordConsent } from './record-consent';
+import { CaptureClaims, heldCapture } from './capture-claims';
+import { CommitCaptureHeldElsewhere } from './capture-held-elsewhere';
+import { CaptureChannel, captureExpired, committedForAnotherPerson, CommitCapture, recordedNothing } from './commit-capture';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -39,7 +30,9 @@ export function labelDigest(label: string): string {
  * Consent captured in the organisation's own form: the browser posts the sanitised snapshot (each
  * purpose's decision and presentation, label digests) with the publishable key and gets a capture
  * token; the organisation's server commits it with the person's e-mail (`authorize`), which records
- * it through the Record API's path with the capture's channel.
+ * it through the Record API's path with the capture's channel, in the person's home country: a
+ * capture held here is committed here or claimed by the person's home (CaptureClaims); one held in
+ * another country is claimed from there (CommitCaptureHeldElsewhere).
  */
 @Injectable()
 export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -48,7 +41,10 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     private readonly flows: FlowsRepository,
-    private readonly recordConsent: RecordConsent,
+    private readonly claims: CaptureClaims,
+    private readonly commit: CommitCapture,
+    private readonly heldElsewhere: CommitCaptureHeldElsewhere,
+    private readonly subjects: SubjectsService,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -101,6 +97,8 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       createdAt: now,
       expiresAt: new Date(now.getTime() + CAPTURE_TTL_MS),
       recordId: null,
+      committedIn: null,
+      commitAttempts: 0,
     });
     const used = 'The render proof was already used: each rendering of the consent field captures once (the field renews its proof)';
     if (capture.renderNonce && (await this.dataSource.manager.exists(Capture, { where: { renderNonce: capture.renderNonce } }))) {
@@ -117,56 +115,70 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     }
     const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
     if (!request.commit) return reply;
-    // Browser commit: recorded now, at the lower assurance its channel names; a refusal leaves no capture.
+    // Browser commit: recorded now, at the lower assurance its channel names.
     try {
-      const committed = await this.commit(capture, request.commit.subject, false, `${capture.channel}_browser` as 'form_capture_browser' | 'embedded_field_browser');
+      const committed = await this.commitHere(capture, request.commit.subject, false, `${capture.channel}_browser` as CaptureChannel);
       return { ...reply, record_id: committed.record_id, channel: committed.channel };
     } catch (error) {
+      // A person homed in another country: the capture is kept, uncommitted, and its token answered
+      // with the 421, for the organisation's server to commit it at the person's home (authorize).
+      if (error instanceof DomainError && error.code === 'wrong_country') {
+        throw new DomainError(
+          'wrong_country',
+          `The person is homed in ${String(error.extra?.home_country)}: the capture was kept uncommitted; commit it from your server at that country's endpoint (authorize with capture_token)`,
+          undefined,
+          { ...error.extra, capture_token: token, expires_at: reply.expires_at },
+        );
+      }
+      // Any other refusal leaves no capture.
       await this.dataSource.manager.delete(Capture, { id: capture.id });
       throw error;
     }
   }
 
   async authorize(request: AuthorizeCaptureRequest): Promise<AuthorizeCaptureReply> {
+    const holder = request.capture_token.slice(4, 6).toUpperCase();
+    if (holder !== this.context.env.COUNTRY) return this.heldElsewhere.execute(holder, request);
     const capture = await this.dataSource.manager.findOne(Capture, { where: { tokenHash: hashCredential(request.capture_token) } });
     if (!capture || capture.applicationId !== request.application_id) throw notFound('Capture');
-    if (!capture.recordId && capture.expiresAt.getTime() <= Date.now()) {
-      throw new DomainError('gone', 'The capture expired uncommitted (captures are held 24 hours) and left no record');
+    if (!capture.recordId && !capture.committedIn && capture.expiresAt.getTime() <= Date.now()) {
+      throw captureExpired();
     }
     // A capture committed before (by the browser too) answers its record, with the channel it was recorded on.
-    return this.commit(capture, request.subject, request.suppress_receipt === true, capture.channel as 'form_capture' | 'embedded_field');
+    return this.commitHere(capture, request.subject, request.suppress_receipt === true, capture.channel as CaptureChannel);
   }
 
-  private async commit(
-    capture: Capture,
-    subject: { email: string; external_id?: string },
-    suppressReceipt: boolean,
-    channel: 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser',
-  ): Promise<AuthorizeCaptureReply> {
-    const committed = this.recordConsent.execute({
-      application_id: capture.applicationId,
-      flow_id: capture.flowId,
-      flow_version: capture.flowVersion,
-      decisions: capture.decisions,
-      captured_at: capture.createdAt.toISOString(),
-      // Committing the same capture again answers the same record; with another person it is a conflict.
-      idempotency_key: `capture:${capture.id}`,
-      request_fingerprint: recordRequestFingerprint({ capture: capture.id, subject: { email: normaliseEmail(subject.email), external_id: subject.external_id ?? null } }),
-      subject,
-      channel,
-      ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
-      ...(capture.renderingEvidence ? { rendering_evidence: capture.renderingEvidence } : {}),
-      send_receipt: !suppressReceipt,
-    });
-    // The capture's own key conflicts only when it was committed for someone else: say that, not the key.
-    const { consent_record } = await committed.catch((error: unknown) => {
-      if (error instanceof DomainError && error.code === 'idempotency_conflict') {
-        throw new DomainError('conflict', 'This capture was committed for another person already', [{ field: 'subject', reason: 'the capture was committed for another person' }]);
-      }
+  /**
+   * Commits a capture held here, in this country: claimed for it first (a capture is committed in
+   * one country), released again when the commit wrote nothing (the person homed elsewhere: their
+   * home country may claim it then).
+   */
+  private async commitHere(capture: Capture, subject: { email: string; external_id?: string }, suppressReceipt: boolean, channel: CaptureChannel): Promise<AuthorizeCaptureReply> {
+    const here = this.context.env.COUNTRY;
+    for (let attempt = 1; !(await this.claims.claim({ id: capture.id }, here, 'here')); attempt++) {
+      const country = await this.claims.committedIn(capture.id);
+      if (country && country !== here) throw await this.committedElsewhere(capture, subject, country);
+      // Released between the claim and the look (the other country's commit wrote nothing): claim again.
+      if (attempt === 3) throw new DomainError('service_unavailable', 'The capture is being committed by another country at this moment; try again');
+    }
+    let committed: AuthorizeCaptureReply;
+    try {
+      committed = await this.commit.execute(capture.applicationId, heldCapture(capture), subject, { suppressReceipt, channel });
+    } catch (error) {
+      await this.claims.settle({ id: capture.id }, here, { release: recordedNothing(error) });
       throw error;
-    });
-    if (!capture.recordId) await this.dataSource.manager.update(Capture, { id: capture.id }, { recordId: consent_record.record_id });
-    return { status: consent_record.status, record_id: consent_record.record_id, channel: consent_record.channel };
+    }
+    await this.claims.settle({ id: capture.id }, here, { recordId: committed.record_id });
+    return committed;
+  }
+
+  /**
+   * A capture held here that the person's home country `country` claimed: the same person is sent
+   * there (421), where it answers their record; anyone else is another person (409).
+   */
+  private async committedElsewhere(capture: Capture, subject: { email: string; external_id?: string }, country: string): Promise<DomainError> {
+    const home = await this.subjects.homeOf(capture.applicationId, subject);
+    return home === country ? wrongCountry(country) : committedForAnotherPerson();
   }
 
   onApplicationBootstrap(): void {
@@ -178,9 +190,11 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     if (this.sweeper) clearInterval(this.sweeper);
   }
 
-  /** Uncommitted captures past their 24 hours are deleted: they leave no record. */
+  /** Uncommitted captures past their 24 hours are deleted: they leave no record. One a country claimed stays. */
   async sweep(): Promise<number> {
-    const removed: unknown[] = await this.dataSource.query(`DELETE FROM "decisions"."captures" WHERE "record_id" IS NULL AND "expires_at" < now() RETURNING 1`);
+    const removed: unknown[] = await this.dataSource.query(
+      `DELETE FROM "decisions"."captures" WHERE "record_id" IS NULL AND "committed_in" IS NULL AND "expires_at" < now() RETURNING 1`,
+    );
     return removed.length;
   }
 }

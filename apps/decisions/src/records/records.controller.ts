@@ -3,7 +3,11 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   AuthorizeCaptureRequest,
   CAPTURES_AUTHORIZE,
+  CAPTURES_CLAIM,
   CAPTURES_CREATE,
+  CAPTURES_SETTLE,
+  CaptureClaimRequest,
+  CaptureSettleRequest,
   CreateCaptureRequest,
   ConsentStatusRequest,
   CreateConsentRecordRequest,
@@ -16,6 +20,7 @@ import {
   RECORDS_IMPORT_FAILED,
   RECORDS_IMPORT_GET,
 } from '@dcr/contracts';
+import { CaptureClaims } from './capture-claims';
 import { Captures } from './captures';
 import { ConsentStatus } from './consent-status';
 import { ImportConsentRecords } from './import-consent-records';
@@ -28,6 +33,7 @@ export class RecordsController {
     private readonly status: ConsentStatus,
     private readonly imports: ImportConsentRecords,
     private readonly captures: Captures,
+    private readonly claims: CaptureClaims,
   ) {}
 
   @MessagePattern(CAPTURES_CREATE)
@@ -38,6 +44,18 @@ export class RecordsController {
   @MessagePattern(CAPTURES_AUTHORIZE)
   authorize(@Payload() request: AuthorizeCaptureRequest) {
     return this.captures.authorize(request);
+  }
+
+  /** From a peer country, the person's home: it commits a capture held here. */
+  @MessagePattern(CAPTURES_CLAIM)
+  claimCapture(@Payload() request: CaptureClaimRequest) {
+    return this.claims.claimForPeer(request);
+  }
+
+  /** From the peer country that claimed a capture held here: what its commit made. */
+  @MessagePattern(CAPTURES_SETTLE)
+  settleCapture(@Payload() request: CaptureSettleRequest) {
+    return this.claims.settleForPeer(request);
   }
 
   @MessagePattern(RECORDS_IMPORT)

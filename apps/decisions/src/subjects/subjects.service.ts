@@ -4,8 +4,11 @@ import {
   CreateSubjectRequest,
   FindSubjectRequest,
   GetSubjectRequest,
+  LocateReply,
+  LocateRequest,
   RegisterReply,
   RegisterRequest,
+  RESIDENCY_LOCATE,
   RESIDENCY_REGISTER,
   SubjectMessage,
 } from '@dcr/contracts';
@@ -77,6 +80,19 @@ export class SubjectsService {
     const subject = await this.subjects.findByReference(request.application_id, { email, externalId });
     if (!subject) throw notFound('Subject');
     return this.toMessage(subject);
+  }
+
+  /**
+   * Where the directory homes a person given by e-mail (and external id), without homing them:
+   * undefined when no country knows them yet. Only the keyed references go to the residency-router.
+   */
+  async homeOf(applicationId: string, by: { email: string; external_id?: string }): Promise<string | undefined> {
+    const email = normalisedEmail(by.email);
+    const externalId = by.external_id?.trim() || undefined;
+    const { references } = this.newPersonReferences(applicationId, { email, externalId });
+    if (references.length === 0) return undefined;
+    const { entry } = await firstValueFrom(this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references }));
+    return entry?.home_country;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Body, Controller, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { AuthorizeCaptureReply, CAPTURE_TOKEN, CAPTURES_AUTHORIZE, CAPTURES_CREATE, CaptureCreatedReply } from '@dcr/contracts';
@@ -18,7 +18,7 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
-import { ApiConflict, ApiErrorResponses } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
 import { audienceOf, HomeCountry } from '../residency/home-country';
@@ -97,6 +97,15 @@ export class CreateCaptureDto {
   subject?: RecordSubjectDto;
 }
 
+/** A browser commit's 421: the person is homed in another country, and the capture was kept for the organisation's server to commit there. */
+export class BrowserCommitWrongCountryDto extends ErrorBodyDto {
+  @ApiProperty({ example: 'cap_de0123456789abcdefghijklmnopqrst', description: 'The capture, kept uncommitted: authorize it at the home country\'s endpoint' })
+  capture_token: string;
+
+  @ApiProperty({ example: '2026-11-21T10:00:00.000Z', description: 'Until when the capture can be committed' })
+  expires_at: string;
+}
+
 export class AuthorizeCaptureDto {
   @ApiProperty({ type: RecordSubjectDto })
   @IsDefined({ message: 'subject is required: {email, external_id?}' })
@@ -138,6 +147,13 @@ export class CapturesController {
       'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed.',
   })
   @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
+  @ApiExtraModels(BrowserCommitWrongCountryDto)
+  @ApiResponse({
+    status: 421,
+    description:
+      "Browser commit for a person homed in another country: `wrong_country` with `home_country`, and the capture kept uncommitted (`capture_token`, `expires_at`) for the organisation's server to authorize at that country's endpoint",
+    schema: { $ref: getSchemaPath(BrowserCommitWrongCountryDto) },
+  })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
     if (principal.kind !== 'publishable_key' && principal.kind !== 'render_proof') throw new DomainError('forbidden', 'Captures are made with the publishable key');
     const field = body.channel === 'embedded_field' ? await this.fieldCapture(principal, body) : this.formCapture(principal, body, origin);
@@ -212,20 +228,39 @@ export class CapturesController {
   // Committing makes a record, as POST /api/v1/consent_records does.
   @RequireScopes('records:write')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Commit a capture: binds the person by e-mail, freezes the receipt, fires the webhooks' })
+  @ApiOperation({
+    summary: 'Commit a capture: binds the person by e-mail, freezes the receipt, fires the webhooks',
+    description:
+      "Send it to the person's home country, whichever country's endpoint made the capture: that country commits a capture another country holds " +
+      '(only the capture\'s contents cross the border, never the person). Elsewhere it is 421 `wrong_country` naming the home country, or, for a person ' +
+      'no country knows yet, the country holding the capture. A capture is committed in one country only; committed again for the same person it answers ' +
+      'the same record (at the holding country, a capture its person\'s home committed answers 421 naming that home).',
+  })
   @ApiOkResponse({ description: '`{status, record_id, channel}`' })
   @ApiConflict('The capture was committed for another person (`details` on `subject`)')
+  @ApiWrongCountry("The person (or, for a person no country knows, the capture)")
+  @ApiResponse({ status: 410, description: 'The capture expired uncommitted (`gone`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   async authorize(@CurrentPrincipal() principal: Principal, @Param('capture_token') token: string, @Body() body: AuthorizeCaptureDto): Promise<AuthorizeCaptureReply> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Commit captures with an API token of the application');
     if (!CAPTURE_TOKEN.test(token)) throw notFound('Capture');
-    await this.homeCountry.requireHere(token.slice(4, 6).toUpperCase(), 'capture', token, 'Capture', audienceOf(principal));
-    return firstValueFrom(
-      this.clients.own.send<AuthorizeCaptureReply>(CAPTURES_AUTHORIZE, {
-        application_id: principal.application.id,
-        capture_token: token,
-        subject: body.subject,
-        suppress_receipt: body.suppress_receipt,
-      }),
-    );
+    const holder = token.slice(4, 6).toUpperCase();
+    const { COUNTRY, PEER_COUNTRIES } = this.context.env;
+    if (holder !== COUNTRY && !PEER_COUNTRIES.includes(holder)) throw notFound('Capture');
+    try {
+      return await firstValueFrom(
+        this.clients.own.send<AuthorizeCaptureReply>(CAPTURES_AUTHORIZE, {
+          application_id: principal.application.id,
+          capture_token: token,
+          subject: body.subject,
+          suppress_receipt: body.suppress_receipt,
+        }),
+      );
+    } catch (error) {
+      // A capture held in another country for a person not homed here: a wrong door only if the capture is there.
+      if (holder !== COUNTRY && error instanceof DomainError && error.code === 'wrong_country' && !(await this.homeCountry.existsIn(holder, 'capture', token, audienceOf(principal)))) {
+        throw notFound('Capture');
+      }
+      throw error;
+    }
   }
 }

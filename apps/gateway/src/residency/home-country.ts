@@ -50,16 +50,24 @@ export class HomeCountry {
     const { COUNTRY, PEER_COUNTRIES } = this.context.env;
     if (home === COUNTRY) return;
     if (!PEER_COUNTRIES.includes(home)) throw notFound(label);
-    let exists: boolean;
+    throw (await this.existsIn(home, kind, id, visibleTo)) ? wrongCountry(home) : notFound(label);
+  }
+
+  /**
+   * Whether the peer country `home` has the resource, visible to `visibleTo`. A country that cannot
+   * be asked (down, unreachable) is taken to have it: the caller learns where to go, and the 404,
+   * if it is one, comes from there.
+   */
+  async existsIn(home: string, kind: ResourceKind, id: string, visibleTo?: ResourceAudience): Promise<boolean> {
     try {
       const request: ResourceExistsRequest = { kind, id, ...(visibleTo ? { visible_to: visibleTo } : {}) };
-      ({ exists } = await firstValueFrom(
+      const { exists } = await firstValueFrom(
         this.clients.peer(home).send<ResourceExistsReply, ResourceExistsRequest>(GATEWAY_RESOURCE_EXISTS, request).pipe(timeout(EXISTS_TIMEOUT_MS)),
-      ));
+      );
+      return exists;
     } catch {
-      throw wrongCountry(home);
+      return true;
     }
-    throw exists ? wrongCountry(home) : notFound(label);
   }
 
   /** For a peer country: whether the resource exists here and is visible to the audience it names. */

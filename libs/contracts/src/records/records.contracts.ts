@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
-import { APPLICATION_ID, FLOW_ID } from '../patterns';
+import { APPLICATION_ID, COUNTRY_CODE, FLOW_ID } from '../patterns';
 
 /** An import's id: `imp_`, its country (since the thirtieth session; earlier ids carry none) and 20 characters. */
 export const IMPORT_ID = /^imp_([a-z]{2})?[0-9a-z]{20}$/;
@@ -389,4 +389,68 @@ export interface AuthorizeCaptureReply {
   status: 'granted' | 'declined';
   record_id: string;
   channel: string;
+}
+
+/**
+ * Cross-border, decisions → decisions of the country a capture token names: the person's home
+ * country commits a capture made at another country's endpoint. `claim` marks the capture committed
+ * by the claimant (atomically: a capture is committed in one country only) and answers what it
+ * holds, none of it personal data (the capture never holds the person); `settle` tells the holder
+ * how each commit ended: the record made (its opaque id), or none, releasing the claim when the
+ * commit wrote nothing. Only the token's hash
+ * travels, never the token or the person.
+ */
+export const CAPTURES_CLAIM = 'decisions.captures.claim';
+export const CAPTURES_SETTLE = 'decisions.captures.settle';
+
+const CAPTURE_TOKEN_HASH = /^[0-9a-f]{64}$/;
+
+export class CaptureClaimRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  /** SHA-256 (hex) of the capture token, as the holder keeps it. */
+  @Matches(CAPTURE_TOKEN_HASH, { message: 'capture_token_hash must be 64 lower-case hex characters' })
+  capture_token_hash: string;
+
+  /** The country that commits the capture: the person's home. */
+  @Matches(COUNTRY_CODE)
+  claimant_country: string;
+}
+
+/** What a capture holds: the snapshot the record is made from. */
+export interface HeldCaptureMessage {
+  /** The capture's opaque id (the record's idempotency key is made of it). */
+  capture_id: string;
+  flow_id: string;
+  flow_version: number;
+  channel: 'form_capture' | 'embedded_field';
+  decisions: Record<string, { decision: string; default_checked: boolean; mandatory: boolean }>;
+  wording_verdict: Record<string, 'match' | 'drift'> | null;
+  origin: string | null;
+  rendering_evidence: Array<Record<string, unknown>> | null;
+  captured_at: string;
+}
+
+/**
+ * `claimed`: the claimant may commit it (also again, when it claimed it before). `not_found`: no such
+ * capture of this application. `expired`: past its 24 hours uncommitted. `committed`: committed by
+ * another country (there, or claimed by a third), so for another person.
+ */
+export type CaptureClaimReply = { outcome: 'claimed'; capture: HeldCaptureMessage } | { outcome: 'not_found' | 'expired' | 'committed' };
+
+/** How one commit of a claimed capture ended: with the record it made, or without one. */
+export class CaptureSettleRequest extends CaptureClaimRequest {
+  /** The record the claimant's commit made (or answered again). */
+  @IsOptional()
+  @Matches(/^rec_[a-z]{2}[0-9a-z]{20}$/)
+  record_id?: string;
+
+  /** Without a record: true when the commit wrote nothing (the person is not homed there, the capture rules refused), so the claim may be released. */
+  @IsBoolean()
+  release: boolean;
+}
+
+export interface CaptureSettleReply {
+  settled: boolean;
 }
