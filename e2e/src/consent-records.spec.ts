@@ -801,6 +801,8 @@ describe('consent records', () => {
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
     expect(receipt.extensions).toMatchObject({ collection_channel: 'form_capture', wording_drift: { newsletter: 'match', analytics: 'drift' } });
+    // The organisation's own boxes: how each purpose taking a decision was shown is attested, not seen.
+    expect(receipt.extensions.presentation_attested).toEqual(['newsletter', 'analytics', 'fraud']);
     expect(validateReceipt(receipt).valid).toBe(true);
 
     const quiet = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } });
@@ -912,6 +914,9 @@ describe('consent records', () => {
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
     expect(receipt.pii_processing.withdrawal_method).toBe(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}`);
+    // The service rendered these boxes itself: nothing about their presentation rests on the organisation's word.
+    expect(receipt.extensions.collection_channel).toBe('hosted');
+    expect(receipt.extensions).not.toHaveProperty('presentation_attested');
 
     // Signed in to the records page that link names, the person finds it there.
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
@@ -1135,6 +1140,71 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', `/api/v1/inbox/records/${thirdId}/withdraw`, { token, body: {} })).status).toBe(200);
     const events = await withdrawalsOf(thirdId);
     expect(events.map((e: { purpose_id?: string }) => e.purpose_id).sort()).toEqual(['analytics', 'newsletter']);
+  });
+
+  it('shows an objection on the receipt: frozen with the record that makes it, appended to an older record that let the purpose stand', async () => {
+    const objects = { decision: 'declined', default_checked: true };
+    const noticed = { decision: 'granted', default_checked: true };
+    const receiptOf = async (id: string, until: (receipt: any) => boolean = () => true) => {
+      await eventually(async () => {
+        const answer = await api('GET', `/api/v1/consent_receipts/${id}`);
+        return answer.status === 200 && until(answer.body);
+      });
+      const receipt = (await api('GET', `/api/v1/consent_receipts/${id}`)).body;
+      expect(validateReceipt(receipt).errors).toEqual([]);
+      return receipt;
+    };
+    const objections = (receipt: any) => receipt.event.filter((e: { event_state: string }) => e.event_state === 'objection recorded');
+
+    // Nothing granted, the legitimate interest objected to: a notice record that says so.
+    const declinedAll = await record({ newsletter: declined, analytics: declined, fraud: objects }, { subject: { email: 'objects@example.com' } });
+    expect(declinedAll.body.consent_record.purposes.fraud.status).toBe('objected');
+    const notice = await receiptOf(declinedAll.body.consent_record.record_id);
+    expect(notice.record.record_type).toBe('notice_record');
+    expect(notice.pii_processing.purposes).toEqual([]);
+    expect(notice.event.map((e: { event_state: string }) => e.event_state)).toEqual(['notice acknowledged', 'objection recorded']);
+    expect(objections(notice)).toEqual([
+      { event_time: '2026-11-20T10:00:00.000Z', entity_id: declinedAll.body.consent_record.subject.id, event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'fraud' },
+    ]);
+    // The Record API's boxes were the organisation's, so how they were shown is its word: attested.
+    expect(notice.extensions.presentation_attested).toEqual(['newsletter', 'analytics', 'fraud']);
+
+    // A newer record objects to what the older one let stand: appended to the older receipt.
+    const email = 'objects-later@example.com';
+    const first = await record({ newsletter: granted, analytics: declined, fraud: noticed }, { subject: { email }, captured_at: '2026-11-20T10:00:00.000Z' });
+    const firstId = first.body.consent_record.record_id;
+    expect((await receiptOf(firstId)).pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter', 'fraud']);
+    const later = await record({ newsletter: granted, analytics: declined, fraud: objects }, { subject: { email }, captured_at: '2026-11-20T11:00:00.000Z' });
+    const laterId = later.body.consent_record.record_id;
+    expect(later.body.consent_record.supersedes).toBe(firstId);
+
+    const older = await receiptOf(firstId, (receipt) => objections(receipt).length > 0);
+    expect(objections(older)).toEqual([
+      { event_time: expect.any(String), entity_id: first.body.consent_record.subject.id, event_type: 'implicit', event_state: 'objection recorded', purpose_id: 'fraud', event_channel: 'newer_record' },
+    ]);
+    expect(older.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn')).toBe(false);
+    // The newer record's own receipt: the objection frozen with it, not among its granted purposes.
+    const newer = await receiptOf(laterId);
+    expect(newer.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter']);
+    expect(objections(newer)).toEqual([expect.objectContaining({ purpose_id: 'fraud', event_time: '2026-11-20T11:00:00.000Z' })]);
+    expect(objections(newer)[0]).not.toHaveProperty('event_channel');
+
+    // The older record's event (webhook and audit trail alike): fraud is objected now, nothing withdrawn.
+    const { rows } = await db.query(`SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type <> 'consent.granted'`, [firstId]);
+    expect(rows).toEqual([
+      {
+        event_type: 'consent.purpose_revoked',
+        payload: expect.objectContaining({
+          purposes: { newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' },
+          withdrawn: [],
+          objected: ['fraud'],
+          channel: 'newer_record',
+          superseded_by: laterId,
+        }),
+      },
+    ]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[id]=${first.body.consent_record.subject.id}`);
+    expect(status.body.purposes.fraud).toMatchObject({ status: 'objected', record_id: laterId });
   });
 
   it('does not withdraw again what the person withdrew already when a newer record declines it', async () => {

@@ -233,6 +233,9 @@ describe('form connections', () => {
     expect(validateReceipt(receipt).valid).toBe(true);
     expect(receipt.extensions).toMatchObject({ collection_channel: 'form_platform_webhook', collection_platform: 'typeform', captured_at: '2026-11-20T10:00:00.000Z' });
     expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter']);
+    // The objection answered in the form is on the receipt; how the form showed each box is the organisation's word.
+    expect(receipt.event.filter((e: { event_state: string }) => e.event_state === 'objection recorded')).toEqual([expect.objectContaining({ purpose_id: 'fraud', event_type: 'explicit' })]);
+    expect(receipt.extensions.presentation_attested).toEqual(['newsletter', 'analytics', 'fraud']);
 
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-a3a12ec67a1365927098a606107fac15`);
     expect(status.body.purposes).toMatchObject({ newsletter: { status: 'granted', record_id: recordId }, fraud: { status: 'objected' } });

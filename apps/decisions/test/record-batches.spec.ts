@@ -459,6 +459,27 @@ describe('ImportBatch: a batch of records', () => {
     const events = await dataSource.query(`SELECT "type" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 ORDER BY "type"`, [first.recordId]);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.purpose_revoked']);
   });
+  it('announces a later row\'s objection to a legitimate interest an earlier row let stand, on the earlier record, with nothing withdrawn', async () => {
+    const email = 'objects-later@example.com';
+    const withFraud = (fraud: RecordedPurpose['status']): Record<string, RecordedPurpose> => ({ ...purposes('granted', 'declined'), fraud: { status: fraud, basis: 'legitimate_interest' } });
+    const result = await batch.record(applicationId, flow, [row(0, email, withFraud('noticed')), row(1, email, withFraud('objected'))]);
+
+    expect(result.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded']);
+    const first = result.made.get(0)!;
+    // No withdrawal mark: nothing granted was withdrawn, and consent_status reads the objection from the newer record.
+    const [stored] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [first.recordId]);
+    expect(stored.withdrawals).toEqual([]);
+    const events = await dataSource.query(`SELECT "type", "data" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 ORDER BY "type"`, [first.recordId]);
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['consent.granted', 'consent.purpose_revoked']);
+    expect(events[1].data).toMatchObject({
+      purposes: { newsletter: 'granted', analytics: 'declined', fraud: 'objected' },
+      withdrawn: [],
+      objected: ['fraud'],
+      channel: 'newer_record',
+      superseded_by: result.made.get(1)!.recordId,
+    });
+  });
+
   it('writes a batch against a remembered flow version only while it is still active, its new people under the ids the directory homed them with', async () => {
     const remembered = { id: 'flw_us_remembered', version: 1 };
     const version = (n: number, status: string) =>

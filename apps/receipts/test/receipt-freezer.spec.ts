@@ -116,4 +116,35 @@ describe('ReceiptFreezer', () => {
     // The relay's next batch carries one of them again (and twice): nothing is added.
     expect(await freezer.ingest([events[1], events[1]])).toEqual({ frozen: 0, lifecycle: 0 });
   });
+
+  it('records what a newer record objects to as objection facts, after what it withdrew, and nothing again when redelivered', async () => {
+    const event = (eventId: string, type: string, recordId: string, data: Record<string, unknown>): ReceiptEventInput => ({
+      id: eventId,
+      type,
+      application_id: APPLICATION_ID,
+      occurred_at: '2026-11-26T10:00:00.000Z',
+      data: { record_id: recordId, flow_id: FLOW_ID, subject: { id: 'sub_us0123456789abcdefgh' }, channel: 'newer_record', ...data },
+    });
+    const events = [
+      // A consent withdrawn and the legitimate interest the record let stand objected to.
+      event('evt_ccccccccccccccccccc1', 'consent.revoked', 'rec_us_objected_1', {
+        purposes: { newsletter: 'withdrawn', fraud: 'objected' },
+        withdrawn: ['newsletter'],
+        objected: ['fraud'],
+        scope: 'purpose',
+      }),
+      // Only an objection: nothing withdrawn.
+      event('evt_ccccccccccccccccccc2', 'consent.purpose_revoked', 'rec_us_objected_2', { purposes: { newsletter: 'granted', fraud: 'objected' }, withdrawn: [], objected: ['fraud'] }),
+    ];
+    expect(await freezer.ingest(events)).toEqual({ frozen: 0, lifecycle: 3 });
+    const facts = await database.dataSource.query(
+      `SELECT "source_event_id", "record_id", "fact" FROM "receipts"."lifecycle_facts" WHERE "record_id" LIKE 'rec_us_objected_%' ORDER BY "source_event_id"`,
+    );
+    expect(facts).toEqual([
+      { source_event_id: 'evt_ccccccccccccccccccc1', record_id: 'rec_us_objected_1', fact: { kind: 'withdrawal', at: '2026-11-26T10:00:00.000Z', channel: 'newer_record', purposeId: 'newsletter' } },
+      { source_event_id: 'evt_ccccccccccccccccccc1:2', record_id: 'rec_us_objected_1', fact: { kind: 'objection', at: '2026-11-26T10:00:00.000Z', channel: 'newer_record', purposeId: 'fraud' } },
+      { source_event_id: 'evt_ccccccccccccccccccc2', record_id: 'rec_us_objected_2', fact: { kind: 'objection', at: '2026-11-26T10:00:00.000Z', channel: 'newer_record', purposeId: 'fraud' } },
+    ]);
+    expect(await freezer.ingest(events)).toEqual({ frozen: 0, lifecycle: 0 });
+  });
 });

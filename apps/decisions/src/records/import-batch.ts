@@ -1105,14 +1105,17 @@ export class ImportBatch {
         // The older of the two records gives way to the newer one.
         const [older, newer] = late ? [{ recordId, purposes: row.purposes }, previous] : [previous, { recordId, purposes: row.purposes }];
         const change = supersessionOf(older.purposes, newer.purposes);
-        if (change.event && change.withdrawn.length > 0) {
+        if (change.event) {
           // Whole only when nothing the older record's receipt lists stays in force (a noticed
-          // legitimate-interest purpose stands): else one mark per purpose, and the event says so.
-          const whole = change.event === 'consent.revoked' && withdrawsAllInForce(older.purposes, change.withdrawn);
+          // legitimate-interest purpose stands, or is objected to now, which is no withdrawal): else
+          // one mark per purpose, and the event says so.
+          const whole = change.event === 'consent.revoked' && change.withdrawn.length > 0 && withdrawsAllInForce(older.purposes, change.withdrawn);
           const marks = whole ? [{ at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }));
-          const ours = own.get(older.recordId);
-          if (ours) ours.withdrawals.push(...marks);
-          else planned.withdrawals.push({ recordId: older.recordId, marks });
+          if (marks.length > 0) {
+            const ours = own.get(older.recordId);
+            if (ours) ours.withdrawals.push(...marks);
+            else planned.withdrawals.push({ recordId: older.recordId, marks });
+          }
           planned.events.push(
             outboxRow({
               type: change.event,
@@ -1123,9 +1126,14 @@ export class ImportBatch {
                 superseded_by: newer.recordId,
                 flow_id: flow.id,
                 subject: { id: person.id },
-                // Each purpose's outcome on the older record now, and which of them this withdrew.
-                purposes: outcomesAfterWithdrawal(older.purposes, change.withdrawn),
+                // Each purpose's outcome on the older record now, which of them this withdrew, and
+                // which legitimate interests it let stand the newer record objects to (the older
+                // receipt's `objection recorded`; a newer record's objection is no withdrawal mark:
+                // consent_status reads it from the newer record, and nobody withdraws from a record
+                // a newer one replaced).
+                purposes: outcomesAfterWithdrawal(older.purposes, change.withdrawn, change.objected),
                 withdrawn: change.withdrawn,
+                ...(change.objected.length > 0 ? { objected: change.objected } : {}),
                 channel: SUPERSEDED_BY_NEWER_RECORD,
                 actor,
                 ...(change.event === 'consent.revoked' && !whole ? { scope: 'purpose' } : {}),

@@ -40,7 +40,7 @@ const INSERT_FROZEN = new PreparedStatement(
    ON CONFLICT DO NOTHING RETURNING 1`,
 );
 
-/** A withdrawal fact of a record's lifecycle, on its way into the batch's insert. */
+/** A withdrawal or objection fact of a record's lifecycle, on its way into the batch's insert. */
 interface LifecycleRow {
   id: string;
   record: string;
@@ -65,8 +65,8 @@ const INSERT_LIFECYCLE_FACTS = new PreparedStatement(
 const RPC_TIMEOUT_MS = 10_000;
 
 /**
- * Freezes a consent record's receipt from its decision event, and records withdrawals as lifecycle
- * facts. The inputs are immutable once the decision is committed (the flow version's terms, the
+ * Freezes a consent record's receipt from its decision event, and records withdrawals and objections
+ * as lifecycle facts. The inputs are immutable once the decision is committed (the flow version's terms, the
  * session's outcome and times), so freezing from the event a few milliseconds later gives what
  * freezing inside the commit would have; a redelivered event is recognised by its id.
  */
@@ -123,14 +123,15 @@ export class ReceiptFreezer implements OnModuleInit {
   }
 
   /**
-   * The withdrawals of a batch of events, in one insert: per event, the whole record or
-   * (`consent.purpose_revoked`) each purpose it names, with the channel the event states (the
-   * person's own records, a newer record of the organisation's form); an event that states none (a
-   * hosted session revoked with its session token, which the organisation holds as well as the
-   * person) gets none, since the receipt omits what it cannot state truthfully. A fact's id is its event's id, with `:n` for an event's second and later
-   * purposes, so a redelivered event adds nothing. One statement per batch: a statement per event
-   * was most of PostgreSQL's time when records supersede one another (docs/performance.md,
-   * thirty-first session).
+   * The withdrawals and objections of a batch of events, in one insert: per event, the whole record
+   * or (`consent.purpose_revoked`) each purpose it withdrew, then each legitimate-interest purpose
+   * the record let stand that a newer record objects to (`objected`), with the channel the event
+   * states (the person's own records, a newer record of the organisation's form); an event that
+   * states none (a hosted session revoked with its session token, which the organisation holds as
+   * well as the person) gets none, since the receipt omits what it cannot state truthfully. A fact's
+   * id is its event's id, with `:n` for an event's second and later facts, so a redelivered event
+   * adds nothing. One statement per batch: a statement per event was most of PostgreSQL's time when
+   * records supersede one another (docs/performance.md, thirty-first session).
    */
   private async withdrawAll(events: ReceiptEventInput[]): Promise<number> {
     if (events.length === 0) return 0;
@@ -142,13 +143,14 @@ export class ReceiptFreezer implements OnModuleInit {
       // thirty-fifth session; an event queued before that names them in `purposes`).
       const named = Array.isArray(event.data.withdrawn) ? event.data.withdrawn : Array.isArray(event.data.purposes) ? event.data.purposes : undefined;
       const purposes = scoped && named ? (named as string[]) : [undefined];
-      return purposes.map((purposeId, n) => ({
-        id: n === 0 ? event.id : `${event.id}:${n + 1}`,
-        record: event.data.record_id as string,
-        at: event.occurred_at,
-        fact: { kind: 'withdrawal', at: event.occurred_at, ...(channel ? { channel } : {}), ...(purposeId ? { purposeId } : {}) },
-      }));
+      const objected = Array.isArray(event.data.objected) ? (event.data.objected as unknown[]).filter((key): key is string => typeof key === 'string') : [];
+      const stated = [
+        ...purposes.map((purposeId) => ({ kind: 'withdrawal', at: event.occurred_at, ...(channel ? { channel } : {}), ...(purposeId ? { purposeId } : {}) })),
+        ...objected.map((purposeId) => ({ kind: 'objection', at: event.occurred_at, ...(channel ? { channel } : {}), purposeId })),
+      ];
+      return stated.map((fact, n) => ({ id: n === 0 ? event.id : `${event.id}:${n + 1}`, record: event.data.record_id as string, at: event.occurred_at, fact }));
     });
+    if (facts.length === 0) return 0;
     const inserted = await INSERT_LIFECYCLE_FACTS.rows(this.dataSource, [LIFECYCLE_ROWS.document(facts)]);
     return inserted.length;
   }

@@ -40,6 +40,24 @@ describe('supersessionOf', () => {
     expect(supersessionOf({ marketing: consent('declined') }, { marketing: consent('granted') })).toMatchObject({ changed: true, withdrawn: [], event: null });
   });
 
+  it('objects to a legitimate interest the earlier record let stand, with nothing else moving: an event of its own', () => {
+    const earlier = { marketing: consent('granted'), fraud: li('noticed'), tos: notice };
+    expect(supersessionOf(earlier, { marketing: consent('granted'), fraud: li('objected'), tos: notice })).toEqual({
+      changed: true,
+      withdrawn: [],
+      stillGranted: ['marketing'],
+      objected: ['fraud'],
+      event: 'consent.purpose_revoked',
+    });
+    // Nothing granted after it: consent.revoked, whatever the earlier record let stand.
+    expect(supersessionOf({ fraud: li('noticed'), tos: notice }, { fraud: li('objected'), tos: notice })).toMatchObject({ withdrawn: [], objected: ['fraud'], event: 'consent.revoked' });
+  });
+
+  it('moves nothing on the earlier record with an objection it did not let stand: objected already, or not held', () => {
+    expect(supersessionOf({ marketing: consent('granted'), fraud: li('objected') }, { marketing: consent('granted'), fraud: li('objected') })).toMatchObject({ objected: [], event: null });
+    expect(supersessionOf({ marketing: consent('granted') }, { marketing: consent('granted'), fraud: li('objected') })).toMatchObject({ objected: [], event: null });
+  });
+
   it('leaves a purpose the new record does not hold to the earlier record', () => {
     const result = supersessionOf({ marketing: consent('granted'), sms: consent('granted') }, { sms: consent('declined') });
     expect(result).toEqual({ changed: true, withdrawn: ['sms'], stillGranted: ['marketing'], objected: [], event: 'consent.purpose_revoked' });
@@ -83,6 +101,26 @@ describe('supersessionOf properties', () => {
     );
   });
 
+  it('objected = noticed legitimate interest before ∩ objected after; an objection alone is an event too', () => {
+    const mixed = fc.dictionary(
+      fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+      fc.oneof(
+        fc.constantFrom<'granted' | 'declined'>('granted', 'declined').map((status): RecordedPurpose => ({ status, basis: 'consent' })),
+        fc.constantFrom<'noticed' | 'objected'>('noticed', 'objected').map((status): RecordedPurpose => ({ status, basis: 'legitimate_interest' })),
+      ),
+    );
+    fc.assert(
+      fc.property(mixed, mixed, (previous, next) => {
+        const result = supersessionOf(previous, next);
+        const expected = Object.keys(next).filter(
+          (key) => next[key].status === 'objected' && previous[key]?.status === 'noticed' && previous[key]?.basis === 'legitimate_interest',
+        );
+        expect(result.objected).toEqual(expected);
+        expect(result.event === null).toBe(result.withdrawn.length === 0 && expected.length === 0);
+      }),
+    );
+  });
+
   it('is unchanged exactly when the statuses are equal purpose by purpose', () => {
     fc.assert(
       fc.property(purposesArbitrary, purposesArbitrary, (previous, next) => {
@@ -121,6 +159,14 @@ describe('outcomesAfterWithdrawal', () => {
         ['analytics'],
       ),
     ).toEqual({ newsletter: 'granted', analytics: 'withdrawn', fraud: 'noticed', ads: 'withdrawn', terms: 'declined' });
+  });
+
+  it('marks a purpose a newer record objected to as objected, a withdrawal taking precedence', () => {
+    expect(outcomesAfterWithdrawal({ newsletter: { status: 'granted' }, fraud: { status: 'noticed' }, terms: { status: 'noticed' } }, ['newsletter'], ['fraud'])).toEqual({
+      newsletter: 'withdrawn',
+      fraud: 'objected',
+      terms: 'noticed',
+    });
   });
 
   it('names every purpose of the record, withdrawn ones included, whatever is withdrawn', () => {

@@ -10,12 +10,16 @@ import type { RecordedPurpose } from './attestation';
  *   record (a newer flow version dropped it) is not withdrawn: the new record says nothing about it,
  *   so the earlier record still decides it (consentStatusOf reads records the same way).
  * - `stillGranted` is what stands granted after the new record, the purposes it left out carried over.
- * - The event is `consent.revoked` when a withdrawal leaves nothing granted, `consent.purpose_revoked`
- *   when something stays granted, and none without a withdrawal (a new grant is announced by the
- *   caller as `consent.granted`, not here).
+ * - `objected` lists the right-to-object (legitimate-interest) purposes the earlier record let stand
+ *   (`noticed`, so its receipt lists them as granted) and the new record objects to: the caller appends
+ *   an `objection recorded` to the earlier record's receipt for each, and the purpose no longer counts
+ *   as in force there. An objection to a purpose the earlier record did not hold, or had objected to
+ *   already, moves nothing on it (the new record's own receipt records its objections).
+ * - The event is `consent.revoked` when a withdrawal or objection leaves nothing granted,
+ *   `consent.purpose_revoked` when something stays granted, and none without either (a new grant is
+ *   announced by the caller as `consent.granted`, not here).
  * - `changed` compares statuses purpose by purpose (a purpose appearing or disappearing is a change);
  *   with no previous record it is true. An unchanged re-submission is a re-affirmation, not a change.
- * - `objected` lists purposes that became objections, for the caller's `objection recorded` event.
  */
 
 export type SupersessionEvent = 'consent.purpose_revoked' | 'consent.revoked';
@@ -26,7 +30,7 @@ export interface Supersession {
   withdrawn: string[];
   /** Purposes granted after the new record (its own, then carried over from the previous one). */
   stillGranted: string[];
-  /** Purposes the new record turned into objections. */
+  /** Legitimate-interest purposes the earlier record let stand (`noticed`) and the new record objects to, in its order. */
   objected: string[];
   event: SupersessionEvent | null;
 }
@@ -47,7 +51,7 @@ export function supersessionOf(
     const earlier = has(before, key) ? before[key] : undefined;
     if (earlier?.status !== purpose.status) changed = true;
     if (earlier?.status === 'granted' && purpose.status !== 'granted') withdrawn.push(key);
-    if (purpose.status === 'objected' && earlier?.status !== 'objected') objected.push(key);
+    if (purpose.status === 'objected' && earlier?.status === 'noticed' && earlier.basis === 'legitimate_interest') objected.push(key);
     if (purpose.status === 'granted') stillGranted.push(key);
   }
   for (const [key, purpose] of Object.entries(before)) {
@@ -57,7 +61,7 @@ export function supersessionOf(
   }
 
   const event: SupersessionEvent | null =
-    withdrawn.length === 0 ? null : stillGranted.length > 0 ? 'consent.purpose_revoked' : 'consent.revoked';
+    withdrawn.length === 0 && objected.length === 0 ? null : stillGranted.length > 0 ? 'consent.purpose_revoked' : 'consent.revoked';
   return { changed, withdrawn, stillGranted, objected, event };
 }
 
@@ -95,12 +99,21 @@ export interface PurposeInForce {
 }
 
 /**
- * Each purpose's outcome on a record once `withdrawnNow` is withdrawn, as the withdrawal events
- * carry it (`consent.purpose_revoked` and `consent.revoked`: "per-purpose outcome", the same shape
- * as `consent.granted`'s `purposes`): `withdrawn` for the purposes withdrawn now or by an earlier
- * withdrawal, every other purpose its status (`granted`, `declined`, `objected`, `noticed`).
+ * Each purpose's outcome on a record once `withdrawnNow` is withdrawn (and `objectedNow`, purposes
+ * it let stand, objected to by a newer record), as the withdrawal events carry it
+ * (`consent.purpose_revoked` and `consent.revoked`: "per-purpose outcome", the same shape as
+ * `consent.granted`'s `purposes`): `withdrawn` for the purposes withdrawn now or by an earlier
+ * withdrawal, `objected` for those objected to now, every other purpose its status (`granted`,
+ * `declined`, `objected`, `noticed`).
  */
-export function outcomesAfterWithdrawal(purposes: Record<string, PurposeInForce>, withdrawnNow: readonly string[]): Record<string, string> {
+export function outcomesAfterWithdrawal(
+  purposes: Record<string, PurposeInForce>,
+  withdrawnNow: readonly string[],
+  objectedNow: readonly string[] = [],
+): Record<string, string> {
   const now = new Set(withdrawnNow);
-  return Object.fromEntries(Object.entries(purposes).map(([key, purpose]) => [key, now.has(key) || purpose.withdrawn === true ? 'withdrawn' : purpose.status]));
+  const objected = new Set(objectedNow);
+  return Object.fromEntries(
+    Object.entries(purposes).map(([key, purpose]) => [key, now.has(key) || purpose.withdrawn === true ? 'withdrawn' : objected.has(key) ? 'objected' : purpose.status]),
+  );
 }

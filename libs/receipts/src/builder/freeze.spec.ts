@@ -182,6 +182,8 @@ describe('freezeConsentReceipt: an anonymous decision in the consent field', () 
     });
     expect(frozen.event).toEqual([
       { event_time: '2025-03-02T08:15:30Z', validity_duration: 'P1Y', entity_id: 'rec_01hv3kanon0000000001', event_type: 'explicit', event_state: 'consent given' },
+      // The analytics box unticked: the objection, by the person (the record id here), when they decided.
+      { event_time: '2025-03-02T08:15:30Z', entity_id: 'rec_01hv3kanon0000000001', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'product_analytics' },
     ]);
   });
 
@@ -215,7 +217,8 @@ describe('freezeConsentReceipt: an imported record', () => {
       { event_time: '2023-06-15T12:00:00Z', validity_duration: 'P1Y', entity_id: 'sub_k1l2m3n4o5p6q7r8s9t0', event_type: 'explicit', event_state: 'consent given' },
     ]);
     expect(frozen.extensions.collection_channel).toBe('imported');
-    expect(frozen.extensions.presentation_attested).toEqual(['marketing_email']);
+    // The organisation's word on how both boxes were shown: the service saw neither.
+    expect(frozen.extensions.presentation_attested).toEqual(['marketing_email', 'product_analytics']);
   });
 
   it('asserts nothing is shared with an empty recipients list', () => {
@@ -283,7 +286,7 @@ describe('freezeConsentReceipt: decisions', () => {
     }));
     expect(declined.record.record_type).toBe('notice_record');
     expect(declined.pii_processing.purposes).toEqual([]);
-    expect(declined.event.map((e) => e.event_state)).toEqual(['notice shown', 'notice acknowledged']);
+    expect(declined.event.map((e) => e.event_state)).toEqual(['notice shown', 'notice acknowledged', 'objection recorded']);
     expect(declined.event[1]).toEqual({ event_time: '2025-03-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'notice acknowledged' });
 
     const noticeOnly = normaliseFlowTerms({ name: 'Terms', pattern: 'standard', purposes: ['terms_of_service'], purpose_definitions: { terms_of_service: { basis: 'contract', required: true } } });
@@ -315,6 +318,82 @@ describe('freezeConsentReceipt: decisions', () => {
       signature_evidence: [{ pointer: 'env_1' }],
       collection_channel: 'form_platform_webhook',
     });
+  });
+});
+
+describe('freezeConsentReceipt: objections', () => {
+  it('records each purpose objected to as an objection recorded event, on a consent record and on a notice record', () => {
+    const twoObjections = normaliseFlowTerms({
+      ...NEWSLETTER_FLOW_BODY,
+      purposes: [...NEWSLETTER_FLOW_BODY.purposes, 'fraud_prevention'],
+      purpose_definitions: { ...NEWSLETTER_FLOW_BODY.purpose_definitions, fraud_prevention: { label: 'Check sign-ups for fraud', basis: 'legitimate_interest' } },
+    });
+    const consent = freezeAndRead(withInput((i) => {
+      i.flow.terms = twoObjections;
+      i.decision.channel = 'controller_attested';
+      delete i.decision.deliveryMode;
+      delete i.decision.noticeShownAt;
+      delete i.decision.requestedAt;
+      i.decision.purposeStatuses = { marketing_email: 'granted', product_analytics: 'objected', terms_of_service: 'noticed', fraud_prevention: 'objected' };
+    }));
+    expect(consent.record.record_type).toBe('consent_record');
+    // Never among the granted purposes; each objection names its purpose, in flow order, after the given event.
+    expect(consent.pii_processing.purposes.map((p) => p.purpose_id)).toEqual(['marketing_email']);
+    expect(consent.event).toEqual([
+      { event_time: '2025-03-01T10:00:00Z', validity_duration: 'P1Y', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'consent given' },
+      { event_time: '2025-03-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'product_analytics' },
+      { event_time: '2025-03-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'fraud_prevention' },
+    ]);
+
+    const notice = freezeAndRead(withInput((i) => {
+      i.decision.outcome = 'declined';
+      i.decision.purposeStatuses = { marketing_email: 'declined', product_analytics: 'objected', terms_of_service: 'noticed' };
+    }));
+    expect(notice.record.record_type).toBe('notice_record');
+    expect(notice.event.at(-1)).toEqual({ event_time: '2025-03-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'product_analytics' });
+    expect(notice.event.at(-1)).not.toHaveProperty('event_channel');
+  });
+
+  it('records no objection where none was made: a purpose noticed, left out, or not presented', () => {
+    expect(freezeAndRead(hostedConsentInput()).event.some((e) => e.event_state === 'objection recorded')).toBe(false);
+    const silent = freezeAndRead(withInput((i) => (i.decision.purposeStatuses = { marketing_email: 'granted' })));
+    expect(silent.event.some((e) => e.event_state === 'objection recorded')).toBe(false);
+  });
+});
+
+describe('freezeConsentReceipt: presentation_attested', () => {
+  const onChannel = (channel: FrozenReceiptInput['decision']['channel']) =>
+    freezeAndRead(withInput((i) => {
+      i.decision.channel = channel;
+      delete i.decision.deliveryMode;
+    }));
+
+  it.each(['controller_attested', 'form_capture', 'form_capture_browser', 'form_platform_webhook', 'imported'] as const)(
+    'lists the purposes taking a decision on %s, whose presentation the organisation attested',
+    (channel) => {
+      expect(onChannel(channel).extensions.presentation_attested).toEqual(['marketing_email', 'product_analytics']);
+    },
+  );
+
+  it.each(['hosted', 'embedded', 'embedded_field', 'embedded_field_browser'] as const)('is absent on %s: the service rendered the control', (channel) => {
+    expect(onChannel(channel).extensions).not.toHaveProperty('presentation_attested');
+  });
+
+  it('lists only purposes the record holds a decision for, and nothing for a flow without decisions', () => {
+    const some = freezeAndRead(withInput((i) => {
+      i.decision.channel = 'form_capture';
+      delete i.decision.deliveryMode;
+      i.decision.purposeStatuses = { marketing_email: 'granted' };
+    }));
+    expect(some.extensions.presentation_attested).toEqual(['marketing_email']);
+    const noticeOnly = normaliseFlowTerms({ name: 'Terms', pattern: 'standard', purposes: ['terms_of_service'], purpose_definitions: { terms_of_service: { basis: 'contract', required: true } } });
+    const none = freezeAndRead(withInput((i) => {
+      i.flow.terms = noticeOnly;
+      i.decision.channel = 'imported';
+      delete i.decision.deliveryMode;
+      i.decision.purposeStatuses = { terms_of_service: 'noticed' };
+    }));
+    expect(none.extensions).not.toHaveProperty('presentation_attested');
   });
 });
 

@@ -16,6 +16,7 @@ import {
   ReceiptRecord,
   receiptSchemaUrl,
   RecordType,
+  SERVICE_RENDERED_CHANNELS,
   WordingVerdict,
 } from '../schema';
 import { collectionMethodText } from './collection-method';
@@ -144,7 +145,6 @@ export interface FrozenReceiptInput {
     collectionPlatform?: string;
     /** Per purpose key: whether the attested label wording matched the published wording. */
     wordingVerdict?: Readonly<Record<string, WordingVerdict>>;
-    presentationAttested?: readonly string[];
     /** Only with channels `embedded_field` and `embedded_field_browser`. */
     renderingEvidence?: readonly EvidenceEntry[];
     agentDisclosures?: readonly EvidenceEntry[];
@@ -265,15 +265,53 @@ function recordTypeOf(granted: readonly GrantedPurpose[]): RecordType {
   return granted.length > 0 ? 'consent_record' : 'notice_record';
 }
 
+/**
+ * The purposes the person objected to, in flow order: a presented right-to-object (legitimate
+ * interest) purpose recorded `objected`. grantedPurposes has checked the statuses fit their purposes.
+ */
+function objectedPurposes(input: FrozenReceiptInput): string[] {
+  const statuses = input.decision.purposeStatuses ?? {};
+  const presented = input.decision.presentedPurposes ? new Set(input.decision.presentedPurposes) : undefined;
+  return input.flow.terms.purposes
+    .filter((purpose) => (!presented || presented.has(purpose.key)) && purpose.basis === 'legitimate_interest' && statuses[purpose.key] === 'objected')
+    .map((purpose) => purpose.key);
+}
+
+/**
+ * `extensions.presentation_attested`: on a channel whose control the service did not render (the
+ * organisation's own form, a form builder, the Record API, an import), how each purpose taking a
+ * decision was presented (shown ticked by default, mandatory) is the organisation's word, never
+ * observed: those purposes, in flow order, that the record holds a decision for. Undefined on the
+ * service's own pages and consent field (it rendered the control), and when there is none.
+ */
+function presentationAttestedOf(input: FrozenReceiptInput): string[] | undefined {
+  const { decision } = input;
+  if (SERVICE_RENDERED_CHANNELS.includes(decision.channel)) return undefined;
+  const statuses = decision.purposeStatuses ?? {};
+  const presented = decision.presentedPurposes ? new Set(decision.presentedPurposes) : undefined;
+  const attested = input.flow.terms.purposes
+    .filter((purpose) => purpose.takes_decision && (!presented || presented.has(purpose.key)) && statuses[purpose.key] !== undefined)
+    .map((purpose) => purpose.key);
+  return attested.length > 0 ? attested : undefined;
+}
+
 function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted: readonly GrantedPurpose[], principal: string): ReceiptEvent[] {
   const { decision, application, flow } = input;
   const events: ReceiptEvent[] = [];
+  // Unticking a right-to-object box is the person's act, made when the decision was: one row per purpose.
+  const objections: ReceiptEvent[] = objectedPurposes(input).map((purposeId) => ({
+    event_time: decision.decidedAt,
+    entity_id: principal,
+    event_type: 'explicit',
+    event_state: 'objection recorded',
+    purpose_id: purposeId,
+  }));
   if (decision.noticeShownAt !== undefined) {
     events.push({ event_time: decision.noticeShownAt, entity_id: application.id, event_type: 'regular', event_state: 'notice shown' });
   }
   if (recordType === 'notice_record') {
     events.push({ event_time: decision.decidedAt, entity_id: principal, event_type: 'explicit', event_state: 'notice acknowledged' });
-    return events;
+    return [...events, ...objections];
   }
   if (decision.requestedAt !== undefined) {
     events.push({ event_time: decision.requestedAt, entity_id: application.id, event_type: 'regular', event_state: 'consent requested' });
@@ -287,7 +325,7 @@ function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted
     event_state: 'consent given',
     ...(decision.supersedes !== undefined && { record_reference: decision.supersedes }),
   });
-  return events;
+  return [...events, ...objections];
 }
 
 /**
@@ -300,7 +338,14 @@ function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted
  *   `consent requested` (the application, at the session's creation, when there was a session),
  *   `consent given` (the principal, or the record id on anonymous records, at `decidedAt`, with the
  *   flow's consent duration as `validity_duration`). Notice records freeze `notice shown` and
- *   `notice acknowledged` instead.
+ *   `notice acknowledged` instead. Then one `objection recorded` per right-to-object purpose the
+ *   person objected to (the principal, at `decidedAt`, explicit, with the purpose in `purpose_id`: an
+ *   objection is always to one purpose; that purpose is not in `pii_processing.purposes`, which lists
+ *   granted purposes only, so its key names the flow's purpose the notice presented). Such rows carry
+ *   no `event_channel`: that is for rows appended after the decision.
+ * - `extensions.presentation_attested` on every channel but the service-rendered ones (hosted,
+ *   embedded, embedded_field, embedded_field_browser): the purposes taking a decision, whose
+ *   presentation the organisation attested (presentationAttestedOf).
  * - `collection_mechanism` is the flow's pattern; `collection_method` its human-readable form.
  * - `impact_assessment` is written only when a granted purpose relies on legitimate interest and
  *   exactly one active assessment is given.
@@ -366,6 +411,7 @@ export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notic
   ];
 
   const evidence = input.evidence ?? {};
+  const presentationAttested = presentationAttestedOf(input);
   const extensions: ReceiptExtensions = {
     collection_mechanism: terms.pattern,
     ...(decision.deliveryMode !== undefined && { delivery_mode: receiptDeliveryMode(decision.deliveryMode) }),
@@ -379,7 +425,7 @@ export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notic
     ...(evidence.wordingVerdict !== undefined && { wording_drift: { ...evidence.wordingVerdict } }),
     captured_at: decision.decidedAt,
     recorded_at: decision.recordedAt,
-    ...(evidence.presentationAttested !== undefined && { presentation_attested: [...evidence.presentationAttested] }),
+    ...(presentationAttested !== undefined && { presentation_attested: presentationAttested }),
     ...(evidence.renderingEvidence !== undefined && { rendering_evidence: jsonCopy([...evidence.renderingEvidence]) }),
   };
 

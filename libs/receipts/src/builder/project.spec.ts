@@ -146,20 +146,19 @@ describe('projectReceipt', () => {
       expect(receiptStatus(receipt)).toBe('expired');
     });
 
-    it('is suppressed after the whole consent was withdrawn, or every purpose was', () => {
+    it('is suppressed after the whole consent was withdrawn, or every purpose was (an objection to one counting)', () => {
       const whole = read(frozenHosted(), [{ kind: 'withdrawal', at: '2025-05-01T00:00:00Z' }], '2027-01-01T00:00:00Z');
       expect(whole.event.some((e) => e.event_state === 'consent expired')).toBe(false);
       expect(receiptStatus(whole)).toBe('withdrawn');
-      const each = read(
-        frozenHosted(),
-        [
-          { kind: 'withdrawal', at: '2025-05-01T00:00:00Z', purposeId: 'marketing_email' },
-          { kind: 'withdrawal', at: '2025-06-01T00:00:00Z', purposeId: 'product_analytics' },
-        ],
-        '2027-01-01T00:00:00Z',
-      );
-      expect(each.event.some((e) => e.event_state === 'consent expired')).toBe(false);
-      expect(receiptStatus(each)).toBe('withdrawn');
+      const lastEnds: LifecycleFact[] = [
+        { kind: 'withdrawal', at: '2025-06-01T00:00:00Z', purposeId: 'product_analytics' },
+        { kind: 'objection', at: '2025-06-01T00:00:00Z', purposeId: 'product_analytics', channel: 'newer_record' },
+      ];
+      for (const last of lastEnds) {
+        const each = read(frozenHosted(), [{ kind: 'withdrawal', at: '2025-05-01T00:00:00Z', purposeId: 'marketing_email' }, last], '2027-01-01T00:00:00Z');
+        expect(each.event.some((e) => e.event_state === 'consent expired')).toBe(false);
+        expect(receiptStatus(each)).toBe('withdrawn');
+      }
     });
   });
 
@@ -172,13 +171,24 @@ describe('projectReceipt', () => {
           { kind: 'withdrawal', at: '2025-04-01T00:00:00+02:00' },
           { kind: 'withdrawal', at: '2025-04-01T00:00:00Z', purposeId: 'terms_of_service' },
           { kind: 'withdrawal', at: '2025-04-01T00:00:00Z', channel: 'phone' as never },
-          { kind: 'objection' as never, at: '2025-04-01T00:00:00Z' },
+          { kind: 'consent' as never, at: '2025-04-01T00:00:00Z' },
+          // An objection is to a legitimate-interest purpose the record lets stand, never to a consent one.
+          { kind: 'objection', at: '2025-04-01T00:00:00Z', purposeId: 'marketing_email' },
+          { kind: 'objection', at: '2025-04-01T00:00:00Z' } as never,
         ],
         { schemaUrl: SCHEMA_URL_BASE, now: 'not a time' },
       ),
     );
     expect(error.code).toBe('validation_failed');
-    expect(error.details!.map((d) => d.field)).toEqual(['lifecycle[0].at', 'lifecycle[1].purposeId', 'lifecycle[2].channel', 'lifecycle[3].kind', 'options.now']);
+    expect(error.details!.map((d) => d.field)).toEqual([
+      'lifecycle[0].at',
+      'lifecycle[1].purposeId',
+      'lifecycle[2].channel',
+      'lifecycle[3].kind',
+      'lifecycle[4].purposeId',
+      'lifecycle[5].purposeId',
+      'options.now',
+    ]);
   });
 
   it('refuses a withdrawal on a notice record', () => {
@@ -186,8 +196,36 @@ describe('projectReceipt', () => {
       ...hostedConsentInput(),
       decision: { ...hostedConsentInput().decision, outcome: 'declined', purposeStatuses: { marketing_email: 'declined', product_analytics: 'objected' } },
     });
-    expect(read(notice, [], '2099-01-01T00:00:00Z').event.map((e) => e.event_state)).toEqual(['notice shown', 'notice acknowledged']);
+    expect(read(notice, [], '2099-01-01T00:00:00Z').event.map((e) => e.event_state)).toEqual(['notice shown', 'notice acknowledged', 'objection recorded']);
     expect(refusal(() => projectReceipt(notice, [{ kind: 'withdrawal', at: '2025-04-01T00:00:00Z' }], { schemaUrl: SCHEMA_URL_BASE })).details![0].field).toBe('lifecycle[0]');
+    // Nothing stands on it to object to later either.
+    expect(refusal(() => projectReceipt(notice, [{ kind: 'objection', at: '2025-04-01T00:00:00Z', purposeId: 'product_analytics' }], { schemaUrl: SCHEMA_URL_BASE })).details![0].field).toBe(
+      'lifecycle[0].purposeId',
+    );
+  });
+
+  describe('objections made after the decision', () => {
+    it('appends objection recorded for a purpose the record let stand, with its purpose and channel, in time order', () => {
+      const frozen = frozenHosted();
+      const receipt = read(frozen, [
+        { kind: 'withdrawal', at: '2025-06-01T00:00:00Z', purposeId: 'marketing_email', channel: 'own_records' },
+        { kind: 'objection', at: '2025-04-01T00:00:00Z', purposeId: 'product_analytics', channel: 'newer_record' },
+      ]);
+      expect(receipt.event.slice(3)).toEqual([
+        { event_time: '2025-04-01T00:00:00Z', entity_id: SUBJECT, event_type: 'implicit', event_state: 'objection recorded', purpose_id: 'product_analytics', event_channel: 'newer_record' },
+        { event_time: '2025-06-01T00:00:00Z', entity_id: SUBJECT, event_type: 'explicit', event_state: 'consent withdrawn', purpose_id: 'marketing_email', event_channel: 'own_records' },
+      ]);
+      // The purpose stays listed as it was at decision time; it no longer counts as in force.
+      expect(receipt.pii_processing).toEqual(frozen.pii_processing);
+      expect(receiptStatus(receipt)).toBe('withdrawn');
+      expect(receiptStatus(read(frozen, [{ kind: 'objection', at: '2025-04-01T00:00:00Z', purposeId: 'product_analytics', channel: 'newer_record' }]))).toBe('partially_withdrawn');
+    });
+
+    it('does not count an objection frozen with the decision as ending anything granted', () => {
+      const frozen = deepFreeze(freezeConsentReceipt(anonymousFieldInput()));
+      expect(frozen.event.some((e) => e.event_state === 'objection recorded')).toBe(true);
+      expect(receiptStatus(read(frozen, []))).toBe('active');
+    });
   });
 });
 

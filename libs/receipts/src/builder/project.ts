@@ -17,15 +17,29 @@ import { ReceiptInputIssues } from './receipt-input-error';
  * A post-decision fact from existing evidence that a read turns into an appended event. Expiry is not
  * a fact: it is derived from the given time, the frozen `validity_duration` and the injected `now`.
  */
-export type LifecycleFact = {
-  kind: 'withdrawal';
-  /** When the withdrawal was recorded (ISO 8601 UTC). */
-  at: string;
-  /** The withdrawn purpose; absent for a withdrawal of the whole consent. */
-  purposeId?: string;
-  /** Where it was made from, when known. */
-  channel?: EventChannel;
-};
+export type LifecycleFact =
+  | {
+      kind: 'withdrawal';
+      /** When the withdrawal was recorded (ISO 8601 UTC). */
+      at: string;
+      /** The withdrawn purpose; absent for a withdrawal of the whole consent. */
+      purposeId?: string;
+      /** Where it was made from, when known. */
+      channel?: EventChannel;
+    }
+  | {
+      /**
+       * An objection to a right-to-object (legitimate-interest) purpose the record let stand (it lists
+       * it as granted), made after the decision: a newer record of the person that objects to it.
+       */
+      kind: 'objection';
+      /** When the objection was recorded (ISO 8601 UTC). */
+      at: string;
+      /** The purpose objected to: an objection is always to one purpose. */
+      purposeId: string;
+      /** Where it was made from, when known. */
+      channel?: EventChannel;
+    };
 
 export interface ProjectionOptions {
   /** `{schema_url}` (the base), or the full schema URL ending in `/schemas/receipt/v2/record.json`. */
@@ -34,7 +48,7 @@ export interface ProjectionOptions {
   now?: Date | string;
 }
 
-/** Who made a withdrawal from this channel: the person (explicit), implied by a newer record, or a system. */
+/** Who made a withdrawal or objection from this channel: the person (explicit), implied by a newer record, or a system. */
 const EVENT_TYPE_OF_CHANNEL: Record<EventChannel, EventType> = {
   own_records: 'explicit',
   email_link: 'explicit',
@@ -76,17 +90,24 @@ function timeOf(text: string): number {
 
 function checkFacts(frozen: FrozenReceipt, facts: readonly LifecycleFact[], issues: ReceiptInputIssues): void {
   const granted = new Set(frozen.pii_processing.purposes.map((purpose) => purpose.purpose_id));
+  const standing = new Set(frozen.pii_processing.purposes.filter((purpose) => purpose.lawful_basis === 'legitimate_interest').map((purpose) => purpose.purpose_id));
   const isConsentRecord = (frozen.record.record_type ?? 'consent_record') === 'consent_record';
   facts.forEach((fact, index) => {
     const at = `lifecycle[${index}]`;
-    if (fact.kind !== 'withdrawal') {
-      issues.add(`${at}.kind`, 'must be withdrawal');
+    if (fact.kind !== 'withdrawal' && fact.kind !== 'objection') {
+      issues.add(`${at}.kind`, 'must be withdrawal or objection');
       return;
     }
-    if (!isConsentRecord) issues.add(at, `a ${frozen.record.record_type} carries no consent to withdraw`);
     issues.time(`${at}.at`, fact.at);
-    if (fact.purposeId !== undefined && !granted.has(fact.purposeId)) {
-      issues.add(`${at}.purposeId`, `${fact.purposeId} is not a granted purpose of this record`);
+    if (fact.kind === 'objection') {
+      if (typeof fact.purposeId !== 'string' || !standing.has(fact.purposeId)) {
+        issues.add(`${at}.purposeId`, `${String(fact.purposeId)} is not a legitimate-interest purpose this record lets stand`);
+      }
+    } else {
+      if (!isConsentRecord) issues.add(at, `a ${frozen.record.record_type} carries no consent to withdraw`);
+      if (fact.purposeId !== undefined && !granted.has(fact.purposeId)) {
+        issues.add(`${at}.purposeId`, `${fact.purposeId} is not a granted purpose of this record`);
+      }
     }
     if (fact.channel !== undefined && !RECEIPT_EVENT_CHANNELS.includes(fact.channel)) {
       issues.add(`${at}.channel`, `must be one of ${RECEIPT_EVENT_CHANNELS.join(', ')}`);
@@ -95,17 +116,18 @@ function checkFacts(frozen: FrozenReceipt, facts: readonly LifecycleFact[], issu
 }
 
 /**
- * Whether the consent had already ended by `time` through withdrawals: a whole withdrawal, or scoped
- * withdrawals of every granted purpose, at or before it.
+ * Whether the consent had already ended by `time` through withdrawals and objections: a whole
+ * withdrawal, or scoped withdrawals and objections that together end every granted purpose, at or
+ * before it.
  */
-function withdrawnBy(time: number, withdrawals: readonly ReceiptEvent[], grantedIds: readonly string[]): boolean {
-  const withdrawn = new Set<string>();
-  for (const event of withdrawals) {
+function withdrawnBy(time: number, ends: readonly ReceiptEvent[], grantedIds: readonly string[]): boolean {
+  const ended = new Set<string>();
+  for (const event of ends) {
     if (timeOf(event.event_time) > time) continue;
     if (event.purpose_id === undefined) return true;
-    withdrawn.add(event.purpose_id);
+    ended.add(event.purpose_id);
   }
-  return grantedIds.length > 0 && grantedIds.every((id) => withdrawn.has(id));
+  return grantedIds.length > 0 && grantedIds.every((id) => ended.has(id));
 }
 
 /**
@@ -113,12 +135,16 @@ function withdrawnBy(time: number, withdrawals: readonly ReceiptEvent[], granted
  * the post-decision events appended after the frozen ones, in time order:
  * - `consent withdrawn` per withdrawal fact: the principal (the record id on anonymous records) as
  *   actor, `purpose_id` when scoped, `event_channel` when known;
+ * - `objection recorded` per objection fact, the same way, always with `purpose_id` (the
+ *   legitimate-interest purpose the record let stand and the person objected to since: it no longer
+ *   counts as in force on this record);
  * - `consent expired` once `now` has reached the given time plus `validity_duration`, with the platform
  *   processor as actor and the moment of expiry as its time; suppressed when the consent had already
- *   been withdrawn whole (or purpose by purpose) by then.
+ *   been withdrawn whole (or purpose by purpose, objections counting) by then.
  * `pii_processing` is never rewritten: a withdrawn purpose stays listed as granted at decision time.
- * Facts that do not fit the record (a withdrawal on a notice record, an unknown purpose, a time that is
- * not ISO 8601 UTC) are refused with `validation_failed`. The result is checked against the schema.
+ * Facts that do not fit the record (a withdrawal on a notice record, an unknown purpose, an objection
+ * to a purpose the record does not let stand on legitimate interest, a time that is not ISO 8601 UTC)
+ * are refused with `validation_failed`. The result is checked against the schema.
  */
 export function projectReceipt(frozen: FrozenReceipt, lifecycle: readonly LifecycleFact[], options: ProjectionOptions): Receipt {
   const issues = new ReceiptInputIssues();
@@ -128,20 +154,20 @@ export function projectReceipt(frozen: FrozenReceipt, lifecycle: readonly Lifecy
   issues.throwIfAny('The receipt lifecycle is not valid');
 
   const principal = frozen.record.pii_principal_id ?? frozen.record.record_id;
-  const withdrawals: ReceiptEvent[] = lifecycle.map((fact) => ({
+  const ends: ReceiptEvent[] = lifecycle.map((fact) => ({
     event_time: fact.at,
     entity_id: principal,
     event_type: fact.channel ? EVENT_TYPE_OF_CHANNEL[fact.channel] : 'explicit',
-    event_state: 'consent withdrawn',
+    event_state: fact.kind === 'objection' ? 'objection recorded' : 'consent withdrawn',
     ...(fact.purposeId !== undefined && { purpose_id: fact.purposeId }),
     ...(fact.channel !== undefined && { event_channel: fact.channel }),
   }));
 
-  const appended: ReceiptEvent[] = [...withdrawals];
+  const appended: ReceiptEvent[] = [...ends];
   const expiresAt = consentExpiresAt(frozen);
   if (expiresAt !== undefined && now !== undefined && now >= timeOf(expiresAt)) {
     const grantedIds = frozen.pii_processing.purposes.map((purpose) => purpose.purpose_id);
-    if (!withdrawnBy(timeOf(expiresAt), withdrawals, grantedIds)) {
+    if (!withdrawnBy(timeOf(expiresAt), ends, grantedIds)) {
       const processor = frozen.party_identification.find((party) => party.party_role === 'processor');
       appended.push({
         event_time: expiresAt,
@@ -151,7 +177,7 @@ export function projectReceipt(frozen: FrozenReceipt, lifecycle: readonly Lifecy
       });
     }
   }
-  // Stable sort: at equal times, withdrawals keep their given order and come before the expiry.
+  // Stable sort: at equal times, withdrawals and objections keep their given order and come before the expiry.
   appended.sort((a, b) => timeOf(a.event_time) - timeOf(b.event_time));
 
   const copy = jsonCopy(frozen);

@@ -253,7 +253,7 @@ function eventNode(row: unknown, recordId: string | undefined): unknown {
     }
   }
   if (typeof row.purpose_id === 'string' && recordId !== undefined) {
-    // A scoped withdrawal: the event keeps `purpose_id` and also links to that purpose's node.
+    // A scoped withdrawal or an objection: the event keeps `purpose_id` and also links to that purpose's node.
     node.hasPurpose = purposeIri(recordId, row.purpose_id);
   }
   return node;
@@ -261,8 +261,9 @@ function eventNode(row: unknown, recordId: string | undefined): unknown {
 
 /**
  * The consent status of the latest event that concerns the whole record: a whole-record event, or the
- * scoped withdrawal that leaves none of the record's purposes (`purposes`, its `pii_processing`
- * purposes) standing, as the receipt's own projection counts a consent withdrawn purpose by purpose.
+ * scoped withdrawal (or objection to a purpose the record listed) that leaves none of the record's
+ * purposes (`purposes`, its `pii_processing` purposes) standing, as the receipt's own projection
+ * counts a consent withdrawn purpose by purpose.
  */
 function currentConsentStatus(events: unknown, purposes: unknown): string | undefined {
   if (!Array.isArray(events)) return undefined;
@@ -273,7 +274,7 @@ function currentConsentStatus(events: unknown, purposes: unknown): string | unde
     if (!isObject(row) || typeof row.event_state !== 'string') continue;
     if (row.purpose_id === undefined) {
       status = CONSENT_STATUS_OF_STATE[row.event_state] ?? status;
-    } else if (row.event_state === 'consent withdrawn' && typeof row.purpose_id === 'string') {
+    } else if (typeof row.purpose_id === 'string' && (row.event_state === 'consent withdrawn' || (row.event_state === 'objection recorded' && listed.includes(row.purpose_id)))) {
       withdrawn.add(row.purpose_id);
       if (listed.length > 0 && listed.every((id) => withdrawn.has(id))) status = CONSENT_STATUS_OF_STATE['consent withdrawn'];
     }

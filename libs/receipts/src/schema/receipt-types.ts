@@ -183,7 +183,10 @@ export interface ReceiptEvent {
   entity_id: string;
   event_type: EventType;
   event_state: EventState;
-  /** Only on a scoped `consent withdrawn`. */
+  /**
+   * Only on a scoped `consent withdrawn`, and always on `objection recorded` (an objection is to one
+   * purpose; frozen with the decision it names a purpose `pii_processing.purposes` does not list).
+   */
   purpose_id?: string;
   /** Only on `consent given`: the predecessor record it supersedes. */
   record_reference?: string;

@@ -234,6 +234,15 @@ describe('validateReceipt accepts', () => {
     );
   });
 
+  it('objections: frozen with the decision (no channel), appended later (with its channel), each naming its purpose', () => {
+    expectSchemaValid(
+      mutate(consentReceipt, (r) => {
+        r.event.splice(3, 0, { event_time: '2025-03-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'fraud_prevention' });
+        r.event.push({ event_time: '2026-04-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'implicit', event_state: 'objection recorded', purpose_id: 'product_analytics', event_channel: 'newer_record' });
+      }),
+    );
+  });
+
   it('rendering evidence on an embedded field and a form platform on its webhook channel', () => {
     expectSchemaValid(
       mutate(consentReceipt, (r) => {
@@ -274,6 +283,7 @@ describe('validateReceipt refuses', () => {
     ['signature evidence on a notice record', () => mutate(consentReceipt, (r) => { r.record.record_type = 'notice_record'; r.event = r.event.slice(0, 1); }), '/extensions/signature_evidence'],
     ['purpose_id on a non-withdrawal event', () => mutate(consentReceipt, (r) => (r.event[2].purpose_id = 'marketing_email')), '/event/2/purpose_id'],
     ['purpose_id on an expiry', () => mutate(consentReceipt, (r) => (r.event[4].purpose_id = 'marketing_email')), '/event/4/purpose_id'],
+    ['an objection without its purpose', () => mutate(consentReceipt, (r) => (r.event[3] = { event_time: '2025-04-01T10:00:00Z', entity_id: 'sub_a1b2c3d4e5f6g7h8i9j0', event_type: 'implicit', event_state: 'objection recorded', event_channel: 'newer_record' })), '/event/3/purpose_id'],
     ['occurrences outside authority exercised', () => mutate(authorizationReceipt, (r) => (r.event[1].occurrences = 2)), '/event/1/occurrences'],
     ['occurrences of zero', () => mutate(authorizationReceipt, (r) => (r.event[2].occurrences = 0)), '/event/2/occurrences'],
     ['an event channel on consent given', () => mutate(consentReceipt, (r) => (r.event[2].event_channel = 'receipt_link')), '/event/2/event_channel'],

@@ -130,7 +130,6 @@ const inputFacts = fc.record({
   scopes: fc.option(fc.uniqueArray(fc.constantFrom('openid', 'email', 'profile'), { minLength: 0 }), { nil: undefined }),
   sensitive: fc.option(fc.boolean(), { nil: undefined }),
   wording: fc.option(fc.constantFrom('match' as const, 'drift' as const), { nil: undefined }),
-  attested: fc.boolean(),
   rendering: fc.option(fc.array(openEntry, { minLength: 1, maxLength: 2 }), { nil: undefined }),
   platform: fc.option(fc.constantFrom('typeform', 'tally', 'jotform'), { nil: undefined }),
   disclosures: fc.option(fc.array(openEntry, { minLength: 1, maxLength: 2 }), { nil: undefined }),
@@ -179,7 +178,6 @@ export const frozenReceiptInputArbitrary: fc.Arbitrary<FrozenReceiptInput> = flo
           ...(g.scopes !== undefined && { scopes: g.scopes }),
           ...(g.sensitive !== undefined && { sensitive: g.sensitive }),
           ...(wording !== undefined && decisionKeys.length > 0 && { wordingVerdict: Object.fromEntries(decisionKeys.map((key) => [key, wording])) }),
-          ...(g.attested && decisionKeys.length > 0 && { presentationAttested: decisionKeys }),
           ...(g.rendering !== undefined && rendersField && { renderingEvidence: g.rendering }),
           ...(g.platform !== undefined && g.channel === 'form_platform_webhook' && { collectionPlatform: g.platform }),
           ...(g.disclosures !== undefined && { agentDisclosures: g.disclosures }),
@@ -188,7 +186,7 @@ export const frozenReceiptInputArbitrary: fc.Arbitrary<FrozenReceiptInput> = flo
     });
 });
 
-/** Withdrawal facts that fit a frozen record: after the decision, for its granted purposes. */
+/** Withdrawal and objection facts that fit a frozen record: after the decision, for its granted purposes. */
 export function lifecycleArbitrary(frozen: FrozenReceipt): fc.Arbitrary<LifecycleFact[]> {
   if ((frozen.record.record_type ?? 'consent_record') !== 'consent_record') return fc.constant([]);
   const decided = Date.parse(frozen.extensions.captured_at ?? frozen.event[frozen.event.length - 1].event_time);
@@ -202,5 +200,19 @@ export function lifecycleArbitrary(frozen: FrozenReceipt): fc.Arbitrary<Lifecycl
     },
     { requiredKeys: ['kind', 'at'] },
   );
-  return fc.array(fact, { maxLength: 4 });
+  // An objection since the decision, to a legitimate-interest purpose the record lets stand.
+  const standing = frozen.pii_processing.purposes.filter((purpose) => purpose.lawful_basis === 'legitimate_interest').map((purpose) => purpose.purpose_id);
+  const objection: fc.Arbitrary<LifecycleFact> | undefined =
+    standing.length === 0
+      ? undefined
+      : fc.record(
+          {
+            kind: fc.constant('objection' as const),
+            at: utcTimeBetween(decided, decided + 5 * 365 * 86_400_000),
+            purposeId: fc.constantFrom(...standing),
+            channel: fc.constantFrom(...RECEIPT_EVENT_CHANNELS),
+          },
+          { requiredKeys: ['kind', 'at', 'purposeId'] },
+        );
+  return fc.array(objection ? fc.oneof(fact, objection) : fact, { maxLength: 4 });
 }

@@ -147,6 +147,5 @@ export function importedRecordInput(): FrozenReceiptInput {
     application: { id: APPLICATION_ID, name: 'Acme Newsletter', recipients: [] },
     storageCountry: 'DE',
     processor: PLATFORM_PROCESSOR,
-    evidence: { presentationAttested: ['marketing_email'] },
   };
 }
