@@ -1143,8 +1143,8 @@ describe('consent records', () => {
   });
 
   it('shows an objection on the receipt: frozen with the record that makes it, appended to an older record that let the purpose stand', async () => {
-    const objects = { decision: 'declined', default_checked: true };
-    const noticed = { decision: 'granted', default_checked: true };
+    const objects = { decision: 'declined', default_checked: true, mandatory: false };
+    const noticed = { decision: 'granted', default_checked: true, mandatory: false };
     const receiptOf = async (id: string, until: (receipt: any) => boolean = () => true) => {
       await eventually(async () => {
         const answer = await api('GET', `/api/v1/consent_receipts/${id}`);
