@@ -26,6 +26,7 @@ describe('receipt signing keys', () => {
       TRANSPORT: 'inprocess',
       SUBJECT_REF_KEY: 'k'.repeat(40),
       NODE_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://de.decisions.example.com',
       LOG_LEVEL: 'warn',
       RECEIPT_SIGNING_KEY: JSON.stringify(key.privateJwk),
     });

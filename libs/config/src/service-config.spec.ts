@@ -1,4 +1,4 @@
-import { ConfigError, DecisionsEnvironment, GatewayEnvironment, loadConfig, ResidencyRouterEnvironment, ServiceEnvironment } from './service-config';
+import { ConfigError, DecisionsEnvironment, GatewayEnvironment, loadConfig, ReceiptsEnvironment, ResidencyRouterEnvironment, ServiceEnvironment } from './service-config';
 
 const valid = {
   COUNTRY: 'us',
@@ -81,12 +81,30 @@ describe('DecisionsEnvironment: hosted form-builder connections', () => {
     return [];
   };
 
+  it('needs PUBLIC_BASE_URL in production, where every receipt mail links to the records page', () => {
+    const production = { ...valid, SMTP_URL: 'smtp://mail.example.com', FORM_CONNECTION_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
+    expect(variablesOf({ ...production, PUBLIC_BASE_URL: undefined as unknown as string })).toEqual(['PUBLIC_BASE_URL']);
+    expect(variablesOf({ ...production, PUBLIC_BASE_URL: 'https://us.example.com/path' })).toEqual(['PUBLIC_BASE_URL']);
+    expect(variablesOf({ ...production, NODE_ENV: 'development', PUBLIC_BASE_URL: undefined as unknown as string })).toEqual([]);
+    const receiptsVariables = (env: Record<string, string>) => {
+      try {
+        loadConfig(ReceiptsEnvironment, env, 'receipts');
+      } catch (error) {
+        return (error as ConfigError).variables;
+      }
+      return [];
+    };
+    const key = JSON.stringify({ kty: 'OKP', crv: 'Ed25519', x: 'x', d: 'd' });
+    expect(receiptsVariables({ ...valid, RECEIPT_SIGNING_KEY: key })).toEqual(['PUBLIC_BASE_URL']);
+    expect(receiptsVariables({ ...valid, RECEIPT_SIGNING_KEY: key, PUBLIC_BASE_URL: 'https://us.example.com' })).toEqual([]);
+  });
+
   it('needs FORM_CONNECTION_SECRET_KEY in production and checks its shape wherever it is set', () => {
-    expect(variablesOf({ ...valid, SMTP_URL: 'smtp://mail.example.com' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
+    expect(variablesOf({ ...valid, SMTP_URL: 'smtp://mail.example.com', PUBLIC_BASE_URL: 'https://us.example.com' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
     expect(variablesOf({ ...valid, NODE_ENV: 'development', FORM_CONNECTION_SECRET_KEY: 'too-short' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
     expect(variablesOf({ ...valid, NODE_ENV: 'development' })).toEqual([]);
     const key = Buffer.alloc(32, 7).toString('base64');
-    expect(loadConfig(DecisionsEnvironment, { ...valid, SMTP_URL: 'smtp://mail.example.com', FORM_CONNECTION_SECRET_KEY: key }).FORM_CONNECTION_SECRET_KEY).toBe(key);
+    expect(loadConfig(DecisionsEnvironment, { ...valid, SMTP_URL: 'smtp://mail.example.com', PUBLIC_BASE_URL: 'https://us.example.com', FORM_CONNECTION_SECRET_KEY: key }).FORM_CONNECTION_SECRET_KEY).toBe(key);
   });
 
   it("defaults Typeform's API and refuses a malformed base URL", () => {

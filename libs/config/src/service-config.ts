@@ -101,8 +101,12 @@ export class DecisionsEnvironment extends ServiceEnvironment {
   @IsString()
   MAIL_FROM = 'Decision Service <no-reply@decision-service.invalid>';
 
-  /** The country's public origin, for links in mails (the receipt mail links to the records page). */
-  @IsOptional()
+  /**
+   * The country's public origin, for links in mails (the receipt mail links to the records page).
+   * Required in production: every receipt mail must link to the page where the person withdraws.
+   */
+  @ValidateIf((env: DecisionsEnvironment) => env.NODE_ENV === 'production' || env.PUBLIC_BASE_URL !== undefined)
+  @IsString({ message: 'PUBLIC_BASE_URL must be set in production (the receipt mail links to the records page there)' })
   @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 
@@ -259,8 +263,12 @@ export class ReceiptsEnvironment extends ServiceEnvironment {
   @Matches(/^\s*\{[\s\S]*"d"\s*:[\s\S]*\}\s*$/, { message: 'RECEIPT_SIGNING_KEY must be a private JWK (with "d") as JSON' })
   RECEIPT_SIGNING_KEY?: string;
 
-  /** The public origin receipts name (schema URL, withdrawal entry point); the country's gateway. */
-  @IsOptional()
+  /**
+   * The public origin receipts name (schema URL, withdrawal entry point); the country's gateway.
+   * Required in production: every receipt of a person names its credential-free withdrawal entry.
+   */
+  @ValidateIf((env: ReceiptsEnvironment) => env.NODE_ENV === 'production' || env.PUBLIC_BASE_URL !== undefined)
+  @IsString({ message: 'PUBLIC_BASE_URL must be set in production (receipts name the withdrawal entry on it)' })
   @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 
