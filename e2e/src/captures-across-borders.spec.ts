@@ -157,6 +157,15 @@ describe('captures committed at the person\'s home country', () => {
 
     // Nobody knows this person yet: the country holding the capture records them.
     const token = (await capture(de)).body.capture_token;
+    // Another application of the same account does not see the capture: 404, not a 421 to DE, which
+    // would answer it 404 too.
+    const other = (await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, body: { name: 'Other shop', environment: 'sandbox' } })).body.id;
+    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other}/api_tokens`, { token: apiToken, body: {} })).body.token;
+    await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: otherToken })).status === 200);
+    for (const country of [us, de]) {
+      const foreign = await http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: otherToken, body: { subject: { email: 'newcomer@example.com' } } });
+      expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
+    }
     const newcomer = await authorize(us, token, 'newcomer@example.com');
     expect([newcomer.status, newcomer.body.home_country]).toEqual([421, 'DE']);
     expect((await authorize(de, token, 'newcomer@example.com')).body.record_id).toMatch(/^rec_de/);

@@ -21,7 +21,7 @@ import { Principal } from '../auth/principal';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
-import { audienceOf, HomeCountry } from '../residency/home-country';
+import { HomeCountry } from '../residency/home-country';
 
 /** What the consent field's frame observed, sent with an `embedded_field` capture. */
 export class RenderingEvidenceDto {
@@ -256,8 +256,9 @@ export class CapturesController {
         }),
       );
     } catch (error) {
-      // A capture held in another country for a person not homed here: a wrong door only if the capture is there.
-      if (holder !== COUNTRY && error instanceof DomainError && error.code === 'wrong_country' && !(await this.homeCountry.existsIn(holder, 'capture', token, audienceOf(principal)))) {
+      // A capture held in another country for a person not homed here: a wrong door only if the
+      // capture is there for this application (authorize is the application's, not the account's).
+      if (holder !== COUNTRY && error instanceof DomainError && error.code === 'wrong_country' && !(await this.homeCountry.existsIn(holder, 'capture', token, { application_id: principal.application.id }))) {
         throw notFound('Capture');
       }
       throw error;
