@@ -144,6 +144,17 @@ describe('captures committed at the person\'s home country', () => {
     }
   });
 
+  it('commits at the home country when both countries are asked for the same person at the same moment (the holder\'s own try frees the capture)', async () => {
+    await homeIn(us, 'greta@example.com');
+    for (let round = 0; round < 5; round++) {
+      const token = (await capture(de)).body.capture_token;
+      const [here, there] = await Promise.all([authorize(us, token, 'greta@example.com'), authorize(de, token, 'greta@example.com')]);
+      // It was 409 "committed for another person" at US whenever DE's own try held the claim.
+      expect([round, here.status, here.body.record_id, there.status, there.body.home_country]).toEqual([round, 200, expect.stringMatching(/^rec_us/), 421, 'US']);
+      expect(await heldAtDe(token)).toEqual({ committed_in: 'US', record_id: here.body.record_id, commit_attempts: 0 });
+    }
+  });
+
   it('answers an unknown capture 404, an expired one 410, and a person no country knows 421 to the country holding the capture', async () => {
     await homeIn(us, 'erin@example.com');
     const unknown = await authorize(us, `cap_de${'0'.repeat(30)}`, 'erin@example.com');

@@ -74,8 +74,10 @@ export class CaptureClaims {
     const capture = await this.dataSource.manager.findOne(Capture, { where: { tokenHash: key.tokenHash, applicationId: key.applicationId } });
     if (!capture) return { outcome: 'not_found' };
     if (claimed) return { outcome: 'claimed', capture: heldCapture(capture) };
-    if (!capture.committedIn && !capture.recordId) return { outcome: 'expired' };
-    return { outcome: 'committed' };
+    if (capture.recordId) return { outcome: 'committed' };
+    // No record yet: expired, or another commit holds the claim (this country's own, which may
+    // still fail for a person homed elsewhere) or has just released it. The claimant tries again.
+    return { outcome: !capture.committedIn && capture.expiresAt.getTime() <= Date.now() ? 'expired' : 'busy' };
   }
 
   /** The peer that claimed a capture says what its commit made (CAPTURES_SETTLE). */

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CAPTURES_CLAIM, CAPTURES_SETTLE, CaptureClaimReply, CaptureClaimRequest, CaptureSettleReply, CaptureSettleRequest } from '@dcr/contracts';
-import { hashCredential, notFound, wrongCountry } from '@dcr/domain';
+import { DomainError, hashCredential, notFound, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { setTimeout } from 'node:timers/promises';
 import { firstValueFrom } from 'rxjs';
 import { SubjectsService } from '../subjects/subjects.service';
 import { captureExpired, committedForAnotherPerson, CommitCapture, recordedNothing } from './commit-capture';
@@ -15,6 +16,9 @@ import { captureExpired, committedForAnotherPerson, CommitCapture, recordedNothi
  * person not homed here the answer is the 421 of their home country, or, when no country knows them
  * yet, of the country holding the capture, which records them.
  */
+/** The longest single wait between claims of a busy capture (the waits double from 50 ms up to it: about 3 s in all). */
+const CLAIM_WAIT_LIMIT_MS = 1600;
+
 @Injectable()
 export class CommitCaptureHeldElsewhere {
   private readonly logger = new Logger(CommitCaptureHeldElsewhere.name);
@@ -33,9 +37,10 @@ export class CommitCaptureHeldElsewhere {
     if (home !== COUNTRY) throw wrongCountry(home ?? holder);
 
     const claim: CaptureClaimRequest = { application_id: request.application_id, capture_token_hash: hashCredential(request.capture_token), claimant_country: COUNTRY };
-    const claimed = await firstValueFrom(this.clients.peer(holder).send<CaptureClaimReply, CaptureClaimRequest>(CAPTURES_CLAIM, claim));
+    const claimed = await this.claimFrom(holder, claim);
     if (claimed.outcome !== 'claimed') {
       if (claimed.outcome === 'not_found') throw notFound('Capture');
+      if (claimed.outcome === 'busy') throw new DomainError('service_unavailable', 'The capture is being committed by another country at this moment; try again');
       throw claimed.outcome === 'expired' ? captureExpired() : committedForAnotherPerson();
     }
 
@@ -51,6 +56,20 @@ export class CommitCaptureHeldElsewhere {
     }
     await this.settle(holder, { ...claim, record_id: committed.record_id, release: false });
     return committed;
+  }
+
+  /**
+   * Claims the capture from its holder. While another commit holds it without a record (the
+   * holder's own, say, for this same person, which fails with 421 once it finds them homed here),
+   * the claim is tried again after a wait (50 ms, doubling, about 3 s in all) before the caller is
+   * told to try again later: the capture is not someone else's, it is busy.
+   */
+  private async claimFrom(holder: string, claim: CaptureClaimRequest): Promise<CaptureClaimReply> {
+    for (let wait = 50; ; wait *= 2) {
+      const reply = await firstValueFrom(this.clients.peer(holder).send<CaptureClaimReply, CaptureClaimRequest>(CAPTURES_CLAIM, claim));
+      if (reply.outcome !== 'busy' || wait > CLAIM_WAIT_LIMIT_MS) return reply;
+      await setTimeout(wait);
+    }
   }
 
   /**

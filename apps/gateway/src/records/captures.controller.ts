@@ -240,6 +240,7 @@ export class CapturesController {
   @ApiConflict('The capture was committed for another person (`details` on `subject`)')
   @ApiWrongCountry("The person (or, for a person no country knows, the capture)")
   @ApiResponse({ status: 410, description: 'The capture expired uncommitted (`gone`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 503, description: 'Another country is committing the capture at this moment and has not finished within about 3 s (`service_unavailable`): try again', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   async authorize(@CurrentPrincipal() principal: Principal, @Param('capture_token') token: string, @Body() body: AuthorizeCaptureDto): Promise<AuthorizeCaptureReply> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Commit captures with an API token of the application');
     if (!CAPTURE_TOKEN.test(token)) throw notFound('Capture');

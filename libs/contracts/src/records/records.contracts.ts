@@ -437,7 +437,8 @@ export interface HeldCaptureMessage {
  * capture of this application. `expired`: past its 24 hours uncommitted. `committed`: committed by
  * another country (there, or claimed by a third), so for another person.
  */
-export type CaptureClaimReply = { outcome: 'claimed'; capture: HeldCaptureMessage } | { outcome: 'not_found' | 'expired' | 'committed' };
+/** `busy`: another country's commit of the capture is under way and has made no record yet (it may still fail and free it). */
+export type CaptureClaimReply = { outcome: 'claimed'; capture: HeldCaptureMessage } | { outcome: 'not_found' | 'expired' | 'committed' | 'busy' };
 
 /** How one commit of a claimed capture ended: with the record it made, or without one. */
 export class CaptureSettleRequest extends CaptureClaimRequest {
