@@ -789,12 +789,12 @@ describe('consent records', () => {
     expect(committed.status).toBe(200);
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
     expect((await commit('katherine@example.com')).body.record_id).toBe(committed.body.record_id);
-    // The receipt mail, once, linking to the person's records page (no credential in the link).
+    // The receipt mail, once, linking to the person's records page (no credential in the link; `via=email` tells it from the receipt's).
     await eventually(async () => (await db.query(`SELECT 1 FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rowCount === 1);
     const receiptMail = (await db.query(`SELECT subject, text FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rows[0];
     expect(receiptMail.subject).toContain('Your consent receipt');
     expect(receiptMail.text).toContain(committed.body.record_id);
-    expect(receiptMail.text).toContain(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}\n`);
+    expect(receiptMail.text).toContain(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}&via=email\n`);
     const otherPerson = await commit('someone-else@example.com');
     expect([otherPerson.status, otherPerson.body.code, otherPerson.body.details]).toEqual([409, 'conflict', [{ field: 'subject', reason: 'the capture was committed for another person' }]]);
 
@@ -909,11 +909,15 @@ describe('consent records', () => {
     expect((await step('sign_in', { email })).status).toBe(200);
     expect((await step('transitions', { to: 'verifying', email, code: await codeFor(email) })).status).toBe(200);
     expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
+    // Both consents given, the legitimate interest (fraud) left standing: noticed.
     expect((await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: true, fraud: true } })).status).toBe(200);
     const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
-    expect(receipt.pii_processing.withdrawal_method).toBe(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}`);
+    // The receipt's link, told apart from the mail's (`via=receipt`), the same for every receipt of the organisation.
+    const receiptLink = `https://us.decisions.example.com/inbox/records?application_id=${applicationId}&via=receipt`;
+    expect(receipt.pii_processing.withdrawal_method).toBe(receiptLink);
+    expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id).sort()).toEqual(['analytics', 'fraud', 'newsletter']);
     // The service rendered these boxes itself: nothing about their presentation rests on the organisation's word.
     expect(receipt.extensions.collection_channel).toBe('hosted');
     expect(receipt.extensions).not.toHaveProperty('presentation_attested');
@@ -927,25 +931,69 @@ describe('consent records', () => {
       // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw).
       expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'whole', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
     ]);
-    // The page offers it whole: one form for the record, none per purpose.
-    const offered = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
+    // The page the receipt's link opens offers it whole: one form for the record, none per purpose, keeping the link's `via`.
+    const cookie = `service_inbox=${inbox.body.inbox_token}`;
+    const offered = await (await fetch(receiptLink.replace('https://us.decisions.example.com', us.url), { headers: { cookie } })).text();
     expect(offered.split(`/inbox/records/${recordId}/withdraw`).length - 1).toBe(1);
+    expect(offered).toContain(`action="/inbox/records/${recordId}/withdraw?application_id=${applicationId}&amp;via=receipt"`);
     // A session's consent is withdrawn whole: one purpose of several is refused by name, nothing changes.
     const one = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, { purpose: 'newsletter' });
     expect([one.status, one.body.details?.[0]?.field]).toEqual([409, 'purpose']);
-    const all = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
-    expect(all.status).toBe(200);
-    expect(all.body).toMatchObject({ record_id: recordId, withdrawn: ['newsletter', 'analytics'], record: { purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } } } });
+    const all = await fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}&via=receipt`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect([all.status, all.headers.get('location')]).toEqual([303, `/inbox/records?application_id=${applicationId}&via=receipt&withdrawn=${recordId}`]);
+    const confirmed = await (await fetch(`${us.url}${all.headers.get('location')}`, { headers: { cookie } })).text();
+    expect(confirmed).toContain('Your withdrawal of everything you had given on “Signup form” was recorded');
+    expect((await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body.data[0]).toMatchObject({
+      record_id: recordId,
+      purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } },
+    });
     expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('revoked');
+    // The legitimate interest stands, so the withdrawal is by purpose (as for a record): scoped, from the receipt's link.
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rowCount === 1);
+    const { rows: revoked } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId]);
+    expect(revoked[0].payload).toMatchObject({ withdrawn: ['newsletter', 'analytics'], scope: 'purpose', channel: 'receipt_link', actor: { type: 'participant' } });
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
     const withdrawn = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
-    expect(withdrawn).toEqual([expect.objectContaining({ event_channel: 'own_records' })]);
+    expect(withdrawn.map((e: { purpose_id?: string; event_channel?: string }) => [e.purpose_id, e.event_channel]).sort()).toEqual([
+      ['analytics', 'receipt_link'],
+      ['newsletter', 'receipt_link'],
+    ]);
     expect((await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {})).status).toBe(409);
     // The page offers it whole only while something is given, and not after.
     const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } });
     const text = await page.text();
     expect(text).toContain(`data-record-id="${recordId}"`);
     expect(text).not.toContain(`/inbox/records/${recordId}/withdraw`);
+  });
+
+  it('withdraws a hosted consent revoked with its session token by purpose while a noticed legitimate interest stands', async () => {
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    const email = 'token-revoked@example.com';
+    expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
+    expect((await step('sign_in', { email })).status).toBe(200);
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    expect((await step('transitions', { to: 'verifying', email, code })).status).toBe(200);
+    expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
+    // The newsletter given, analytics declined, the legitimate interest (fraud) left standing.
+    expect((await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, fraud: true } })).status).toBe(200);
+    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+    expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rowCount === 1);
+    const { rows } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId]);
+    expect(rows[0].payload).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'declined' }, withdrawn: ['newsletter'], scope: 'purpose' });
+    // Where it was made from is not known (the organisation holds the session token too): no channel.
+    expect(rows[0].payload).not.toHaveProperty('channel');
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    const withdrawn = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+    expect(withdrawn).toEqual([expect.objectContaining({ purpose_id: 'newsletter' })]);
+    expect(withdrawn[0]).not.toHaveProperty('event_channel');
   });
 
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
@@ -1038,7 +1086,12 @@ describe('consent records', () => {
     expect(target).toMatchObject({ application_id: applicationId, title: expect.any(String), purposes: { newsletter: { label: 'Newsletter', status: 'granted' } } });
 
     expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'lottery' })).status).toBe(422);
-    const withdrawn = await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' });
+    // The channel the person withdraws from: only their own records or a link of the service's; anything else is refused by name.
+    for (const channel of ['mailing_tool', 'organisation', 7]) {
+      const refused = await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter', channel });
+      expect([refused.status, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['channel']]);
+    }
+    const withdrawn = await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter', channel: 'email_link' });
     expect(withdrawn.status).toBe(200);
     expect(withdrawn.body).toMatchObject({ record_id: target.record_id, withdrawn: ['newsletter'], withdrawn_at: expect.any(String) });
     expect(withdrawn.body.record.purposes.newsletter.status).toBe('withdrawn');
@@ -1055,11 +1108,11 @@ describe('consent records', () => {
 
     await eventually(async () => {
       const receipt = await api('GET', `/api/v1/consent_receipts/${target.record_id}`);
-      return receipt.status === 200 && receipt.body.event.some((e: { event_state: string; event_channel?: string }) => e.event_state === 'consent withdrawn' && e.event_channel === 'own_records');
+      return receipt.status === 200 && receipt.body.event.some((e: { event_state: string; event_channel?: string }) => e.event_state === 'consent withdrawn' && e.event_channel === 'email_link');
     });
     // The withdrawal's event names what was withdrawn, also when it was everything granted (consent.revoked).
     const { rows: withdrawals } = await db.query(
-      `SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'own_records'`,
+      `SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'email_link'`,
       [target.record_id],
     );
     expect(withdrawals.map((entry: { event_type: string; payload: { withdrawn: string[]; purposes: Record<string, string> } }) => [entry.event_type, entry.payload.withdrawn, entry.payload.purposes])).toEqual([
@@ -1237,6 +1290,8 @@ describe('consent records', () => {
 
   it('offers the same on the records page: forms per purpose, a post/redirect/get withdrawal and its confirmation', async () => {
     const email = 'katherine@example.com';
+    // Her newest record gives two purposes: one can be withdrawn while the other stays given.
+    expect((await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: new Date().toISOString() })).status).toBe(201);
     await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
     const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
     const token = (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token;
@@ -1253,10 +1308,29 @@ describe('consent records', () => {
       body: 'purpose=newsletter',
     });
     expect(posted.status).toBe(303);
-    expect(posted.headers.get('location')).toBe('/inbox/records?withdrawn=1');
-    const after = await (await fetch(`${us.url}/inbox/records?withdrawn=1`, { headers: { cookie } })).text();
-    expect(after).toContain('id="records-confirmation"');
+    expect(posted.headers.get('location')).toBe(`/inbox/records?withdrawn=${recordId}&purpose=newsletter`);
+    const after = await (await fetch(`${us.url}${posted.headers.get('location')}`, { headers: { cookie } })).text();
+    // The confirmation names what was withdrawn, as the record shows it.
+    expect(/<p id="records-confirmation"[^>]*>([^<]*)<\/p>/.exec(after)?.[1]).toBe('Your withdrawal of “Newsletter” from “Signup form” was recorded. The organisation is told and your receipt shows it.');
     expect(after).toMatch(/data-purpose="newsletter" data-status="withdrawn"/);
+    // A link cannot fake it: no record named, the old flag, a purpose still given, the whole record while something is given.
+    for (const query of ['withdrawn=1', `withdrawn=${recordId}&purpose=analytics`, `withdrawn=${recordId}`, `withdrawn=${recordId}&purpose=lottery`]) {
+      expect(await (await fetch(`${us.url}/inbox/records?${query}`, { headers: { cookie } })).text()).not.toContain('records-confirmation');
+    }
+    // A withdrawal that fails says so, at its status, in the person's language, and withdraws nothing.
+    const failed = async (path: string, body: string, locale = 'en') => {
+      const response = await fetch(`${us.url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'accept-language': locale, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const text = await response.text();
+      return [response.status, /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(text)?.[1], text.includes('records-confirmation')];
+    };
+    expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter')).toEqual([409, expect.stringMatching(/^Nothing was withdrawn: this is no longer given/), false]);
+    expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter', 'de')).toEqual([409, expect.stringMatching(/^Nichts wurde widerrufen/), false]);
+    expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=lottery')).toEqual([422, expect.stringMatching(/^Nothing was withdrawn: the withdrawal did not name a purpose/), false]);
+    expect(await failed(`/inbox/records/rec_us${'0'.repeat(20)}/withdraw`, '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
+    expect(await failed('/inbox/records/nonsense/withdraw', '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
+    // Made on the page the person opened themselves: their own records.
+    const { rows: fromPage } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->'withdrawn' ? 'newsletter'`, [recordId]);
+    expect(fromPage.map((row: { payload: { channel: string } }) => row.payload.channel)).toEqual(['own_records']);
     // Without the cookie the page asks the person to sign in first.
     expect(await (await fetch(`${us.url}/inbox/records`)).text()).toContain('inbox-sign-in');
 
@@ -1267,15 +1341,22 @@ describe('consent records', () => {
     expect(ownPage).toContain('id="records-all"');
     const someoneElse = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId.slice(0, -4)}zzzz`, { headers: { cookie } })).text();
     expect(someoneElse).toContain('id="records-empty"');
-    const fromOwn = await fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}`, {
+    // Opened from the receipt mail's link (`via=email`), the page's withdrawal says so, and comes back to it.
+    const fromMail = `${own}&via=email`;
+    const fromOwn = await fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}&via=email`, {
       method: 'POST',
       redirect: 'manual',
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
       body: '',
     });
-    expect(fromOwn.headers.get('location')).toMatch(new RegExp(`^/inbox/records\\?application_id=${applicationId}(&withdrawn=1)?$`));
-    // Signing in from it comes back to it (never to another site).
+    expect(fromOwn.headers.get('location')).toBe(`${fromMail}&withdrawn=${recordId}`);
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND payload->>'channel' = 'email_link'`, [recordId])).rowCount === 1);
+    const marks = (await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [recordId])).rows[0].withdrawals.map((mark: { channel: string }) => mark.channel);
+    expect([marks[0], marks.length > 1, new Set(marks.slice(1))]).toEqual(['own_records', true, new Set(['email_link'])]);
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_channel?: string }) => e.event_channel === 'email_link'));
+    // Signing in from it comes back to it, the link it came from kept (never to another site).
     expect(await (await fetch(`${us.url}${own}`)).text()).toContain(`<input type="hidden" name="next" value="${own}">`);
+    expect(await (await fetch(`${us.url}${fromMail}`)).text()).toContain(`<input type="hidden" name="next" value="${own}&amp;via=email">`);
     await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
     const again = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
     const signIn = (next: string) =>

@@ -12,7 +12,7 @@ export { inboxReturnPath, renderInboxSignInPage } from './render-inbox-sign-in';
 export { renderRecordsPage } from './render-records';
 export { renderConsentFieldPage, renderConsentFieldErrorPage } from './render-consent-field';
 export type { ConsentFieldControl, ConsentFieldErrorInput, ConsentFieldPageOptions, ConsentFieldPurpose, ConsentFieldScript, ConsentFieldTheme, ConsentFieldView } from './render-consent-field';
-export type { PersonRecordItem, RecordsPageOptions } from './render-records';
+export type { PersonRecordItem, RecordsPageError, RecordsPageOptions } from './render-records';
 export type { InboxSignInPageOptions } from './render-inbox-sign-in';
 export { assetsDir, assetIntegrity, assetUrl, readAsset, ASSET_FILES, ASSET_CONTENT_TYPES, DEFAULT_ASSET_BASE } from './assets';
 export type { AssetFile } from './assets';

@@ -1,4 +1,4 @@
-import { renderRecordsPage } from './render-records';
+import { PersonRecordItem, RecordsPageError, renderRecordsPage } from './render-records';
 
 describe('the records page', () => {
   const item = {
@@ -50,12 +50,45 @@ describe('the records page', () => {
     expect(page).toContain('Replaced by a newer record');
   });
 
-  it('shows the confirmation after a withdrawal, and speaks German', () => {
-    const page = renderRecordsPage([{ ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' } } }], { locale: 'de', confirmation: true });
+  it('confirms what a withdrawal withdrew, naming the record and the purpose, and speaks German', () => {
+    const withdrawn = { ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' as const }, analytics: item.purposes.analytics } };
+    const page = renderRecordsPage([withdrawn], { locale: 'de', confirmation: { record_id: item.record_id, purpose: 'newsletter' } });
     expect(page).toContain('id="records-confirmation"');
-    expect(page).toContain('Ihr Widerruf wurde erfasst');
+    expect(page).toContain('Ihr Widerruf von „Newsletter“ für „Newsletter &lt;b&gt;&amp;&lt;/b&gt; offers“ wurde erfasst');
     expect(page).toContain('Widerrufen');
-    expect(page).not.toContain('<form');
+    const everything = { ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' as const }, fraud: item.purposes.fraud } };
+    expect(renderRecordsPage([everything], { locale: 'en', confirmation: { record_id: item.record_id } })).toContain(
+      'Your withdrawal of everything you had given on “Newsletter &lt;b&gt;&amp;&lt;/b&gt; offers” was recorded',
+    );
     expect(renderRecordsPage([], { locale: 'en' })).toContain('id="records-empty"');
+  });
+
+  it('confirms nothing the records do not show withdrawn: a link alone cannot fake it', () => {
+    const confirmed = (items: PersonRecordItem[], confirmation: { record_id: string; purpose?: string }) => renderRecordsPage(items, { locale: 'en', confirmation }).includes('records-confirmation');
+    const partly = { ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' as const }, analytics: item.purposes.analytics } };
+    // A purpose still given, a record with something still given, a purpose it does not have, another record.
+    expect(confirmed([item], { record_id: item.record_id, purpose: 'newsletter' })).toBe(false);
+    expect(confirmed([partly], { record_id: item.record_id })).toBe(false);
+    expect(confirmed([partly], { record_id: item.record_id, purpose: 'toString' })).toBe(false);
+    expect(confirmed([partly], { record_id: 'rec_us9999999999999999999999', purpose: 'newsletter' })).toBe(false);
+    // A record declined throughout was never withdrawn.
+    expect(confirmed([{ ...item, purposes: { newsletter: { label: 'Newsletter', status: 'declined' } } }], { record_id: item.record_id })).toBe(false);
+    expect(confirmed([partly], { record_id: item.record_id, purpose: 'newsletter' })).toBe(true);
+  });
+
+  it('says why a withdrawal was refused, in English and German', () => {
+    const alert = (error: RecordsPageError, locale: string) => /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p><\/div>/.exec(renderRecordsPage([item], { locale, error }))?.[1];
+    expect(alert('conflict', 'en')).toMatch(/^Nothing was withdrawn: this is no longer given/);
+    expect(alert('not_found', 'en')).toMatch(/^Nothing was withdrawn: this record was not found/);
+    expect(alert('invalid', 'en')).toMatch(/^Nothing was withdrawn: the withdrawal did not name a purpose/);
+    expect(alert('conflict', 'de')).toMatch(/^Nichts wurde widerrufen: Dies ist nicht mehr erteilt/);
+    expect(alert('not_found', 'de')).toMatch(/^Nichts wurde widerrufen: Diese Einwilligung wurde/);
+    expect(alert('invalid', 'de')).toMatch(/^Nichts wurde widerrufen: Der Widerruf nannte keinen Zweck/);
+    expect(renderRecordsPage([item], { locale: 'en' })).not.toContain('records-error');
+  });
+
+  it('keeps the link that opened the page on its forms, so a withdrawal from it says so', () => {
+    const page = renderRecordsPage([item], { locale: 'en', organisation: { id: 'tp_dev_0123456789abcdef' }, via: 'receipt' });
+    expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw\?application_id=tp_dev_0123456789abcdef&amp;via=receipt"/g)).toHaveLength(3);
   });
 });

@@ -16,17 +16,46 @@ export interface PersonRecordItem {
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
 
+/** Why a withdrawal made from the page was refused, as its alert says. */
+export type RecordsPageError = 'conflict' | 'not_found' | 'invalid';
+
 export interface RecordsPageOptions {
   locale?: string;
   assetBase?: string;
-  /** Set after a withdrawal (post/redirect/get): the confirmation shown at the top. */
-  confirmation?: boolean;
+  /**
+   * What a withdrawal just withdrew (post/redirect/get): a record, and the purpose when only one. The
+   * confirmation names it, and only when the listed record shows it withdrawn (the link alone proves nothing).
+   */
+  confirmation?: { record_id: string; purpose?: string };
+  /** A withdrawal that was refused: the alert shown at the top. */
+  error?: RecordsPageError;
   /** The organisation the page shows (the receipt's link names it): its name, and a link to every organisation's records. */
   organisation?: { id: string; name?: string };
+  /** Which link opened the page (`via` of the organisation's page: `receipt`, `email`): kept on its forms, so a withdrawal says so. */
+  via?: string;
 }
 
-function record(item: PersonRecordItem, tr: Translator, view: string | undefined): SafeHtml {
-  const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw${view ? `?application_id=${encodeURIComponent(view)}` : ''}`;
+/**
+ * The confirmation of a withdrawal, checked against the records as they stand: a purpose is confirmed
+ * when it reads withdrawn, a record when something on it reads withdrawn and nothing reads given.
+ */
+export function withdrawalConfirmation(items: readonly PersonRecordItem[], confirmation: RecordsPageOptions['confirmation'], tr: Translator): string | null {
+  if (!confirmation) return null;
+  const item = items.find((candidate) => candidate.record_id === confirmation.record_id);
+  if (!item) return null;
+  const statuses = Object.values(item.purposes).map((purpose) => purpose.status);
+  if (confirmation.purpose === undefined) {
+    return statuses.includes('withdrawn') && !statuses.includes('granted') ? tr.t('records_confirmation_record', { title: item.title }) : null;
+  }
+  const purpose = Object.prototype.hasOwnProperty.call(item.purposes, confirmation.purpose) ? item.purposes[confirmation.purpose] : undefined;
+  return purpose?.status === 'withdrawn' ? tr.t('records_confirmation_purpose', { purpose: purpose.label, title: item.title }) : null;
+}
+
+const ERROR_MESSAGES: Record<RecordsPageError, MessageKey> = { conflict: 'records_error_conflict', not_found: 'records_error_not_found', invalid: 'records_error_invalid' };
+
+function record(item: PersonRecordItem, tr: Translator, view: string | undefined, via: string | undefined): SafeHtml {
+  const query = view ? `?application_id=${encodeURIComponent(view)}${via ? `&via=${encodeURIComponent(via)}` : ''}` : '';
+  const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw${query}`;
   // A replaced record offers no withdrawal: the newer one speaks for the person now.
   const replaced = item.superseded_by !== undefined;
   const granted = replaced ? [] : Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
@@ -57,6 +86,7 @@ ${granted.length > (whole ? 0 : 1) ? html`<form class="hp-inline-form" method="p
 /** The person's consent records, with a withdrawal form for every purpose still given. */
 export function renderRecordsPage(items: readonly PersonRecordItem[], options: RecordsPageOptions = {}): string {
   const tr = translator(options.locale);
+  const confirmation = withdrawalConfirmation(items, options.confirmation, tr);
   return renderDocument({
     tr,
     title: tr.t('records_title'),
@@ -65,11 +95,12 @@ export function renderRecordsPage(items: readonly PersonRecordItem[], options: R
     bodyClass: 'hp-inbox-page',
     main: html`<div id="records" class="hp-inbox">
 <h1 id="page-title">${tr.t('records_title')}</h1>
-${options.confirmation ? html`<p id="records-confirmation" class="hp-notice" role="status">${tr.t('records_confirmation')}</p>` : null}
+${options.error ? html`<div id="records-error" class="hp-error" role="alert"><p>${tr.t(ERROR_MESSAGES[options.error])}</p></div>` : null}
+${confirmation ? html`<p id="records-confirmation" class="hp-notice" role="status">${confirmation}</p>` : null}
 <p>${tr.t('records_intro')}</p>
 ${options.organisation?.name ? html`<p id="records-organisation">${tr.t('records_from', { application: options.organisation.name })}</p>` : null}
 ${items.length > 0
-  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, options.organisation?.id))}</ol>`
+  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, options.organisation?.id, options.via))}</ol>`
   : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
 ${options.organisation ? html`<p><a id="records-all" class="hp-link" href="/inbox/records">${tr.t('records_all')}</a></p>` : null}
 <p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>

@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
-import { decidedConsents, recordSessionRevoked, recordTransition } from '../sessions/session-events';
+import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { ConsentRecord } from './consent-record.entity';
 
@@ -47,12 +47,15 @@ interface SessionRow {
  * every organisation) in this country and withdraw all of it or one purpose; a record a newer one of
  * the same flow replaced is shown as such and withdrawn through the newer one. A withdrawal appends
  * to the record, never rewrites it, and goes out as `consent.revoked` or `consent.purpose_revoked`
- * with channel `own_records` (onto the receipt, the audit trail and the webhooks).
+ * with the channel it was made from (onto the receipt, the audit trail and the webhooks):
+ * `receipt_link` or `email_link` when the receipt's or the receipt mail's link brought the person to
+ * their records (the page passes it on), else `own_records`.
  *
  * Consents given on the hosted pages (decision sessions signed in with the same address, whose
  * receipts name the same page) are listed too and withdrawn whole (`withdrawal: 'whole'`: a
  * session's consent is revoked as one, as its session token revokes it): the session becomes
- * `revoked` and `consent.revoked` goes out with channel `own_records`.
+ * `revoked` and `consent.revoked` goes out with that channel, scoped by purpose (`scope: 'purpose'`)
+ * while a noticed legitimate-interest purpose of it stands, as a record's withdrawal is.
  */
 @Injectable()
 export class PersonRecords {
@@ -91,11 +94,12 @@ export class PersonRecords {
         throw new DomainError('conflict', request.purpose ? `${request.purpose} is not granted on this record` : 'Nothing on this record is granted any more');
       }
       const at = new Date();
+      const channel = request.channel ?? 'own_records';
       const whole = withdrawn.length === granted.length;
       // A mark of the whole record only when the person withdrew everything and nothing the record's
       // receipt lists stays in force (a noticed legitimate-interest purpose stands): else one per purpose.
       const wholeRecord = whole && request.purpose === undefined && withdrawsAllInForce(row.purposes, withdrawn);
-      const marks = wholeRecord ? [{ at: at.toISOString(), channel: 'own_records' }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel: 'own_records' }));
+      const marks = wholeRecord ? [{ at: at.toISOString(), channel }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel }));
       await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [row.record_id, JSON.stringify(marks)]);
       await recordEvent(manager, {
         type: whole ? 'consent.revoked' : 'consent.purpose_revoked',
@@ -113,7 +117,7 @@ export class PersonRecords {
           // or a noticed purpose stands): consent.revoked, scoped, as the record's marks are (the
           // receipt's `consent withdrawn` then names each purpose).
           ...(whole && !wholeRecord ? { scope: 'purpose' } : {}),
-          channel: 'own_records',
+          channel,
           actor: { type: 'participant', id: row.subject_id },
         },
       });
@@ -149,8 +153,9 @@ export class PersonRecords {
     await this.sessions.save(manager, session);
     const actor = { type: 'participant' as const, ...(session.subjectId ? { id: session.subjectId } : {}) };
     await recordTransition(manager, session, from, 'revoked', actor, at);
-    const outcomes = outcomesAfterWithdrawal(Object.fromEntries(Object.entries(before.purposes).map(([key, purpose]) => [key, { status: purpose.status }])), granted);
-    await recordSessionRevoked(manager, session, at, { purposes: outcomes, withdrawn: granted, channel: 'own_records', actor });
+    // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
+    // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
+    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked' }) };
   }
 

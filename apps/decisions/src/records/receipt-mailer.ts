@@ -27,7 +27,7 @@ export class ReceiptMailer {
     if (!this.base) return;
     const labels = new Map(terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     const granted = Object.entries(record.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => labels.get(key) ?? key);
-    const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: recordsPageUrl(this.base, record.application_id) });
+    const mail = receiptMail(terms.locale, { title: terms.title ?? terms.name, granted, recordId: record.record_id, recordsUrl: recordsPageUrl(this.base, record.application_id, 'email') });
     this.mail.send({ to: normaliseEmail(email), ...mail }).catch((error) => this.logger.warn(`receipt mail for ${record.record_id} not sent: ${(error as Error).message}`));
   }
 }

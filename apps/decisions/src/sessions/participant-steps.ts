@@ -17,7 +17,7 @@ import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { signInMail } from './sign-in-mail';
-import { decidedConsents, recordSessionRevoked, recordTransition } from './session-events';
+import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from './session-events';
 import { participantTransitions, toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
@@ -63,7 +63,7 @@ export class ParticipantSteps {
       if (to === 'revoked' && locked.kind !== 'consent') {
         throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
       }
-      if (to === 'revoked') await this.requireGrantedConsent(manager, locked);
+      const terms = to === 'revoked' ? await this.requireGrantedConsent(manager, locked) : undefined;
       const now = new Date();
       if (to === 'verifying') {
         refusal = await this.checkCode(manager, locked, request, now);
@@ -78,7 +78,9 @@ export class ParticipantSteps {
       // The person, by their opaque id once they signed in (a session they have not signed in to is anyone's who holds its link).
       const actor = { type: 'participant' as const, ...(locked.signedInAt && locked.subjectId ? { id: locked.subjectId } : {}) };
       await recordTransition(manager, locked, from, to, actor, now);
-      if (to === 'revoked') await recordSessionRevoked(manager, locked, now);
+      // What it withdraws, scoped by purpose while a noticed legitimate-interest purpose stands; where
+      // it was made from is not known (the organisation holds the session token as well as the person).
+      if (terms) await recordSessionRevoked(manager, locked, now, sessionRevocation(terms, locked));
       return locked;
     });
     if (refusal) throw refusal;
@@ -91,11 +93,12 @@ export class ParticipantSteps {
    * notice-only purposes, whose receipt is a notice record) has nothing to withdraw, as on the
    * records page (409).
    */
-  private async requireGrantedConsent(manager: EntityManager, session: DecisionSession): Promise<void> {
+  private async requireGrantedConsent(manager: EntityManager, session: DecisionSession): Promise<FlowTerms> {
     const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion, manager) : null;
     const decided = session.purposeDecisions ?? {};
     const granted = flow ? decidedConsents(flow.terms as unknown as FlowTerms, decided).filter((purpose) => decided[purpose.key]) : [];
-    if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted: there is no consent to withdraw');
+    if (!flow || granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted: there is no consent to withdraw');
+    return flow.terms as unknown as FlowTerms;
   }
 
   /** Mails a one-time code for the `authenticating → verifying` step. */

@@ -1,4 +1,4 @@
-import { FlowTerms } from '@dcr/domain';
+import { FlowTerms, hostedRevocationByPurpose } from '@dcr/domain';
 import { EntityManager } from 'typeorm';
 import { NewOutboxEvent, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
@@ -40,6 +40,27 @@ export function sessionRecordOf(session: DecisionSession): Record<string, unknow
  */
 export function decidedConsents(terms: FlowTerms, decided: Record<string, boolean>): FlowTerms['purposes'] {
   return terms.purposes.filter((purpose) => purpose.takes_decision && purpose.basis !== 'legitimate_interest' && purpose.key in decided);
+}
+
+/**
+ * What a hosted consent's revocation withdraws, as its `consent.revoked` says it: each consent
+ * purpose's outcome (`withdrawn` for what was given, `declined` for what never was), the purposes
+ * withdrawn, and `scope: 'purpose'` while a noticed legitimate-interest purpose of it stands (the
+ * revocation takes back only what was given, so it is a withdrawal by purpose, as a record's is).
+ */
+export function sessionRevocation(
+  terms: FlowTerms,
+  session: Pick<DecisionSession, 'purposeDecisions' | 'purposeOutcomes'>,
+): { purposes: Record<string, string>; withdrawn: string[]; scope?: 'purpose' } {
+  const decided = session.purposeDecisions ?? {};
+  const consents = decidedConsents(terms, decided);
+  const withdrawn = consents.filter((purpose) => decided[purpose.key]).map((purpose) => purpose.key);
+  const byPurpose = hostedRevocationByPurpose({ terms, purpose_outcomes: session.purposeOutcomes, purpose_decisions: session.purposeDecisions });
+  return {
+    purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, decided[purpose.key] ? 'withdrawn' : 'declined'])),
+    withdrawn,
+    ...(byPurpose ? { scope: 'purpose' as const } : {}),
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
-import { DomainError, isApplicationId, recordsPageUrl } from '@dcr/domain';
-import { contentSecurityPolicy, inboxReturnPath, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
+import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
+import { contentSecurityPolicy, inboxReturnPath, RecordsPageError, RecordsPageOptions, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -12,8 +12,21 @@ import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
 
 export const INBOX_COOKIE = 'service_inbox';
-/** The records page, of one organisation when given (the page a receipt links to, on this site). */
-const recordsPath = (applicationId: string | undefined) => (applicationId ? recordsPageUrl('', applicationId) : '/inbox/records');
+/**
+ * The records page, of one organisation when given (the page a receipt links to, on this site), with
+ * the link that opened it (`via`) kept, so that signing in and withdrawing from it still say so.
+ */
+const recordsPath = (applicationId: string | undefined, via?: RecordsPageVia) => (applicationId ? recordsPageUrl('', applicationId, via) : '/inbox/records');
+
+/** What the page shows when a withdrawal from it was refused, and its status. */
+const REFUSALS: Partial<Record<DomainError['code'], { error: RecordsPageError; status: number }>> = {
+  conflict: { error: 'conflict', status: 409 },
+  not_found: { error: 'not_found', status: 404 },
+  validation_failed: { error: 'invalid', status: 422 },
+  invalid_request: { error: 'invalid', status: 422 },
+};
+
+const RECORD_ID = /^rec_[a-z]{2}[0-9a-z]{20}$/;
 
 function cookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -44,19 +57,39 @@ export class InboxPagesController {
 
   /**
    * The person's consent records, with a withdrawal form for every purpose still given: of one
-   * organisation with `?application_id=` (the link every receipt and receipt mail carries), else of
-   * every organisation in this country. Signing in from here comes back here.
+   * organisation with `?application_id=` (the link every receipt and receipt mail carries, with
+   * `via=receipt` or `via=email`), else of every organisation in this country. Signing in from here
+   * comes back here. After a withdrawal (`?withdrawn=<record_id>`, `&purpose=` when one) it confirms
+   * what was withdrawn, when the record shows it so.
    */
   @Get('records')
   async records(
     @Query('withdrawn') withdrawn: string | undefined,
+    @Query('purpose') purpose: string | undefined,
     @Query('application_id') applicationId: string | undefined,
+    @Query('via') via: string | undefined,
     @Headers('accept-language') locale: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
+    const confirmation =
+      typeof withdrawn === 'string' && RECORD_ID.test(withdrawn) ? { record_id: withdrawn, ...(typeof purpose === 'string' && purpose.length > 0 && purpose.length <= 64 ? { purpose } : {}) } : undefined;
+    return this.recordsPage(reply, request, locale, applicationId, via, 200, { ...(confirmation ? { confirmation } : {}) });
+  }
+
+  /** The records page (or signing in first), of one organisation when given, with the link that opened it kept. */
+  private async recordsPage(
+    reply: FastifyReply,
+    request: FastifyRequest,
+    locale: string | undefined,
+    applicationId: string | undefined,
+    via: string | undefined,
+    status: number,
+    extra: Pick<RecordsPageOptions, 'confirmation' | 'error'>,
+  ) {
     const organisation = isApplicationId(applicationId) ? applicationId : undefined;
-    const here = recordsPath(organisation);
+    const link = organisation ? recordsPageVia(via) : undefined;
+    const here = recordsPath(organisation, link);
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next: here }));
     try {
@@ -64,10 +97,11 @@ export class InboxPagesController {
       const items = records.map((record) => ({ ...record, application_name: this.index.application(record.application_id)?.name }));
       return this.html(
         reply,
-        200,
+        status,
         renderRecordsPage(items, {
           locale,
-          confirmation: withdrawn === '1',
+          ...extra,
+          ...(link ? { via: link } : {}),
           ...(organisation ? { organisation: { id: organisation, name: this.index.application(organisation)?.name } } : {}),
         }),
       );
@@ -77,32 +111,44 @@ export class InboxPagesController {
     }
   }
 
-  /** A withdrawal from the records page (a plain form; the SameSite=Strict cookie keeps other sites out). */
+  /**
+   * A withdrawal from the records page (a plain form; the SameSite=Strict cookie keeps other sites
+   * out). It states the channel of the link that opened the page (`via`: the receipt's, the receipt
+   * mail's, else the person's own records). Done, back to the page, which confirms what was
+   * withdrawn; refused (withdrawn already, replaced, not theirs, no such purpose), the page with
+   * what happened and the list as it stands, at the refusal's status.
+   */
   @Post('records/:record_id/withdraw')
   async withdraw(
     @Param('record_id') recordId: string,
     @Query('application_id') applicationId: string | undefined,
+    @Query('via') via: string | undefined,
     @Body() body: unknown,
     @Headers('accept-language') locale: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
-    // Back to the page the form was on (one organisation's records, or everyone's).
-    const back = recordsPath(isApplicationId(applicationId) ? applicationId : undefined);
+    // Back to the page the form was on (one organisation's records, or everyone's, and the link that opened it).
+    const organisation = isApplicationId(applicationId) ? applicationId : undefined;
+    const link = organisation ? recordsPageVia(via) : undefined;
+    const back = recordsPath(organisation, link);
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
+    // An id no record has (a malformed one included): not theirs, as the service would say.
+    if (!RECORD_ID.test(recordId)) return this.recordsPage(reply, request, locale, organisation, link, 404, { error: 'not_found' });
     const purpose = field(body, 'purpose');
     try {
-      await firstValueFrom(this.clients.own.send(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, ...(purpose ? { purpose } : {}) }));
+      await firstValueFrom(
+        this.clients.own.send(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, ...(purpose ? { purpose } : {}), channel: withdrawalChannelOf(link) }),
+      );
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, back);
-      // Withdrawn already, replaced, or not theirs: the list shows how things stand.
-      if (error instanceof DomainError && ['conflict', 'not_found', 'validation_failed', 'invalid_request'].includes(error.code)) {
-        return reply.status(303).header('cache-control', 'no-store').redirect(back, 303);
-      }
+      const refusal = error instanceof DomainError ? REFUSALS[error.code] : undefined;
+      if (refusal) return this.recordsPage(reply, request, locale, organisation, link, refusal.status, { error: refusal.error });
       throw error;
     }
-    return reply.status(303).header('cache-control', 'no-store').redirect(`${back}${back.includes('?') ? '&' : '?'}withdrawn=1`, 303);
+    const done = new URLSearchParams({ withdrawn: recordId, ...(purpose ? { purpose } : {}) }).toString();
+    return reply.status(303).header('cache-control', 'no-store').redirect(`${back}${back.includes('?') ? '&' : '?'}${done}`, 303);
   }
 
   private signedOut(reply: FastifyReply, locale: string | undefined, next?: string) {

@@ -100,7 +100,9 @@ export class InboxController {
   @ApiBearerAuth()
   @ApiOperation({
     summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation',
-    description: 'A record listed with `withdrawal: "whole"` (a consent given on the hosted pages) is withdrawn whole: one purpose of several is a 409 naming `purpose`.',
+    description:
+      'A record listed with `withdrawal: "whole"` (a consent given on the hosted pages) is withdrawn whole: one purpose of several is a 409 naming `purpose`. ' +
+      '`channel` says where the person withdrew from (`own_records` by default; `receipt_link` or `email_link` when the receipt\'s or the receipt mail\'s link brought them); any other value is a 422 naming `channel`.',
   })
   async withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
@@ -108,7 +110,7 @@ export class InboxController {
     const home = countryOfRecordId(recordId);
     if (home) await this.homeCountry.requireHere(home, 'record', recordId, 'Record');
     return firstValueFrom(
-      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose }),
+      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose, channel: body.channel }),
     );
   }
 }

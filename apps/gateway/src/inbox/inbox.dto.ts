@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { PERSON_WITHDRAWAL_CHANNELS, PersonWithdrawalChannel } from '@dcr/domain';
 import { ListQueryDto } from '../connect/connect.dto';
 
 export class InboxSignInDto {
@@ -61,4 +62,14 @@ export class InboxWithdrawDto {
   @IsString()
   @Length(1, 64)
   purpose?: string;
+
+  @ApiPropertyOptional({
+    enum: [...PERSON_WITHDRAWAL_CHANNELS],
+    default: 'own_records',
+    description:
+      "Where the person withdrew from, as the receipt's `event_channel` and the webhooks' `channel` state it: `receipt_link` (they came through the receipt's `withdrawal_method`, which carries `via=receipt`), `email_link` (the receipt mail's link, `via=email`), else `own_records`",
+  })
+  @IsOptional()
+  @IsIn(PERSON_WITHDRAWAL_CHANNELS)
+  channel?: PersonWithdrawalChannel;
 }

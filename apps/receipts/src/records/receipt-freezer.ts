@@ -221,7 +221,7 @@ export class ReceiptFreezer implements OnModuleInit {
           }
         : {}),
       // The person withdraws from their records page (signed in with a mailed one-time code): an entry with no credential in it.
-      ...(base ? { withdrawalUrl: recordsPageUrl(base, event.application_id) } : {}),
+      ...(base ? { withdrawalUrl: recordsPageUrl(base, event.application_id, 'receipt') } : {}),
     };
     return freezeConsentReceipt(input, { notices: this.notices });
   }

@@ -102,6 +102,11 @@ export class InboxWithdrawRequest extends InboxTokenRequest {
   @IsString()
   @Length(1, 64)
   purpose?: string;
+
+  /** Where the person withdrew from (the link that opened their records page); absent: `own_records`. */
+  @IsOptional()
+  @IsIn(['own_records', 'email_link', 'receipt_link'])
+  channel?: 'own_records' | 'email_link' | 'receipt_link';
 }
 
 export interface InboxRecordMessage {

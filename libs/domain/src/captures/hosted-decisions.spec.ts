@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { RecordedPurpose } from './attestation';
-import { HostedConsentDecision, hostedDecisionHistory } from './hosted-decisions';
+import { HostedConsentDecision, hostedDecisionHistory, hostedRevocationByPurpose } from './hosted-decisions';
 import { consentStatusOf, RecordHistoryEntry } from './status';
 
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
@@ -133,5 +133,19 @@ describe('hostedDecisionHistory with the records: properties', () => {
         expect(after.sms).toEqual(before.sms);
       }),
     );
+  });
+});
+
+describe('hostedRevocationByPurpose', () => {
+  it('is by purpose while a noticed legitimate-interest purpose stands, as for a record', () => {
+    expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: { newsletter: 'granted', analytics: 'granted', fraud: 'noticed', billing: 'noticed' } }))).toBe(true);
+  });
+
+  it('is of the whole record when the legitimate interest was objected to (a notice-only purpose is not in force)', () => {
+    expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: { newsletter: 'granted', analytics: 'granted', fraud: 'objected', billing: 'noticed' } }))).toBe(false);
+  });
+
+  it('is of the whole record for a session that kept only grants (a noticed legitimate interest cannot be told from an objected one)', () => {
+    expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: null, purpose_decisions: { newsletter: true, analytics: true, fraud: true, billing: false } }))).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { PurposeTerms } from '../flows/flow-terms';
 import type { RecordedPurpose } from './attestation';
 import { consentLapsesAt, RecordHistoryEntry, WithdrawalMark } from './status';
+import { withdrawsAllInForce } from './supersession';
 
 /*
  * A consent decided on the hosted pages (a decision session completed by the person) as one entry of
@@ -44,11 +45,7 @@ const iso = (value: Date | string) => new Date(value).toISOString();
 /** A hosted consent decision as a record of the person's history (see the module notes). */
 export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHistoryEntry {
   const decidedAt = iso(decision.completed_at);
-  const purposes: Record<string, RecordedPurpose> = {};
-  for (const purpose of decision.terms.purposes) {
-    const status = decision.purpose_outcomes ? decision.purpose_outcomes[purpose.key] : outcomeFromGrants(purpose, decision.purpose_decisions ?? {});
-    if (status !== undefined) purposes[purpose.key] = { status, basis: purpose.basis };
-  }
+  const purposes = hostedPurposes(decision);
   const withdrawn: WithdrawalMark[] =
     decision.status === 'revoked' && decision.revoked_at
       ? Object.entries(purposes)
@@ -64,6 +61,29 @@ export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHi
     purposes,
     ...(withdrawn.length > 0 ? { withdrawn } : {}),
   };
+}
+
+/** Each purpose of a hosted consent as the person decided it, with its basis (see the module notes). */
+export function hostedPurposes(decision: Pick<HostedConsentDecision, 'purpose_outcomes' | 'purpose_decisions' | 'terms'>): Record<string, RecordedPurpose> {
+  const purposes: Record<string, RecordedPurpose> = {};
+  for (const purpose of decision.terms.purposes) {
+    const status = decision.purpose_outcomes ? decision.purpose_outcomes[purpose.key] : outcomeFromGrants(purpose, decision.purpose_decisions ?? {});
+    if (status !== undefined) purposes[purpose.key] = { status, basis: purpose.basis };
+  }
+  return purposes;
+}
+
+/**
+ * Whether revoking a hosted consent (withdrawing every purpose it granted) is a withdrawal by
+ * purpose rather than of the whole record: a noticed legitimate-interest purpose of it stands (the
+ * revocation does not take it back, and its receipt lists it), as for a record (withdrawsAllInForce).
+ * A session that kept no outcome per purpose cannot tell a noticed legitimate interest from an
+ * objected one, so it is withdrawn whole, as consent_status leaves that purpose out too.
+ */
+export function hostedRevocationByPurpose(decision: Pick<HostedConsentDecision, 'purpose_outcomes' | 'purpose_decisions' | 'terms'>): boolean {
+  const purposes = hostedPurposes(decision);
+  const granted = Object.entries(purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
+  return !withdrawsAllInForce(purposes, granted);
 }
 
 /** A purpose's outcome from a session that kept only whether each purpose was granted. */

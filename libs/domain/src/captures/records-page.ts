@@ -1,9 +1,34 @@
 /**
- * The person's records page for one organisation: the credential-free withdrawal entry of every
- * consent receipt (`withdrawal_method`) and the link of the receipt mail. The person signs in there
- * with a mailed one-time code and sees that organisation's records in this country (the page without
- * `application_id` shows every organisation's).
+ * Where the person came to their records page from, as its link says (`via`): the receipt's
+ * `withdrawal_method` (`receipt`) or the receipt mail (`email`). Without it they came on their own
+ * (the inbox, a bookmark, a receipt frozen before the links were told apart).
  */
-export function recordsPageUrl(base: string, applicationId: string): string {
-  return `${base.replace(/\/+$/, '')}/inbox/records?application_id=${encodeURIComponent(applicationId)}`;
+export type RecordsPageVia = 'receipt' | 'email';
+
+/** The channels a withdrawal by the person can state (the receipt's `event_channel`, the webhooks' `channel`). */
+export const PERSON_WITHDRAWAL_CHANNELS = ['own_records', 'email_link', 'receipt_link'] as const;
+export type PersonWithdrawalChannel = (typeof PERSON_WITHDRAWAL_CHANNELS)[number];
+
+const CHANNEL_OF_VIA: Record<RecordsPageVia, PersonWithdrawalChannel> = { receipt: 'receipt_link', email: 'email_link' };
+
+/**
+ * The person's records page for one organisation: the credential-free withdrawal entry of every
+ * consent receipt (`withdrawal_method`, with `via=receipt`) and the link of the receipt mail (with
+ * `via=email`). The person signs in there with a mailed one-time code and sees that organisation's
+ * records in this country (the page without `application_id` shows every organisation's). `via`
+ * is no credential and the same for every receipt of the organisation: it only lets a withdrawal
+ * made from the page say which link brought the person there.
+ */
+export function recordsPageUrl(base: string, applicationId: string, via?: RecordsPageVia): string {
+  return `${base.replace(/\/+$/, '')}/inbox/records?application_id=${encodeURIComponent(applicationId)}${via ? `&via=${via}` : ''}`;
+}
+
+/** `value` when it is a `via` the records page knows, else undefined (an unknown one is ignored, not trusted). */
+export function recordsPageVia(value: unknown): RecordsPageVia | undefined {
+  return value === 'receipt' || value === 'email' ? value : undefined;
+}
+
+/** The channel a withdrawal made on the records page states: the link that brought the person there, else their own records. */
+export function withdrawalChannelOf(via: RecordsPageVia | undefined): PersonWithdrawalChannel {
+  return via ? CHANNEL_OF_VIA[via] : 'own_records';
 }
