@@ -801,8 +801,9 @@ describe('consent records', () => {
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
     expect(receipt.extensions).toMatchObject({ collection_channel: 'form_capture', wording_drift: { newsletter: 'match', analytics: 'drift' } });
-    // The organisation's own boxes: how each purpose taking a decision was shown is attested, not seen.
-    expect(receipt.extensions.presentation_attested).toEqual(['newsletter', 'analytics', 'fraud']);
+    // The organisation's own boxes: how each purpose taking a decision was shown is attested, not seen;
+    // the legitimate interest the capture left out (noticed) had nothing of its presentation attested.
+    expect(receipt.extensions.presentation_attested).toEqual(['newsletter', 'analytics']);
     expect(validateReceipt(receipt).valid).toBe(true);
 
     const quiet = await browser({ flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } });
@@ -1193,6 +1194,24 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', `/api/v1/inbox/records/${thirdId}/withdraw`, { token, body: {} })).status).toBe(200);
     const events = await withdrawalsOf(thirdId);
     expect(events.map((e: { purpose_id?: string }) => e.purpose_id).sort()).toEqual(['analytics', 'newsletter']);
+  });
+
+  it('says on an imported record\'s receipt that the presentation was attested only for the decisions whose row stated it', async () => {
+    const rows = [
+      { subject: { email: 'stated-one@example.com' }, decisions: { newsletter: granted, analytics: { decision: 'declined' } }, captured_at: '2024-02-03T04:05:06.000Z' },
+      { subject: { email: 'stated-none@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-02-03T04:05:06.000Z' },
+    ];
+    const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows });
+    expect(imported.body.summary).toEqual({ recorded: 2, refused: 0 });
+    const receiptOf = async (id: string) => {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${id}`)).status === 200);
+      return (await api('GET', `/api/v1/consent_receipts/${id}`)).body;
+    };
+    const [one, none] = [await receiptOf(imported.body.rows[0].record_id), await receiptOf(imported.body.rows[1].record_id)];
+    // It listed every purpose taking a decision, though the rows left the flags out (read as false).
+    expect(one.extensions.presentation_attested).toEqual(['newsletter']);
+    expect(none.extensions).not.toHaveProperty('presentation_attested');
+    expect([validateReceipt(one).valid, validateReceipt(none).valid]).toEqual([true, true]);
   });
 
   it('shows an objection on the receipt: frozen with the record that makes it, appended to an older record that let the purpose stand', async () => {

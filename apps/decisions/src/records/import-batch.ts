@@ -40,6 +40,8 @@ export interface CheckedRow {
   collectionPlatform?: string;
   /** The consent field's rendering evidence (`embedded_field*` records; goes into the event). */
   renderingEvidence?: Array<Record<string, unknown>>;
+  /** The purposes whose presentation the row stated (statedPresentations; goes into the event for the receipt's presentation_attested). */
+  presentationStated?: string[];
 }
 
 /** A record a batch made: what its reply needs beyond the row. */
@@ -1097,6 +1099,7 @@ export class ImportBatch {
             ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
             ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
             ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
+            ...(row.presentationStated ? { presentation_stated: row.presentationStated } : {}),
             actor,
           },
         }),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint } from '@dcr/domain';
+import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
@@ -143,6 +143,8 @@ export class ImportConsentRecords {
       ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
       // Compared (and stored) only for a row with an idempotency key.
       fingerprint: row.idempotency_key ? recordRequestFingerprint({ flow_id: request.flow_id, ...row }) : '',
+      // A row may leave the flags out (read as false): only what it stated was attested.
+      presentationStated: statedPresentations(row.decisions as never),
     };
   }
 }

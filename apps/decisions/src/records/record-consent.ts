@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConsentRecordMessage, CreateConsentRecordReply, CreateConsentRecordRequest } from '@dcr/contracts';
-import { assertCapturable, DomainError, FlowTerms, normaliseEmail, recordAttestation, validationFailed, wrongCountry } from '@dcr/domain';
+import { assertCapturable, DomainError, FlowTerms, normaliseEmail, recordAttestation, statedPresentations, validationFailed, wrongCountry } from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { ConsentRecord } from './consent-record.entity';
 import { ReceiptMailer } from './receipt-mailer';
@@ -80,6 +80,7 @@ export class RecordConsent {
             ...(wordingVerdict ? { wordingVerdict } : {}),
             ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
             ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
+            presentationStated: statedPresentations(request.decisions as never),
           };
         },
       })

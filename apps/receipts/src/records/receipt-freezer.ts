@@ -190,6 +190,7 @@ export class ReceiptFreezer implements OnModuleInit {
       decision: {
         outcome: data.outcome as ConsentOutcome,
         ...(data.purposes ? { purposeStatuses: data.purposes as Record<string, PurposeStatus> } : {}),
+        ...(Array.isArray(data.presentation_stated) ? { presentationStated: data.presentation_stated as string[] } : {}),
         ...(typeof data.locale === 'string' ? { locale: data.locale } : {}),
         // Recorded through the Record API or an import: the channel it names; decided on our pages: hosted or embedded.
         channel: (typeof data.channel === 'string' ? data.channel : data.delivery_mode === 'embed' ? 'embedded' : 'hosted') as CollectionChannel,

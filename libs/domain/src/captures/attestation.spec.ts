@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { FlowTerms, normaliseFlowTerms } from '../flows';
-import { assertCapturable, AttestedDecisions, PresentationRule, recordAttestation } from './attestation';
+import { assertCapturable, AttestedDecisions, PresentationRule, recordAttestation, statedPresentations } from './attestation';
 
 function refusal(run: () => unknown): DomainError {
   try {
@@ -131,6 +131,13 @@ describe('recordAttestation', () => {
   it('names every problem of one purpose', () => {
     const error = refusal(() => recordAttestation(terms, { ...valid, marketing: { decision: 'granted', default_checked: true, mandatory: true } }));
     expect(error.details!.map((issue) => issue.field)).toEqual(['decisions.marketing', 'decisions.marketing']);
+  });
+});
+
+describe('statedPresentations', () => {
+  it('names the decisions that state both flags as booleans, nothing else', () => {
+    expect(statedPresentations({ ...valid, research: { decision: 'declined', default_checked: false }, odd: { decision: 'granted', default_checked: 'no', mandatory: false } } as unknown as AttestedDecisions)).toEqual(['marketing', 'fraud']);
+    expect(statedPresentations(null as unknown as AttestedDecisions)).toEqual([]);
   });
 });
 

@@ -160,6 +160,19 @@ export function recordAttestation(terms: FlowTerms, decisions: AttestedDecisions
 }
 
 /**
+ * The purpose keys whose decision states both presentation flags as booleans: the purposes whose
+ * presentation the organisation attested (a receipt's `presentation_attested`). A purpose left out
+ * (a legitimate interest not objected to), or an import row's decision without its flags, is not
+ * among them: nothing was attested of how it was shown.
+ */
+export function statedPresentations(decisions: AttestedDecisions): string[] {
+  if (!isPlainObject(decisions)) return [];
+  return Object.entries(decisions as Record<string, unknown>)
+    .filter(([, entry]) => isPlainObject(entry) && typeof entry.default_checked === 'boolean' && typeof entry.mandatory === 'boolean')
+    .map(([key]) => key);
+}
+
+/**
  * Whether consent to the flow can be captured at all (see isCapturable): throws
  * `validation_failed` with one issue on `flow_id` per reason when it cannot.
  */

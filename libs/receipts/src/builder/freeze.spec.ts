@@ -395,6 +395,17 @@ describe('freezeConsentReceipt: presentation_attested', () => {
     }));
     expect(none.extensions).not.toHaveProperty('presentation_attested');
   });
+
+  it('lists only the purposes whose presentation was stated, when the record says which (an import row may leave the flags out)', () => {
+    const stated = (keys: string[]) =>
+      freezeAndRead(withInput((i) => {
+        i.decision.channel = 'imported';
+        delete i.decision.deliveryMode;
+        i.decision.presentationStated = keys;
+      }));
+    expect(stated(['product_analytics']).extensions.presentation_attested).toEqual(['product_analytics']);
+    expect(stated([]).extensions).not.toHaveProperty('presentation_attested');
+  });
 });
 
 describe('freezeConsentReceipt refuses inputs that break a rule, naming each field', () => {

@@ -87,6 +87,12 @@ export interface FrozenReceiptInput {
     purposeStatuses?: Readonly<Record<string, PurposeStatus>>;
     /** Only these purposes were presented (a consent field rendering a subset); default all. */
     presentedPurposes?: readonly string[];
+    /**
+     * The purposes whose presentation the organisation stated (default_checked and mandatory), for
+     * `presentation_attested`; when absent (events before it was kept), every purpose the record
+     * holds a decision for.
+     */
+    presentationStated?: readonly string[];
     /** Locale the decision was presented in; default the flow's locale. */
     locale?: string;
     channel: CollectionChannel;
@@ -289,8 +295,9 @@ function presentationAttestedOf(input: FrozenReceiptInput): string[] | undefined
   if (SERVICE_RENDERED_CHANNELS.includes(decision.channel)) return undefined;
   const statuses = decision.purposeStatuses ?? {};
   const presented = decision.presentedPurposes ? new Set(decision.presentedPurposes) : undefined;
+  const stated = decision.presentationStated ? new Set(decision.presentationStated) : undefined;
   const attested = input.flow.terms.purposes
-    .filter((purpose) => purpose.takes_decision && (!presented || presented.has(purpose.key)) && statuses[purpose.key] !== undefined)
+    .filter((purpose) => purpose.takes_decision && (!presented || presented.has(purpose.key)) && statuses[purpose.key] !== undefined && (!stated || stated.has(purpose.key)))
     .map((purpose) => purpose.key);
   return attested.length > 0 ? attested : undefined;
 }
