@@ -26,6 +26,8 @@ import { consentLapsesAt, RecordHistoryEntry, WithdrawalMark } from './status';
 
 export interface HostedConsentDecision {
   record_id: string;
+  /** The flow the session answered (a withdrawal counts against records of the same flow: consentStatusOf). */
+  flow_id?: string;
   completed_at: Date | string;
   /** The session's status: `revoked` once the consent was withdrawn. */
   status: string;
@@ -58,6 +60,7 @@ export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHi
   const expiresAt = consentLapsesAt(decidedAt, decision.terms.consent_duration);
   return {
     record_id: decision.record_id,
+    ...(decision.flow_id !== undefined ? { flow_id: decision.flow_id } : {}),
     recorded_at: decidedAt,
     captured_at: decidedAt,
     ...(expiresAt ? { expires_at: expiresAt } : {}),
