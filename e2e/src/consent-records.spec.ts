@@ -1307,6 +1307,99 @@ describe('consent records', () => {
     ]);
   });
 
+  /** Signs the person in to their inbox (the records page's API): their inbox token. */
+  const inboxOf = async (email: string) => {
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    return (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token as string;
+  };
+  const revocations = async (recordId: string) =>
+    (
+      await db.query(
+        `SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type LIKE 'consent.%revoked' ORDER BY leaf_index`,
+        [recordId],
+      )
+    ).rows.map((row: { event_type: string; payload: Record<string, unknown> }): Record<string, unknown> => ({ type: row.event_type, ...row.payload }));
+  const withdrawnOnReceipt = async (recordId: string) =>
+    ((await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event ?? []).filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
+
+  it('compares a late record with the record captured just before it: it withdraws what it no longer grants there, as if sent in the order made', async () => {
+    const email = 'ooo@example.com';
+    const send = (decisions: Record<string, unknown>, captured_at: string) => api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions, captured_at });
+    const r1 = (await send({ newsletter: granted, analytics: granted }, '2026-11-20T10:00:00.000Z')).body.consent_record.record_id;
+    const r2 = (await send({ newsletter: declined, analytics: granted }, '2026-11-20T12:00:00.000Z')).body.consent_record.record_id;
+    const late = await send({ newsletter: granted, analytics: declined }, '2026-11-20T11:00:00.000Z');
+    expect(late.status).toBe(201);
+    const r3 = late.body.consent_record.record_id;
+    expect(late.body.consent_record).toMatchObject({ superseded_by: r2 });
+    // Made at 11:00, R3 took analytics back from R1; R2 then took newsletter back from R3.
+    await eventually(async () => (await revocations(r1)).length === 2 && (await revocations(r3)).length === 1);
+    expect((await revocations(r1)).map(({ superseded_by, withdrawn, channel }) => [superseded_by, withdrawn, channel])).toEqual([
+      [r2, ['newsletter'], 'newer_record'],
+      [r3, ['analytics'], 'newer_record'],
+    ]);
+    expect((await revocations(r3)).map(({ superseded_by, withdrawn }) => [superseded_by, withdrawn])).toEqual([[r2, ['newsletter']]]);
+    await eventually(async () => (await withdrawnOnReceipt(r1)).length === 2);
+    expect((await withdrawnOnReceipt(r1)).map((e: { purpose_id: string }) => e.purpose_id)).toEqual(['newsletter', 'analytics']);
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
+    expect(status).toMatchObject({ newsletter: { status: 'declined', record_id: r2 }, analytics: { status: 'granted', record_id: r2 } });
+  });
+
+  it('carries the withdrawal the person made after a late record\'s capture onto it: receipt, records page, events and consent_status agree', async () => {
+    const email = 'carried@example.com';
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const send = (decisions: Record<string, unknown>, captured_at: string) => api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions, captured_at });
+    const r1 = (await send({ newsletter: granted, analytics: granted }, ago(120))).body.consent_record.record_id;
+    const token = await inboxOf(email);
+    const withdrawal = await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { purpose: 'analytics' } });
+    expect(withdrawal.status).toBe(200);
+    const withdrawnAt = withdrawal.body.withdrawn_at;
+    // Captured before the withdrawal, sent after it: the newest decision, superseding R1.
+    const second = await send({ newsletter: granted, analytics: granted }, ago(60));
+    expect(second.body.consent_record.supersedes).toBe(r1);
+    const r2 = second.body.consent_record.record_id;
+    const marks = (await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [r2])).rows[0].withdrawals;
+    expect(marks).toEqual([{ purpose: 'analytics', at: withdrawnAt, channel: 'own_records' }]);
+    await eventually(async () => (await revocations(r2)).length === 1);
+    expect(await revocations(r2)).toEqual([
+      expect.objectContaining({
+        type: 'consent.purpose_revoked',
+        record_id: r2,
+        withdrawn: ['analytics'],
+        purposes: { newsletter: 'granted', analytics: 'withdrawn', billing: 'noticed', fraud: 'noticed' },
+        channel: 'own_records',
+        carried_from: r1,
+        withdrawn_at: withdrawnAt,
+        actor: { type: 'participant', id: second.body.consent_record.subject.id },
+      }),
+    ]);
+    await eventually(async () => (await withdrawnOnReceipt(r2)).length === 1);
+    expect(await withdrawnOnReceipt(r2)).toEqual([expect.objectContaining({ purpose_id: 'analytics', event_channel: 'own_records', event_time: withdrawnAt.replace('.000Z', 'Z') })]);
+    const listed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data.find((r: { record_id: string }) => r.record_id === r2);
+    expect(listed.purposes.analytics.status).toBe('withdrawn');
+    expect(listed.purposes.newsletter.status).toBe('granted');
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
+    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: r2, updated_at: withdrawnAt });
+  });
+
+  it('counts a withdrawal on one flow\'s record against no other flow\'s record with the same purpose key', async () => {
+    const email = 'hank@example.com';
+    const shop = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Shop' });
+    expect((await api('POST', `/api/v1/flows/${shop.body.id}/activate`)).status).toBe(200);
+    const send = (flow: string, captured_at: string) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flow, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at });
+    const ra = (await send(flowId, new Date(Date.now() - 600_000).toISOString())).body.consent_record.record_id;
+    const rb = (await send(shop.body.id, new Date(Date.now() - 300_000).toISOString())).body.consent_record.record_id;
+    const token = await inboxOf(email);
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${ra}/withdraw`, { token, body: { purpose: 'newsletter' } })).status).toBe(200);
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
+    // The Shop consent stands, as its receipt, records page and events say.
+    expect(status.newsletter).toMatchObject({ status: 'granted', record_id: rb });
+    const listed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data;
+    expect(listed.find((r: { record_id: string }) => r.record_id === rb).purposes.newsletter.status).toBe('granted');
+    expect(listed.find((r: { record_id: string }) => r.record_id === ra).purposes.newsletter.status).toBe('withdrawn');
+  });
+
   it('offers the same on the records page: forms per purpose, a post/redirect/get withdrawal and its confirmation', async () => {
     const email = 'katherine@example.com';
     // Her newest record gives two purposes: one can be withdrawn while the other stays given.

@@ -163,7 +163,7 @@ describe('ImportBatch: a batch of records', () => {
       // Read with the people (as the writer's people stage does), unchanged at the write: not read again.
       const people = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
       expect(people.latest).toEqual(
-        new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
+        new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), withdrawals: [], capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
       );
       // Its recorded_at to the microsecond, as the table holds it (the record that supersedes it is recorded after it).
       const recordedAt = people.latest!.get(first.subjectId)!.recordedAt!;
@@ -246,10 +246,57 @@ describe('ImportBatch: a batch of records', () => {
     // Another writer records the person after the read: the newest record is now theirs.
     const other = await batch.record(applicationId, flow, [row(0, 'decided-late@example.com', purposes('declined', 'declined'))]);
     expect(other.made.get(0)).toMatchObject({ supersedes: first.recordId });
-    // A decision made the day before both: it supersedes nothing, and is superseded by the newest record, the other writer's.
+    // A decision made the day before both: it supersedes nothing, and is superseded by the record made
+    // after it, the first (the other writer's came after that one, at the same time): its place in
+    // the chain is read under the batch's locks, not taken from the stale read.
     const late = { ...row(0, 'decided-late@example.com', purposes('granted', 'declined')), capturedAt: '2026-11-22T10:00:00.000Z' };
-    const written = await batch.record(applicationId, flow, [late], people.known, people);
-    expect(written.made.get(0)).toMatchObject({ supersedes: null, supersededBy: other.made.get(0)!.recordId });
+    const readChains = jest.spyOn(RECORD_BATCH_STATEMENTS.chains, 'rows');
+    try {
+      const written = await batch.record(applicationId, flow, [late], people.known, people);
+      expect(written.made.get(0)).toMatchObject({ supersedes: null, supersededBy: first.recordId });
+      expect(readChains).toHaveBeenCalledTimes(1);
+    } finally {
+      readChains.mockRestore();
+    }
+  });
+
+  it('reads no chain for rows in order, and for a late row the records around it: it withdraws from the one made before it and carries what the person withdrew there since', async () => {
+    const readChains = jest.spyOn(RECORD_BATCH_STATEMENTS.chains, 'rows');
+    try {
+      const email = 'between@example.com';
+      const at = (time: string) => `2026-11-23T${time}:00.000Z`;
+      const [r1] = (await batch.record(applicationId, flow, [{ ...row(0, email, purposes('granted', 'granted')), capturedAt: at('10:00') }])).made.values();
+      // The person withdraws the second purpose on it at 10:45 (as their records page does).
+      await dataSource.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = $2::jsonb WHERE "record_id" = $1`, [
+        r1.recordId,
+        JSON.stringify([{ purpose: Object.keys(purposes('granted', 'granted'))[1], at: at('10:45'), channel: 'own_records' }]),
+      ]);
+      const [r2] = (await batch.record(applicationId, flow, [{ ...row(0, email, purposes('declined', 'granted')), capturedAt: at('12:00') }])).made.values();
+      expect(readChains).not.toHaveBeenCalled();
+      const [r3] = (await batch.record(applicationId, flow, [{ ...row(0, email, purposes('granted', 'granted')), capturedAt: at('10:30') }])).made.values();
+      expect(readChains).toHaveBeenCalledTimes(1);
+      expect(r3).toMatchObject({ supersedes: null, supersededBy: r2.recordId });
+      const [first, second] = Object.keys(purposes('granted', 'granted'));
+      const marks = async (recordId: string) =>
+        (await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [recordId]))[0].withdrawals.map(
+          (mark: { purpose?: string; at: string; channel: string }) => [mark.purpose, mark.channel, mark.at === at('10:45') ? '10:45' : 'now'],
+        );
+      // R1: the person's own, then R2's newer-record withdrawal; R3 withdraws nothing more there (it grants both).
+      expect(await marks(r1.recordId)).toEqual([[second, 'own_records', '10:45'], [first, 'newer_record', 'now']]);
+      // R3 carries the person's withdrawal (made after R3's decision), and R2 withdraws the first purpose from it.
+      expect(await marks(r3.recordId)).toEqual([[second, 'own_records', '10:45'], [first, 'newer_record', 'now']]);
+      const events = await dataSource.query(
+        `SELECT "type", "data", "occurred_at" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 AND "type" LIKE 'consent.%revoked' ORDER BY "id"`,
+        [r3.recordId],
+      );
+      expect(events.map((event: { type: string; data: Record<string, unknown>; occurred_at: Date }) => [event.type, event.data.withdrawn, event.data.channel, event.data.carried_from ?? event.data.superseded_by])).toEqual([
+        ['consent.purpose_revoked', [second], 'own_records', r1.recordId],
+        ['consent.purpose_revoked', [first], 'newer_record', r2.recordId],
+      ]);
+      expect(new Date(events[0].occurred_at).toISOString()).toBe(at('10:45'));
+    } finally {
+      readChains.mockRestore();
+    }
   });
 
   it('records a record after the one it supersedes even when that one was recorded by a clock ahead, so the chain\'s newest record stays its last', async () => {

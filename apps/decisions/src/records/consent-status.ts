@@ -7,6 +7,7 @@ import { ConsentRecord } from './consent-record.entity';
 
 interface RecordRow {
   record_id: string;
+  flow_id: string;
   recorded_at: Date;
   captured_at: Date;
   purposes: ConsentRecord['purposes'];
@@ -42,6 +43,7 @@ export class ConsentStatus {
           const expiresAt = consentLapsesAt(record.captured_at, record.consent_duration);
           return {
             record_id: record.record_id,
+            flow_id: record.flow_id,
             recorded_at: new Date(record.recorded_at).toISOString(),
             captured_at: new Date(record.captured_at).toISOString(),
             ...(expiresAt ? { expires_at: expiresAt } : {}),
@@ -57,7 +59,7 @@ export class ConsentStatus {
   /** Each record of the person with its flow version's consent duration, for when its consent lapses. */
   private records(applicationId: string, subjectId: string): Promise<RecordRow[]> {
     return this.dataSource.query(
-      `SELECT r."record_id", r."recorded_at", r."captured_at", r."purposes", r."withdrawals", f."terms"->>'consent_duration' AS "consent_duration"
+      `SELECT r."record_id", r."flow_id", r."recorded_at", r."captured_at", r."purposes", r."withdrawals", f."terms"->>'consent_duration' AS "consent_duration"
          FROM "decisions"."consent_records" r
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
         WHERE r."application_id" = $1 AND r."subject_id" = $2
@@ -73,7 +75,7 @@ export class ConsentStatus {
    */
   private hostedDecisions(applicationId: string, subjectId: string): Promise<HostedConsentDecision[]> {
     return this.dataSource.query(
-      `SELECT s."record_id", s."completed_at", s."status", CASE WHEN s."status" = 'revoked' THEN s."updated_at" END AS "revoked_at",
+      `SELECT s."record_id", s."flow_id", s."completed_at", s."status", CASE WHEN s."status" = 'revoked' THEN s."updated_at" END AS "revoked_at",
               s."purpose_outcomes", s."purpose_decisions",
               jsonb_build_object('purposes', f."terms"->'purposes', 'consent_duration', f."terms"->'consent_duration') AS "terms"
          FROM "decisions"."decision_sessions" s

@@ -12,7 +12,7 @@ import {
   RegisterManyReply,
   RegisterManyRequest,
 } from '@dcr/contracts';
-import { FieldIssue, newRecordId, newSubjectId, RecordedPurpose, recordStatus, SUPERSEDED_BY_NEWER_RECORD, outcomesAfterWithdrawal, supersessionOf, withdrawsAllInForce } from '@dcr/domain';
+import { ChainLink, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -81,7 +81,10 @@ const isConflict = (value: unknown): value is SubjectConflict => typeof value ==
 
 export interface Latest {
   recordId: string;
+  /** Its purposes as decided (purposesInForce reads its withdrawals into them). */
   purposes: Record<string, RecordedPurpose>;
+  /** Its withdrawal marks: what a newer record withdraws from it, and what it carries (recordInChain). */
+  withdrawals: WithdrawalMark[];
   /** When its decision was made (ms): a row captured before it is history, not a newer decision. */
   capturedAt: number;
   /**
@@ -102,8 +105,30 @@ interface NewRecord {
   after: string | null;
   /** The row's place in the batch (its recorded_at offset). */
   n: number;
-  /** Withdrawal marks of a record a later row of the same batch supersedes: inserted with it. */
-  withdrawals: Array<Record<string, string>>;
+  /** Its withdrawal marks (carried, or made by a later row of the same batch): inserted with it. */
+  withdrawals: WithdrawalMark[];
+}
+
+/** A record of a person's chain in a batch's plan: written before the batch (with its marks then), or one of its own. */
+type Link = ChainLink & { recordedAt?: string; marksBefore?: number; own?: NewRecord };
+
+/** A record written before the batch as a link of its chain (its marks copied: the plan appends to them). */
+const linkOf = (record: Latest): Link => ({ ...record, withdrawals: [...record.withdrawals], marksBefore: record.withdrawals.length });
+
+/**
+ * The people with a row decided before their newest record read (`latest`), each with the earliest
+ * such row's capture: where those rows go in the chain, and what they carry, needs the records
+ * before the newest one (ImportBatch.chains).
+ */
+function lateFrom(homed: CheckedRow[], people: Map<number, Person | string | SubjectConflict>, latest: Map<string, Latest>): Map<string, string> {
+  const from = new Map<string, string>();
+  for (const row of homed) {
+    const { id } = people.get(row.index) as Person;
+    const newest = latest.get(id);
+    const capturedAt = Date.parse(row.capturedAt);
+    if (newest && capturedAt < newest.capturedAt && !(from.has(id) && Date.parse(from.get(id)!) <= capturedAt)) from.set(id, new Date(capturedAt).toISOString());
+  }
+  return from;
 }
 
 /** What a batch writes, planned before it is written. */
@@ -143,7 +168,7 @@ const RECORD_ROWS = new JsonRecordset<NewRecord>([
 /** The withdrawal marks a batch adds to the records it supersedes. */
 interface Withdrawal {
   recordId: string;
-  marks: Array<Record<string, string>>;
+  marks: WithdrawalMark[];
 }
 
 /** A person's newest record of the flow as read before the batch's transaction (null: none). */
@@ -204,23 +229,12 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
 const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recorded_exact"`;
 
 /**
- * A record's purposes as a newer record of the same person and flow meets them: a granted purpose
- * withdrawn since (a mark of the whole record, or of that purpose: the person on their records page,
- * say) counts as no longer granted (`declined`), so the newer record does not withdraw it a second
- * time (supersessionOf). The stored purposes stay as frozen; this is only what supersession compares.
- */
-const PURPOSES_IN_FORCE = `CASE WHEN "withdrawals" = '[]'::jsonb THEN "purposes" ELSE COALESCE((
-    SELECT jsonb_object_agg(e.key, CASE WHEN e.value->>'status' = 'granted' AND EXISTS (
-             SELECT 1 FROM jsonb_array_elements("withdrawals") w WHERE NOT (w ? 'purpose') OR w->>'purpose' = e.key)
-           THEN jsonb_set(e.value, '{status}', '"declined"') || '{"withdrawn": true}'::jsonb ELSE e.value END)
-      FROM jsonb_each("purposes") e), '{}'::jsonb) END AS "purposes"`;
-
-/**
  * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
- * the later recording (ImportBatch.latest reads the same for many people), with its purposes in force.
+ * the later recording (ImportBatch.latest reads the same for many people), with its purposes and
+ * withdrawal marks (recordInChain reads what is in force from them, and what a newer record carries).
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", ${PURPOSES_IN_FORCE}, "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+  `SELECT "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -246,10 +260,16 @@ const STATEMENTS = {
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
   // The same with each person's newest record of the flow ($3), read before the write (RecordWriter).
   knownPeopleByEmailWithLatest: new PreparedStatement<
-    KnownPerson & { latest_record: string | null; latest_purposes: Record<string, RecordedPurpose> | null; latest_captured: Date | null; latest_recorded: string | null }
+    KnownPerson & {
+      latest_record: string | null;
+      latest_purposes: Record<string, RecordedPurpose> | null;
+      latest_withdrawals: WithdrawalMark[] | null;
+      latest_captured: Date | null;
+      latest_recorded: string | null;
+    }
   >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded"
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
   ),
@@ -286,13 +306,37 @@ const STATEMENTS = {
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
-  latest: new PreparedStatement<{ subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; captured_at: Date; recorded_exact: string }>(
+  latest: new PreparedStatement<ChainRow>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", ${PURPOSES_IN_FORCE}, "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
+  // The records of a flow ($1) of people ($2) with a row decided before their newest record (late),
+  // from the newest one captured at or before that row's capture ($3, per person) on, in made order:
+  // where the row goes in their chain (recordInChain). Read for late rows only.
+  chains: new PreparedStatement<ChainRow>(
+    'decisions_records_chains',
+    `SELECT c.* FROM unnest($2::text[], $3::timestamptz[]) AS x("subject", "from"), LATERAL (
+       SELECT "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "recorded_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+        WHERE "subject_id" = x."subject" AND "flow_id" = $1 AND "captured_at" >= COALESCE((
+          SELECT max(p."captured_at") FROM "decisions"."consent_records" p WHERE p."subject_id" = x."subject" AND p."flow_id" = $1 AND p."captured_at" <= x."from"), x."from")) c
+      ORDER BY c."subject_id", c."captured_at", c."recorded_at", c."record_id"`,
+    { reusePlan: false },
+  ),
 };
+
+/** A record of a person's chain as the statements read it. */
+type ChainRow = { subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; withdrawals: WithdrawalMark[]; captured_at: Date; recorded_exact: string };
+
+/** A chain row as Latest (and a link of the chain: recordInChain). */
+const latestOf = (row: ChainRow): Latest => ({
+  recordId: row.record_id,
+  purposes: row.purposes,
+  withdrawals: row.withdrawals,
+  capturedAt: new Date(row.captured_at).getTime(),
+  recordedAt: row.recorded_exact,
+});
 
 /**
  * Why a row's person cannot be told apart, or nothing: its external id belongs to another person
@@ -473,10 +517,11 @@ function withdrawSql(parameter: number, guard?: string): string {
  * newest record of the flow ($2; `latest`, null for none) in the statement's snapshot; when it
  * fails, the statement writes nothing and the batch reads them again. Under the batch's locks
  * (its transaction) nothing another locking writer does can change it before the commit. A batch
- * written without locks (it extends chains) uses it only for a row recorded late: another writer's
- * extension committed after its snapshot is refused by UQ_consent_records_successor for the rows
- * that supersede, but a late row supersedes nothing, and then names as its successor the newest
- * record read, not the one committed meanwhile (an order the two writes could have had).
+ * written without locks (it extends chains) uses it only for a row recorded late against another row
+ * of the batch: another writer's extension committed after its snapshot is refused by
+ * UQ_consent_records_successor for the rows that supersede, but a late row supersedes nothing. (A
+ * row decided before a person's newest record in the database goes through the transaction: its
+ * place in the chain is read under the locks, ImportBatch.chains.)
  */
 const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb) AS x("subject" text, "latest" text)
        WHERE x."latest" IS DISTINCT FROM (SELECT l."record_id" FROM (${LATEST_OF_PERSON('x."subject"', '$2')}) l))`;
@@ -640,7 +685,13 @@ export class ImportBatch {
               person.id,
               person.latest_record === null
                 ? null
-                : { recordId: person.latest_record, purposes: person.latest_purposes!, capturedAt: new Date(person.latest_captured!).getTime(), recordedAt: person.latest_recorded! },
+                : {
+                    recordId: person.latest_record,
+                    purposes: person.latest_purposes!,
+                    withdrawals: person.latest_withdrawals!,
+                    capturedAt: new Date(person.latest_captured!).getTime(),
+                    recordedAt: person.latest_recorded!,
+                  },
             ]),
           ),
         };
@@ -817,7 +868,8 @@ export class ImportBatch {
         const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, writable, people, writers, readBefore, whileActive);
         if (planned) return planned;
       }
-      const planned = this.plan(applicationId, flow, writable, people, await this.latest(manager, writers.map((person) => person.id), flow.id));
+      const latest = await this.latest(manager, writers.map((person) => person.id), flow.id);
+      const planned = this.plan(applicationId, flow, writable, people, await this.chains(manager, flow.id, writable, people, latest));
       // Every event belongs to a record of this batch: no records, no events.
       if (planned.records.length > 0) {
         const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
@@ -990,8 +1042,10 @@ export class ImportBatch {
    * (`extendingChains`: each person has a newest record, and the statement runs on its own), a
    * batch whose rows all supersede them needs no check: a newest record changes only by another
    * record superseding it, which makes the insert break UQ_consent_records_successor (thrown, see
-   * isRaceLost); the check is still made when a row was decided before a person's newest record
-   * (recorded late, it supersedes nothing, and what it is superseded by is that record).
+   * isRaceLost); the check is still made when a row was decided before another row of the batch
+   * (recorded late, it supersedes nothing). A row decided before a person's newest record read needs
+   * the records around it (chains): without locks nothing is written (undefined) and the batch goes
+   * through the transaction, which reads them under its locks.
    */
   private async writeAgainstLatestRead(
     on: EntityManager,
@@ -1005,7 +1059,11 @@ export class ImportBatch {
     extendingChains = false,
   ): Promise<Planned | undefined> {
     const latest = new Map(persons.flatMap((person): Array<[string, Latest]> => (readBefore.get(person.id) ? [[person.id, readBefore.get(person.id)!]] : [])));
-    const planned = this.plan(applicationId, flow, homed, people, latest);
+    // A row decided before a person's newest record goes where it was made in their chain, read
+    // under the batch's locks: without them (another writer may put a late row there meanwhile) the
+    // batch goes through the transaction instead.
+    if (extendingChains && lateFrom(homed, people, latest).size > 0) return undefined;
+    const planned = this.plan(applicationId, flow, homed, people, await this.chains(on, flow.id, homed, people, latest));
     if (extendingChains && [...planned.made.values()].every((made) => made.supersededBy === undefined)) {
       const plain = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
       const { rowCount } = await plain.run(on, [...recordsParameters(applicationId, flow, planned), WITHDRAWAL_ROWS.document(planned.withdrawals)]);
@@ -1033,50 +1091,62 @@ export class ImportBatch {
   }
 
   /**
-   * The records, events and withdrawals of a batch, given each person's latest record of the flow
-   * (rows of the same person supersede one another in row order).
+   * The people's chains of the flow as the batch's plan needs them (`on`, the write's connection):
+   * each person's newest record (`latest`), and for a person with a row decided before it (late),
+   * their records from the one captured at or before that row on, read now (a round trip for late
+   * rows only).
+   */
+  private async chains(on: EntityManager, flowId: string, homed: CheckedRow[], people: Map<number, Person | string | SubjectConflict>, latest: Map<string, Latest>): Promise<Map<string, Link[]>> {
+    const chains = new Map([...latest].map(([id, newest]): [string, Link[]] => [id, [linkOf(newest)]]));
+    const from = lateFrom(homed, people, latest);
+    if (from.size === 0) return chains;
+    for (const id of from.keys()) chains.set(id, []);
+    const rows = await STATEMENTS.chains.rows(on, [flowId, [...from.keys()], [...from.values()]]);
+    for (const row of rows) chains.get(row.subject_id)!.push(linkOf(latestOf(row)));
+    return chains;
+  }
+
+  /**
+   * The records, events and withdrawals of a batch, given each person's chain of the flow as far as
+   * it needs them (`chains`: their newest record, and the records around a late row; chains), each
+   * row put into its person's chain where its decision was made (recordInChain), the rows of a
+   * person in row order.
    */
   private plan(
     applicationId: string,
     flow: { id: string; version: number },
     homed: CheckedRow[],
     people: Map<number, Person | string | SubjectConflict>,
-    latest: Map<string, Latest>,
+    chains: Map<string, Link[]>,
   ): Planned {
     const now = new Date();
     const recordedAt = now.toISOString();
     const planned: Planned = { recordedAt, records: [], events: [], withdrawals: [], made: new Map() };
-    /** The batch's own records by id: one a later row supersedes is inserted with its withdrawal marks. */
-    const own = new Map<string, NewRecord>();
     for (const row of homed) {
       const person = people.get(row.index) as Person;
-      const previous = latest.get(person.id) ?? null;
+      let chain = chains.get(person.id);
+      if (!chain) chains.set(person.id, (chain = []));
       const recordId = newRecordId(this.context.env.COUNTRY);
       const status = recordStatus(row.purposes);
       const channel = row.channel ?? 'imported';
       // Who wrote it, for the audit trail: the person's browser committing a capture itself, else the
       // organisation (its server's Record API call, import, capture commit or form builder's webhook).
       const actor = channel.endsWith('_browser') ? { type: 'participant', id: person.id } : { type: 'application' };
-      // A row whose decision was made before the newest record's (an import of history, a form
-      // builder's late delivery) is history, not a newer decision: it supersedes nothing, and the
-      // newer record supersedes it at once (what moved away from granted between the two is withdrawn
-      // from the row's own record), as if the two had arrived in the order they were made. Equal
-      // times keep the order of arrival.
       const capturedAt = Date.parse(row.capturedAt);
-      const late = previous !== null && capturedAt < previous.capturedAt;
-      const predecessor = late ? null : previous;
-      const record: NewRecord = {
-        recordId,
-        person: person.id,
-        row,
-        status,
-        supersedes: predecessor?.recordId ?? null,
-        after: predecessor?.recordedAt ?? null,
-        n: planned.records.length + 1,
-        withdrawals: [],
-      };
+      const record: NewRecord = { recordId, person: person.id, row, status, supersedes: null, after: null, n: planned.records.length + 1, withdrawals: [] };
+      const link: Link = { recordId, purposes: row.purposes, withdrawals: record.withdrawals, capturedAt, own: record };
+      // Where the decision was made in the person's chain: it supersedes the record made before it;
+      // one decided before their newest record (an import of history, a form builder's late
+      // delivery) is late, and the record made after it supersedes it at once, as if the two had
+      // arrived in the order they were made. Equal times keep the order of arrival.
+      const { predecessor, successor, withdrawals } = recordInChain(chain, link, recordedAt);
+      const late = successor !== null;
+      // The stored chain stays linear (UQ_consent_records_successor): a late record names no predecessor.
+      if (!late && predecessor) {
+        record.supersedes = predecessor.recordId;
+        record.after = predecessor.recordedAt ?? null;
+      }
       planned.records.push(record);
-      own.set(recordId, record);
       const statuses = Object.fromEntries(Object.entries(row.purposes).map(([key, value]) => [key, value.status]));
       planned.events.push(
         outboxRow({
@@ -1094,8 +1164,8 @@ export class ImportBatch {
             channel,
             captured_at: row.capturedAt,
             recorded_at: recordedAt,
-            ...(predecessor ? { supersedes: predecessor.recordId } : {}),
-            ...(late ? { superseded_by: previous.recordId } : {}),
+            ...(record.supersedes ? { supersedes: record.supersedes } : {}),
+            ...(late ? { superseded_by: successor.recordId } : {}),
             ...(row.wordingVerdict ? { wording_verdict: row.wordingVerdict } : {}),
             ...(row.collectionPlatform ? { collection_platform: row.collectionPlatform } : {}),
             ...(row.renderingEvidence ? { rendering_evidence: row.renderingEvidence } : {}),
@@ -1104,49 +1174,43 @@ export class ImportBatch {
           },
         }),
       );
-      if (previous) {
-        // The older of the two records gives way to the newer one.
-        const [older, newer] = late ? [{ recordId, purposes: row.purposes }, previous] : [previous, { recordId, purposes: row.purposes }];
-        const change = supersessionOf(older.purposes, newer.purposes);
-        if (change.event) {
-          // Whole only when nothing the older record's receipt lists stays in force (a noticed
-          // legitimate-interest purpose stands, or is objected to now, which is no withdrawal): else
-          // one mark per purpose, and the event says so.
-          const whole = change.event === 'consent.revoked' && change.withdrawn.length > 0 && withdrawsAllInForce(older.purposes, change.withdrawn);
-          const marks = whole ? [{ at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }] : change.withdrawn.map((purpose) => ({ purpose, at: recordedAt, channel: SUPERSEDED_BY_NEWER_RECORD }));
-          if (marks.length > 0) {
-            const ours = own.get(older.recordId);
-            if (ours) ours.withdrawals.push(...marks);
-            else planned.withdrawals.push({ recordId: older.recordId, marks });
-          }
-          planned.events.push(
-            outboxRow({
-              type: change.event,
-              applicationId,
-              occurredAt: now,
-              data: {
-                record_id: older.recordId,
-                superseded_by: newer.recordId,
-                flow_id: flow.id,
-                subject: { id: person.id },
-                // Each purpose's outcome on the older record now, which of them this withdrew, and
-                // which legitimate interests it let stand the newer record objects to (the older
-                // receipt's `objection recorded`; a newer record's objection is no withdrawal mark:
-                // consent_status reads it from the newer record, and nobody withdraws from a record
-                // a newer one replaced).
-                purposes: outcomesAfterWithdrawal(older.purposes, change.withdrawn, change.objected),
-                withdrawn: change.withdrawn,
-                ...(change.objected.length > 0 ? { objected: change.objected } : {}),
-                channel: SUPERSEDED_BY_NEWER_RECORD,
-                actor,
-                ...(change.event === 'consent.revoked' && !whole ? { scope: 'purpose' } : {}),
-              },
-            }),
-          );
-        }
+      for (const withdrawal of withdrawals) {
+        const carried = withdrawal.carriedFrom !== undefined;
+        planned.events.push(
+          outboxRow({
+            type: withdrawal.event,
+            applicationId,
+            // A carried withdrawal is the person's, made when they made it (the receipt's `consent withdrawn` time).
+            occurredAt: carried ? new Date(withdrawal.at) : now,
+            data: {
+              record_id: withdrawal.recordId,
+              ...(withdrawal.supersededBy ? { superseded_by: withdrawal.supersededBy } : {}),
+              flow_id: flow.id,
+              subject: { id: person.id },
+              // Each purpose's outcome on the record now, which of them this withdrew, and which
+              // legitimate interests it let stand the newer record objects to (the older receipt's
+              // `objection recorded`; a newer record's objection is no withdrawal mark:
+              // consent_status reads it from the newer record, and nobody withdraws from a record a
+              // newer one replaced).
+              purposes: outcomesAfterWithdrawal(withdrawal.before, withdrawal.withdrawn, withdrawal.objected),
+              withdrawn: withdrawal.withdrawn,
+              ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
+              ...(withdrawal.channel !== undefined ? { channel: withdrawal.channel } : {}),
+              ...(carried ? { carried_from: withdrawal.carriedFrom, withdrawn_at: withdrawal.at } : {}),
+              // A carried withdrawal is the person's own (their records page); a newer record's, the writer's.
+              actor: carried && withdrawal.channel === 'own_records' ? { type: 'participant', id: person.id } : actor,
+              ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),
+            },
+          }),
+        );
       }
-      if (!late) latest.set(person.id, { recordId, purposes: row.purposes, capturedAt });
-      planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: predecessor?.recordId ?? null, ...(late ? { supersededBy: previous.recordId } : {}) });
+      planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: record.supersedes, ...(late ? { supersededBy: successor.recordId } : {}) });
+    }
+    // The marks added to records written before the batch (its own records are inserted with theirs).
+    for (const chain of chains.values()) {
+      for (const link of chain) {
+        if (!link.own && link.withdrawals.length > link.marksBefore!) planned.withdrawals.push({ recordId: link.recordId, marks: link.withdrawals.slice(link.marksBefore) });
+      }
     }
     return planned;
   }
@@ -1267,8 +1331,6 @@ export class ImportBatch {
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
     if (subjectIds.length === 0) return new Map();
     const rows = await STATEMENTS.latest.rows(manager, [subjectIds, flowId]);
-    return new Map(
-      rows.map((row) => [row.subject_id, { recordId: row.record_id, purposes: row.purposes, capturedAt: new Date(row.captured_at).getTime(), recordedAt: row.recorded_exact }]),
-    );
+    return new Map(rows.map((row) => [row.subject_id, latestOf(row)]));
   }
 }

@@ -6,3 +6,4 @@ export * from './hosted-decisions';
 export * from './field-rendering';
 export * from './records-page';
 export * from './captured-at';
+export * from './chain';

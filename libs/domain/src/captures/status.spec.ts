@@ -125,6 +125,21 @@ describe('consentStatusOf', () => {
     expect(consentStatusOf([b, a]).marketing.record_id).toBe('a');
   });
 
+  it('counts a withdrawal on one flow\'s record against no record of another flow with the same purpose key', () => {
+    // News (RA) and Shop (RB) both ask for `newsletter`; the person withdraws it on RA after RB was made.
+    const news: RecordHistoryEntry = { record_id: 'ra', flow_id: 'news', recorded_at: at(0), purposes: { newsletter: granted }, withdrawn: [{ purpose: 'newsletter', at: at(10), channel: 'own_records' }] };
+    const shop: RecordHistoryEntry = { record_id: 'rb', flow_id: 'shop', recorded_at: at(5), purposes: { newsletter: granted } };
+    expect(consentStatusOf([news, shop]).newsletter).toEqual({ status: 'granted', record_id: 'rb', updated_at: at(5) });
+    // Within one flow the same withdrawal still counts against a record decided before it (which carries it: carriedWithdrawals).
+    expect(consentStatusOf([news, { ...shop, flow_id: 'news' }]).newsletter).toEqual({ status: 'withdrawn', record_id: 'rb', updated_at: at(10) });
+    // And on its own record, whichever flow decides the other purposes.
+    expect(consentStatusOf([{ ...news, purposes: { newsletter: granted, sms: granted } }, { ...shop, purposes: { sms: granted } }]).newsletter).toEqual({
+      status: 'withdrawn',
+      record_id: 'ra',
+      updated_at: at(10),
+    });
+  });
+
   it('refuses a timestamp it cannot read', () => {
     expect(() => consentStatusOf([{ record_id: 'r', recorded_at: 'yesterday', purposes: {} }])).toThrow(RangeError);
   });
@@ -170,6 +185,20 @@ describe('consentStatusOf properties', () => {
         const after = consentStatusOf(records.map((record) => ({ ...record, withdrawn: [{ at: at(2000) }] })));
         for (const [key, entry] of Object.entries(before)) {
           expect(after[key]).toEqual(entry.status === 'granted' ? { ...entry, status: 'withdrawn', updated_at: at(2000) } : entry);
+        }
+      }),
+    );
+  });
+
+  it('a withdrawal on a record of another flow changes nothing of the purposes this flow\'s records decide', () => {
+    fc.assert(
+      fc.property(recordsArbitrary, fc.integer({ min: 0, max: 2000 }), fc.constantFrom<string | undefined>('a', 'b', 'c', undefined), (records, minute, purpose) => {
+        const ours = records.map((record) => ({ ...record, flow_id: 'ours' }));
+        const other: RecordHistoryEntry = { record_id: 'other', flow_id: 'theirs', recorded_at: at(minute), purposes: { a: granted, b: granted, c: granted } };
+        const without = consentStatusOf([...ours, other]);
+        const withMark = consentStatusOf([...ours, { ...other, withdrawn: [{ ...(purpose ? { purpose } : {}), at: at(minute + 1), channel: 'own_records' }] }]);
+        for (const [key, entry] of Object.entries(without)) {
+          if (entry.record_id !== 'other') expect(withMark[key]).toEqual(entry);
         }
       }),
     );

@@ -1,0 +1,196 @@
+import fc from 'fast-check';
+import type { RecordedPurpose } from './attestation';
+import { carriedWithdrawals, ChainLink, placeInChain, purposesInForce, recordInChain } from './chain';
+import { consentStatusOf, RecordHistoryEntry, WithdrawalMark } from './status';
+import { withdrawsAllInForce } from './supersession';
+
+const granted: RecordedPurpose = { status: 'granted', basis: 'consent' };
+const declined: RecordedPurpose = { status: 'declined', basis: 'consent' };
+const noticed: RecordedPurpose = { status: 'noticed', basis: 'legitimate_interest' };
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 10, minute)).toISOString();
+const link = (recordId: string, minute: number, purposes: Record<string, RecordedPurpose>, withdrawals: WithdrawalMark[] = []): ChainLink => ({
+  recordId,
+  purposes,
+  withdrawals,
+  capturedAt: Date.parse(at(minute)),
+});
+
+describe('placeInChain', () => {
+  it('puts a record after every record captured at or before it', () => {
+    const chain = [link('r1', 0, {}), link('r2', 10, {}), link('r3', 10, {}), link('r4', 20, {})];
+    expect(placeInChain(chain, Date.parse(at(10)))).toMatchObject({ index: 3, predecessor: { recordId: 'r3' }, successor: { recordId: 'r4' } });
+    expect(placeInChain(chain, Date.parse(at(30)))).toMatchObject({ index: 4, predecessor: { recordId: 'r4' }, successor: null });
+    expect(placeInChain(chain, Date.parse(at(-5)))).toMatchObject({ index: 0, predecessor: null, successor: { recordId: 'r1' } });
+  });
+});
+
+describe('purposesInForce', () => {
+  it('reads a granted purpose withdrawn since, wholly or by purpose, as declined', () => {
+    const purposes = { a: granted, b: granted, c: declined };
+    expect(purposesInForce(purposes, [])).toBe(purposes);
+    expect(purposesInForce(purposes, [{ purpose: 'a', at: at(1) }])).toEqual({ a: { ...declined, withdrawn: true }, b: granted, c: declined });
+    expect(purposesInForce(purposes, [{ at: at(1) }])).toEqual({ a: { ...declined, withdrawn: true }, b: { ...declined, withdrawn: true }, c: declined });
+  });
+});
+
+describe('carriedWithdrawals', () => {
+  it('carries the person\'s withdrawals made at or after the decision, not a newer record\'s, each purpose by its earliest', () => {
+    const predecessor = {
+      purposes: { a: granted, b: granted, c: granted },
+      withdrawals: [
+        { purpose: 'a', at: at(30), channel: 'own_records' },
+        { purpose: 'b', at: at(5), channel: 'own_records' },
+        { purpose: 'c', at: at(40), channel: 'newer_record' },
+        { at: at(20), channel: 'own_records' },
+      ],
+    };
+    const carried = carriedWithdrawals(predecessor, { a: granted, b: granted, c: granted, d: granted }, Date.parse(at(10)));
+    expect(carried.withdrawals).toEqual([
+      { at: at(20), channel: 'own_records', purposes: ['a', 'b', 'c'], stillGranted: ['d'] },
+    ]);
+    expect(carried.marks).toEqual([
+      { purpose: 'a', at: at(20), channel: 'own_records' },
+      { purpose: 'b', at: at(20), channel: 'own_records' },
+      { purpose: 'c', at: at(20), channel: 'own_records' },
+      { purpose: 'a', at: at(30), channel: 'own_records' },
+    ]);
+  });
+
+  it('keeps a withdrawal of a purpose the record does not grant, withdrawing nothing with it', () => {
+    const carried = carriedWithdrawals({ purposes: { a: granted }, withdrawals: [{ purpose: 'a', at: at(30), channel: 'own_records' }] }, { a: declined }, Date.parse(at(10)));
+    expect(carried).toEqual({ marks: [{ purpose: 'a', at: at(30), channel: 'own_records' }], withdrawals: [] });
+  });
+});
+
+describe('recordInChain', () => {
+  it('compares a late record with the one captured before it too: it withdraws from it what it no longer grants', () => {
+    // R1 10:00 grants both; R2 12:00 declines newsletter; R3 11:00, sent last, declines ads.
+    const chain: ChainLink[] = [];
+    recordInChain(chain, link('r1', 0, { newsletter: granted, ads: granted }), at(200));
+    recordInChain(chain, link('r2', 120, { newsletter: declined, ads: granted }), at(201));
+    const r3 = link('r3', 60, { newsletter: granted, ads: declined });
+    const placed = recordInChain(chain, r3, at(202));
+    expect(placed).toMatchObject({ predecessor: { recordId: 'r1' }, successor: { recordId: 'r2' } });
+    expect(placed.withdrawals.map(({ recordId, withdrawn, event, supersededBy, channel }) => ({ recordId, withdrawn, event, supersededBy, channel }))).toEqual([
+      { recordId: 'r1', withdrawn: ['ads'], event: 'consent.purpose_revoked', supersededBy: 'r3', channel: 'newer_record' },
+      { recordId: 'r3', withdrawn: ['newsletter'], event: 'consent.purpose_revoked', supersededBy: 'r2', channel: 'newer_record' },
+    ]);
+    expect(chain.map((record) => record.recordId)).toEqual(['r1', 'r3', 'r2']);
+    expect(chain[0].withdrawals).toEqual([
+      { at: at(201), channel: 'newer_record', purpose: 'newsletter' },
+      { at: at(202), channel: 'newer_record', purpose: 'ads' },
+    ]);
+  });
+
+  it('carries a withdrawal the person made on the record it supersedes after its own decision', () => {
+    // R1 10:00 grants analytics; the person withdraws it at 11:00; R2, captured 10:30, arrives after.
+    const r1 = link('r1', 0, { analytics: granted, newsletter: granted, fraud: noticed }, [{ purpose: 'analytics', at: at(60), channel: 'own_records' }]);
+    const chain = [r1];
+    const r2 = link('r2', 30, { analytics: granted, newsletter: granted, fraud: noticed });
+    const placed = recordInChain(chain, r2, at(90));
+    expect(placed.withdrawals).toEqual([
+      {
+        recordId: 'r2',
+        before: r2.purposes,
+        withdrawn: ['analytics'],
+        objected: [],
+        event: 'consent.purpose_revoked',
+        whole: false,
+        at: at(60),
+        channel: 'own_records',
+        carriedFrom: 'r1',
+      },
+    ]);
+    expect(r2.withdrawals).toEqual([{ purpose: 'analytics', at: at(60), channel: 'own_records' }]);
+    // Nothing is withdrawn from R1 again: the person took analytics back there already.
+    expect(r1.withdrawals).toHaveLength(1);
+    // A withdrawal made before the decision stays where it was.
+    const r3 = link('r3', 70, { analytics: granted, newsletter: granted, fraud: noticed });
+    expect(recordInChain(chain, r3, at(95)).withdrawals).toEqual([]);
+    expect(r3.withdrawals).toEqual([]);
+  });
+
+  /**
+   * A person's history: records (distinct capture minutes), each arriving at or after its capture,
+   * and withdrawals the person makes on the records page (on the newest record they have then, of a
+   * purpose still granted there, or all of it), in time order.
+   */
+  const historyArbitrary = fc
+    .uniqueArray(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 6 })
+    .chain((minutes) =>
+      fc.record({
+        records: fc.tuple(
+          ...minutes.map((minute, index) =>
+            fc.record({
+              recordId: fc.constant(`r${index}`),
+              minute: fc.constant(minute),
+              delay: fc.integer({ min: 0, max: 150 }),
+              purposes: fc.record(
+                { a: fc.constantFrom(granted, declined), b: fc.constantFrom(granted, declined), c: fc.constantFrom(granted, declined, noticed) },
+                { requiredKeys: ['a'] },
+              ),
+            }),
+          ),
+        ),
+        withdrawals: fc.array(fc.record({ minute: fc.integer({ min: 0, max: 260 }), purpose: fc.constantFrom<string | undefined>('a', 'b', 'c', undefined) }), { maxLength: 6 }),
+      }),
+    );
+
+  type Step = { time: number; record?: ChainLink; withdraw?: string | null };
+
+  const play = (history: { records: Array<{ recordId: string; minute: number; delay: number; purposes: Record<string, RecordedPurpose> }>; withdrawals: Array<{ minute: number; purpose?: string }> }) => {
+    const steps: Step[] = [
+      ...history.records.map((record) => ({ time: record.minute + record.delay, record: link(record.recordId, record.minute, record.purposes) })),
+      ...history.withdrawals.map((withdrawal) => ({ time: withdrawal.minute + 0.5, withdraw: withdrawal.purpose ?? null })),
+    ].sort((x, y) => x.time - y.time);
+    const chain: ChainLink[] = [];
+    for (const step of steps) {
+      if (step.record) {
+        recordInChain(chain, step.record, at(step.time));
+        continue;
+      }
+      // The records page: only the newest record, only what is granted there now.
+      const newest = chain[chain.length - 1];
+      if (!newest) continue;
+      const inForce = purposesInForce(newest.purposes, newest.withdrawals);
+      const grantedNow = Object.keys(inForce).filter((key) => inForce[key].status === 'granted');
+      const taken = step.withdraw === null ? grantedNow : grantedNow.filter((key) => key === step.withdraw);
+      if (taken.length === 0) continue;
+      const when = at(step.time);
+      if (step.withdraw === null && withdrawsAllInForce(newest.purposes, taken)) newest.withdrawals.push({ at: when, channel: 'own_records' });
+      else newest.withdrawals.push(...taken.map((purpose) => ({ purpose, at: when, channel: 'own_records' })));
+    }
+    return chain;
+  };
+  const entry = (record: ChainLink): RecordHistoryEntry => ({
+    record_id: record.recordId,
+    flow_id: 'flw',
+    recorded_at: at(300),
+    captured_at: new Date(record.capturedAt).toISOString(),
+    purposes: record.purposes,
+    withdrawn: record.withdrawals,
+  });
+
+  it('keeps the chain in made order whatever the order of arrival', () => {
+    fc.assert(
+      fc.property(historyArbitrary, (history) => {
+        const chain = play(history);
+        expect(chain.map((record) => record.capturedAt)).toEqual([...chain.map((record) => record.capturedAt)].sort((x, y) => x - y));
+      }),
+    );
+  });
+
+  it('backs consent_status by the deciding record\'s own withdrawals: every withdrawal that counts against it is on it', () => {
+    fc.assert(
+      fc.property(historyArbitrary, (history) => {
+        const chain = play(history);
+        const statuses = consentStatusOf(chain.map(entry));
+        for (const [key, status] of Object.entries(statuses)) {
+          const decider = chain.find((record) => record.recordId === status.record_id)!;
+          expect([key, consentStatusOf([entry(decider)])[key]]).toEqual([key, status]);
+        }
+      }),
+    );
+  });
+});
