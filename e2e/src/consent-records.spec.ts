@@ -997,6 +997,33 @@ describe('consent records', () => {
     expect(withdrawn[0]).not.toHaveProperty('event_channel');
   });
 
+  /** A consent the person gives on the hosted pages, signed in with the mailed code: the session's steps, its completion and its record id. */
+  const hostedConsent = async (email: string, externalId: string, purposes: Record<string, boolean>) => {
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email, external_id: externalId } })).body.session_token;
+    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
+    expect((await step('sign_in', { email })).status).toBe(200);
+    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
+    expect((await step('transitions', { to: 'verifying', email, code: /\b(\d{6})\b/.exec(mail.rows[0].text)![1] })).status).toBe(200);
+    expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
+    const completed = await step('complete', { outcome: 'granted', purposes });
+    expect(completed.status).toBe(200);
+    const hostedId: string = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    return { token, step, completed, hostedId };
+  };
+
+  it('keeps a record decided after a hosted consent in force when that consent is revoked: the revocation takes back the session\'s consent only', async () => {
+    const email = 'wren@example.com';
+    const { step, hostedId } = await hostedConsent(email, 'wren1', { newsletter: true, analytics: false, fraud: true });
+    const later = await record({ newsletter: granted, analytics: declined }, { subject: { email, external_id: 'wren1' }, captured_at: new Date().toISOString() });
+    expect(later.status).toBe(201);
+    expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=wren1`)).body.purposes;
+    // It was `withdrawn` naming the later record, whose receipt, records page and events say granted.
+    expect(status.newsletter).toMatchObject({ status: 'granted', record_id: later.body.consent_record.record_id });
+    expect(status.newsletter.record_id).not.toBe(hostedId);
+  });
+
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
     const email = 'dave@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=dave1`)).body;
@@ -1007,16 +1034,7 @@ describe('consent records', () => {
     expect((await statusOf()).purposes).toMatchObject({ newsletter: { status: 'granted', record_id: recordId }, analytics: { status: 'declined', record_id: recordId } });
 
     // Then the person decides on the hosted pages: both given, the legitimate interest objected to.
-    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email, external_id: 'dave1' } })).body.session_token;
-    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
-    expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
-    expect((await step('sign_in', { email })).status).toBe(200);
-    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
-    expect((await step('transitions', { to: 'verifying', email, code: /\b(\d{6})\b/.exec(mail.rows[0].text)![1] })).status).toBe(200);
-    expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
-    const completed = await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: true, fraud: false } });
-    expect(completed.status).toBe(200);
-    const hostedId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    const { token, step, completed, hostedId } = await hostedConsent(email, 'dave1', { newsletter: true, analytics: true, fraud: false });
     const given = await statusOf();
     expect(given).toEqual({
       subject: { id: earlier.body.consent_record.subject.id },
@@ -1351,7 +1369,7 @@ describe('consent records', () => {
     const send = (decisions: Record<string, unknown>, captured_at: string) => api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions, captured_at });
     const r1 = (await send({ newsletter: granted, analytics: granted }, ago(120))).body.consent_record.record_id;
     const token = await inboxOf(email);
-    const withdrawal = await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { purpose: 'analytics' } });
+    const withdrawal = await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { purpose: 'analytics', channel: 'receipt_link' } });
     expect(withdrawal.status).toBe(200);
     const withdrawnAt = withdrawal.body.withdrawn_at;
     // Captured before the withdrawal, sent after it: the newest decision, superseding R1.
@@ -1359,7 +1377,7 @@ describe('consent records', () => {
     expect(second.body.consent_record.supersedes).toBe(r1);
     const r2 = second.body.consent_record.record_id;
     const marks = (await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [r2])).rows[0].withdrawals;
-    expect(marks).toEqual([{ purpose: 'analytics', at: withdrawnAt, channel: 'own_records' }]);
+    expect(marks).toEqual([{ purpose: 'analytics', at: withdrawnAt, channel: 'receipt_link' }]);
     await eventually(async () => (await revocations(r2)).length === 1);
     expect(await revocations(r2)).toEqual([
       expect.objectContaining({
@@ -1367,14 +1385,15 @@ describe('consent records', () => {
         record_id: r2,
         withdrawn: ['analytics'],
         purposes: { newsletter: 'granted', analytics: 'withdrawn', billing: 'noticed', fraud: 'noticed' },
-        channel: 'own_records',
+        // The person's own, whichever link brought them to their records page.
+        channel: 'receipt_link',
         carried_from: r1,
         withdrawn_at: withdrawnAt,
         actor: { type: 'participant', id: second.body.consent_record.subject.id },
       }),
     ]);
     await eventually(async () => (await withdrawnOnReceipt(r2)).length === 1);
-    expect(await withdrawnOnReceipt(r2)).toEqual([expect.objectContaining({ purpose_id: 'analytics', event_channel: 'own_records', event_time: withdrawnAt.replace('.000Z', 'Z') })]);
+    expect(await withdrawnOnReceipt(r2)).toEqual([expect.objectContaining({ purpose_id: 'analytics', event_channel: 'receipt_link', event_time: withdrawnAt.replace('.000Z', 'Z') })]);
     const listed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data.find((r: { record_id: string }) => r.record_id === r2);
     expect(listed.purposes.analytics.status).toBe('withdrawn');
     expect(listed.purposes.newsletter.status).toBe('granted');

@@ -12,7 +12,7 @@ import {
   RegisterManyReply,
   RegisterManyRequest,
 } from '@dcr/contracts';
-import { ChainLink, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
+import { ChainLink, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -1198,7 +1198,7 @@ export class ImportBatch {
               ...(withdrawal.channel !== undefined ? { channel: withdrawal.channel } : {}),
               ...(carried ? { carried_from: withdrawal.carriedFrom, withdrawn_at: withdrawal.at } : {}),
               // A carried withdrawal is the person's own (their records page); a newer record's, the writer's.
-              actor: carried && withdrawal.channel === 'own_records' ? { type: 'participant', id: person.id } : actor,
+              actor: carried && (PERSON_WITHDRAWAL_CHANNELS as readonly string[]).includes(withdrawal.channel ?? '') ? { type: 'participant', id: person.id } : actor,
               ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),
             },
           }),
