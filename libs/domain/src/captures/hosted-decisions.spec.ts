@@ -44,8 +44,8 @@ describe('hostedDecisionHistory', () => {
   it('withdraws, at its revocation, each purpose it granted and nothing else', () => {
     const revoked = hostedDecisionHistory(hosted({ status: 'revoked', revoked_at: new Date(at(20)), purpose_outcomes: { newsletter: 'granted', analytics: 'granted', fraud: 'noticed', billing: 'noticed' } }));
     expect(revoked.withdrawn).toEqual([
-      { purpose: 'newsletter', at: at(20) },
-      { purpose: 'analytics', at: at(20) },
+      { purpose: 'newsletter', at: at(20), ownRecordOnly: true },
+      { purpose: 'analytics', at: at(20), ownRecordOnly: true },
     ]);
     expect(consentStatusOf([revoked])).toEqual({
       newsletter: { status: 'withdrawn', record_id: 'rec_hosted', updated_at: at(20) },
@@ -119,14 +119,14 @@ describe('hostedDecisionHistory with the records: properties', () => {
     );
   });
 
-  it('its revocation after every record leaves none of its purposes granted and withdraws exactly what it granted', () => {
+  it('its revocation withdraws exactly what it granted where it decides, and never a grant of a record decided after it', () => {
     fc.assert(
       fc.property(recordsArbitrary, outcomesArbitrary, fc.integer({ min: 0, max: 1000 }), (records, outcomes, completed) => {
         const decision = hosted({ completed_at: at(completed), purpose_outcomes: outcomes });
         const before = consentStatusOf([...records, hostedDecisionHistory(decision)]);
         const after = consentStatusOf([...records, hostedDecisionHistory({ ...decision, status: 'revoked', revoked_at: at(3000) })]);
         for (const key of keys) {
-          const withdrawnHere = outcomes[key] === 'granted' && before[key].status === 'granted';
+          const withdrawnHere = outcomes[key] === 'granted' && before[key].status === 'granted' && before[key].record_id === decision.record_id;
           expect(after[key]).toEqual(withdrawnHere ? { ...before[key], status: 'withdrawn', updated_at: at(3000) } : before[key]);
         }
         // A purpose the session does not hold is untouched.

@@ -27,6 +27,8 @@ import { withdrawsAllInForce } from './supersession';
 
 export interface HostedConsentDecision {
   record_id: string;
+  /** The flow the session answered (a withdrawal counts against records of the same flow: consentStatusOf). */
+  flow_id?: string;
   completed_at: Date | string;
   /** The session's status: `revoked` once the consent was withdrawn. */
   status: string;
@@ -50,11 +52,12 @@ export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHi
     decision.status === 'revoked' && decision.revoked_at
       ? Object.entries(purposes)
           .filter(([, purpose]) => purpose.status === 'granted')
-          .map(([key]) => ({ purpose: key, at: iso(decision.revoked_at as Date | string) }))
+          .map(([key]) => ({ purpose: key, at: iso(decision.revoked_at as Date | string), ownRecordOnly: true as const }))
       : [];
   const expiresAt = consentLapsesAt(decidedAt, decision.terms.consent_duration);
   return {
     record_id: decision.record_id,
+    ...(decision.flow_id !== undefined ? { flow_id: decision.flow_id } : {}),
     recorded_at: decidedAt,
     captured_at: decidedAt,
     ...(expiresAt ? { expires_at: expiresAt } : {}),

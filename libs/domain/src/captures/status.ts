@@ -13,10 +13,13 @@ import type { RecordedPurpose } from './attestation';
  *   purpose (a newer flow version dropped it) leaves the older record in charge of it, as
  *   supersessionOf assumes.
  * - A withdrawal turns a granted purpose into `withdrawn` when it is whole or scoped to that purpose
- *   and either sits on the deciding record itself, or sits on another record of the person and
- *   happened at or after the deciding record's decision (its `captured_at`, else its `recorded_at`: a
- *   later decision re-affirms over an older withdrawal; a withdrawal made later through an older
- *   receipt still counts). A withdrawal that a newer record made by superseding this one (channel
+ *   and either sits on the deciding record itself, or sits on another record of the same flow
+ *   (`flow_id`) and happened at or after the deciding record's decision (its `captured_at`, else its
+ *   `recorded_at`: a later decision re-affirms over an older withdrawal; a withdrawal made on the
+ *   flow's newest record before a record captured earlier arrived still counts, and that record
+ *   carries it too: carriedWithdrawals). A withdrawal on another flow's record never counts here: the
+ *   person took back that flow's consent, and this record's receipt, records page and events still
+ *   say granted. A withdrawal that a newer record made by superseding this one (channel
  *   `newer_record`) counts on its own record only: it is that newer decision, stamped when the
  *   service recorded it, and a decision made after it (even one recorded earlier than that stamp,
  *   an import of history or a back-dated capture) re-affirms. Only granted purposes can be
@@ -38,6 +41,13 @@ export interface WithdrawalMark {
   at: string;
   /** Where it was made from; `newer_record` when a newer record of the person superseded this one. */
   channel?: string;
+  /**
+   * Counts on its own record only, like a `newer_record` one: a hosted consent's revocation (by the
+   * person on their records page, or by the organisation with the session token) takes back that
+   * session's consent, which is all its receipt and events say; a record of the same flow decided
+   * after the session keeps what it grants.
+   */
+  ownRecordOnly?: true;
 }
 
 /** The channel of a withdrawal a newer record made by superseding the record it sits on. */
@@ -45,6 +55,11 @@ export const SUPERSEDED_BY_NEWER_RECORD = 'newer_record';
 
 export interface RecordHistoryEntry {
   record_id: string;
+  /**
+   * The flow the record answered: a withdrawal on another record counts against this one only when
+   * both are of the same flow (entries without it count as one flow among themselves).
+   */
+  flow_id?: string;
   recorded_at: string;
   /** When the decision was made (the capture's time, an imported row's original time). */
   captured_at?: string;
@@ -80,10 +95,11 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
   const withdrawals = newestFirst.flatMap(({ record }) =>
     (record.withdrawn ?? []).map((mark) => ({
       record_id: record.record_id,
+      flow_id: record.flow_id,
       purpose: mark.purpose,
       at: mark.at,
       ms: time(mark.at),
-      ownRecordOnly: mark.channel === SUPERSEDED_BY_NEWER_RECORD,
+      ownRecordOnly: mark.channel === SUPERSEDED_BY_NEWER_RECORD || mark.ownRecordOnly === true,
     })),
   );
 
@@ -96,7 +112,11 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
       let entry: PurposeConsentStatus = { status: purpose.status, record_id: record.record_id, updated_at: record.recorded_at };
       if (purpose.status === 'granted') {
         const applying = withdrawals
-          .filter((w) => (w.purpose === undefined || w.purpose === key) && (w.record_id === record.record_id || (!w.ownRecordOnly && w.ms >= at)))
+          .filter(
+            (w) =>
+              (w.purpose === undefined || w.purpose === key) &&
+              (w.record_id === record.record_id || (!w.ownRecordOnly && w.flow_id === record.flow_id && w.ms >= at)),
+          )
           .filter((w) => w.record_id === record.record_id || holds(records, w.record_id, key))
           .sort((a, b) => a.ms - b.ms);
         const lapsed = record.expires_at !== undefined && time(record.expires_at) <= now ? record.expires_at : undefined;
