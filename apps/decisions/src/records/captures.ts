@@ -34,6 +34,17 @@ export function labelDigest(label: string): string {
  * capture held here is committed here or claimed by the person's home (CaptureClaims); one held in
  * another country is claimed from there (CommitCaptureHeldElsewhere).
  */
+/**
+ * The sweep of captures that leave no record: uncommitted past their 24 hours; one a country claimed
+ * (a commit under way, which may still make its record) an hour later, so that a claim whose
+ * settlement never arrived (the claimant's answer lost) does not keep the capture, and refuse it
+ * as busy, for ever. A commit that did make its record in the claimant country keeps it there; the
+ * capture here then answers 404.
+ */
+export const CAPTURE_SWEEP_SQL = `DELETE FROM "decisions"."captures"
+  WHERE "record_id" IS NULL AND (("committed_in" IS NULL AND "expires_at" < now()) OR "expires_at" < now() - interval '1 hour')
+  RETURNING 1`;
+
 @Injectable()
 export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
   private sweeper?: NodeJS.Timeout;
@@ -190,11 +201,9 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     if (this.sweeper) clearInterval(this.sweeper);
   }
 
-  /** Uncommitted captures past their 24 hours are deleted: they leave no record. One a country claimed stays. */
+  /** Uncommitted captures past their 24 hours are deleted: they leave no record (CAPTURE_SWEEP_SQL). */
   async sweep(): Promise<number> {
-    const removed: unknown[] = await this.dataSource.query(
-      `DELETE FROM "decisions"."captures" WHERE "record_id" IS NULL AND "committed_in" IS NULL AND "expires_at" < now() RETURNING 1`,
-    );
+    const removed: unknown[] = await this.dataSource.query(CAPTURE_SWEEP_SQL);
     return removed.length;
   }
 }
