@@ -556,10 +556,14 @@ describe('consent records', () => {
     expect(imported.status).toBe(201);
     const historyId = imported.body.rows[0].record_id;
     // And a Record API call whose capture is older than the current record (a retried delivery).
-    const late = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: declined, analytics: declined }, captured_at: '2026-11-20T09:00:00.000Z' });
+    const lateBody = { flow_id: flowId, subject: { email }, decisions: { newsletter: declined, analytics: declined }, captured_at: '2026-11-20T09:00:00.000Z', idempotency_key: `${email}-late` };
+    const late = await api('POST', '/api/v1/consent_records', lateBody);
     expect(late.status).toBe(201);
     expect(late.body.consent_record).toMatchObject({ superseded_by: currentId });
     expect(late.body.consent_record.supersedes).toBeUndefined();
+    // Its key again: the same answer, superseded_by included (it was left out).
+    const replayed = await api('POST', '/api/v1/consent_records', lateBody);
+    expect([replayed.status, replayed.body.consent_record]).toEqual([200, late.body.consent_record]);
 
     const rows = async () =>
       Object.fromEntries(

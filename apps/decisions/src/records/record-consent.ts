@@ -7,6 +7,24 @@ import { ReceiptMailer } from './receipt-mailer';
 import { noticeDigestOf } from '../flows/flow-message';
 import { RecordWriter } from './record-writer';
 
+/**
+ * A late record's `superseded_by` as its first answer gave it: the record captured next after it
+ * among those recorded before it (a late record keeps `supersedes` null; a record captured between
+ * the two and recorded later does not change what the first answer said).
+ */
+const SUPERSEDED_WHEN_RECORDED = `SELECT n."record_id" FROM "decisions"."consent_records" r
+  JOIN "decisions"."consent_records" n ON n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id" AND n."recorded_at" < r."recorded_at"
+   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
+  WHERE r."record_id" = $1
+  ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1`;
+
+/** The answer to a repeated idempotency key: the record as its first answer described it, `superseded_by` of a late record included. */
+async function replayedMessage(dataSource: DataSource, record: ConsentRecord): Promise<ConsentRecordMessage> {
+  if (record.supersedes) return recordMessage(record);
+  const rows: Array<{ record_id: string }> = await dataSource.query(SUPERSEDED_WHEN_RECORDED, [record.recordId]);
+  return { ...recordMessage(record), ...(rows[0] ? { superseded_by: rows[0].record_id } : {}) };
+}
+
 export function recordMessage(record: ConsentRecord): ConsentRecordMessage {
   return {
     record_id: record.recordId,
@@ -115,7 +133,7 @@ export class RecordConsent {
     // The same idempotency key and body as an earlier request: its record.
     const existing = await this.dataSource.manager.findOne(ConsentRecord, { where: { recordId: outcome.record_id, applicationId: request.application_id } });
     if (!existing) throw new Error(`record ${outcome.record_id} answered for a repeated idempotency key was not found`);
-    return { consent_record: recordMessage(existing), created: false };
+    return { consent_record: await replayedMessage(this.dataSource, existing), created: false };
   }
 
   /**
@@ -133,6 +151,6 @@ export class RecordConsent {
         { field: 'idempotency_key', reason: `used before with a different body (record ${earlier.recordId})` },
       ]);
     }
-    return { replayed: recordMessage(earlier) };
+    return { replayed: await replayedMessage(this.dataSource, earlier) };
   }
 }
