@@ -1118,6 +1118,15 @@ describe('consent records', () => {
     expect(withdrawn.status).toBe(200);
     expect(withdrawn.body).toMatchObject({ record_id: target.record_id, withdrawn: ['newsletter'], withdrawn_at: expect.any(String) });
     expect(withdrawn.body.record.purposes.newsletter.status).toBe('withdrawn');
+    // The OpenAPI document describes the confirmation, the wrong door and the inbox token (it listed errors only, under the API token's scheme).
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    const operation = document.paths['/api/v1/inbox/records/{record_id}/withdraw'].post;
+    expect([Object.keys(operation.responses).includes('421'), operation.security]).toEqual([true, [{ inbox_token: [] }]]);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components });
+    const validConfirmation = ajv.compile({ $ref: `openapi.json${operation.responses['200'].content['application/json'].schema.$ref}` });
+    expect([validConfirmation(withdrawn.body), validConfirmation.errors]).toEqual([true, null]);
     expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' })).status).toBe(409);
     // A record a newer one of the same flow replaced is listed as such and withdrawn through the newer one.
     const replaced = listed.body.data.find((r: { superseded_by?: string }) => r.superseded_by !== undefined);

@@ -6,8 +6,9 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
-import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
-import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto } from './inbox.dto';
+import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
+import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
+import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
@@ -51,7 +52,7 @@ export class InboxController {
 
   @Delete('session')
   @HttpCode(204)
-  @ApiBearerAuth()
+  @ApiBearerAuth(INBOX_TOKEN_SCHEME)
   @ApiOperation({ summary: 'Sign out of the inbox' })
   @ApiNoContentResponse()
   async close(@Headers('authorization') authorization?: string): Promise<void> {
@@ -59,7 +60,7 @@ export class InboxController {
   }
 
   @Get()
-  @ApiBearerAuth()
+  @ApiBearerAuth(INBOX_TOKEN_SCHEME)
   @ApiOperation({
     summary: 'Pending consent and approval requests of the signed-in person',
     description: 'Filter by kind, by approval trigger and by application_id; sort by deadline (soonest first) or newest first. Each row leads to /decisions/<session_token>.',
@@ -70,7 +71,7 @@ export class InboxController {
   }
 
   @Get('records')
-  @ApiBearerAuth()
+  @ApiBearerAuth(INBOX_TOKEN_SCHEME)
   @ApiOperation({
     summary: "The signed-in person's consent records in this country, with each purpose's current status",
     description:
@@ -95,9 +96,11 @@ export class InboxController {
   }
 
   @ApiConflict('Nothing (or not that purpose) is granted on the record any more, or the record was replaced by a newer one')
+  @ApiWrongCountry('The record (its id names the country)')
+  @ApiOkResponse({ type: InboxWithdrawReplyDto, description: 'The confirmation: what was withdrawn, when, and the record as it stands now' })
   @Post('records/:record_id/withdraw')
   @HttpCode(200)
-  @ApiBearerAuth()
+  @ApiBearerAuth(INBOX_TOKEN_SCHEME)
   @ApiOperation({
     summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation',
     description:

@@ -73,3 +73,12 @@ export class InboxWithdrawDto {
   @IsIn(PERSON_WITHDRAWAL_CHANNELS)
   channel?: PersonWithdrawalChannel;
 }
+
+/** The confirmation of a withdrawal. */
+export class InboxWithdrawReplyDto {
+  @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
+  @ApiProperty({ type: [String], example: ['newsletter'], description: 'The purposes this withdrawal took back' }) withdrawn: string[];
+  @ApiProperty({ format: 'date-time' }) withdrawn_at: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The record as the records list shows it now (its purposes with their statuses)' })
+  record: Record<string, unknown>;
+}

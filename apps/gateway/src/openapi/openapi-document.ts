@@ -21,6 +21,9 @@ Conventions shared by every endpoint:
   own \`embedded_field\` capture. OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
 
 /** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
+/** The security scheme of the inbox routes: the person's inbox token, not an API token. */
+export const INBOX_TOKEN_SCHEME = 'inbox_token';
+
 @Injectable()
 export class OpenApiDocument {
   private document?: OpenAPIObject;
@@ -41,6 +44,10 @@ export class OpenApiDocument {
         bearerFormat: 'opaque',
         description: 'API token (opaque, not a JWT). An operation lists the scopes the token needs in its `bearer` security requirement and in `x-required-scopes`.',
       })
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', bearerFormat: 'opaque', description: "The person's inbox token (`inb_…`, 12 hours) from `POST /api/v1/inbox/session`: the inbox routes take it, never an API token." },
+        INBOX_TOKEN_SCHEME,
+      )
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Publishable-Key' }, 'publishable_key')
       .build();
     this.document = SwaggerModule.createDocument(app, config);

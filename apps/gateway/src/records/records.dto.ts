@@ -67,7 +67,8 @@ export class CreateConsentRecordDto {
 
   @ApiPropertyOptional({
     description:
-      "The notice the person saw, as the flow version's notice_digest (GET /api/v1/flows/<id>): the same digest records every purpose's wording as matched in the receipt (extensions.wording_drift), another as drifted; never refused",
+      "The notice the person saw, as the flow version's notice_digest (GET /api/v1/flows/<id>): the same digest records every purpose's wording as matched in the receipt (extensions.wording_drift), another as drifted; a drift is never refused (a value that is not 64 lower-case hex characters is a 422)",
+    pattern: '^[0-9a-f]{64}$',
   })
   @IsOptional()
   @Matches(/^[0-9a-f]{64}$/, { message: 'notice_digest must be 64 lower-case hex characters' })
