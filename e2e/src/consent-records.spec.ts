@@ -1376,6 +1376,31 @@ describe('consent records', () => {
     expect(status).toMatchObject({ newsletter: { status: 'declined', record_id: r2 }, analytics: { status: 'granted', record_id: r2 } });
   });
 
+  it('keeps a withdrawal and a newer record made at the same moment in agreement: the newer record carries it, or the withdrawal is refused as replaced', async () => {
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    for (let round = 0; round < 16; round++) {
+      const email = `race-${round}@example.com`;
+      const send = (captured_at: string) => api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at });
+      const older = (await send(ago(60))).body.consent_record.record_id;
+      const token = await inboxOf(email);
+      const [withdrawal, newer] = await Promise.all([
+        http(us.url, 'POST', `/api/v1/inbox/records/${older}/withdraw`, { token, body: { purpose: 'analytics' } }),
+        send(ago(30)),
+      ]);
+      expect([round, newer.status]).toEqual([round, 201]);
+      const newerId = newer.body.consent_record.record_id;
+      const marks = (await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [newerId])).rows[0].withdrawals;
+      const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes.analytics;
+      // Before, the withdrawal could land on the older record after the newer one had read it: 200,
+      // nothing carried, and consent_status saying withdrawn against a record that says granted.
+      if (withdrawal.status === 200) {
+        expect([round, marks.map((mark: { purpose?: string }) => mark.purpose), status]).toEqual([round, ['analytics'], { status: 'withdrawn', record_id: newerId, updated_at: withdrawal.body.withdrawn_at }]);
+      } else {
+        expect([round, withdrawal.status, withdrawal.body.details?.[0]?.reason, marks, status.status]).toEqual([round, 409, `superseded by ${newerId}`, [], 'granted']);
+      }
+    }
+  });
+
   it('carries the withdrawal the person made after a late record\'s capture onto it: receipt, records page, events and consent_status agree', async () => {
     const email = 'carried@example.com';
     const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();

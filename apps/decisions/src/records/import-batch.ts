@@ -526,6 +526,24 @@ function withdrawSql(parameter: number, guard?: string): string {
 const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb) AS x("subject" text, "latest" text)
        WHERE x."latest" IS DISTINCT FROM (SELECT l."record_id" FROM (${LATEST_OF_PERSON('x."subject"', '$2')}) l))`;
 
+/**
+ * The condition of a batch written without locks against the people's newest records read before
+ * (`$N`: each record's id and the withdrawal marks read with it): each is still there with those
+ * marks, and is locked (FOR SHARE) until the batch commits. A withdrawal the person makes on it at
+ * the same moment (ConsentPersonRecords.withdraw locks it FOR UPDATE) then either committed first,
+ * and the condition, checked again on the row it committed, fails: the statement writes nothing and
+ * the batch goes through the transaction, which reads the marks again and carries the withdrawal;
+ * or waits for the batch, and then finds the record replaced (409). Without it a newer record
+ * written at that moment carried nothing while consent_status counted the withdrawal against it.
+ */
+const PREDECESSORS_UNCHANGED = (parameter: number) => `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($${parameter}::jsonb) AS x("id" text, "marks" jsonb)
+       WHERE NOT EXISTS (SELECT 1 FROM "decisions"."consent_records" p WHERE p."record_id" = x."id" AND p."withdrawals" = x."marks" FOR SHARE))`;
+
+const PREDECESSOR_ROWS = new JsonRecordset<{ id: string; marks: WithdrawalMark[] }>([
+  { key: 'id', read: (row) => row.id },
+  { key: 'marks', read: (row) => row.marks, type: 'jsonb' },
+]);
+
 /** $1–$6 of the records' inserts (insertRecordsSql and the outbox's): the batch's records and their events. */
 const recordsParameters = (applicationId: string, flow: { id: string; version: number }, planned: Planned): unknown[] => [
   applicationId,
@@ -554,11 +572,15 @@ const WHILE_ACTIVE = versionStillActiveSql('$2', '$3::int');
  * (`whileActive`) a superseded version inserts nothing, and the caller undoes the transaction, the
  * update with it.
  */
-function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, latestRead: boolean): PreparedStatement {
-  const guard = [...(whileActive ? [WHILE_ACTIVE] : []), ...(latestRead ? [LATEST_UNCHANGED] : [])].join(' AND ') || undefined;
+function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, latestRead: boolean, predecessorsRead = false): PreparedStatement {
+  // The predecessors' check is made once, before anything of the statement writes (its withdrawal
+  // update changes those very rows, which a second look FOR SHARE would then skip).
+  const guard =
+    [...(whileActive ? [WHILE_ACTIVE] : []), ...(latestRead ? [LATEST_UNCHANGED] : []), ...(predecessorsRead ? ['(SELECT "unchanged" FROM "predecessors")'] : [])].join(' AND ') || undefined;
+  const predecessors = predecessorsRead ? `"predecessors" AS MATERIALIZED (SELECT ${PREDECESSORS_UNCHANGED(latestRead ? 9 : 8)} AS "unchanged"), ` : '';
   return new PreparedStatement(
-    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}`,
-    `WITH "records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
+    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}${predecessorsRead ? '_predecessors_read' : ''}`,
+    `WITH ${predecessors}"records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
     { expected: isRaceLost },
   );
 }
@@ -1063,17 +1085,21 @@ export class ImportBatch {
     // under the batch's locks: without them (another writer may put a late row there meanwhile) the
     // batch goes through the transaction instead.
     if (extendingChains && lateFrom(homed, people, latest).size > 0) return undefined;
+    // Without locks, the newest records read before are checked (and locked) as read, withdrawals
+    // included (PREDECESSORS_UNCHANGED): taken before the plan, which works on the chains read.
+    const predecessors = extendingChains ? [PREDECESSOR_ROWS.document([...latest.values()].map((newest) => ({ id: newest.recordId, marks: newest.withdrawals })))] : [];
     const planned = this.plan(applicationId, flow, homed, people, await this.chains(on, flow.id, homed, people, latest));
     if (extendingChains && [...planned.made.values()].every((made) => made.supersededBy === undefined)) {
-      const plain = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents);
-      const { rowCount } = await plain.run(on, [...recordsParameters(applicationId, flow, planned), WITHDRAWAL_ROWS.document(planned.withdrawals)]);
+      const plain = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, false, true);
+      const { rowCount } = await plain.run(on, [...recordsParameters(applicationId, flow, planned), WITHDRAWAL_ROWS.document(planned.withdrawals), ...predecessors]);
       return rowCount > 0 ? planned : undefined;
     }
-    const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, true);
+    const insert = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, true, extendingChains);
     const { rowCount } = await insert.run(on, [
       ...recordsParameters(applicationId, flow, planned),
       WITHDRAWAL_ROWS.document(planned.withdrawals),
       LATEST_READ_ROWS.document(persons.map((person) => ({ subject: person.id, latest: readBefore.get(person.id)?.recordId ?? null }))),
+      ...predecessors,
     ]);
     return rowCount > 0 ? planned : undefined;
   }
@@ -1081,12 +1107,13 @@ export class ImportBatch {
   private statement(
     made: Map<string, PreparedStatement>,
     whileActive: boolean,
-    make: (dataSource: DataSource, whileActive: boolean, latestRead: boolean) => PreparedStatement,
+    make: (dataSource: DataSource, whileActive: boolean, latestRead: boolean, predecessorsRead: boolean) => PreparedStatement,
     latestRead = false,
+    predecessorsRead = false,
   ): PreparedStatement {
-    const key = `${whileActive} ${latestRead}`;
+    const key = `${whileActive} ${latestRead} ${predecessorsRead}`;
     let statement = made.get(key);
-    if (!statement) made.set(key, (statement = make(this.dataSource, whileActive, latestRead)));
+    if (!statement) made.set(key, (statement = make(this.dataSource, whileActive, latestRead, predecessorsRead)));
     return statement;
   }
 

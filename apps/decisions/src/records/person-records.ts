@@ -57,6 +57,13 @@ interface SessionRow {
  * `revoked` and `consent.revoked` goes out with that channel, scoped by purpose (`scope: 'purpose'`)
  * while a noticed legitimate-interest purpose of it stands, as a record's withdrawal is.
  */
+/** The record of the same person and flow made next after this one ($1), read in a statement of its own (after the withdrawal's locks). */
+const NEWER_RECORD_OF_FLOW = `SELECT n."record_id" FROM "decisions"."consent_records" r
+  JOIN "decisions"."consent_records" n ON n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
+   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
+  WHERE r."record_id" = $1
+  ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1`;
+
 @Injectable()
 export class PersonRecords {
   constructor(
@@ -77,8 +84,17 @@ export class PersonRecords {
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const result = await this.dataSource.transaction(async (manager) => {
+      const [found] = await this.rows(manager, email, undefined, request.record_id);
+      if (!found) return this.withdrawSession(manager, email, request);
+      // The person's chain of the flow, as the record writer locks it (its transaction), then the
+      // record itself (a writer without locks holds it FOR SHARE while it writes a newer record:
+      // ImportBatch PREDECESSORS_UNCHANGED), then whether a newer record came meanwhile, read after
+      // both locks: a newer record is either seen here (409), or written after this commits, reading
+      // this withdrawal and carrying it.
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${found.subject_id}:${found.flow_id}`]);
       const [row] = await this.rows(manager, email, undefined, request.record_id, true);
-      if (!row) return this.withdrawSession(manager, email, request);
+      const newer: Array<{ record_id: string }> = await manager.query(NEWER_RECORD_OF_FLOW, [row.record_id]);
+      if (newer[0]) row.superseded_by = newer[0].record_id;
       // A newer record of the same flow speaks for the person now: withdrawing from the old one would
       // leave the newer one granting what the person meant to take back.
       if (row.superseded_by) {
