@@ -57,6 +57,16 @@ describe('carriedWithdrawals', () => {
     ]);
   });
 
+  it('carries a withdrawal of a whole record as the purposes that record granted, not the ones it declined', () => {
+    const predecessor = { purposes: { a: granted, b: declined }, withdrawals: [{ at: at(30), channel: 'own_records' }] };
+    const carried = carriedWithdrawals(predecessor, { a: granted, b: granted }, Date.parse(at(10)));
+    // The person's answer named `a` only; `b` stays granted on the record that grants it.
+    expect(carried).toEqual({
+      marks: [{ purpose: 'a', at: at(30), channel: 'own_records' }],
+      withdrawals: [{ at: at(30), channel: 'own_records', purposes: ['a'], stillGranted: ['b'] }],
+    });
+  });
+
   it('keeps a withdrawal of a purpose the record does not grant, withdrawing nothing with it', () => {
     const carried = carriedWithdrawals({ purposes: { a: granted }, withdrawals: [{ purpose: 'a', at: at(30), channel: 'own_records' }] }, { a: declined }, Date.parse(at(10)));
     expect(carried).toEqual({ marks: [{ purpose: 'a', at: at(30), channel: 'own_records' }], withdrawals: [] });

@@ -88,7 +88,8 @@ export function carriedWithdrawals(
   const marks: WithdrawalMark[] = [];
   const withdrawals: CarriedWithdrawal[] = [];
   for (const { mark } of own) {
-    const scope = mark.purpose === undefined ? Object.keys(predecessor.purposes) : [mark.purpose];
+    // A whole withdrawal took back what the record granted (its answer's `withdrawn`), not what it declined.
+    const scope = mark.purpose === undefined ? Object.entries(predecessor.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key) : [mark.purpose];
     const channel = mark.channel !== undefined ? { channel: mark.channel } : {};
     marks.push(...scope.map((purpose) => ({ purpose, at: mark.at, ...channel })));
     const now = granted.filter((key) => !taken.has(key) && scope.includes(key));

@@ -140,7 +140,7 @@ export function consentLapsesAt(capturedAt: Date | string, consentDuration: unkn
   }
 }
 
-/** Whether the record with this id holds the purpose (a whole withdrawal covers only its own purposes). */
+/** Whether the record with this id granted the purpose: a whole withdrawal of it took back what it granted, not what it declined. */
 function holds(records: RecordHistoryEntry[], recordId: string, key: string): boolean {
-  return records.some((record) => record.record_id === recordId && has(record.purposes, key));
+  return records.some((record) => record.record_id === recordId && has(record.purposes, key) && record.purposes[key].status === 'granted');
 }
