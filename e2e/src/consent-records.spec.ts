@@ -6,6 +6,7 @@ import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { openApiConformance } from '../support/openapi-conformance';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
 
 /**
@@ -160,6 +161,7 @@ describe('consent records', () => {
     // signup-1 was used in the first test with another body (fraud objected): a conflict.
     expect(first.status).toBe(409);
     expect(first.body.details[0].field).toBe('idempotency_key');
+    expect((await openApiConformance(us.url))('POST', '/api/v1/consent_records', first)).toEqual([true, null]);
 
     const body = { newsletter: granted, analytics: granted, fraud: { decision: 'granted', default_checked: true, mandatory: false } };
     const answers = await Promise.all(Array.from({ length: 6 }, () => record(body, { idempotency_key: 'signup-concurrent' })));
@@ -334,6 +336,9 @@ describe('consent records', () => {
     ];
     const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: rows });
     expect(dry.status).toBe(200);
+    // The reports are the ones the OpenAPI document describes, and so are the rows it takes.
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('POST', '/api/v1/consent_records/imports', dry)).toEqual([true, null]);
     expect(dry.body).toMatchObject({ dry_run: true, status: 'completed', summary: { recorded: 1, refused: 2 } });
     expect(dry.body.rows[0]).toEqual({ index: 0, outcome: 'recorded' });
     expect(dry.body.rows[1]).toMatchObject({ index: 1, outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.newsletter' })] });
@@ -368,8 +373,12 @@ describe('consent records', () => {
     }));
     const offset = { ...many[0], subject: { email: 'offset@example.com' }, idempotency_key: 'offset-1', captured_at: '2020-01-02T05:04:05+02:00' };
     const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [...many, rows[1], offset] });
+    expect(conforms.request('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [...many, rows[1], offset] })).toEqual([true, null]);
+    // A row the document does not describe (a decision without its outcome) is told apart.
+    expect(conforms.request('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [{ ...offset, decisions: { newsletter: {} } }] })[0]).toBe(false);
     expect(real.status).toBe(201);
     expect(real.body.summary).toEqual({ recorded: 601, refused: 1 });
+    expect(conforms('POST', '/api/v1/consent_records/imports', real)).toEqual([true, null]);
     expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(Array.from({ length: 602 }, (_, i) => i));
     expect(await count()).toBe(before + 601);
     const offsetStored = await db.query(`SELECT captured_at FROM decisions.consent_records WHERE record_id = $1`, [real.body.rows[601].record_id]);
@@ -380,11 +389,13 @@ describe('consent records', () => {
     const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 601, refused: 1 } });
+    expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
     expect(report.body.rows).toEqual(real.body.rows);
     // The report's id names its country: another country answers with that country only.
     expect(real.body.import_id).toMatch(/^imp_us[0-9a-z]{20}$/);
     const elsewhere = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de);
     expect([elsewhere.status, elsewhere.body.home_country]).toEqual([421, 'US']);
+    expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', elsewhere)).toEqual([true, null]);
     // Importing the same rows again (same idempotency keys) records nothing new.
     const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: many.slice(0, 10) });
     expect(again.body.rows.map((row: { record_id: string }) => row.record_id)).toEqual(real.body.rows.slice(0, 10).map((row: { record_id: string }) => row.record_id));
@@ -617,6 +628,7 @@ describe('consent records', () => {
       expect(whileRunning?.status).toBe('in_progress');
       const report = await api('GET', `/api/v1/consent_records/imports/${stopped.body.import_id}`);
       expect(report.body).toMatchObject({ status: 'failed', failure: { offset: 500, code: 'service_unavailable' }, summary: { recorded: 500, refused: 0 } });
+      expect((await openApiConformance(us.url))('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
       expect(report.body.rows).toHaveLength(500);
       const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'stopped-%'`);
       expect(kept.rows[0].n).toBe(500);
@@ -775,6 +787,9 @@ describe('consent records', () => {
     });
     expect(captured.status).toBe(201);
     expect(captured.body).toMatchObject({ capture_token: expect.stringMatching(/^cap_us[0-9a-z]{30}$/), wording_verdict: { newsletter: 'match', analytics: 'drift' } });
+    // The answers are the ones the OpenAPI document describes.
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('POST', '/api/v1/captures', captured)).toEqual([true, null]);
     const { rows } = await db.query('SELECT token_hash, decisions FROM decisions.captures ORDER BY created_at DESC LIMIT 1');
     expect(rows[0].token_hash).not.toContain(captured.body.capture_token);
 
@@ -792,6 +807,7 @@ describe('consent records', () => {
     const committed = await commit('katherine@example.com');
     expect(committed.status).toBe(200);
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
+    expect(conforms('POST', '/api/v1/decisions/{capture_token}/authorize', committed)).toEqual([true, null]);
     expect((await commit('katherine@example.com')).body.record_id).toBe(committed.body.record_id);
     // The receipt mail, once, linking to the person's records page (no credential in the link; `via=email` tells it from the receipt's).
     await eventually(async () => (await db.query(`SELECT 1 FROM decisions.dev_mailbox WHERE to_address = 'katherine@example.com'`)).rowCount === 1);
@@ -801,6 +817,7 @@ describe('consent records', () => {
     expect(receiptMail.text).toContain(`https://us.decisions.example.com/inbox/records?application_id=${applicationId}&via=email\n`);
     const otherPerson = await commit('someone-else@example.com');
     expect([otherPerson.status, otherPerson.body.code, otherPerson.body.details]).toEqual([409, 'conflict', [{ field: 'subject', reason: 'the capture was committed for another person' }]]);
+    expect(conforms('POST', '/api/v1/decisions/{capture_token}/authorize', otherPerson)).toEqual([true, null]);
 
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
@@ -853,9 +870,12 @@ describe('consent records', () => {
     const committed = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } });
     expect(committed.status).toBe(201);
     expect(committed.body).toMatchObject({ capture_token: expect.stringMatching(/^cap_us/), record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture_browser' });
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('POST', '/api/v1/captures', committed)).toEqual([true, null]);
     // The organisation's server committing the same capture later answers the same record.
     const again = await http(us.url, 'POST', `/api/v1/decisions/${committed.body.capture_token}/authorize`, { token: shopToken, body: { subject: { email: 'grace@example.com' } } });
     expect(again.body).toEqual({ status: 'granted', record_id: committed.body.record_id, channel: 'form_capture_browser' });
+    expect(conforms('POST', '/api/v1/decisions/{capture_token}/authorize', again)).toEqual([true, null]);
 
     await eventually(async () => (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).status === 200);
     const receipt = (await http(us.url, 'GET', `/api/v1/consent_receipts/${committed.body.record_id}`, { token: shopToken })).body;
@@ -871,6 +891,7 @@ describe('consent records', () => {
     const elsewhere = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'hans@example.com' } });
     expect(elsewhere.status).toBe(421);
     expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'DE', capture_token: expect.stringMatching(/^cap_us/) });
+    expect(conforms('POST', '/api/v1/captures', elsewhere)).toEqual([true, null]);
     const kept = await db.query(`SELECT record_id, committed_in FROM decisions.captures WHERE token_hash = encode(sha256($1::bytea), 'hex')`, [elsewhere.body.capture_token]);
     expect(kept.rows).toEqual([{ record_id: null, committed_in: null }]);
     const atHome = await http(de.url, 'POST', `/api/v1/decisions/${elsewhere.body.capture_token}/authorize`, { token: shopToken, body: { subject: { email: 'hans@example.com' } } });
@@ -931,7 +952,9 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
     const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await codeFor(email) } });
     const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
-    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body.data;
+    const records = await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`);
+    expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', records)).toEqual([true, null]);
+    const listed = records.body.data;
     expect(listed).toEqual([
       // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw).
       expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'whole', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
@@ -1093,12 +1116,15 @@ describe('consent records', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.next_cursor).toBeNull();
     expect(listed.body.data.length).toBeGreaterThan(1);
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('GET', '/api/v1/inbox/records', listed)).toEqual([true, null]);
     // A list like every other: paged newest first with limit and cursor, every record once.
     const ids = listed.body.data.map((r: { record_id: string }) => r.record_id);
     const paged: string[] = [];
     for (let cursor: string | null = null, round = 0; round < 20; round++) {
       const page: { status: number; body: any } = await person('GET', `/api/v1/inbox/records?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
       expect(page.status).toBe(200);
+      expect(conforms('GET', '/api/v1/inbox/records', page)).toEqual([true, null]);
       paged.push(...page.body.data.map((r: { record_id: string }) => r.record_id));
       cursor = page.body.next_cursor;
       if (!cursor) break;
@@ -1541,6 +1567,7 @@ describe('consent records', () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);
     expect(elsewhere.body).toMatchObject({ code: 'wrong_country', home_country: 'US' });
+    expect((await openApiConformance(de.url))('POST', '/api/v1/consent_records', elsewhere)).toEqual([true, null]);
   });
 
   it('records against the version active now, also one activated behind the service\'s back, and refuses a person homed elsewhere by e-mail alone', async () => {

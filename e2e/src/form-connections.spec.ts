@@ -6,6 +6,7 @@ import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { openApiConformance } from '../support/openapi-conformance';
 
 /** What Typeform's `GET /forms/{form_id}` answers for the sign-up form (reduced to what matters). */
 const FORM_ID = 'Sg7upQ';
@@ -244,6 +245,12 @@ describe('form connections', () => {
     const again = await deliver(connection.id, raw, sign(connection.secret, raw));
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ accepted: true, record_id: recordId });
+    // Another body under the same response token is refused (the token is the idempotency key), and records nothing.
+    const changed = submission('a3a12ec67a1365927098a606107fac15', [email('ada@example.org'), yesNo('newsletter_q', 'f_news', false), choice('analytics_no')]);
+    const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
+    expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    const conforms = await openApiConformance(us.url);
+    for (const answer of [delivered, conflict]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
     expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
 
     // An unanswered optional consent question is a decline; an unanswered objection is none.
@@ -306,7 +313,12 @@ describe('form connections', () => {
     const notJson = await deliver(connection.id, 'event_type=form_response', sign(connection.secret, 'event_type=form_response'));
     expect(notJson.status).toBe(400);
     const huge = submission('big0001', [email('mallory@example.org')], { padding: 'x'.repeat(600 * 1024) });
-    expect((await deliver(connection.id, huge, sign(connection.secret, huge))).status).toBe(413);
+    const tooLarge = await deliver(connection.id, huge, sign(connection.secret, huge));
+    expect(tooLarge.status).toBe(413);
+    // Every refusal is documented with the error body it has.
+    const conforms = await openApiConformance(us.url);
+    for (const answer of [forged, refused, notJson, tooLarge]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
+    expect((await openApiConformance(de.url))('POST', '/hooks/typeform/{connection_id}', misdirected)).toEqual([true, null]);
 
     const partial = JSON.stringify({ ...JSON.parse(submission('rules0003', [email('mallory@example.org')])), event_type: 'form_response_partial' });
     const partialAnswer = await deliver(connection.id, partial, sign(connection.secret, partial));
@@ -411,5 +423,11 @@ describe('form connections', () => {
     );
     expect(document.components.schemas).toHaveProperty('FormPurposeMappingDto');
     expect(document.paths['/hooks/typeform/{connection_id}'].post.description).toContain('an_account@example.com');
+    // The hook is limited per sending address (the bucket's burst, 200 by default): a flood is answered 429 as documented.
+    const raw = submission('flood0001', [email('flood@example.org')]);
+    const flood = await Promise.all(Array.from({ length: 260 }, () => deliver('fcn_us00000000000000000000', raw, null)));
+    const limited = flood.find((answer) => answer.status === 429);
+    expect(limited?.headers.get('retry-after')).toEqual(expect.any(String));
+    expect((await openApiConformance(us.url))('POST', '/hooks/typeform/{connection_id}', limited!)).toEqual([true, null]);
   });
 });

@@ -44,14 +44,18 @@ export class FormHooksController {
   @ApiHeader({ name: 'Typeform-Signature', required: true, description: 'sha256=<base64 HMAC-SHA256 of the raw body, keyed with the secret>' })
   @ApiBody({ schema: { type: 'object', description: 'Typeform webhook payload: {event_id, event_type: "form_response", form_response: {form_id, token, submitted_at, hidden, answers}}' } })
   @ApiOkResponse({ type: FormSubmissionAcceptedDto, description: '`{accepted: true, record_id}`, or `{accepted: true, test: true}` for the test request' })
+  @ApiResponse({ status: 400, description: 'The body is missing or not JSON (`invalid_request`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 401, description: 'Missing signature, or made with no secret of this connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 404, description: 'No such connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 409, description: "Typeform's response token was delivered before with another body (`idempotency_conflict`)", schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 413, description: 'Body larger than 512 KiB', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 421, description: 'A connection of another country', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({
     status: 422,
     description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `event_type` or `form_response.form_id`',
     schema: { $ref: getSchemaPath(ErrorBodyDto) },
   })
+  @ApiResponse({ status: 429, description: 'Rate limited per sending address; see Retry-After', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   async receive(
     @Param('connection_id') id: string,
     @Headers('typeform-signature') signature: string | undefined,

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -8,7 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
-import { InboxItemDto, InboxOpenDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
+import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
@@ -81,7 +81,8 @@ export class InboxController {
   @ApiQuery({ name: 'application_id', required: false, description: "One organisation's records; every organisation's without it" })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
   @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
-  @ApiOkResponse({ description: '`{data: [record…], next_cursor}`, newest first' })
+  @ApiExtraModels(InboxRecordPurposeDto)
+  @ApiPage(InboxRecordDto, 'The records, newest first')
   async records(
     @Headers('authorization') authorization?: string,
     @Query('application_id') applicationId?: string,

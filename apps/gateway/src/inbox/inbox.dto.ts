@@ -74,11 +74,31 @@ export class InboxWithdrawDto {
   channel?: PersonWithdrawalChannel;
 }
 
+/** A purpose of a record on the person's records page: its label and its current status. */
+export class InboxRecordPurposeDto {
+  @ApiProperty({ example: 'Newsletter', description: "The purpose's label in the flow version" }) label: string;
+  @ApiProperty({ enum: ['granted', 'declined', 'withdrawn', 'expired', 'objected', 'noticed'] }) status: string;
+}
+
+/** A consent record as the signed-in person sees it. */
+export class InboxRecordDto {
+  @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
+  @ApiProperty({ example: 'tp_dev_0123456789abcdef' }) application_id: string;
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
+  @ApiProperty({ example: 'Signup form', description: "The flow's name" }) title: string;
+  @ApiProperty({ format: 'date-time' }) recorded_at: string;
+  @ApiProperty({ example: 'controller_attested', description: 'How the decision reached the service; `hosted` for a consent given on the hosted pages' }) channel: string;
+  @ApiProperty({ enum: ['per_purpose', 'whole'], description: '`whole`: a consent given on the hosted pages, withdrawn whole; `per_purpose`: purpose by purpose or all at once' })
+  withdrawal: 'per_purpose' | 'whole';
+  @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghik', description: "The person's newer record of the same flow that replaced this one (withdraw there)" }) superseded_by?: string;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/InboxRecordPurposeDto' } }) purposes: Record<string, InboxRecordPurposeDto>;
+}
+
 /** The confirmation of a withdrawal. */
 export class InboxWithdrawReplyDto {
   @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
   @ApiProperty({ type: [String], example: ['newsletter'], description: 'The purposes this withdrawal took back' }) withdrawn: string[];
   @ApiProperty({ format: 'date-time' }) withdrawn_at: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The record as the records list shows it now (its purposes with their statuses)' })
-  record: Record<string, unknown>;
+  @ApiProperty({ type: InboxRecordDto, description: 'The record as the records list shows it now (its purposes with their statuses)' })
+  record: InboxRecordDto;
 }

@@ -45,11 +45,12 @@ export const ApiNotImplemented = (what: string) =>
   ApiResponse({ status: 501, description: `${what} (\`not_implemented\`)`, schema: { $ref: getSchemaPath(ErrorBodyDto) } });
 
 /** A `{data, next_cursor}` page of `model`. */
-export const ApiPage = (model: Type<unknown>) =>
+export const ApiPage = (model: Type<unknown>, description?: string) =>
   applyDecorators(
     ApiExtraModels(model),
     ApiResponse({
       status: 200,
+      ...(description ? { description } : {}),
       schema: {
         type: 'object',
         required: ['data', 'next_cursor'],

@@ -97,6 +97,44 @@ export class CreateCaptureDto {
   subject?: RecordSubjectDto;
 }
 
+/** A capture: its token, for the organisation's server to commit; with browser commit, the record made too. */
+export class CaptureCreatedDto {
+  @ApiProperty({ example: 'cap_us0123456789abcdefghijklmnopqrst', description: "Names the country holding the capture; committed with POST /api/v1/decisions/<capture_token>/authorize" })
+  capture_token: string;
+
+  @ApiProperty({ format: 'date-time', description: 'Until when the capture can be committed (24 hours)' })
+  expires_at: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['match', 'drift'] },
+    example: { newsletter: 'match', analytics: 'drift' },
+    description: "With `labels`: per purpose, whether the label's digest is the published wording's",
+  })
+  wording_verdict?: Record<string, 'match' | 'drift'>;
+
+  @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'Browser commit only: the record made' })
+  record_id?: string;
+
+  @ApiPropertyOptional({ enum: ['form_capture_browser', 'embedded_field_browser'], description: 'Browser commit only: the record\'s channel' })
+  channel?: string;
+}
+
+/** A committed capture: the record it made (or made before, for the same person). */
+export class CaptureAuthorizedDto {
+  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted' })
+  status: 'granted' | 'declined';
+
+  @ApiProperty({ example: 'rec_us0123456789abcdefghij' })
+  record_id: string;
+
+  @ApiProperty({
+    enum: ['form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser'],
+    description: "The record's channel: the capture's own, or its `_browser` channel when the browser committed it first",
+  })
+  channel: string;
+}
+
 /** A browser commit's 421: the person is homed in another country, and the capture was kept for the organisation's server to commit there. */
 export class BrowserCommitWrongCountryDto extends ErrorBodyDto {
   @ApiProperty({ example: 'cap_de0123456789abcdefghijklmnopqrst', description: 'The capture, kept uncommitted: authorize it at the home country\'s endpoint' })
@@ -146,7 +184,7 @@ export class CapturesController {
       'without a credential header, authenticated by `render_proof` (signature, freshness, flow and version, the host origin still allowed; each proof captures once, ' +
       'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed.',
   })
-  @ApiCreatedResponse({ description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
+  @ApiCreatedResponse({ type: CaptureCreatedDto, description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
   @ApiExtraModels(BrowserCommitWrongCountryDto)
   @ApiResponse({
     status: 421,
@@ -236,7 +274,7 @@ export class CapturesController {
       'no country knows yet, the country holding the capture. A capture is committed in one country only; committed again for the same person it answers ' +
       'the same record (at the holding country, a capture its person\'s home committed answers 421 naming that home).',
   })
-  @ApiOkResponse({ description: '`{status, record_id, channel}`' })
+  @ApiOkResponse({ type: CaptureAuthorizedDto, description: '`{status, record_id, channel}`: the record' })
   @ApiConflict('The capture was committed for another person (`details` on `subject`)')
   @ApiWrongCountry("The person (or, for a person no country knows, the capture)")
   @ApiResponse({ status: 410, description: 'The capture expired uncommitted (`gone`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Inject, Logger, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   ImportChunkReply,
   ImportReport,
@@ -23,10 +23,20 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
-import { ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
-import { AttestedDecisionDto, ConsentRecordEnvelopeDto, ConsentStatusDto, CreateConsentRecordDto, ImportConsentRecordsDto, PurposeStatusDto, RecordedPurposeDto } from './records.dto';
+import {
+  AttestedDecisionDto,
+  ConsentRecordEnvelopeDto,
+  ConsentStatusDto,
+  CreateConsentRecordDto,
+  ImportConsentRecordsDto,
+  ImportedDecisionDto,
+  ImportReportDto,
+  PurposeStatusDto,
+  RecordedPurposeDto,
+} from './records.dto';
 import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
@@ -75,7 +85,7 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
  * rules, and a person's current status per purpose.
  */
 @ApiTags('Consent records')
-@ApiExtraModels(AttestedDecisionDto, RecordedPurposeDto, PurposeStatusDto)
+@ApiExtraModels(AttestedDecisionDto, RecordedPurposeDto, PurposeStatusDto, ImportedDecisionDto)
 @ApiBearerAuth()
 @ApiErrorResponses()
 @AcceptCredentials('api_token')
@@ -105,8 +115,8 @@ export class RecordsController {
   })
   @ApiCreatedResponse({ type: ConsentRecordEnvelopeDto, description: 'The record' })
   @ApiOkResponse({ type: ConsentRecordEnvelopeDto, description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
-  @ApiResponse({ status: 409, description: 'The idempotency_key was used with a different body (`idempotency_conflict`)' })
-  @ApiResponse({ status: 421, description: 'The person is homed in another country (`wrong_country` with `home_country` only)' })
+  @ApiConflict('The idempotency_key was used with a different body (`idempotency_conflict`)')
+  @ApiWrongCountry('The person')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRecordDto, @Res({ passthrough: true }) reply: FastifyReply) {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Record consents with an API token of the application');
     const application = principal.application;
@@ -141,8 +151,8 @@ export class RecordsController {
       '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
       'Bodies up to 16 MiB.',
   })
-  @ApiCreatedResponse({ description: 'A real import: `{import_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}]}`' })
-  @ApiOkResponse({ description: 'A dry run: the same report, nothing written (and not kept)' })
+  @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
+  @ApiOkResponse({ type: ImportReportDto, description: 'A dry run: the same report, nothing written (and not kept)' })
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
     // The id names the country that keeps the report, so another country answers 421 for it.
@@ -219,7 +229,7 @@ export class RecordsController {
     summary: 'The report of an import (dry runs are not kept)',
     description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
   })
-  @ApiOkResponse({ description: 'The report: `{import_id, dry_run, status, summary, rows, failure?}`' })
+  @ApiOkResponse({ type: ImportReportDto, description: 'The report: `{import_id, flow_id, dry_run, status, failure?, summary, rows, created_at}`' })
   @ApiWrongCountry('The import')
   async importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');

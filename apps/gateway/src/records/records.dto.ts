@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { ZONED_DATE_TIME } from '@dcr/domain';
+import { ErrorDetailDto } from '../openapi/openapi.decorators';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -77,6 +78,28 @@ export class CreateConsentRecordDto {
 
 export const MAX_IMPORT_ROWS = 10_000;
 
+/** A decision of an import row: the presentation flags may be left out (history seldom kept them; read as false). */
+export class ImportedDecisionDto {
+  @ApiProperty({ enum: ['granted', 'declined'], description: 'An unticked box is a decline, never silence' }) decision: 'granted' | 'declined';
+  @ApiPropertyOptional({ description: 'Was the control shown ticked? Absent: false; true is refused for consent purposes' }) default_checked?: boolean;
+  @ApiPropertyOptional({ description: 'Was the control mandatory? Absent: false; true is refused for every purpose' }) mandatory?: boolean;
+}
+
+/** One row of an import. Rows are checked one by one: a bad row is refused by name in the report, it does not fail the import. */
+export class ImportRowDto {
+  @ApiProperty({ type: RecordSubjectDto }) subject: RecordSubjectDto;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/ImportedDecisionDto' },
+    example: { newsletter: { decision: 'granted' } },
+    description: 'Every purpose the flow resolves that takes a decision, keyed by purpose',
+  })
+  decisions: Record<string, ImportedDecisionDto>;
+  @ApiProperty({ format: 'date-time', example: '2021-03-04T05:06:07Z', description: 'When the decision was captured, with its zone (`Z` or an offset), as the Record API takes it' }) captured_at: string;
+  @ApiPropertyOptional({ description: 'A key used before answers the earlier record (the same body) or refuses the row (another body)' }) idempotency_key?: string;
+}
+
+
 export class ImportConsentRecordsDto {
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
   @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
@@ -93,8 +116,7 @@ export class ImportConsentRecordsDto {
 
   @ApiProperty({
     description: `Up to ${MAX_IMPORT_ROWS} rows: {subject: {email, external_id?}, decisions: {key: {decision, default_checked?, mandatory?}}, captured_at, idempotency_key?} (a row may leave the presentation flags out: history seldom kept them; they are then read as false). Rows are checked one by one; a bad row is refused by name in the report, it does not fail the import.`,
-    type: 'array',
-    items: { type: 'object' },
+    type: [ImportRowDto],
   })
   @IsArray()
   @ArrayMinSize(1)
@@ -138,4 +160,40 @@ export class PurposeStatusDto {
 export class ConsentStatusDto {
   @ApiProperty({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }) subject: { id: string };
   @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PurposeStatusDto' } }) purposes: Record<string, PurposeStatusDto>;
+}
+
+/** What became of one import row. */
+export class ImportRowOutcomeDto {
+  @ApiProperty({ example: 0, description: "The row's index in `records`" }) index: number;
+  @ApiProperty({ enum: ['recorded', 'refused'] }) outcome: 'recorded' | 'refused';
+  @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'recorded: the record (a dry run: the earlier record a used idempotency key names)' }) record_id?: string;
+  @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'refused: every problem of the row, by field' }) reasons?: ErrorDetailDto[];
+}
+
+/** Where and why an import stopped (status `failed`). */
+export class ImportFailureDto {
+  @ApiProperty({ example: 500, description: 'The first row not decided' }) offset: number;
+  @ApiProperty({ example: 'service_unavailable' }) code: string;
+  @ApiProperty() message: string;
+}
+
+export class ImportSummaryDto {
+  @ApiProperty({ example: 601 }) recorded: number;
+  @ApiProperty({ example: 1 }) refused: number;
+}
+
+/** An import's report: the answer of the import, and of GET /api/v1/consent_records/imports/<import_id>. */
+export class ImportReportDto {
+  @ApiProperty({ example: 'imp_us0123456789abcdefghij', description: 'Names the country that keeps the report (a dry run\'s is not kept)' }) import_id: string;
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
+  @ApiProperty() dry_run: boolean;
+  @ApiProperty({
+    enum: ['completed', 'in_progress', 'failed'],
+    description: '`completed`: every row was decided; `in_progress`: its chunks are being recorded, or it stopped without word; `failed`: see `failure`',
+  })
+  status: 'completed' | 'in_progress' | 'failed';
+  @ApiPropertyOptional({ type: ImportFailureDto, description: 'Only with status `failed`' }) failure?: ImportFailureDto;
+  @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
+  @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, in order (`failed`: the rows decided before `failure.offset`)' }) rows: ImportRowOutcomeDto[];
+  @ApiProperty({ format: 'date-time' }) created_at: string;
 }
