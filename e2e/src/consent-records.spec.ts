@@ -1402,6 +1402,38 @@ describe('consent records', () => {
     expect(status).toMatchObject({ newsletter: { status: 'declined', record_id: r2 }, analytics: { status: 'granted', record_id: r2 } });
   });
 
+  it('lets the person withdraw, on a replaced record, a purpose a newer flow version dropped, which consent_status still counts as given', async () => {
+    const email = 'dropped@example.com';
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Dropping form' });
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const older = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: ago(60) });
+    expect(older.status).toBe(201);
+    // Version 2 no longer asks for analytics; the newer record speaks for the newsletter only.
+    const next = await api('POST', `/api/v1/flows/${own.body.id}/versions`, {
+      purposes: NEWSLETTER_FLOW.purposes.filter((key) => key !== 'analytics'),
+      purpose_definitions: Object.fromEntries(Object.entries(NEWSLETTER_FLOW.purpose_definitions).filter(([key]) => key !== 'analytics')),
+    });
+    expect(next.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const newer = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted }, captured_at: ago(30) });
+    expect(newer.body.consent_record.supersedes).toBe(older.body.consent_record.record_id);
+    const olderId = older.body.consent_record.record_id;
+    const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
+    expect((await statusOf()).analytics).toMatchObject({ status: 'granted', record_id: olderId });
+
+    const token = await inboxOf(email);
+    const listed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data.find((r: { record_id: string }) => r.record_id === olderId);
+    expect([listed.superseded_by, listed.withdrawable]).toEqual([newer.body.consent_record.record_id, ['analytics']]);
+    // The newsletter is the newer record's; analytics, which no newer record holds, is withdrawn here (it was a 409).
+    const onNewsletter = await http(us.url, 'POST', `/api/v1/inbox/records/${olderId}/withdraw`, { token, body: { purpose: 'newsletter' } });
+    expect(onNewsletter.status).toBe(409);
+    const onAnalytics = await http(us.url, 'POST', `/api/v1/inbox/records/${olderId}/withdraw`, { token, body: { purpose: 'analytics' } });
+    expect([onAnalytics.status, onAnalytics.body.withdrawn]).toEqual([200, ['analytics']]);
+    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: olderId, updated_at: onAnalytics.body.withdrawn_at });
+    expect((await statusOf()).newsletter).toMatchObject({ status: 'granted', record_id: newer.body.consent_record.record_id });
+  });
+
   it('keeps a withdrawal and a newer record made at the same moment in agreement: the newer record carries it, or the withdrawal is refused as replaced', async () => {
     const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
     for (let round = 0; round < 16; round++) {

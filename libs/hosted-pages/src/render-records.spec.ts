@@ -50,6 +50,13 @@ describe('the records page', () => {
     expect(page).toContain('Replaced by a newer record');
   });
 
+  it('offers on a replaced record a form for each purpose still given through it only (a newer flow version dropped it)', () => {
+    const page = renderRecordsPage([{ ...item, superseded_by: 'rec_us9999999999999999999999', withdrawable: ['analytics'] }], { locale: 'en' });
+    const forms = page.match(/<form[^>]*>.*?<\/form>/gs) ?? [];
+    expect(forms).toHaveLength(1);
+    expect(forms[0]).toContain('name="purpose" value="analytics"');
+  });
+
   it('confirms what a withdrawal withdrew, naming the record and the purpose, and speaks German', () => {
     const withdrawn = { ...item, purposes: { newsletter: { label: 'Newsletter', status: 'withdrawn' as const }, analytics: item.purposes.analytics } };
     const page = renderRecordsPage([withdrawn], { locale: 'de', confirmation: { record_id: item.record_id, purpose: 'newsletter' } });

@@ -11,6 +11,8 @@ export interface PersonRecordItem {
   recorded_at: string;
   /** A newer record of the same flow replaced this one: shown, but withdrawn through the newer one. */
   superseded_by?: string;
+  /** On a replaced record, what is still given through it (no newer record holds it): a form each. */
+  withdrawable?: readonly string[];
   /** `whole`: withdrawn all at once only (a consent given on the hosted pages); else purpose by purpose too. */
   withdrawal?: 'per_purpose' | 'whole';
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
@@ -56,8 +58,10 @@ const ERROR_MESSAGES: Record<RecordsPageError, MessageKey> = { conflict: 'record
 function record(item: PersonRecordItem, tr: Translator, view: string | undefined, via: string | undefined): SafeHtml {
   const query = view ? `?application_id=${encodeURIComponent(view)}${via ? `&via=${encodeURIComponent(via)}` : ''}` : '';
   const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw${query}`;
-  // A replaced record offers no withdrawal: the newer one speaks for the person now.
+  // A replaced record offers no withdrawal (the newer one speaks for the person now) but of what no
+  // newer record holds (a newer flow version dropped it), one purpose at a time.
   const replaced = item.superseded_by !== undefined;
+  const stillHere = new Set(item.withdrawable ?? []);
   const granted = replaced ? [] : Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
   const whole = item.withdrawal === 'whole';
   const recorded = tr.dateTime(item.recorded_at);
@@ -73,7 +77,7 @@ ${replaced ? html`<p class="hp-notice" data-superseded-by="${item.superseded_by!
 ${Object.entries(item.purposes).map(
   ([key, purpose]) => html`<li class="hp-purpose" data-purpose="${key}" data-status="${purpose.status}">
 <span class="hp-purpose-label">${purpose.label}</span> <span class="hp-badge">${tr.t(`record_status_${purpose.status}` as MessageKey)}</span>
-${purpose.status === 'granted' && !replaced && !whole
+${purpose.status === 'granted' && (!replaced || stillHere.has(key)) && !whole
   ? html`<form class="hp-inline-form" method="post" action="${action}"><input type="hidden" name="purpose" value="${key}"><button type="submit" class="hp-button hp-button-secondary" aria-label="${tr.t('records_withdraw_purpose', { purpose: purpose.label })}">${tr.t('records_withdraw')}</button></form>`
   : null}
 </li>`,

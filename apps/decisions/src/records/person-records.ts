@@ -22,6 +22,8 @@ interface Row {
   terms: FlowTerms;
   /** The person's next record of the same flow (by when each decision was made), if any: this one is history. */
   superseded_by: string | null;
+  /** The purposes the newer records of the same flow hold (null: none newer). */
+  newer_purposes: string[] | null;
 }
 
 /** What every listed record starts with, whichever way it was given. */
@@ -58,11 +60,23 @@ interface SessionRow {
  * while a noticed legitimate-interest purpose of it stands, as a record's withdrawal is.
  */
 /** The record of the same person and flow made next after this one ($1), read in a statement of its own (after the withdrawal's locks). */
-const NEWER_RECORD_OF_FLOW = `SELECT n."record_id" FROM "decisions"."consent_records" r
+const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
   JOIN "decisions"."consent_records" n ON n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
    AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
   WHERE r."record_id" = $1
-  ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1`;
+  ORDER BY n."captured_at", n."recorded_at", n."record_id"`;
+
+/**
+ * On a replaced record, the purposes it still grants that no newer record of the flow holds (a newer
+ * flow version dropped them): consent_status is decided by this record for them, so the person can
+ * still withdraw them here. Every other purpose is the newer record's to speak for.
+ */
+function stillInForceHere(statuses: Record<string, { status: string }>, newerPurposes: readonly string[]): string[] {
+  const newer = new Set(newerPurposes);
+  return Object.entries(statuses)
+    .filter(([key, purpose]) => purpose.status === 'granted' && !newer.has(key))
+    .map(([key]) => key);
+}
 
 @Injectable()
 export class PersonRecords {
@@ -93,19 +107,22 @@ export class PersonRecords {
       // this withdrawal and carrying it.
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${found.subject_id}:${found.flow_id}`]);
       const [row] = await this.rows(manager, email, undefined, request.record_id, true);
-      const newer: Array<{ record_id: string }> = await manager.query(NEWER_RECORD_OF_FLOW, [row.record_id]);
-      if (newer[0]) row.superseded_by = newer[0].record_id;
-      // A newer record of the same flow speaks for the person now: withdrawing from the old one would
-      // leave the newer one granting what the person meant to take back.
-      if (row.superseded_by) {
-        throw new DomainError('conflict', `This record was replaced by a newer one (${row.superseded_by}); withdraw there`, [{ field: 'record_id', reason: `superseded by ${row.superseded_by}` }]);
-      }
+      const newer: Array<{ record_id: string; purposes: string[] }> = await manager.query(NEWER_RECORDS_OF_FLOW, [row.record_id]);
+      row.superseded_by = newer[0]?.record_id ?? null;
+      row.newer_purposes = newer.length > 0 ? newer.flatMap((record) => record.purposes) : null;
       const current = this.message(row).purposes;
       const granted = Object.entries(current).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
       if (request.purpose !== undefined && !(request.purpose in current)) {
         throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
       }
-      const withdrawn = request.purpose === undefined ? granted : granted.filter((key) => key === request.purpose);
+      // A newer record of the same flow speaks for the person now: withdrawing from the old one would
+      // leave the newer one granting what the person meant to take back. What no newer record holds
+      // (a newer flow version dropped it) is still given through this one, and withdrawn here.
+      const withdrawable = row.superseded_by ? stillInForceHere(current, row.newer_purposes ?? []) : granted;
+      if (row.superseded_by && (request.purpose === undefined ? withdrawable.length === 0 : !withdrawable.includes(request.purpose))) {
+        throw new DomainError('conflict', `This record was replaced by a newer one (${row.superseded_by}); withdraw there`, [{ field: 'record_id', reason: `superseded by ${row.superseded_by}` }]);
+      }
+      const withdrawn = request.purpose === undefined ? withdrawable : withdrawable.filter((key) => key === request.purpose);
       if (withdrawn.length === 0) {
         throw new DomainError('conflict', request.purpose ? `${request.purpose} is not granted on this record` : 'Nothing on this record is granted any more');
       }
@@ -215,7 +232,10 @@ export class PersonRecords {
               (SELECT n."record_id" FROM "decisions"."consent_records" n
                 WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
                   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
-                ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1) AS "superseded_by"
+                ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1) AS "superseded_by",
+              (SELECT array_agg(DISTINCT k) FROM "decisions"."consent_records" n CROSS JOIN LATERAL jsonb_object_keys(n."purposes") AS k
+                WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
+                  AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")) AS "newer_purposes"
          FROM "decisions"."consent_records" r
          JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
@@ -238,6 +258,7 @@ export class PersonRecords {
       channel: row.channel,
       withdrawal: 'per_purpose',
       ...(row.superseded_by ? { superseded_by: row.superseded_by } : {}),
+      ...(row.superseded_by && stillInForceHere(status, row.newer_purposes ?? []).length > 0 ? { withdrawable: stillInForceHere(status, row.newer_purposes ?? []) } : {}),
       purposes: Object.fromEntries(Object.entries(status).map(([key, value]) => [key, { label: labels.get(key) ?? key, status: value.status }])),
     };
   }

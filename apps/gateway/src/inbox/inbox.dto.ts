@@ -91,6 +91,12 @@ export class InboxRecordDto {
   @ApiProperty({ enum: ['per_purpose', 'whole'], description: '`whole`: a consent given on the hosted pages, withdrawn whole; `per_purpose`: purpose by purpose or all at once' })
   withdrawal: 'per_purpose' | 'whole';
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghik', description: "The person's newer record of the same flow that replaced this one (withdraw there)" }) superseded_by?: string;
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['analytics'],
+    description: 'On a replaced record: the purposes still given through it, which no newer record of the flow holds (a newer flow version dropped them): withdrawn here',
+  })
+  withdrawable?: string[];
   @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/InboxRecordPurposeDto' } }) purposes: Record<string, InboxRecordPurposeDto>;
 }
 

@@ -120,6 +120,8 @@ export interface InboxRecordMessage {
   withdrawal: 'per_purpose' | 'whole';
   /** The person's newer record of the same flow that replaced this one (withdraw there). */
   superseded_by?: string;
+  /** On a replaced record: the purposes still given through it, which no newer record of the flow holds (a newer flow version dropped them), withdrawn here. */
+  withdrawable?: string[];
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
 
