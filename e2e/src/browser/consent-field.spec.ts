@@ -575,7 +575,24 @@ ${extra}
     expect(receipt.extensions.collection_channel).toBe('embedded_field_browser');
     expect(receipt.extensions.rendering_evidence.find((e: { purpose_id: string }) => e.purpose_id === 'analytics')).toMatchObject({ changed: true, trusted_gesture: true });
     expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['analytics', 'fraud']);
+
     expect(problems).toEqual([]);
+
+    // A person homed in DE: captured here, not committed; the host learns the home country and the
+    // token (it got an error and nothing to commit before), and the server commits it at DE.
+    await eventually(async () => {
+      const answer = await http(de.url, 'POST', '/api/v1/consent_records', {
+        token: apiToken,
+        body: { flow_id: flowId, subject: { email: 'dieter.commit@example.com' }, decisions: { newsletter: { decision: 'declined', default_checked: false, mandatory: false }, analytics: { decision: 'declined', default_checked: false, mandatory: false } }, captured_at: new Date(Date.now() - 60_000).toISOString() },
+      });
+      return answer.status === 201;
+    });
+    const elsewhere = await page.evaluate(() => (globalThis as any).document.querySelector('#field').capture({ commit: true, subject: { email: 'dieter.commit@example.com' } }));
+    expect(elsewhere).toEqual({ token: expect.stringMatching(/^cap_us/), expiresAt: expect.any(String), homeCountry: 'DE' });
+    const atHome = await http(de.url, 'POST', `/api/v1/decisions/${elsewhere.token}/authorize`, { token: apiToken, body: { subject: { email: 'dieter.commit@example.com' } } });
+    expect([atHome.status, atHome.body.record_id, atHome.body.channel]).toEqual([200, expect.stringMatching(/^rec_de/), 'embedded_field']);
+    // The browser logs the 421 it was answered, and nothing else went wrong.
+    expect(problems).toEqual([expect.stringMatching(/status of 421 .*\/api\/v1\/captures/)]);
   });
   it('takes the field path of forms.attach from service.js: browser commit at submit, onCaptured with the record', async () => {
     expect((await http(us.url, 'PATCH', `/api/v1/applications/${applicationId}/settings`, { token: adminToken, body: { browser_commit: true } })).status).toBe(200);

@@ -54,6 +54,18 @@ export function readFieldConfig(doc: Document): FieldFrameConfig | null {
   }
 }
 
+/**
+ * A browser commit refused for a person homed in another country (421) keeps the capture and answers
+ * its token: the capture is made, uncommitted, and the organisation's server commits it at the
+ * person's home country. Reported to the host as captured, with `home_country`; anything else, none.
+ */
+function keptForHomeCountry(error: unknown): Record<string, unknown> | undefined {
+  if (!(error instanceof ServiceError) || error.statusCode !== 421 || typeof error.body !== 'object' || error.body === null) return undefined;
+  const body = error.body as Record<string, unknown>;
+  if (typeof body.capture_token !== 'string' || typeof body.expires_at !== 'string' || typeof body.home_country !== 'string') return undefined;
+  return { capture_token: body.capture_token, expires_at: body.expires_at, home_country: body.home_country };
+}
+
 class FieldFrame {
   private readonly checkboxes: HTMLInputElement[];
   private readonly changed = new Set<string>();
@@ -176,9 +188,11 @@ class FieldFrame {
         try {
           reply = await this.sendCapture(decisions, gestures, visible, commit, fingerprint);
         } catch (error) {
+          const kept = keptForHomeCountry(error);
+          if (kept) reply = kept;
           // A refused proof (used, or too old on a skewed clock): once more with a fresh rendering's proof.
-          if (!(error instanceof ServiceError && error.statusCode === 401)) throw error;
-          reply = await this.sendCapture(decisions, gestures, visible, commit, fingerprint);
+          else if (!(error instanceof ServiceError && error.statusCode === 401)) throw error;
+          else reply = await this.sendCapture(decisions, gestures, visible, commit, fingerprint);
         }
       }
       this.post('service-field:captured', {
@@ -186,6 +200,7 @@ class FieldFrame {
         capture_token: reply.capture_token,
         expires_at: reply.expires_at,
         ...(typeof reply.record_id === 'string' ? { record_id: reply.record_id, channel: reply.channel } : {}),
+        ...(typeof reply.home_country === 'string' ? { home_country: reply.home_country } : {}),
       });
     } catch (error) {
       const failure = error instanceof ServiceError ? error : new ServiceError(String((error as Error)?.message ?? error), { code: 'capture_failed' });

@@ -40,6 +40,11 @@ describe('the consent field messages', () => {
     }
   });
 
+  it('lets a capture say the home country of a person committed elsewhere, as a country code only', () => {
+    expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], home_country: 'DE' }), 'frame')).toEqual([]);
+    expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], home_country: 'Germany' }), 'frame')).toHaveLength(1);
+  });
+
   it('names what breaks a payload', () => {
     expect(fieldMessageErrors(fieldMessage('service-field:state', { controls: { newsletter: 'yes' } }), 'frame')).toEqual(['/payload/controls/newsletter: must be boolean']);
     expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], render_proof: 'x' }), 'frame')).toEqual([

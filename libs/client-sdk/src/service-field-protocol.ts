@@ -8,7 +8,7 @@
  *
  *   frame → host  service-field:ready     {flow_id, flow_version, locale, controls: {key: ticked}}
  *                 service-field:state     {controls: {key: ticked}}            (each change)
- *                 service-field:captured  {request_id, capture_token, expires_at, record_id?, channel?}
+ *                 service-field:captured  {request_id, capture_token, expires_at, record_id?, channel?, home_country?}
  *                 service:resize          {height}
  *                 service:error           {code, message, fatal, recoverable_via}
  *   host → frame  service-field:init      {appearance}                         (after field-ready)
@@ -75,6 +75,9 @@ export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
       expires_at: DATE_TIME,
       record_id: { type: 'string', minLength: 1, maxLength: 128 },
       channel: { enum: ['embedded_field', 'embedded_field_browser'] },
+      // A browser commit for a person homed in another country: captured, not committed; the
+      // organisation's server commits it there (authorize at that country's endpoint).
+      home_country: { type: 'string', pattern: '^[A-Z]{2}$' },
     },
     additionalProperties: false,
   },

@@ -53,6 +53,8 @@ export interface FieldCaptureResult {
   expiresAt: string;
   recordId?: string;
   channel?: string;
+  /** A browser commit for a person homed in another country: captured, not committed; commit it from your server at this country's endpoint. */
+  homeCountry?: string;
 }
 
 interface Pending {
@@ -396,6 +398,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
             token: p.capture_token,
             expiresAt: p.expires_at,
             ...(p.record_id ? { recordId: p.record_id, channel: p.channel } : {}),
+            ...(p.home_country ? { homeCountry: p.home_country } : {}),
           });
         }
         return;
