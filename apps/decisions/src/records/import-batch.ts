@@ -535,9 +535,12 @@ const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb
  * the batch goes through the transaction, which reads the marks again and carries the withdrawal;
  * or waits for the batch, and then finds the record replaced (409). Without it a newer record
  * written at that moment carried nothing while consent_status counted the withdrawal against it.
+ * The rows are locked in `record_id` order, the order in which a batch's transaction updates older
+ * records (withdrawSql, by the primary key), so that the two cannot wait for each other.
  */
-const PREDECESSORS_UNCHANGED = (parameter: number) => `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($${parameter}::jsonb) AS x("id" text, "marks" jsonb)
-       WHERE NOT EXISTS (SELECT 1 FROM "decisions"."consent_records" p WHERE p."record_id" = x."id" AND p."withdrawals" = x."marks" FOR SHARE))`;
+export const PREDECESSORS_UNCHANGED = (parameter: number) => `(SELECT count(*) FROM (
+         SELECT 1 FROM "decisions"."consent_records" p JOIN jsonb_to_recordset($${parameter}::jsonb) AS x("id" text, "marks" jsonb) ON p."record_id" = x."id" AND p."withdrawals" = x."marks"
+          ORDER BY p."record_id" FOR SHARE OF p) AS "locked") = jsonb_array_length($${parameter}::jsonb)`;
 
 const PREDECESSOR_ROWS = new JsonRecordset<{ id: string; marks: WithdrawalMark[] }>([
   { key: 'id', read: (row) => row.id },
