@@ -1432,6 +1432,16 @@ describe('consent records', () => {
     expect([onAnalytics.status, onAnalytics.body.withdrawn]).toEqual([200, ['analytics']]);
     expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: olderId, updated_at: onAnalytics.body.withdrawn_at });
     expect((await statusOf()).newsletter).toMatchObject({ status: 'granted', record_id: newer.body.consent_record.record_id });
+
+    // Version 3 asks for analytics again, and a record captured before the withdrawal arrives after
+    // it: it carries the withdrawal (it was withdrawn in consent_status only, granted everywhere else).
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/versions`, { purposes: NEWSLETTER_FLOW.purposes, purpose_definitions: NEWSLETTER_FLOW.purpose_definitions })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const third = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: ago(20) });
+    const thirdId = third.body.consent_record.record_id;
+    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: thirdId, updated_at: onAnalytics.body.withdrawn_at });
+    const thirdListed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data.find((r: { record_id: string }) => r.record_id === thirdId);
+    expect([thirdListed.purposes.analytics.status, thirdListed.purposes.newsletter.status]).toEqual(['withdrawn', 'granted']);
   });
 
   it('keeps a withdrawal and a newer record made at the same moment in agreement: the newer record carries it, or the withdrawal is refused as replaced', async () => {

@@ -134,6 +134,14 @@ export class PersonRecords {
       const wholeRecord = whole && request.purpose === undefined && withdrawsAllInForce(row.purposes, withdrawn);
       const marks = wholeRecord ? [{ at: at.toISOString(), channel }] : withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel }));
       await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [row.record_id, JSON.stringify(marks)]);
+      if (newer.length > 0) {
+        // Withdrawn on a replaced record (what no newer record holds): the flow's newest record keeps
+        // the same marks, purpose by purpose, for a purpose it does not hold (nothing of it changes,
+        // no event): a record written after it, captured before this withdrawal, carries them, as it
+        // carries what is withdrawn on the newest record itself (carriedWithdrawals).
+        const perPurpose = withdrawn.map((purpose) => ({ purpose, at: at.toISOString(), channel }));
+        await manager.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`, [newer[newer.length - 1].record_id, JSON.stringify(perPurpose)]);
+      }
       await recordEvent(manager, {
         type: whole ? 'consent.revoked' : 'consent.purpose_revoked',
         applicationId: row.application_id,
