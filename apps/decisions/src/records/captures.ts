@@ -27,14 +27,6 @@ export function labelDigest(label: string): string {
 }
 
 /**
- * Consent captured in the organisation's own form: the browser posts the sanitised snapshot (each
- * purpose's decision and presentation, label digests) with the publishable key and gets a capture
- * token; the organisation's server commits it with the person's e-mail (`authorize`), which records
- * it through the Record API's path with the capture's channel, in the person's home country: a
- * capture held here is committed here or claimed by the person's home (CaptureClaims); one held in
- * another country is claimed from there (CommitCaptureHeldElsewhere).
- */
-/**
  * The sweep of captures that leave no record: uncommitted past their 24 hours; one a country claimed
  * (a commit under way, which may still make its record) an hour later, so that a claim whose
  * settlement never arrived (the claimant's answer lost) does not keep the capture, and refuse it
@@ -45,6 +37,14 @@ export const CAPTURE_SWEEP_SQL = `DELETE FROM "decisions"."captures"
   WHERE "record_id" IS NULL AND (("committed_in" IS NULL AND "expires_at" < now()) OR "expires_at" < now() - interval '1 hour')
   RETURNING 1`;
 
+/**
+ * Consent captured in the organisation's own form: the browser posts the sanitised snapshot (each
+ * purpose's decision and presentation, label digests) with the publishable key and gets a capture
+ * token; the organisation's server commits it with the person's e-mail (`authorize`), which records
+ * it through the Record API's path with the capture's channel, in the person's home country: a
+ * capture held here is committed here or claimed by the person's home (CaptureClaims); one held in
+ * another country is claimed from there (CommitCaptureHeldElsewhere).
+ */
 @Injectable()
 export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
   private sweeper?: NodeJS.Timeout;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, withdrawsAllInForce } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce } from '@dcr/domain';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -8,6 +8,7 @@ import { DecisionSession } from '../sessions/decision-session.entity';
 import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { ConsentRecord } from './consent-record.entity';
+import { madeAfter, madeOrder } from './record-order';
 
 interface Row {
   record_id: string;
@@ -43,6 +44,12 @@ interface SessionRow {
   terms: FlowTerms;
 }
 
+/** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
+const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
+  JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')}
+  WHERE r."record_id" = $1
+  ORDER BY ${madeOrder('n')}`;
+
 /**
  * The person's side of their consent records: signed in to their inbox with a mailed one-time code
  * (the credential-free entry every receipt names), they see each record of that organisation (or of
@@ -59,25 +66,6 @@ interface SessionRow {
  * `revoked` and `consent.revoked` goes out with that channel, scoped by purpose (`scope: 'purpose'`)
  * while a noticed legitimate-interest purpose of it stands, as a record's withdrawal is.
  */
-/** The record of the same person and flow made next after this one ($1), read in a statement of its own (after the withdrawal's locks). */
-const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
-  JOIN "decisions"."consent_records" n ON n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
-   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
-  WHERE r."record_id" = $1
-  ORDER BY n."captured_at", n."recorded_at", n."record_id"`;
-
-/**
- * On a replaced record, the purposes it still grants that no newer record of the flow holds (a newer
- * flow version dropped them): consent_status is decided by this record for them, so the person can
- * still withdraw them here. Every other purpose is the newer record's to speak for.
- */
-function stillInForceHere(statuses: Record<string, { status: string }>, newerPurposes: readonly string[]): string[] {
-  const newer = new Set(newerPurposes);
-  return Object.entries(statuses)
-    .filter(([key, purpose]) => purpose.status === 'granted' && !newer.has(key))
-    .map(([key]) => key);
-}
-
 @Injectable()
 export class PersonRecords {
   constructor(
@@ -118,7 +106,7 @@ export class PersonRecords {
       // A newer record of the same flow speaks for the person now: withdrawing from the old one would
       // leave the newer one granting what the person meant to take back. What no newer record holds
       // (a newer flow version dropped it) is still given through this one, and withdrawn here.
-      const withdrawable = row.superseded_by ? stillInForceHere(current, row.newer_purposes ?? []) : granted;
+      const withdrawable = row.superseded_by ? stillInForceOnReplaced(current, row.newer_purposes ?? []) : granted;
       if (row.superseded_by && (request.purpose === undefined ? withdrawable.length === 0 : !withdrawable.includes(request.purpose))) {
         throw new DomainError('conflict', `This record was replaced by a newer one (${row.superseded_by}); withdraw there`, [{ field: 'record_id', reason: `superseded by ${row.superseded_by}` }]);
       }
@@ -237,13 +225,9 @@ export class PersonRecords {
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
     return manager.query(
       `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
-              (SELECT n."record_id" FROM "decisions"."consent_records" n
-                WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
-                  AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
-                ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1) AS "superseded_by",
+              (SELECT n."record_id" FROM "decisions"."consent_records" n WHERE ${madeAfter('n', 'r')} ORDER BY ${madeOrder('n')} LIMIT 1) AS "superseded_by",
               (SELECT array_agg(DISTINCT k) FROM "decisions"."consent_records" n CROSS JOIN LATERAL jsonb_object_keys(n."purposes") AS k
-                WHERE n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id"
-                  AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")) AS "newer_purposes"
+                WHERE ${madeAfter('n', 'r')}) AS "newer_purposes"
          FROM "decisions"."consent_records" r
          JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
@@ -266,7 +250,7 @@ export class PersonRecords {
       channel: row.channel,
       withdrawal: 'per_purpose',
       ...(row.superseded_by ? { superseded_by: row.superseded_by } : {}),
-      ...(row.superseded_by && stillInForceHere(status, row.newer_purposes ?? []).length > 0 ? { withdrawable: stillInForceHere(status, row.newer_purposes ?? []) } : {}),
+      ...(row.superseded_by && stillInForceOnReplaced(status, row.newer_purposes ?? []).length > 0 ? { withdrawable: stillInForceOnReplaced(status, row.newer_purposes ?? []) } : {}),
       purposes: Object.fromEntries(Object.entries(status).map(([key, value]) => [key, { label: labels.get(key) ?? key, status: value.status }])),
     };
   }

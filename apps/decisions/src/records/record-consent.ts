@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ConsentRecord } from './consent-record.entity';
 import { ReceiptMailer } from './receipt-mailer';
 import { noticeDigestOf } from '../flows/flow-message';
+import { madeAfter, madeOrder } from './record-order';
 import { RecordWriter } from './record-writer';
 
 /**
@@ -13,10 +14,9 @@ import { RecordWriter } from './record-writer';
  * the two and recorded later does not change what the first answer said).
  */
 const SUPERSEDED_WHEN_RECORDED = `SELECT n."record_id" FROM "decisions"."consent_records" r
-  JOIN "decisions"."consent_records" n ON n."subject_id" = r."subject_id" AND n."flow_id" = r."flow_id" AND n."recorded_at" < r."recorded_at"
-   AND (n."captured_at", n."recorded_at", n."record_id") > (r."captured_at", r."recorded_at", r."record_id")
+  JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')} AND n."recorded_at" < r."recorded_at"
   WHERE r."record_id" = $1
-  ORDER BY n."captured_at", n."recorded_at", n."record_id" LIMIT 1`;
+  ORDER BY ${madeOrder('n')} LIMIT 1`;
 
 /** The answer to a repeated idempotency key: the record as its first answer described it, `superseded_by` of a late record included. */
 async function replayedMessage(dataSource: DataSource, record: ConsentRecord): Promise<ConsentRecordMessage> {

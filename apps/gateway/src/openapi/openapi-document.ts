@@ -20,10 +20,10 @@ Conventions shared by every endpoint:
   creation, and reading a flow's published wording), and the consent field's render proof in the body of its
   own \`embedded_field\` capture. OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
 
-/** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
 /** The security scheme of the inbox routes: the person's inbox token, not an API token. */
 export const INBOX_TOKEN_SCHEME = 'inbox_token';
 
+/** The OpenAPI 3.1 document, generated once from the controllers and DTOs when the gateway starts. */
 @Injectable()
 export class OpenApiDocument {
   private document?: OpenAPIObject;

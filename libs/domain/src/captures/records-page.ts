@@ -32,3 +32,17 @@ export function recordsPageVia(value: unknown): RecordsPageVia | undefined {
 export function withdrawalChannelOf(via: RecordsPageVia | undefined): PersonWithdrawalChannel {
   return via ? CHANNEL_OF_VIA[via] : 'own_records';
 }
+
+/**
+ * On a replaced record (a newer record of the flow supersedes it), the purposes it still grants that
+ * no newer record of the flow holds (a newer flow version dropped them): consent_status is decided by
+ * this record for them, so the person withdraws them here. Every other purpose is the newer record's
+ * to speak for. `statuses`: the record's purposes as they stand; `newerPurposes`: every purpose the
+ * newer records hold, in any status.
+ */
+export function stillInForceOnReplaced(statuses: Record<string, { status: string }>, newerPurposes: readonly string[]): string[] {
+  const newer = new Set(newerPurposes);
+  return Object.entries(statuses)
+    .filter(([key, purpose]) => purpose.status === 'granted' && !newer.has(key))
+    .map(([key]) => key);
+}
