@@ -327,6 +327,21 @@ describe('form connections', () => {
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
   });
 
+  it('refuses a signed delivery it cannot store by the name of what is wrong, never with a 500, and keeps nothing', async () => {
+    const { body: connection } = await create();
+    const before = await count('SELECT count(*)::int AS n FROM decisions.consent_records');
+    const people = await count('SELECT count(*)::int AS n FROM decisions.subjects');
+    const refusedOn = async (raw: string) => {
+      const answer = await deliver(connection.id, raw, sign(connection.secret, raw));
+      return [answer.status, (answer.body.details ?? []).map((issue: { field: string }) => issue.field)];
+    };
+    // A NUL character, which PostgreSQL cannot store in text, in the hidden id or the e-mail answer.
+    expect(await refusedOn(submission('nul0001', [email('nul@example.org')], { hidden: { crm_id: 'crm\u0000-1' } }))).toEqual([422, ['external_id']]);
+    expect(await refusedOn(submission('nul0002', [email('nu\u0000l@example.org')]))).toEqual([422, ['email']]);
+    expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
+    expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
+  });
+
   it('honours the previous secret for one day after a rotation, and refuses it after', async () => {
     const { body: connection } = await create();
     const rotated = await api('POST', `${connections()}/${connection.id}/rotate_secret`);

@@ -142,6 +142,14 @@ describe('submissionRecord', () => {
     );
     expect(error.details!.map((issue) => issue.field)).toEqual(['email', 'decisions.newsletter', 'decisions.analytics']);
   });
+
+  it('refuses a control character (NUL, which cannot be stored) in the e-mail answer or the hidden id, naming each', () => {
+    const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('a\u0000da@example.org')], { hidden: { crm_id: 'crm\u0000-4711' } }))));
+    expect(error.details).toEqual([
+      { field: 'email', reason: 'the answer to email_q is not an e-mail address' },
+      { field: 'external_id', reason: 'the hidden field crm_id contains a control character' },
+    ]);
+  });
 });
 
 describe('isTypeformTestRequest', () => {

@@ -63,7 +63,9 @@ export interface SubmissionRecord {
 
 const TOKEN = /^[A-Za-z0-9_-]{1,100}$/;
 /** Typeform checks e-mail answers itself; this only keeps what is plainly not an address out of the record. */
-const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/** A control character (NUL among them, which PostgreSQL cannot store in text) is in no id. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
 const MAX_ANSWERS = 1000;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -187,6 +189,7 @@ export function submissionRecord(mapping: ResolvedFormMapping, submission: Typef
     const value = submission.hidden[mapping.external_id];
     if (typeof value === 'string' && value.length > 0) {
       if (value.length > 200) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} is longer than 200 characters` });
+      else if (CONTROL_CHARACTER.test(value)) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} contains a control character` });
       else externalId = value;
     }
   }
