@@ -338,6 +338,9 @@ describe('form connections', () => {
     // A NUL character, which PostgreSQL cannot store in text, in the hidden id or the e-mail answer.
     expect(await refusedOn(submission('nul0001', [email('nul@example.org')], { hidden: { crm_id: 'crm\u0000-1' } }))).toEqual([422, ['external_id']]);
     expect(await refusedOn(submission('nul0002', [email('nu\u0000l@example.org')]))).toEqual([422, ['email']]);
+    // Nesting far deeper than any Typeform payload.
+    const deep = submission('deep0001', [email('deep@example.org')]).replace('"answers"', `"variables":${'['.repeat(20000)}${']'.repeat(20000)},"answers"`);
+    expect(await refusedOn(deep)).toEqual([422, ['form_response']]);
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
     expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
   });

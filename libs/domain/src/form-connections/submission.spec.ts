@@ -78,6 +78,13 @@ describe('parseTypeformSubmission', () => {
     expect(refusal(() => parseTypeformSubmission({ event_id: 'e', event_type: 'form_response' })).details!.map((i) => i.field)).toEqual(['form_response']);
     expect(refusal(() => parseTypeformSubmission([])).details![0].field).toBe('body');
   });
+
+  it('refuses a response nested far deeper than any Typeform payload, by its name', () => {
+    const deep = JSON.parse(`{"variables":${'['.repeat(20000)}${']'.repeat(20000)}}`);
+    expect(refusal(() => parseTypeformSubmission(delivery([email('ada@example.org')], deep))).details).toEqual([
+      { field: 'form_response', reason: 'nests more than 64 levels deep: not a Typeform response' },
+    ]);
+  });
 });
 
 describe('submissionRecord', () => {
