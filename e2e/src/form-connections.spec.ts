@@ -345,6 +345,29 @@ describe('form connections', () => {
     expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
   });
 
+  it("answers a redelivery with its record even when the flow changed since, and still refuses another body under the token", async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Typeform redelivery' });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const { body: connection } = await create({ flow_id: flow.body.id });
+    const raw = submission('redeliver0001', [email('lin@example.org'), yesNo('newsletter_q', 'f_news', true), choice('analytics_yes')]);
+    const first = await deliver(connection.id, raw, sign(connection.secret, raw));
+    expect(first.status).toBe(200);
+
+    // The organisation adds a purpose to the flow: the mapping no longer covers it, but the response Typeform retries was recorded.
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/versions`, { purposes: [...NEWSLETTER_FLOW.purposes, 'ads'], purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, ads: { label: 'Ads', basis: 'consent' } } })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const again = await deliver(connection.id, raw, sign(connection.secret, raw));
+    expect([again.status, again.body]).toEqual([200, { accepted: true, record_id: first.body.record_id }]);
+    const changed = submission('redeliver0001', [email('lin@example.org'), yesNo('newsletter_q', 'f_news', false)]);
+    const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
+    expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    // A new response is still read with the flow's active version, and refused by the purpose the mapping lacks.
+    const fresh = submission('redeliver0002', [email('lin@example.org')]);
+    const refused = await deliver(connection.id, fresh, sign(connection.secret, fresh));
+    expect([refused.status, refused.body.details]).toEqual([422, [{ field: 'mapping.purposes.ads', reason: expect.any(String) }]]);
+    expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
+  });
+
   it('honours the previous secret for one day after a rotation, and refuses it after', async () => {
     const { body: connection } = await create();
     const rotated = await api('POST', `${connections()}/${connection.id}/rotate_secret`);

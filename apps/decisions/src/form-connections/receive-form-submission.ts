@@ -9,6 +9,7 @@ import {
   recordRequestFingerprint,
   resolveFormMapping,
   submissionRecord,
+  SubmissionRecord,
   validationFailed,
   verifyTypeformSignature,
 } from '@dcr/domain';
@@ -63,19 +64,28 @@ export class ReceiveFormSubmission {
     if (submission.form_id !== row.formId) {
       throw validationFailed([{ field: 'form_response.form_id', reason: `is ${submission.form_id}; this connection is for form ${row.formId}` }]);
     }
-    // Read with the flow's active version: a purpose added since the mapping was saved is named here.
-    const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
-    const mapping = resolveFormMapping(terms, row.formDefinition, row.mapping);
-    const record = submissionRecord(mapping, submission);
-    const { consent_record } = await this.recordConsent.execute({
+    const replay = {
       application_id: row.applicationId,
+      idempotency_key: `typeform:${row.id}:${submission.token}`,
+      // A redelivery carries the same response; another body under the same token is a conflict.
+      request_fingerprint: recordRequestFingerprint({ connection: row.id, form_response: submission.form_response }),
+    };
+    let record: SubmissionRecord;
+    try {
+      // Read with the flow's active version: a purpose added since the mapping was saved is named here.
+      const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
+      record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission);
+    } catch (error) {
+      // A response recorded before the flow or the mapping changed: its redelivery answers its record.
+      const { replayed } = await this.recordConsent.answeredBefore(replay, error);
+      return { accepted: true, record_id: replayed.record_id };
+    }
+    const { consent_record } = await this.recordConsent.execute({
+      ...replay,
       flow_id: row.flowId,
       subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
       decisions: record.decisions,
       captured_at: record.captured_at,
-      idempotency_key: `typeform:${row.id}:${submission.token}`,
-      // A redelivery carries the same response; another body under the same token is a conflict.
-      request_fingerprint: recordRequestFingerprint({ connection: row.id, form_response: submission.form_response }),
       channel: FORM_PLATFORM_CHANNEL,
       collection_platform: 'typeform',
       send_receipt: true,
