@@ -341,6 +341,8 @@ describe('form connections', () => {
     // Nesting far deeper than any Typeform payload.
     const deep = submission('deep0001', [email('deep@example.org')]).replace('"answers"', `"variables":${'['.repeat(20000)}${']'.repeat(20000)},"answers"`);
     expect(await refusedOn(deep)).toEqual([422, ['form_response']]);
+    // captured_at is Typeform's submitted_at: a time in the future is refused by its name in the delivery.
+    expect(await refusedOn(submission('future0001', [email('future@example.org')], { submitted_at: '2099-01-01T00:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
     expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
   });

@@ -18,6 +18,13 @@ import { RecordConsent } from '../records/record-consent';
 import { FormConnection } from './form-connection.entity';
 import { FormConnectionsService } from './form-connections.service';
 
+/** The Record API names `captured_at`; a delivery carries it as Typeform's `form_response.submitted_at`. */
+function namedInDelivery(error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.code !== 'validation_failed' || !error.details) return error;
+  const details = error.details.map((issue) => (issue.field === 'captured_at' ? { ...issue, field: 'form_response.submitted_at' } : issue));
+  return validationFailed(details, error.message);
+}
+
 /**
  * One delivery of a connected form's webhook. In order: the connection (404), the signature over the
  * raw bytes with the current secret or, for a day after a rotation, the previous one (401), the
@@ -80,16 +87,20 @@ export class ReceiveFormSubmission {
       const { replayed } = await this.recordConsent.answeredBefore(replay, error);
       return { accepted: true, record_id: replayed.record_id };
     }
-    const { consent_record } = await this.recordConsent.execute({
-      ...replay,
-      flow_id: row.flowId,
-      subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
-      decisions: record.decisions,
-      captured_at: record.captured_at,
-      channel: FORM_PLATFORM_CHANNEL,
-      collection_platform: 'typeform',
-      send_receipt: true,
-    });
+    const { consent_record } = await this.recordConsent
+      .execute({
+        ...replay,
+        flow_id: row.flowId,
+        subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
+        decisions: record.decisions,
+        captured_at: record.captured_at,
+        channel: FORM_PLATFORM_CHANNEL,
+        collection_platform: 'typeform',
+        send_receipt: true,
+      })
+      .catch((error: unknown) => {
+        throw namedInDelivery(error);
+      });
     return { accepted: true, record_id: consent_record.record_id };
   }
 }
