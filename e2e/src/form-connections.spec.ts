@@ -410,6 +410,11 @@ describe('form connections', () => {
     const badToken = await create({ form_definition: undefined, personal_access_token: 'tfp_bad' });
     expect(badToken.status).toBe(422);
     expect(badToken.body.details[0].field).toBe('personal_access_token');
+    // A token that cannot be a bearer credential is the caller's mistake, not Typeform's API being down.
+    for (const token of ['tfp_good\r\nX-Other: 1', 'tfp good', 'tfp_gööd']) {
+      const malformed = await create({ form_definition: undefined, personal_access_token: token });
+      expect([malformed.status, malformed.body.details?.[0]?.field]).toEqual([422, 'personal_access_token']);
+    }
     const unknownForm = await create({ form_definition: undefined, personal_access_token: 'tfp_good', form_id: 'Nope42' });
     expect(unknownForm.status).toBe(422);
     expect(unknownForm.body.details[0].field).toBe('form_id');
