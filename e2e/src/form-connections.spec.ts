@@ -327,6 +327,49 @@ describe('form connections', () => {
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
   });
 
+  it('refuses a signed delivery it cannot store by the name of what is wrong, never with a 500, and keeps nothing', async () => {
+    const { body: connection } = await create();
+    const before = await count('SELECT count(*)::int AS n FROM decisions.consent_records');
+    const people = await count('SELECT count(*)::int AS n FROM decisions.subjects');
+    const refusedOn = async (raw: string) => {
+      const answer = await deliver(connection.id, raw, sign(connection.secret, raw));
+      return [answer.status, (answer.body.details ?? []).map((issue: { field: string }) => issue.field)];
+    };
+    // A NUL character, which PostgreSQL cannot store in text, in the hidden id or the e-mail answer.
+    expect(await refusedOn(submission('nul0001', [email('nul@example.org')], { hidden: { crm_id: 'crm\u0000-1' } }))).toEqual([422, ['external_id']]);
+    expect(await refusedOn(submission('nul0002', [email('nu\u0000l@example.org')]))).toEqual([422, ['email']]);
+    // Nesting far deeper than any Typeform payload.
+    const deep = submission('deep0001', [email('deep@example.org')]).replace('"answers"', `"variables":${'['.repeat(20000)}${']'.repeat(20000)},"answers"`);
+    expect(await refusedOn(deep)).toEqual([422, ['form_response']]);
+    // captured_at is Typeform's submitted_at: a time in the future is refused by its name in the delivery.
+    expect(await refusedOn(submission('future0001', [email('future@example.org')], { submitted_at: '2099-01-01T00:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
+    expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
+    expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
+  });
+
+  it("answers a redelivery with its record even when the flow changed since, and still refuses another body under the token", async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Typeform redelivery' });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const { body: connection } = await create({ flow_id: flow.body.id });
+    const raw = submission('redeliver0001', [email('lin@example.org'), yesNo('newsletter_q', 'f_news', true), choice('analytics_yes')]);
+    const first = await deliver(connection.id, raw, sign(connection.secret, raw));
+    expect(first.status).toBe(200);
+
+    // The organisation adds a purpose to the flow: the mapping no longer covers it, but the response Typeform retries was recorded.
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/versions`, { purposes: [...NEWSLETTER_FLOW.purposes, 'ads'], purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, ads: { label: 'Ads', basis: 'consent' } } })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const again = await deliver(connection.id, raw, sign(connection.secret, raw));
+    expect([again.status, again.body]).toEqual([200, { accepted: true, record_id: first.body.record_id }]);
+    const changed = submission('redeliver0001', [email('lin@example.org'), yesNo('newsletter_q', 'f_news', false)]);
+    const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
+    expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    // A new response is still read with the flow's active version, and refused by the purpose the mapping lacks.
+    const fresh = submission('redeliver0002', [email('lin@example.org')]);
+    const refused = await deliver(connection.id, fresh, sign(connection.secret, fresh));
+    expect([refused.status, refused.body.details]).toEqual([422, [{ field: 'mapping.purposes.ads', reason: expect.any(String) }]]);
+    expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
+  });
+
   it('honours the previous secret for one day after a rotation, and refuses it after', async () => {
     const { body: connection } = await create();
     const rotated = await api('POST', `${connections()}/${connection.id}/rotate_secret`);
@@ -367,6 +410,11 @@ describe('form connections', () => {
     const badToken = await create({ form_definition: undefined, personal_access_token: 'tfp_bad' });
     expect(badToken.status).toBe(422);
     expect(badToken.body.details[0].field).toBe('personal_access_token');
+    // A token that cannot be a bearer credential is the caller's mistake, not Typeform's API being down.
+    for (const token of ['tfp_good\r\nX-Other: 1', 'tfp good', 'tfp_gööd']) {
+      const malformed = await create({ form_definition: undefined, personal_access_token: token });
+      expect([malformed.status, malformed.body.details?.[0]?.field]).toEqual([422, 'personal_access_token']);
+    }
     const unknownForm = await create({ form_definition: undefined, personal_access_token: 'tfp_good', form_id: 'Nope42' });
     expect(unknownForm.status).toBe(422);
     expect(unknownForm.body.details[0].field).toBe('form_id');

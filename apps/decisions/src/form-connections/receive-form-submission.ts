@@ -9,6 +9,7 @@ import {
   recordRequestFingerprint,
   resolveFormMapping,
   submissionRecord,
+  SubmissionRecord,
   validationFailed,
   verifyTypeformSignature,
 } from '@dcr/domain';
@@ -16,6 +17,13 @@ import { DataSource } from 'typeorm';
 import { RecordConsent } from '../records/record-consent';
 import { FormConnection } from './form-connection.entity';
 import { FormConnectionsService } from './form-connections.service';
+
+/** The Record API names `captured_at`; a delivery carries it as Typeform's `form_response.submitted_at`. */
+function namedInDelivery(error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.code !== 'validation_failed' || !error.details) return error;
+  const details = error.details.map((issue) => (issue.field === 'captured_at' ? { ...issue, field: 'form_response.submitted_at' } : issue));
+  return validationFailed(details, error.message);
+}
 
 /**
  * One delivery of a connected form's webhook. In order: the connection (404), the signature over the
@@ -63,23 +71,36 @@ export class ReceiveFormSubmission {
     if (submission.form_id !== row.formId) {
       throw validationFailed([{ field: 'form_response.form_id', reason: `is ${submission.form_id}; this connection is for form ${row.formId}` }]);
     }
-    // Read with the flow's active version: a purpose added since the mapping was saved is named here.
-    const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
-    const mapping = resolveFormMapping(terms, row.formDefinition, row.mapping);
-    const record = submissionRecord(mapping, submission);
-    const { consent_record } = await this.recordConsent.execute({
+    const replay = {
       application_id: row.applicationId,
-      flow_id: row.flowId,
-      subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
-      decisions: record.decisions,
-      captured_at: record.captured_at,
       idempotency_key: `typeform:${row.id}:${submission.token}`,
       // A redelivery carries the same response; another body under the same token is a conflict.
       request_fingerprint: recordRequestFingerprint({ connection: row.id, form_response: submission.form_response }),
-      channel: FORM_PLATFORM_CHANNEL,
-      collection_platform: 'typeform',
-      send_receipt: true,
-    });
+    };
+    let record: SubmissionRecord;
+    try {
+      // Read with the flow's active version: a purpose added since the mapping was saved is named here.
+      const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
+      record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission);
+    } catch (error) {
+      // A response recorded before the flow or the mapping changed: its redelivery answers its record.
+      const { replayed } = await this.recordConsent.answeredBefore(replay, error);
+      return { accepted: true, record_id: replayed.record_id };
+    }
+    const { consent_record } = await this.recordConsent
+      .execute({
+        ...replay,
+        flow_id: row.flowId,
+        subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
+        decisions: record.decisions,
+        captured_at: record.captured_at,
+        channel: FORM_PLATFORM_CHANNEL,
+        collection_platform: 'typeform',
+        send_receipt: true,
+      })
+      .catch((error: unknown) => {
+        throw namedInDelivery(error);
+      });
     return { accepted: true, record_id: consent_record.record_id };
   }
 }

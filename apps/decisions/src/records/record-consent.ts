@@ -140,9 +140,13 @@ export class RecordConsent {
    * A request refused before its idempotency key was looked up (the capture rules against the flow
    * version active now, the flow no longer active or capturable): when the key was used before, the
    * contract's answer wins, as it would have had the rules not changed since. The same body answers
-   * the earlier record; another body is a conflict (409). Else the refusal stands.
+   * the earlier record; another body is a conflict (409). Else the refusal stands. Also for a form
+   * builder's redelivery refused before it reached here (its mapping read against the flow now).
    */
-  private async answeredBefore(request: CreateConsentRecordRequest, error: unknown): Promise<{ replayed: ConsentRecordMessage }> {
+  async answeredBefore(
+    request: Pick<CreateConsentRecordRequest, 'application_id' | 'idempotency_key' | 'request_fingerprint'>,
+    error: unknown,
+  ): Promise<{ replayed: ConsentRecordMessage }> {
     if (!request.idempotency_key || !(error instanceof DomainError) || error.code !== 'validation_failed') throw error;
     const earlier = await this.dataSource.manager.findOne(ConsentRecord, { where: { applicationId: request.application_id, idempotencyKey: request.idempotency_key } });
     if (!earlier) throw error;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { PERSONAL_ACCESS_TOKEN } from '@dcr/contracts';
 
 export class FormPurposeMappingDto {
   @ApiProperty({ example: 'newsletter_q', description: 'The ref of a yes_no, legal or choice question (multiple_choice, dropdown, picture_choice)' })
@@ -58,6 +59,7 @@ export class CreateFormConnectionDto {
   @IsOptional()
   @IsString()
   @Length(1, 512)
+  @Matches(PERSONAL_ACCESS_TOKEN, { message: 'personal_access_token must be the token as Typeform shows it (tfp_…): letters, digits and - . _ ~ + /, no spaces' })
   personal_access_token?: string;
 
   @ApiProperty({ type: FormMappingDto })

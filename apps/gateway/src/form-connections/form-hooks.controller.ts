@@ -52,7 +52,7 @@ export class FormHooksController {
   @ApiResponse({ status: 421, description: 'A connection of another country', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({
     status: 422,
-    description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `event_type` or `form_response.form_id`',
+    description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `external_id`, `event_type`, `form_response` or the field of it that is wrong',
     schema: { $ref: getSchemaPath(ErrorBodyDto) },
   })
   @ApiResponse({ status: 429, description: 'Rate limited per sending address; see Retry-After', schema: { $ref: getSchemaPath(ErrorBodyDto) } })

@@ -22,6 +22,9 @@ export const FORM_CONNECTION_ID = /^fcn_[a-z]{2}[0-9a-z]{20}$/;
 /** Typeform form ids are short alphanumerics (the `u6nXL7` of https://mysite.typeform.com/to/u6nXL7). */
 export const FORM_ID = /^[A-Za-z0-9]{1,64}$/;
 
+/** A bearer token's syntax (RFC 6750 `b64token`): what can follow `Authorization: Bearer`, as Typeform's `tfp_…` tokens do. */
+export const PERSONAL_ACCESS_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
 /** Raw webhook bodies are sent base64-encoded: 512 KiB of body stays under NATS's 1 MiB message limit. */
 export const MAX_FORM_SUBMISSION_BYTES = 512 * 1024;
 
@@ -49,6 +52,7 @@ export class FormConnectionCreateRequest extends ActorScoped {
   @IsOptional()
   @IsString()
   @Length(1, 512)
+  @Matches(PERSONAL_ACCESS_TOKEN)
   personal_access_token?: string;
 
   /** `{email, external_id?, purposes: {key: {field, choice?}}}`: checked against the form and the flow by the mapping rules. */

@@ -78,6 +78,13 @@ describe('parseTypeformSubmission', () => {
     expect(refusal(() => parseTypeformSubmission({ event_id: 'e', event_type: 'form_response' })).details!.map((i) => i.field)).toEqual(['form_response']);
     expect(refusal(() => parseTypeformSubmission([])).details![0].field).toBe('body');
   });
+
+  it('refuses a response nested far deeper than any Typeform payload, by its name', () => {
+    const deep = JSON.parse(`{"variables":${'['.repeat(20000)}${']'.repeat(20000)}}`);
+    expect(refusal(() => parseTypeformSubmission(delivery([email('ada@example.org')], deep))).details).toEqual([
+      { field: 'form_response', reason: 'nests more than 64 levels deep: not a Typeform response' },
+    ]);
+  });
 });
 
 describe('submissionRecord', () => {
@@ -141,6 +148,14 @@ describe('submissionRecord', () => {
       ),
     );
     expect(error.details!.map((issue) => issue.field)).toEqual(['email', 'decisions.newsletter', 'decisions.analytics']);
+  });
+
+  it('refuses a control character (NUL, which cannot be stored) in the e-mail answer or the hidden id, naming each', () => {
+    const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('a\u0000da@example.org')], { hidden: { crm_id: 'crm\u0000-4711' } }))));
+    expect(error.details).toEqual([
+      { field: 'email', reason: 'the answer to email_q is not an e-mail address' },
+      { field: 'external_id', reason: 'the hidden field crm_id contains a control character' },
+    ]);
   });
 });
 

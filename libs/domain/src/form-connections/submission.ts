@@ -63,8 +63,24 @@ export interface SubmissionRecord {
 
 const TOKEN = /^[A-Za-z0-9_-]{1,100}$/;
 /** Typeform checks e-mail answers itself; this only keeps what is plainly not an address out of the record. */
-const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+/** A control character (NUL among them, which PostgreSQL cannot store in text) is in no id. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
 const MAX_ANSWERS = 1000;
+/** Typeform's payload nests some seven levels; a response is compared with its redelivery by a recursive digest. */
+const MAX_RESPONSE_DEPTH = 64;
+
+/** Whether a JSON value nests objects or arrays more than `limit` levels deep (walked without recursion). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -88,6 +104,9 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
   if (!isPlainObject(response)) {
     issues.push({ field: 'form_response', reason: 'must be the submitted response' });
     throw validationFailed(issues, 'The delivery is not a Typeform submission');
+  }
+  if (nestsDeeperThan(response, MAX_RESPONSE_DEPTH)) {
+    throw validationFailed([{ field: 'form_response', reason: `nests more than ${MAX_RESPONSE_DEPTH} levels deep: not a Typeform response` }], 'The delivery is not a Typeform submission');
   }
   const formId = text(response.form_id);
   if (!formId) issues.push({ field: 'form_response.form_id', reason: 'must be the form\'s id' });
@@ -187,6 +206,7 @@ export function submissionRecord(mapping: ResolvedFormMapping, submission: Typef
     const value = submission.hidden[mapping.external_id];
     if (typeof value === 'string' && value.length > 0) {
       if (value.length > 200) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} is longer than 200 characters` });
+      else if (CONTROL_CHARACTER.test(value)) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} contains a control character` });
       else externalId = value;
     }
   }
