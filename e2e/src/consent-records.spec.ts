@@ -625,10 +625,18 @@ describe('consent records', () => {
       const stopped = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows });
       expect([stopped.status, stopped.body.code, stopped.body.rows_decided]).toEqual([503, 'service_unavailable', 500]);
       expect(stopped.body.import_id).toMatch(/^imp_us/);
+      // The OpenAPI document describes this answer, its import_id and rows_decided included.
+      const conforms = await openApiConformance(us.url);
+      expect(conforms('POST', '/api/v1/consent_records/imports', stopped)).toEqual([true, null]);
+      const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+      for (const status of ['500', '503']) {
+        const stoppedSchema = document.paths['/api/v1/consent_records/imports'].post.responses[status].content['application/json'].schema.$ref.split('/').pop();
+        expect(Object.keys(document.components.schemas[stoppedSchema].properties)).toEqual(expect.arrayContaining(['message', 'code', 'request_id', 'import_id', 'rows_decided']));
+      }
       expect(whileRunning?.status).toBe('in_progress');
       const report = await api('GET', `/api/v1/consent_records/imports/${stopped.body.import_id}`);
       expect(report.body).toMatchObject({ status: 'failed', failure: { offset: 500, code: 'service_unavailable' }, summary: { recorded: 500, refused: 0 } });
-      expect((await openApiConformance(us.url))('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
+      expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
       expect(report.body.rows).toHaveLength(500);
       const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'stopped-%'`);
       expect(kept.rows[0].n).toBe(500);

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { ZONED_DATE_TIME } from '@dcr/domain';
-import { ErrorDetailDto } from '../openapi/openapi.decorators';
+import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -196,4 +196,19 @@ export class ImportReportDto {
   @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
   @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, in order (`failed`: the rows decided before `failure.offset`)' }) rows: ImportRowOutcomeDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/**
+ * The error of a real import whose chunk failed after earlier chunks were recorded: that chunk's
+ * error, naming the import whose report says where it stopped and how many rows were decided.
+ */
+export class ImportStoppedErrorDto extends ErrorBodyDto {
+  @ApiPropertyOptional({
+    example: 'imp_us0123456789abcdefghij',
+    description: 'Only when a chunk failed after earlier ones were recorded: the import, whose report (`status: failed`) keeps the rows decided',
+  })
+  import_id?: string;
+
+  @ApiPropertyOptional({ example: 500, description: 'With `import_id`: the rows decided (and kept) before the failure; the rest can be sent again' })
+  rows_decided?: number;
 }
