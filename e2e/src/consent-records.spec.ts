@@ -685,6 +685,46 @@ describe('consent records', () => {
     expect(after.body.rows[0]).toMatchObject({ outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.sms' })] });
   });
 
+  it('refuses by name an import row the Record API would refuse: a capture time before year 1, an address it does not take, a field it would drop', async () => {
+    const row = (email: string, extra: Record<string, unknown> = {}) => ({
+      subject: { email },
+      decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } },
+      captured_at: '2024-05-06T07:08:09.000Z',
+      ...extra,
+    });
+    const records = [
+      row('year-zero@example.com', { captured_at: '0000-06-01T10:00:00Z' }),
+      row('year-one@example.com', { captured_at: '0001-01-01T00:30:00+01:00' }), // year 0 in UTC
+      row(`${'l'.repeat(65)}@example.com`), // a local part longer than 64 characters
+      row('digest@example.com', { notice_digest: 'a'.repeat(64) }),
+      row('typo@example.com', { subject: { email: 'typo@example.com', externalid: 'crm-1' } }),
+      row('kept@example.com'),
+    ];
+    // The Record API refuses the same address: so would consent_status, which could not name the person.
+    const byApi = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: records[2].subject.email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2024-05-06T07:08:09.000Z' });
+    expect([byApi.status, byApi.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.email']]);
+    const count = async () => (await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1`, [flowId])).rows[0].n;
+    const before = await count();
+    const outcomes = (answer: { body: { rows: Array<{ outcome: string; reasons?: Array<{ field: string }> }> } }) =>
+      answer.body.rows.map((outcome) => [outcome.outcome, outcome.reasons?.map((reason) => reason.field)]);
+    const expected = [
+      ['refused', ['captured_at']],
+      ['refused', ['captured_at']],
+      ['refused', ['subject.email']],
+      ['refused', ['notice_digest']],
+      ['refused', ['subject.externalid']],
+      ['recorded', undefined],
+    ];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect([dry.status, outcomes(dry)]).toEqual([200, expected]);
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([real.status, outcomes(real)]).toEqual([201, expected]);
+    expect(await count()).toBe(before + 1);
+    // A row that is not an object at all: the 422 names each such row.
+    const notRows = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [records[5], null, records[5], 'kept@example.com'] });
+    expect([notRows.status, notRows.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['records[1]', 'records[3]']]);
+  });
+
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {
     // A person first recorded in DE is homed there: the US import refuses that row, naming only the country.
     const deFlow = await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken });

@@ -1,13 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
+import { isEmail } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
 import { CheckedRow, ImportBatch } from './import-batch';
 import { ReceiptMailer } from './receipt-mailer';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The fields of an import row and of its subject: any other is one the caller believes was recorded, so it is refused by name. */
+const ROW_FIELDS = ['subject', 'decisions', 'captured_at', 'idempotency_key'];
+const SUBJECT_FIELDS = ['email', 'external_id'];
 
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
@@ -110,8 +113,13 @@ export class ImportConsentRecords {
   /** The capture rules and the row's own fields; a refusal names every problem of the row. */
   private check(request: ImportRecordsRequest, terms: FlowTerms, index: number, row: ImportRowInput): CheckedRow | ImportRowOutcome {
     const issues: FieldIssue[] = [];
+    for (const field of Object.keys(row)) if (!ROW_FIELDS.includes(field)) issues.push({ field, reason: `is not a field of an import row (${ROW_FIELDS.join(', ')})` });
+    if (typeof row.subject === 'object' && row.subject !== null) {
+      for (const field of Object.keys(row.subject)) if (!SUBJECT_FIELDS.includes(field)) issues.push({ field: `subject.${field}`, reason: `is not a field of subject (${SUBJECT_FIELDS.join(', ')})` });
+    }
     const email = row.subject?.email;
-    if (typeof email !== 'string' || !EMAIL.test(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
+    // The Record API's rule (and consent_status's), so that an imported person can be named by their address.
+    if (typeof email !== 'string' || !isEmail(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
     const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });

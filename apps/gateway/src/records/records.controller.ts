@@ -35,6 +35,7 @@ import {
   ImportedDecisionDto,
   ImportReportDto,
   ImportStoppedErrorDto,
+  importRowsNotObjects,
   PurposeStatusDto,
   RecordedPurposeDto,
 } from './records.dto';
@@ -173,6 +174,8 @@ export class RecordsController {
   @ApiImportStopped()
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
+    const notRows = importRowsNotObjects(body.records);
+    if (notRows.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', notRows);
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
     const rows: ImportRowOutcome[] = [];

@@ -78,6 +78,13 @@ export class CreateConsentRecordDto {
 
 export const MAX_IMPORT_ROWS = 10_000;
 
+/** The rows of an import that are not objects (`null`, a string, an array), each named by its index: a 422 lists them all. */
+export function importRowsNotObjects(records: unknown[]): Array<{ field: string; reason: string }> {
+  return records.flatMap((row, i) =>
+    typeof row === 'object' && row !== null && !Array.isArray(row) ? [] : [{ field: `records[${i}]`, reason: 'must be an object {subject, decisions, captured_at, idempotency_key?}' }],
+  );
+}
+
 /** A decision of an import row: the presentation flags may be left out (history seldom kept them; read as false). */
 export class ImportedDecisionDto {
   @ApiProperty({ enum: ['granted', 'declined'], description: 'An unticked box is a decline, never silence' }) decision: 'granted' | 'declined';
@@ -121,7 +128,7 @@ export class ImportConsentRecordsDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_IMPORT_ROWS)
-  @IsObject({ each: true })
+  // Each row an object: checked by the controller (importRowsNotObjects), which names the rows.
   records: Array<Record<string, unknown>>;
 }
 
