@@ -725,6 +725,24 @@ describe('consent records', () => {
     expect([notRows.status, notRows.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['records[1]', 'records[3]']]);
   });
 
+  it('answers an import report only to its application: another application of the account gets 404 in every country', async () => {
+    const real = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [{ subject: { email: 'report-owner@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-05-06T07:08:09.000Z' }],
+    });
+    expect(real.status).toBe(201);
+    const other = (await api('POST', '/api/v1/applications', { name: 'Other shop', environment: 'sandbox' })).body.id;
+    const otherToken = (await api('POST', `/api/v1/applications/${other}/api_tokens`, {})).body.token;
+    await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: otherToken })).status === 200);
+    for (const country of [us, de]) {
+      const foreign = await http(country.url, 'GET', `/api/v1/consent_records/imports/${real.body.import_id}`, { token: otherToken });
+      expect([country.url, foreign.status, foreign.body.code]).toEqual([country.url, 404, 'not_found']);
+    }
+    // Its own application is sent to the country that keeps it.
+    expect((await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de)).status).toBe(421);
+  });
+
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {
     // A person first recorded in DE is homed there: the US import refuses that row, naming only the country.
     const deFlow = await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken });

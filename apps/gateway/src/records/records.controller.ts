@@ -39,7 +39,7 @@ import {
   PurposeStatusDto,
   RecordedPurposeDto,
 } from './records.dto';
-import { audienceOf, HomeCountry } from '../residency/home-country';
+import { HomeCountry } from '../residency/home-country';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
 const IMPORT_CHUNK = 500;
@@ -256,7 +256,8 @@ export class RecordsController {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
     if (!isImportId(importId)) throw notFound('Import');
     const home = countryOfImportId(importId);
-    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', audienceOf(principal));
+    // A wrong door only if the import is there for this application: its report is the application's, not the account's.
+    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', { application_id: principal.application.id });
     return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }
 
