@@ -7,6 +7,7 @@ import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
+import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
 
 /**
@@ -741,6 +742,32 @@ describe('consent records', () => {
     }
     // Its own application is sent to the country that keeps it.
     expect((await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de)).status).toBe(421);
+  });
+
+  it('answers an import whose idempotency keys another writer commits first as if sent after it, not with a 500', async () => {
+    const row = (i: number, newsletter = 'granted') => ({
+      subject: { email: `raced-${i}@example.com` },
+      decisions: { newsletter: { decision: newsletter }, analytics: { decision: 'declined' } },
+      captured_at: '2024-05-06T07:08:09.000Z',
+      idempotency_key: `raced-${i}`,
+    });
+    const first = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row(0), row(1)] });
+    expect(first.status).toBe(201);
+    // The second import read the keys before the first committed them (two imports of the same file at once).
+    const earlierKeys = jest.spyOn(ImportBatch.prototype as unknown as { earlierKeys: () => Promise<Map<string, unknown>> }, 'earlierKeys').mockResolvedValueOnce(new Map());
+    try {
+      const second = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row(0), row(1, 'declined'), row(2)] });
+      expect(second.status).toBe(201);
+      expect(second.body.rows.map((outcome: { outcome: string; record_id?: string; reasons?: Array<{ field: string }> }) => [outcome.outcome, outcome.record_id ?? outcome.reasons?.map((r) => r.field)])).toEqual([
+        ['recorded', first.body.rows[0].record_id],
+        ['refused', ['idempotency_key']],
+        ['recorded', expect.stringMatching(/^rec_us/)],
+      ]);
+    } finally {
+      earlierKeys.mockRestore();
+    }
+    const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE 'raced-%'`);
+    expect(kept.rows[0].n).toBe(3);
   });
 
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {

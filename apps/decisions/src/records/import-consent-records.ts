@@ -12,6 +12,10 @@ import { ReceiptMailer } from './receipt-mailer';
 const ROW_FIELDS = ['subject', 'decisions', 'captured_at', 'idempotency_key'];
 const SUBJECT_FIELDS = ['email', 'external_id'];
 
+const UNIQUE_VIOLATION = '23505';
+/** How many times a chunk is recorded when another writer keeps committing its idempotency keys first. */
+const KEY_RACE_TRIES = 3;
+
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
  * API and is recorded with channel `imported`, its original `captured_at` and the service's
@@ -49,7 +53,7 @@ export class ImportConsentRecords {
       // also against what the run's earlier chunks would have written.
       ({ outcomes: recorded, ledger } = passing.length === 0 ? { outcomes: [], ledger: undefined } : await this.batch.preview(request.application_id, passing, request.earlier));
     } else {
-      const batch = await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
+      const batch = await this.recordWhileKeysRace(request.application_id, { id: flow.id, version: flow.version }, passing);
       recorded = batch.outcomes;
       // Imports mail receipts only when asked, and only for records they made (not for repeats).
       if (request.send_receipts) {
@@ -79,6 +83,24 @@ export class ImportConsentRecords {
       );
     }
     return { rows, flow_version: flow.version, ...(ledger ? { ledger } : {}) };
+  }
+
+  /**
+   * The chunk recorded (ImportBatch.record, one transaction). When another writer (a concurrent
+   * import, a Record API call) committed one of its idempotency keys between the chunk's read of
+   * the keys used before and its insert, the insert broke UQ_consent_records_idempotency and wrote
+   * nothing: the chunk is recorded again, and finds that key used before (its record for the same
+   * body, a refusal for another), as the rows sent after that writer would.
+   */
+  private async recordWhileKeysRace(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): ReturnType<ImportBatch['record']> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.batch.record(applicationId, flow, rows);
+      } catch (error) {
+        const { code, constraint } = error as { code?: string; constraint?: string };
+        if (attempt >= KEY_RACE_TRIES || code !== UNIQUE_VIOLATION || constraint !== 'UQ_consent_records_idempotency') throw error;
+      }
+    }
   }
 
   /**
