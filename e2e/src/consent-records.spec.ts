@@ -7,6 +7,7 @@ import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
+import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
 
 /**
@@ -625,10 +626,18 @@ describe('consent records', () => {
       const stopped = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows });
       expect([stopped.status, stopped.body.code, stopped.body.rows_decided]).toEqual([503, 'service_unavailable', 500]);
       expect(stopped.body.import_id).toMatch(/^imp_us/);
+      // The OpenAPI document describes this answer, its import_id and rows_decided included.
+      const conforms = await openApiConformance(us.url);
+      expect(conforms('POST', '/api/v1/consent_records/imports', stopped)).toEqual([true, null]);
+      const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+      for (const status of ['500', '503']) {
+        const stoppedSchema = document.paths['/api/v1/consent_records/imports'].post.responses[status].content['application/json'].schema.$ref.split('/').pop();
+        expect(Object.keys(document.components.schemas[stoppedSchema].properties)).toEqual(expect.arrayContaining(['message', 'code', 'request_id', 'import_id', 'rows_decided']));
+      }
       expect(whileRunning?.status).toBe('in_progress');
       const report = await api('GET', `/api/v1/consent_records/imports/${stopped.body.import_id}`);
       expect(report.body).toMatchObject({ status: 'failed', failure: { offset: 500, code: 'service_unavailable' }, summary: { recorded: 500, refused: 0 } });
-      expect((await openApiConformance(us.url))('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
+      expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
       expect(report.body.rows).toHaveLength(500);
       const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'stopped-%'`);
       expect(kept.rows[0].n).toBe(500);
@@ -675,6 +684,90 @@ describe('consent records', () => {
     // A new import meets the version active now.
     const after = await api('POST', '/api/v1/consent_records/imports', { flow_id: own.body.id, dry_run: true, records: rows.slice(0, 1) });
     expect(after.body.rows[0]).toMatchObject({ outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.sms' })] });
+  });
+
+  it('refuses by name an import row the Record API would refuse: a capture time before year 1, an address it does not take, a field it would drop', async () => {
+    const row = (email: string, extra: Record<string, unknown> = {}) => ({
+      subject: { email },
+      decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } },
+      captured_at: '2024-05-06T07:08:09.000Z',
+      ...extra,
+    });
+    const records = [
+      row('year-zero@example.com', { captured_at: '0000-06-01T10:00:00Z' }),
+      row('year-one@example.com', { captured_at: '0001-01-01T00:30:00+01:00' }), // year 0 in UTC
+      row(`${'l'.repeat(65)}@example.com`), // a local part longer than 64 characters
+      row('digest@example.com', { notice_digest: 'a'.repeat(64) }),
+      row('typo@example.com', { subject: { email: 'typo@example.com', externalid: 'crm-1' } }),
+      row('kept@example.com'),
+    ];
+    // The Record API refuses the same address: so would consent_status, which could not name the person.
+    const byApi = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: records[2].subject.email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2024-05-06T07:08:09.000Z' });
+    expect([byApi.status, byApi.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.email']]);
+    const count = async () => (await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1`, [flowId])).rows[0].n;
+    const before = await count();
+    const outcomes = (answer: { body: { rows: Array<{ outcome: string; reasons?: Array<{ field: string }> }> } }) =>
+      answer.body.rows.map((outcome) => [outcome.outcome, outcome.reasons?.map((reason) => reason.field)]);
+    const expected = [
+      ['refused', ['captured_at']],
+      ['refused', ['captured_at']],
+      ['refused', ['subject.email']],
+      ['refused', ['notice_digest']],
+      ['refused', ['subject.externalid']],
+      ['recorded', undefined],
+    ];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect([dry.status, outcomes(dry)]).toEqual([200, expected]);
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([real.status, outcomes(real)]).toEqual([201, expected]);
+    expect(await count()).toBe(before + 1);
+    // A row that is not an object at all: the 422 names each such row.
+    const notRows = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [records[5], null, records[5], 'kept@example.com'] });
+    expect([notRows.status, notRows.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['records[1]', 'records[3]']]);
+  });
+
+  it('answers an import report only to its application: another application of the account gets 404 in every country', async () => {
+    const real = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [{ subject: { email: 'report-owner@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-05-06T07:08:09.000Z' }],
+    });
+    expect(real.status).toBe(201);
+    const other = (await api('POST', '/api/v1/applications', { name: 'Other shop', environment: 'sandbox' })).body.id;
+    const otherToken = (await api('POST', `/api/v1/applications/${other}/api_tokens`, {})).body.token;
+    await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: otherToken })).status === 200);
+    for (const country of [us, de]) {
+      const foreign = await http(country.url, 'GET', `/api/v1/consent_records/imports/${real.body.import_id}`, { token: otherToken });
+      expect([country.url, foreign.status, foreign.body.code]).toEqual([country.url, 404, 'not_found']);
+    }
+    // Its own application is sent to the country that keeps it.
+    expect((await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de)).status).toBe(421);
+  });
+
+  it('answers an import whose idempotency keys another writer commits first as if sent after it, not with a 500', async () => {
+    const row = (i: number, newsletter = 'granted') => ({
+      subject: { email: `raced-${i}@example.com` },
+      decisions: { newsletter: { decision: newsletter }, analytics: { decision: 'declined' } },
+      captured_at: '2024-05-06T07:08:09.000Z',
+      idempotency_key: `raced-${i}`,
+    });
+    const first = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row(0), row(1)] });
+    expect(first.status).toBe(201);
+    // The second import read the keys before the first committed them (two imports of the same file at once).
+    const earlierKeys = jest.spyOn(ImportBatch.prototype as unknown as { earlierKeys: () => Promise<Map<string, unknown>> }, 'earlierKeys').mockResolvedValueOnce(new Map());
+    try {
+      const second = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row(0), row(1, 'declined'), row(2)] });
+      expect(second.status).toBe(201);
+      expect(second.body.rows.map((outcome: { outcome: string; record_id?: string; reasons?: Array<{ field: string }> }) => [outcome.outcome, outcome.record_id ?? outcome.reasons?.map((r) => r.field)])).toEqual([
+        ['recorded', first.body.rows[0].record_id],
+        ['refused', ['idempotency_key']],
+        ['recorded', expect.stringMatching(/^rec_us/)],
+      ]);
+    } finally {
+      earlierKeys.mockRestore();
+    }
+    const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE 'raced-%'`);
+    expect(kept.rows[0].n).toBe(3);
   });
 
   it('imports follow the Record API rules row by row: supersession in row order, repeated keys, people homed elsewhere', async () => {

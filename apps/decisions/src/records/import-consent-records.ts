@@ -1,13 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
+import { isEmail } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
 import { CheckedRow, ImportBatch } from './import-batch';
 import { ReceiptMailer } from './receipt-mailer';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The fields of an import row and of its subject: any other is one the caller believes was recorded, so it is refused by name. */
+const ROW_FIELDS = ['subject', 'decisions', 'captured_at', 'idempotency_key'];
+const SUBJECT_FIELDS = ['email', 'external_id'];
+
+const UNIQUE_VIOLATION = '23505';
+/** How many times a chunk is recorded when another writer keeps committing its idempotency keys first. */
+const KEY_RACE_TRIES = 3;
 
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
@@ -46,7 +53,7 @@ export class ImportConsentRecords {
       // also against what the run's earlier chunks would have written.
       ({ outcomes: recorded, ledger } = passing.length === 0 ? { outcomes: [], ledger: undefined } : await this.batch.preview(request.application_id, passing, request.earlier));
     } else {
-      const batch = await this.batch.record(request.application_id, { id: flow.id, version: flow.version }, passing);
+      const batch = await this.recordWhileKeysRace(request.application_id, { id: flow.id, version: flow.version }, passing);
       recorded = batch.outcomes;
       // Imports mail receipts only when asked, and only for records they made (not for repeats).
       if (request.send_receipts) {
@@ -76,6 +83,24 @@ export class ImportConsentRecords {
       );
     }
     return { rows, flow_version: flow.version, ...(ledger ? { ledger } : {}) };
+  }
+
+  /**
+   * The chunk recorded (ImportBatch.record, one transaction). When another writer (a concurrent
+   * import, a Record API call) committed one of its idempotency keys between the chunk's read of
+   * the keys used before and its insert, the insert broke UQ_consent_records_idempotency and wrote
+   * nothing: the chunk is recorded again, and finds that key used before (its record for the same
+   * body, a refusal for another), as the rows sent after that writer would.
+   */
+  private async recordWhileKeysRace(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): ReturnType<ImportBatch['record']> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.batch.record(applicationId, flow, rows);
+      } catch (error) {
+        const { code, constraint } = error as { code?: string; constraint?: string };
+        if (attempt >= KEY_RACE_TRIES || code !== UNIQUE_VIOLATION || constraint !== 'UQ_consent_records_idempotency') throw error;
+      }
+    }
   }
 
   /**
@@ -110,8 +135,13 @@ export class ImportConsentRecords {
   /** The capture rules and the row's own fields; a refusal names every problem of the row. */
   private check(request: ImportRecordsRequest, terms: FlowTerms, index: number, row: ImportRowInput): CheckedRow | ImportRowOutcome {
     const issues: FieldIssue[] = [];
+    for (const field of Object.keys(row)) if (!ROW_FIELDS.includes(field)) issues.push({ field, reason: `is not a field of an import row (${ROW_FIELDS.join(', ')})` });
+    if (typeof row.subject === 'object' && row.subject !== null) {
+      for (const field of Object.keys(row.subject)) if (!SUBJECT_FIELDS.includes(field)) issues.push({ field: `subject.${field}`, reason: `is not a field of subject (${SUBJECT_FIELDS.join(', ')})` });
+    }
     const email = row.subject?.email;
-    if (typeof email !== 'string' || !EMAIL.test(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
+    // The Record API's rule (and consent_status's), so that an imported person can be named by their address.
+    if (typeof email !== 'string' || !isEmail(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
     const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Inject, Logger, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Body, Controller, Get, Inject, Logger, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import {
   ImportChunkReply,
   ImportReport,
@@ -34,13 +34,31 @@ import {
   ImportConsentRecordsDto,
   ImportedDecisionDto,
   ImportReportDto,
+  ImportStoppedErrorDto,
+  importRowsNotObjects,
   PurposeStatusDto,
   RecordedPurposeDto,
 } from './records.dto';
-import { audienceOf, HomeCountry } from '../residency/home-country';
+import { HomeCountry } from '../residency/home-country';
 
 /** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
 const IMPORT_CHUNK = 500;
+
+/**
+ * The errors a real import answers when a chunk fails after earlier ones were recorded: the chunk's
+ * error (a database that did not answer, 503; one that took too long, 504; an unexpected one, 500;
+ * a refusal of the flow, 422) with `import_id` and `rows_decided` (ImportStoppedErrorDto).
+ */
+const ApiImportStopped = () =>
+  applyDecorators(
+    ApiExtraModels(ImportStoppedErrorDto),
+    ...[
+      [422, 'Validation failed; details name the fields (a later chunk refused: also `import_id` and `rows_decided`)'],
+      [500, 'Server error (a later chunk: also `import_id` and `rows_decided`)'],
+      [503, 'A service or the database did not answer, or a new person could not be agreed with a peer country (a later chunk: also `import_id` and `rows_decided`)'],
+      [504, 'A service took too long (a later chunk: also `import_id` and `rows_decided`)'],
+    ].map(([status, description]) => ApiResponse({ status: status as number, description: description as string, schema: { $ref: getSchemaPath(ImportStoppedErrorDto) } })),
+  );
 
 const SUBJECT_PARAMETERS = { external_id: 'subject[external_id]', email: 'subject[email]', id: 'subject[id]' } as const;
 
@@ -153,8 +171,11 @@ export class RecordsController {
   })
   @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
   @ApiOkResponse({ type: ImportReportDto, description: 'A dry run: the same report, nothing written (and not kept)' })
+  @ApiImportStopped()
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
+    const notRows = importRowsNotObjects(body.records);
+    if (notRows.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', notRows);
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
     const rows: ImportRowOutcome[] = [];
@@ -235,7 +256,8 @@ export class RecordsController {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
     if (!isImportId(importId)) throw notFound('Import');
     const home = countryOfImportId(importId);
-    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', audienceOf(principal));
+    // A wrong door only if the import is there for this application: its report is the application's, not the account's.
+    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', { application_id: principal.application.id });
     return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
   }
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { ZONED_DATE_TIME } from '@dcr/domain';
-import { ErrorDetailDto } from '../openapi/openapi.decorators';
+import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
@@ -78,6 +78,13 @@ export class CreateConsentRecordDto {
 
 export const MAX_IMPORT_ROWS = 10_000;
 
+/** The rows of an import that are not objects (`null`, a string, an array), each named by its index: a 422 lists them all. */
+export function importRowsNotObjects(records: unknown[]): Array<{ field: string; reason: string }> {
+  return records.flatMap((row, i) =>
+    typeof row === 'object' && row !== null && !Array.isArray(row) ? [] : [{ field: `records[${i}]`, reason: 'must be an object {subject, decisions, captured_at, idempotency_key?}' }],
+  );
+}
+
 /** A decision of an import row: the presentation flags may be left out (history seldom kept them; read as false). */
 export class ImportedDecisionDto {
   @ApiProperty({ enum: ['granted', 'declined'], description: 'An unticked box is a decline, never silence' }) decision: 'granted' | 'declined';
@@ -121,7 +128,7 @@ export class ImportConsentRecordsDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_IMPORT_ROWS)
-  @IsObject({ each: true })
+  // Each row an object: checked by the controller (importRowsNotObjects), which names the rows.
   records: Array<Record<string, unknown>>;
 }
 
@@ -196,4 +203,19 @@ export class ImportReportDto {
   @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
   @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, in order (`failed`: the rows decided before `failure.offset`)' }) rows: ImportRowOutcomeDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/**
+ * The error of a real import whose chunk failed after earlier chunks were recorded: that chunk's
+ * error, naming the import whose report says where it stopped and how many rows were decided.
+ */
+export class ImportStoppedErrorDto extends ErrorBodyDto {
+  @ApiPropertyOptional({
+    example: 'imp_us0123456789abcdefghij',
+    description: 'Only when a chunk failed after earlier ones were recorded: the import, whose report (`status: failed`) keeps the rows decided',
+  })
+  import_id?: string;
+
+  @ApiPropertyOptional({ example: 500, description: 'With `import_id`: the rows decided (and kept) before the failure; the rest can be sent again' })
+  rows_decided?: number;
 }

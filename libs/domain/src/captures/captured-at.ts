@@ -1,9 +1,13 @@
 /**
  * A capture time as the Record API and imports take it: a date and a time with its zone, `Z` or an
  * offset (converted to UTC when stored); seconds and up to nine fraction digits optional. A date
- * alone, a time without a zone, or a day the month does not have is refused.
+ * alone, a time without a zone, a day the month does not have, or a moment before year 1 (in UTC)
+ * is refused.
  */
 export const ZONED_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/** 0001-01-01T00:00:00Z: the first moment a capture time can be stored at (UTC). */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
 
 export function isZonedDateTime(value: unknown): value is string {
   if (typeof value !== 'string') return false;
@@ -13,5 +17,8 @@ export function isZonedDateTime(value: unknown): value is string {
   if (month < 1 || month > 12 || day < 1) return false;
   // Day 0 of the next month is the last day of this one.
   if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
-  return !Number.isNaN(Date.parse(value));
+  const instant = Date.parse(value);
+  // Stored in UTC, it must fall in year 1 or later: the database knows no year 0 (an import row of
+  // year 0 passed its dry run and then failed its chunk).
+  return !Number.isNaN(instant) && instant >= FIRST_INSTANT;
 }
