@@ -161,6 +161,8 @@ describe('form connections', () => {
       [{ form_definition: undefined }, [['form_definition', /personal_access_token/]]],
       [{ form_definition: { ...TYPEFORM_FORM, id: 'Other1' } }, [['form_definition.id', /another form/]]],
       [{ platform: 'jotform', form_id: 'no such id!' }, [['platform', /./], ['form_id', /./]]],
+      // Thousands of levels overflowed the transport's encoding (a 500); any body is refused past 64, by its field.
+      [{ form_definition: { ...TYPEFORM_FORM, settings: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) } }, [['form_definition', /nests more than 64 levels deep/]]],
     ];
     for (const [change, expected] of cases) {
       const refused = await create(change);

@@ -1,4 +1,4 @@
-import { FieldIssue, validationFailed } from '../errors';
+import { FieldIssue, fieldNestedDeeperThan, MAX_BODY_NESTING, validationFailed } from '../errors';
 import type { AttestedDecisions } from '../captures/attestation';
 import { MappedPurpose, ResolvedFormMapping } from './mapping';
 
@@ -67,21 +67,6 @@ const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 /** A control character (NUL among them, which PostgreSQL cannot store in text) is in no id. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 const MAX_ANSWERS = 1000;
-/** Typeform's payload nests some seven levels; a response is compared with its redelivery by a recursive digest. */
-const MAX_RESPONSE_DEPTH = 64;
-
-/** Whether a JSON value nests objects or arrays more than `limit` levels deep (walked without recursion). */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  while (pending.length > 0) {
-    const [item, depth] = pending.pop()!;
-    if (typeof item !== 'object' || item === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(item)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -105,8 +90,8 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
     issues.push({ field: 'form_response', reason: 'must be the submitted response' });
     throw validationFailed(issues, 'The delivery is not a Typeform submission');
   }
-  if (nestsDeeperThan(response, MAX_RESPONSE_DEPTH)) {
-    throw validationFailed([{ field: 'form_response', reason: `nests more than ${MAX_RESPONSE_DEPTH} levels deep: not a Typeform response` }], 'The delivery is not a Typeform submission');
+  if (fieldNestedDeeperThan(response) !== null) {
+    throw validationFailed([{ field: 'form_response', reason: `nests more than ${MAX_BODY_NESTING} levels deep: not a Typeform response` }], 'The delivery is not a Typeform submission');
   }
   const formId = text(response.form_id);
   if (!formId) issues.push({ field: 'form_response.form_id', reason: 'must be the form\'s id' });
