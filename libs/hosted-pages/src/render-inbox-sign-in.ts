@@ -54,6 +54,11 @@ ${nextField}
 ${codeError ? html`<p id="inbox-code-error" class="hp-field-error" role="alert">${tr.t('error_code_rejected')}</p>` : null}
 </div>
 <div class="hp-actions"><button type="submit" id="inbox-verify" class="hp-button">${tr.t('verify_button')}</button></div>
+</form>
+<form id="inbox-resend" class="hp-form" method="post" action="/inbox/sign_in">
+<input type="hidden" name="email" value="${options.email ?? ''}">
+${nextField}
+<div class="hp-actions"><button type="submit" id="inbox-resend-code" class="hp-button hp-button-secondary">${tr.t('resend_code')}</button></div>
 </form>`;
   return renderDocument({
     tr,
