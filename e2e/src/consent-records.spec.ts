@@ -1605,6 +1605,39 @@ describe('consent records', () => {
     expect(offSite.headers.get('location')).toBe('/inbox');
   });
 
+  /** Signs `email` in to this country's inbox with a mailed code: the inbox token. */
+  const signedIn = async (email: string, country = us) => {
+    expect((await http(country.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const mail = new Client({ connectionString: country.database.url });
+    await mail.connect();
+    try {
+      const code = /\b(\d{6})\b/.exec((await mail.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+      return (await http(country.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token as string;
+    } finally {
+      await mail.end();
+    }
+  };
+
+  it('refuses a withdrawal naming what is no purpose of the record by name, also a name every object has (constructor, toString)', async () => {
+    const email = 'inherited-names@example.com';
+    const made = await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: new Date().toISOString() });
+    const recordId = made.body.consent_record.record_id;
+    const token = await signedIn(email);
+    for (const purpose of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const refused = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: { purpose } });
+      expect([purpose, refused.status, refused.body.details]).toEqual([purpose, 422, [{ field: 'purpose', reason: 'not a purpose of this record' }]]);
+    }
+    const page = await fetch(`${us.url}/inbox/records/${recordId}/withdraw`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: `service_inbox=${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'purpose=constructor',
+    });
+    expect([page.status, /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(await page.text())?.[1]]).toEqual([422, expect.stringMatching(/did not name a purpose/)]);
+    // Nothing was withdrawn.
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data[0].purposes).toMatchObject({ newsletter: { status: 'granted' }, analytics: { status: 'granted' } });
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -100,7 +100,7 @@ export class PersonRecords {
       row.newer_purposes = newer.length > 0 ? newer.flatMap((record) => record.purposes) : null;
       const current = this.message(row).purposes;
       const granted = Object.entries(current).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
-      if (request.purpose !== undefined && !(request.purpose in current)) {
+      if (request.purpose !== undefined && !Object.hasOwn(current, request.purpose)) {
         throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
       }
       // A newer record of the same flow speaks for the person now: withdrawing from the old one would
@@ -163,7 +163,7 @@ export class PersonRecords {
     if (!row) throw notFound('Record');
     const before = this.sessionMessage(row);
     const granted = Object.entries(before.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
-    if (request.purpose !== undefined && !(request.purpose in before.purposes)) {
+    if (request.purpose !== undefined && !Object.hasOwn(before.purposes, request.purpose)) {
       throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
     }
     if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted any more');
