@@ -1638,6 +1638,20 @@ describe('consent records', () => {
     expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data[0].purposes).toMatchObject({ newsletter: { status: 'granted' }, analytics: { status: 'granted' } });
   });
 
+  it('asks for the inbox token before it says anything about a record: no token is a 401, never a wrong door or a 404', async () => {
+    const elsewhere = await record({ newsletter: granted, analytics: declined }, { subject: { email: 'token-first@example.com' } }, de);
+    expect(elsewhere.status).toBe(201);
+    const foreignId = elsewhere.body.consent_record.record_id;
+    for (const [method, path] of [
+      ['POST', `/api/v1/inbox/records/${foreignId}/withdraw`],
+      ['POST', '/api/v1/inbox/records/nonsense/withdraw'],
+      ['GET', '/api/v1/inbox/records?application_id=nonsense'],
+    ]) {
+      const answer = await http(us.url, method, path, { body: method === 'POST' ? {} : undefined });
+      expect([path, answer.status, answer.body.code, answer.body.home_country]).toEqual([path, 401, 'unauthenticated', undefined]);
+    }
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);
