@@ -1652,6 +1652,26 @@ describe('consent records', () => {
     }
   });
 
+  it('answers the sign-in form with a page when no more codes are sent this hour, with Retry-After, and the code can still be entered', async () => {
+    const email = 'many-codes@example.com';
+    const ask = (locale = 'en') =>
+      fetch(`${us.url}/inbox/sign_in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': locale },
+        body: `email=${encodeURIComponent(email)}&next=${encodeURIComponent('/inbox/records')}`,
+      });
+    for (let i = 0; i < 5; i++) expect((await ask()).status).toBe(200);
+    const limited = await ask();
+    const text = await limited.text();
+    expect([limited.status, limited.headers.get('content-type'), limited.headers.get('retry-after')]).toEqual([429, 'text/html; charset=utf-8', '3600']);
+    expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(text)?.[1]).toMatch(/^No new code was sent/);
+    expect(text).toContain('id="inbox-code-form"');
+    expect(text).toContain('<input type="hidden" name="next" value="/inbox/records">');
+    expect(text).not.toContain('We sent a code');
+    const german = await (await ask('de')).text();
+    expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(german)?.[1]).toMatch(/^Es wurde kein neuer Code gesendet/);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -9,8 +9,11 @@ export interface InboxSignInPageOptions {
   /** `email`: ask for the address; `code`: the code was mailed to `email`. */
   step: 'email' | 'code';
   email?: string;
-  /** Shown as an alert tied to the field it concerns. */
-  error?: 'email' | 'code' | null;
+  /**
+   * Shown as an alert tied to the field it concerns; `codes_limited` (the code step): no new code was
+   * sent, as too many were asked for the address within the hour.
+   */
+  error?: 'email' | 'code' | 'codes_limited' | null;
   /** Where signing in leads (a path of the inbox, checked by the caller: inboxReturnPath). */
   next?: string;
 }
@@ -42,7 +45,10 @@ ${emailError ? html`<p id="inbox-email-error" class="hp-field-error" role="alert
 </div>
 <div class="hp-actions"><button type="submit" id="inbox-send-code" class="hp-button">${tr.t('send_code')}</button></div>
 </form>`;
-  const codeForm = html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>
+  const limited = options.error === 'codes_limited';
+  const codeForm = html`${limited
+    ? html`<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>${tr.t('error_codes_limited')}</p></div>`
+    : html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>`}
 <form id="inbox-code-form" class="hp-form" method="post" action="/inbox/session" novalidate>
 <input type="hidden" name="email" value="${options.email ?? ''}">
 ${nextField}
@@ -55,11 +61,13 @@ ${codeError ? html`<p id="inbox-code-error" class="hp-field-error" role="alert">
 </div>
 <div class="hp-actions"><button type="submit" id="inbox-verify" class="hp-button">${tr.t('verify_button')}</button></div>
 </form>
-<form id="inbox-resend" class="hp-form" method="post" action="/inbox/sign_in">
+${limited
+  ? null
+  : html`<form id="inbox-resend" class="hp-form" method="post" action="/inbox/sign_in">
 <input type="hidden" name="email" value="${options.email ?? ''}">
 ${nextField}
 <div class="hp-actions"><button type="submit" id="inbox-resend-code" class="hp-button hp-button-secondary">${tr.t('resend_code')}</button></div>
-</form>`;
+</form>`}`;
   return renderDocument({
     tr,
     title: tr.t('inbox_title'),

@@ -10,6 +10,7 @@ import { PublicRoute } from '../auth/auth.decorators';
 import { InboxQueryDto } from '../inbox/inbox.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
+import { retryAfterOf } from '../http/error-responder';
 
 export const INBOX_COOKIE = 'service_inbox';
 /**
@@ -183,6 +184,11 @@ export class InboxPagesController {
     } catch (error) {
       if (error instanceof DomainError && (error.code === 'validation_failed' || error.code === 'invalid_request')) {
         return this.html(reply, 422, renderInboxSignInPage({ step: 'email', email, error: 'email', locale, next }));
+      }
+      // No new code (too many this hour): the person may still enter the newest one they got.
+      if (error instanceof DomainError && error.code === 'rate_limited') {
+        reply.header('retry-after', retryAfterOf(error));
+        return this.html(reply, 429, renderInboxSignInPage({ step: 'code', email, error: 'codes_limited', locale, next }));
       }
       throw error;
     }
