@@ -1672,6 +1672,23 @@ describe('consent records', () => {
     expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(german)?.[1]).toMatch(/^Es wurde kein neuer Code gesendet/);
   });
 
+  it('lets the person sign out of the records page: the inbox token stops working and the cookie is cleared', async () => {
+    const email = 'shared-computer@example.com';
+    expect((await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: new Date().toISOString() })).status).toBe(201);
+    const token = await signedIn(email);
+    const cookie = `service_inbox=${token}`;
+    for (const path of ['/inbox/records', `/inbox/records?application_id=${applicationId}&via=receipt`, '/inbox']) {
+      expect([path, await (await fetch(`${us.url}${path}`, { headers: { cookie } })).text()]).toEqual([path, expect.stringContaining('<form id="inbox-sign-out" class="hp-inline-form" method="post" action="/inbox/sign_out">')]);
+    }
+    const out = await fetch(`${us.url}/inbox/sign_out`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect([out.status, out.headers.get('location')]).toEqual([303, '/inbox']);
+    expect(out.headers.get('set-cookie')).toMatch(/^service_inbox=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).status).toBe(401);
+    expect(await (await fetch(`${us.url}/inbox/records`, { headers: { cookie } })).text()).toContain('id="inbox-sign-in"');
+    // Signed out already (or never signed in): the same, and no error.
+    expect((await fetch(`${us.url}/inbox/sign_out`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

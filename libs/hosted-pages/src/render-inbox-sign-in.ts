@@ -1,6 +1,6 @@
 import { DEFAULT_ASSET_BASE } from './assets';
-import { html } from './html';
-import { translator } from './i18n';
+import { html, SafeHtml } from './html';
+import { translator, Translator } from './i18n';
 import { renderDocument } from './layout';
 
 export interface InboxSignInPageOptions {
@@ -22,6 +22,11 @@ export interface InboxSignInPageOptions {
 export function inboxReturnPath(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 300) return undefined;
   return /^\/inbox(\/[a-z_]+)*(\?[A-Za-z0-9_=&%.-]*)?$/.test(value) ? value : undefined;
+}
+
+/** Signing out of the inbox pages (a plain form: `/inbox/sign_out` ends the inbox session and clears its cookie). */
+export function inboxSignOutForm(tr: Translator): SafeHtml {
+  return html`<form id="inbox-sign-out" class="hp-inline-form" method="post" action="/inbox/sign_out"><button type="submit" class="hp-button hp-button-secondary">${tr.t('inbox_sign_out')}</button></form>`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { DEFAULT_ASSET_BASE } from './assets';
 import { html, SafeHtml } from './html';
 import { MessageKey, translator, Translator } from './i18n';
 import { renderDocument } from './layout';
+import { inboxSignOutForm } from './render-inbox-sign-in';
 
 /** One consent record as the person's records page shows it. */
 export interface PersonRecordItem {
@@ -108,6 +109,7 @@ ${items.length > 0
   : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
 ${options.organisation ? html`<p><a id="records-all" class="hp-link" href="/inbox/records">${tr.t('records_all')}</a></p>` : null}
 <p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>
+${inboxSignOutForm(tr)}
 </div>`,
     footer: html`<footer class="hp-footer"><p>${tr.t('footer_text_generic')}</p></footer>`,
   });

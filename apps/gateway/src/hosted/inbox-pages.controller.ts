@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
 import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
 import { contentSecurityPolicy, inboxReturnPath, RecordsPageError, RecordsPageOptions, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
@@ -13,6 +13,8 @@ import { InboxReader } from '../inbox/inbox-reader';
 import { retryAfterOf } from '../http/error-responder';
 
 export const INBOX_COOKIE = 'service_inbox';
+/** The inbox cookie, cleared. */
+const SIGNED_OUT_COOKIE = `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
 /**
  * The records page, of one organisation when given (the page a receipt links to, on this site), with
  * the link that opened it (`via`) kept, so that signing in and withdrawing from it still say so.
@@ -153,7 +155,7 @@ export class InboxPagesController {
   }
 
   private signedOut(reply: FastifyReply, locale: string | undefined, next?: string) {
-    reply.header('set-cookie', `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+    reply.header('set-cookie', SIGNED_OUT_COOKIE);
     return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next }));
   }
 
@@ -168,11 +170,23 @@ export class InboxPagesController {
       return this.html(reply, 200, body);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') {
-        reply.header('set-cookie', `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+        reply.header('set-cookie', SIGNED_OUT_COOKIE);
         return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale }));
       }
       throw error;
     }
+  }
+
+  /**
+   * Signing out (the form on the inbox pages; the SameSite=Strict cookie keeps other sites out): the
+   * inbox session ends, so its token opens nothing any more, the cookie is cleared, and the sign-in
+   * page follows. Signed out already, the same.
+   */
+  @Post('sign_out')
+  async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const token = cookie(request, INBOX_COOKIE);
+    if (token) await firstValueFrom(this.clients.own.send(INBOX_CLOSE, { inbox_token: token }));
+    return reply.status(303).header('set-cookie', SIGNED_OUT_COOKIE).header('cache-control', 'no-store').redirect('/inbox', 303);
   }
 
   @Post('sign_in')

@@ -201,6 +201,7 @@ export const de: Catalogue = {
   inbox_trigger: 'Auslöser',
 
   inbox_records_link: 'Ihre Einwilligungen',
+  inbox_sign_out: 'Abmelden',
 
   records_title: 'Ihre Einwilligungen',
   records_intro: 'Wozu Sie zugestimmt haben, nach Organisation. Ein Widerruf gilt sofort und wird in Ihrem Beleg vermerkt.',

@@ -202,6 +202,7 @@ export const en = {
   inbox_trigger: 'Trigger',
 
   inbox_records_link: 'Your consent records',
+  inbox_sign_out: 'Sign out',
 
   records_title: 'Your consent records',
   records_intro: 'What you agreed to, organisation by organisation. Withdrawing takes effect at once and is recorded on your receipt.',
