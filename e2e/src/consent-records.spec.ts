@@ -1689,6 +1689,32 @@ describe('consent records', () => {
     expect((await fetch(`${us.url}/inbox/sign_out`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
   });
 
+  it("tells a person homed in another country for the organisation that their records are kept there: home_country only", async () => {
+    const email = 'homed-in-de@example.com';
+    const there = await record({ newsletter: granted, analytics: declined }, { subject: { email } }, de);
+    expect(there.status).toBe(201);
+    const token = await signedIn(email);
+    const wrongDoor = await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token });
+    expect([wrongDoor.status, wrongDoor.body.code, wrongDoor.body.home_country]).toEqual([421, 'wrong_country', 'DE']);
+    expect(Object.keys(wrongDoor.body).sort()).toEqual(['code', 'home_country', 'message', 'request_id']);
+    expect(JSON.stringify(wrongDoor.body)).not.toContain(there.body.consent_record.record_id);
+    expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', wrongDoor)).toEqual([true, null]);
+    // Every organisation's records here: this country has none of theirs, and no wrong door (another organisation may have them here).
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body).toEqual({ data: [], next_cursor: null });
+    // The organisation's page says where they are, in the person's language, at the same status.
+    for (const [locale, text] of [['en', /^Your records with Acme are kept in the service&#39;s country DE/], ['de', /^Ihre Einwilligungen bei Acme werden im Land DE des Dienstes geführt/]] as const) {
+      const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}&via=receipt`, { headers: { cookie: `service_inbox=${token}`, 'accept-language': locale } });
+      const body = await page.text();
+      expect([page.status, /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(body)?.[1]]).toEqual([421, expect.stringMatching(text)]);
+      expect(body).not.toContain('records-empty');
+    }
+    // At home, the same link lists them.
+    const home = await signedIn(email, de);
+    expect((await http(de.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token: home })).body.data.map((r: { record_id: string }) => r.record_id)).toEqual([
+      there.body.consent_record.record_id,
+    ]);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -110,6 +110,11 @@ export class InboxPagesController {
       );
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, here);
+      // Homed in another country for this organisation: that country only, at the wrong door's status.
+      const homeCountry = error instanceof DomainError && error.code === 'wrong_country' ? error.extra?.home_country : undefined;
+      if (organisation && typeof homeCountry === 'string') {
+        return this.html(reply, 421, renderRecordsPage([], { locale, homeCountry, organisation: { id: organisation, name: this.index.application(organisation)?.name } }));
+      }
       throw error;
     }
   }

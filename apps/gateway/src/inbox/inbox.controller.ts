@@ -82,6 +82,7 @@ export class InboxController {
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
   @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
   @ApiExtraModels(InboxRecordPurposeDto)
+  @ApiWrongCountry("With application_id: the person's records with that organisation (the directory homes them in another country for it)")
   @ApiPage(InboxRecordDto, 'The records, newest first')
   async records(
     @Headers('authorization') authorization?: string,
