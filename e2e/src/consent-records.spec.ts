@@ -1698,6 +1698,116 @@ describe('consent records', () => {
     expect(offSite.headers.get('location')).toBe('/inbox');
   });
 
+  /** Signs `email` in to this country's inbox with a mailed code: the inbox token. */
+  const signedIn = async (email: string, country = us) => {
+    expect((await http(country.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const mail = new Client({ connectionString: country.database.url });
+    await mail.connect();
+    try {
+      const code = /\b(\d{6})\b/.exec((await mail.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+      return (await http(country.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token as string;
+    } finally {
+      await mail.end();
+    }
+  };
+
+  it('refuses a withdrawal naming what is no purpose of the record by name, also a name every object has (constructor, toString)', async () => {
+    const email = 'inherited-names@example.com';
+    const made = await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: new Date().toISOString() });
+    const recordId = made.body.consent_record.record_id;
+    const token = await signedIn(email);
+    for (const purpose of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const refused = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: { purpose } });
+      expect([purpose, refused.status, refused.body.details]).toEqual([purpose, 422, [{ field: 'purpose', reason: 'not a purpose of this record' }]]);
+    }
+    const page = await fetch(`${us.url}/inbox/records/${recordId}/withdraw`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: `service_inbox=${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'purpose=constructor',
+    });
+    expect([page.status, /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(await page.text())?.[1]]).toEqual([422, expect.stringMatching(/did not name a purpose/)]);
+    // Nothing was withdrawn.
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data[0].purposes).toMatchObject({ newsletter: { status: 'granted' }, analytics: { status: 'granted' } });
+  });
+
+  it('asks for the inbox token before it says anything about a record: no token is a 401, never a wrong door or a 404', async () => {
+    const elsewhere = await record({ newsletter: granted, analytics: declined }, { subject: { email: 'token-first@example.com' } }, de);
+    expect(elsewhere.status).toBe(201);
+    const foreignId = elsewhere.body.consent_record.record_id;
+    for (const [method, path] of [
+      ['POST', `/api/v1/inbox/records/${foreignId}/withdraw`],
+      ['POST', '/api/v1/inbox/records/nonsense/withdraw'],
+      ['GET', '/api/v1/inbox/records?application_id=nonsense'],
+    ]) {
+      const answer = await http(us.url, method, path, { body: method === 'POST' ? {} : undefined });
+      expect([path, answer.status, answer.body.code, answer.body.home_country]).toEqual([path, 401, 'unauthenticated', undefined]);
+    }
+  });
+
+  it('answers the sign-in form with a page when no more codes are sent this hour, with Retry-After, and the code can still be entered', async () => {
+    const email = 'many-codes@example.com';
+    const ask = (locale = 'en') =>
+      fetch(`${us.url}/inbox/sign_in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': locale },
+        body: `email=${encodeURIComponent(email)}&next=${encodeURIComponent('/inbox/records')}`,
+      });
+    for (let i = 0; i < 5; i++) expect((await ask()).status).toBe(200);
+    const limited = await ask();
+    const text = await limited.text();
+    expect([limited.status, limited.headers.get('content-type'), limited.headers.get('retry-after')]).toEqual([429, 'text/html; charset=utf-8', '3600']);
+    expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(text)?.[1]).toMatch(/^No new code was sent/);
+    expect(text).toContain('id="inbox-code-form"');
+    expect(text).toContain('<input type="hidden" name="next" value="/inbox/records">');
+    expect(text).not.toContain('We sent a code');
+    const german = await (await ask('de')).text();
+    expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(german)?.[1]).toMatch(/^Es wurde kein neuer Code gesendet/);
+  });
+
+  it('lets the person sign out of the records page: the inbox token stops working and the cookie is cleared', async () => {
+    const email = 'shared-computer@example.com';
+    expect((await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: new Date().toISOString() })).status).toBe(201);
+    const token = await signedIn(email);
+    const cookie = `service_inbox=${token}`;
+    for (const path of ['/inbox/records', `/inbox/records?application_id=${applicationId}&via=receipt`, '/inbox']) {
+      expect([path, await (await fetch(`${us.url}${path}`, { headers: { cookie } })).text()]).toEqual([path, expect.stringContaining('<form id="inbox-sign-out" class="hp-inline-form" method="post" action="/inbox/sign_out">')]);
+    }
+    const out = await fetch(`${us.url}/inbox/sign_out`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect([out.status, out.headers.get('location')]).toEqual([303, '/inbox']);
+    expect(out.headers.get('set-cookie')).toMatch(/^service_inbox=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0/);
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).status).toBe(401);
+    expect(await (await fetch(`${us.url}/inbox/records`, { headers: { cookie } })).text()).toContain('id="inbox-sign-in"');
+    // Signed out already (or never signed in): the same, and no error.
+    expect((await fetch(`${us.url}/inbox/sign_out`, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+  });
+
+  it("tells a person homed in another country for the organisation that their records are kept there: home_country only", async () => {
+    const email = 'homed-in-de@example.com';
+    const there = await record({ newsletter: granted, analytics: declined }, { subject: { email } }, de);
+    expect(there.status).toBe(201);
+    const token = await signedIn(email);
+    const wrongDoor = await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token });
+    expect([wrongDoor.status, wrongDoor.body.code, wrongDoor.body.home_country]).toEqual([421, 'wrong_country', 'DE']);
+    expect(Object.keys(wrongDoor.body).sort()).toEqual(['code', 'home_country', 'message', 'request_id']);
+    expect(JSON.stringify(wrongDoor.body)).not.toContain(there.body.consent_record.record_id);
+    expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', wrongDoor)).toEqual([true, null]);
+    // Every organisation's records here: this country has none of theirs, and no wrong door (another organisation may have them here).
+    expect((await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body).toEqual({ data: [], next_cursor: null });
+    // The organisation's page says where they are, in the person's language, at the same status.
+    for (const [locale, text] of [['en', /^Your records with Acme are kept in the service&#39;s country DE/], ['de', /^Ihre Einwilligungen bei Acme werden im Land DE des Dienstes geführt/]] as const) {
+      const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}&via=receipt`, { headers: { cookie: `service_inbox=${token}`, 'accept-language': locale } });
+      const body = await page.text();
+      expect([page.status, /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(body)?.[1]]).toEqual([421, expect.stringMatching(text)]);
+      expect(body).not.toContain('records-empty');
+    }
+    // At home, the same link lists them.
+    const home = await signedIn(email, de);
+    expect((await http(de.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token: home })).body.data.map((r: { record_id: string }) => r.record_id)).toEqual([
+      there.body.consent_record.record_id,
+    ]);
+  });
+
   it('answers a record for a person homed in another country with wrong_country only', async () => {
     const elsewhere = await record({ newsletter: granted, analytics: declined }, {}, de);
     expect(elsewhere.status).toBe(421);

@@ -16,4 +16,14 @@ describe('inbox sign-in', () => {
     }
     expect(renderInboxSignInPage({ step: 'email', next: '//evil.example.com' })).not.toContain('name="next"');
   });
+
+  it('offers a new code on the code step, which the rejected code\'s alert tells the person to ask for', () => {
+    const next = '/inbox/records?application_id=tp_dev_0123456789abcdef';
+    const page = renderInboxSignInPage({ step: 'code', email: 'ada@example.com', error: 'code', next });
+    expect(page).toContain('send a new code');
+    const resend = /<form id="inbox-resend"[^>]*action="\/inbox\/sign_in"[^>]*>([\s\S]*?)<\/form>/.exec(page)?.[1];
+    expect(resend).toContain('<input type="hidden" name="email" value="ada@example.com">');
+    expect(resend).toContain(`<input type="hidden" name="next" value="${next}">`);
+    expect(resend).toContain('Send a new code');
+  });
 });

@@ -1,6 +1,6 @@
 import { DEFAULT_ASSET_BASE } from './assets';
-import { html } from './html';
-import { translator } from './i18n';
+import { html, SafeHtml } from './html';
+import { translator, Translator } from './i18n';
 import { renderDocument } from './layout';
 
 export interface InboxSignInPageOptions {
@@ -9,8 +9,11 @@ export interface InboxSignInPageOptions {
   /** `email`: ask for the address; `code`: the code was mailed to `email`. */
   step: 'email' | 'code';
   email?: string;
-  /** Shown as an alert tied to the field it concerns. */
-  error?: 'email' | 'code' | null;
+  /**
+   * Shown as an alert tied to the field it concerns; `codes_limited` (the code step): no new code was
+   * sent, as too many were asked for the address within the hour.
+   */
+  error?: 'email' | 'code' | 'codes_limited' | null;
   /** Where signing in leads (a path of the inbox, checked by the caller: inboxReturnPath). */
   next?: string;
 }
@@ -19,6 +22,11 @@ export interface InboxSignInPageOptions {
 export function inboxReturnPath(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 300) return undefined;
   return /^\/inbox(\/[a-z_]+)*(\?[A-Za-z0-9_=&%.-]*)?$/.test(value) ? value : undefined;
+}
+
+/** Signing out of the inbox pages (a plain form: `/inbox/sign_out` ends the inbox session and clears its cookie). */
+export function inboxSignOutForm(tr: Translator): SafeHtml {
+  return html`<form id="inbox-sign-out" class="hp-inline-form" method="post" action="/inbox/sign_out"><button type="submit" class="hp-button hp-button-secondary">${tr.t('inbox_sign_out')}</button></form>`;
 }
 
 /**
@@ -42,7 +50,10 @@ ${emailError ? html`<p id="inbox-email-error" class="hp-field-error" role="alert
 </div>
 <div class="hp-actions"><button type="submit" id="inbox-send-code" class="hp-button">${tr.t('send_code')}</button></div>
 </form>`;
-  const codeForm = html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>
+  const limited = options.error === 'codes_limited';
+  const codeForm = html`${limited
+    ? html`<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>${tr.t('error_codes_limited')}</p></div>`
+    : html`<p id="inbox-code-sent" class="hp-notice" role="status">${tr.t('code_sent', { email: options.email ?? '' })}</p>`}
 <form id="inbox-code-form" class="hp-form" method="post" action="/inbox/session" novalidate>
 <input type="hidden" name="email" value="${options.email ?? ''}">
 ${nextField}
@@ -54,7 +65,14 @@ ${nextField}
 ${codeError ? html`<p id="inbox-code-error" class="hp-field-error" role="alert">${tr.t('error_code_rejected')}</p>` : null}
 </div>
 <div class="hp-actions"><button type="submit" id="inbox-verify" class="hp-button">${tr.t('verify_button')}</button></div>
-</form>`;
+</form>
+${limited
+  ? null
+  : html`<form id="inbox-resend" class="hp-form" method="post" action="/inbox/sign_in">
+<input type="hidden" name="email" value="${options.email ?? ''}">
+${nextField}
+<div class="hp-actions"><button type="submit" id="inbox-resend-code" class="hp-button hp-button-secondary">${tr.t('resend_code')}</button></div>
+</form>`}`;
   return renderDocument({
     tr,
     title: tr.t('inbox_title'),

@@ -2,6 +2,7 @@ import { DEFAULT_ASSET_BASE } from './assets';
 import { html, raw, SafeHtml } from './html';
 import { MessageKey, translator, Translator } from './i18n';
 import { renderDocument } from './layout';
+import { inboxSignOutForm } from './render-inbox-sign-in';
 import { InboxItem } from './view';
 
 export const INBOX_TRIGGERS = ['scope', 'action', 'value', 'time', 'escalation', 'reputation'] as const;
@@ -118,6 +119,7 @@ ${items.map((item) => row(item, tr, decisionPath))}
 ${form}
 ${list}
 ${next}
+${inboxSignOutForm(tr)}
 </div>`,
     footer: html`<footer class="hp-footer"><p>${tr.t('footer_text_generic')}</p></footer>`,
   });

@@ -1,4 +1,5 @@
 import { PersonRecordItem, RecordsPageError, renderRecordsPage } from './render-records';
+import { renderInboxPage } from './render-inbox';
 
 describe('the records page', () => {
   const item = {
@@ -39,20 +40,20 @@ describe('the records page', () => {
     expect(page).not.toContain('name="purpose"');
     expect(page).toContain('Withdraw everything');
     const single = renderRecordsPage([{ ...item, withdrawal: 'whole' as const, purposes: { newsletter: item.purposes.newsletter } }], { locale: 'en' });
-    expect(single.match(/<form/g)).toHaveLength(1);
+    expect(single.match(/<form[^>]*\/withdraw/g)).toHaveLength(1);
     expect(single).toContain('Withdraw everything');
   });
 
   it('offers no withdrawal on a record a newer one replaced, and says so', () => {
     const page = renderRecordsPage([{ ...item, superseded_by: 'rec_us9999999999999999999999' }], { locale: 'en' });
-    expect(page).not.toContain('<form');
+    expect(page).not.toContain('/withdraw');
     expect(page).toContain('data-superseded-by="rec_us9999999999999999999999"');
     expect(page).toContain('Replaced by a newer record');
   });
 
   it('offers on a replaced record a form for each purpose still given through it only (a newer flow version dropped it)', () => {
     const page = renderRecordsPage([{ ...item, superseded_by: 'rec_us9999999999999999999999', withdrawable: ['analytics'] }], { locale: 'en' });
-    const forms = page.match(/<form[^>]*>.*?<\/form>/gs) ?? [];
+    const forms = page.match(/<form[^>]*\/withdraw[^>]*>.*?<\/form>/gs) ?? [];
     expect(forms).toHaveLength(1);
     expect(forms[0]).toContain('name="purpose" value="analytics"');
   });
@@ -97,5 +98,11 @@ describe('the records page', () => {
   it('keeps the link that opened the page on its forms, so a withdrawal from it says so', () => {
     const page = renderRecordsPage([item], { locale: 'en', organisation: { id: 'tp_dev_0123456789abcdef' }, via: 'receipt' });
     expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw\?application_id=tp_dev_0123456789abcdef&amp;via=receipt"/g)).toHaveLength(3);
+  });
+
+  it('offers signing out, as the inbox does', () => {
+    for (const page of [renderRecordsPage([item], { locale: 'de' }), renderInboxPage([], { locale: 'de' })]) {
+      expect(page).toContain('<form id="inbox-sign-out" class="hp-inline-form" method="post" action="/inbox/sign_out"><button type="submit" class="hp-button hp-button-secondary">Abmelden</button></form>');
+    }
   });
 });

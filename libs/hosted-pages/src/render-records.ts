@@ -2,6 +2,7 @@ import { DEFAULT_ASSET_BASE } from './assets';
 import { html, SafeHtml } from './html';
 import { MessageKey, translator, Translator } from './i18n';
 import { renderDocument } from './layout';
+import { inboxSignOutForm } from './render-inbox-sign-in';
 
 /** One consent record as the person's records page shows it. */
 export interface PersonRecordItem {
@@ -35,6 +36,8 @@ export interface RecordsPageOptions {
   organisation?: { id: string; name?: string };
   /** Which link opened the page (`via` of the organisation's page: `receipt`, `email`): kept on its forms, so a withdrawal says so. */
   via?: string;
+  /** The person's records with the organisation are kept in another country (its code): said instead of the list. */
+  homeCountry?: string;
 }
 
 /**
@@ -103,11 +106,14 @@ ${options.error ? html`<div id="records-error" class="hp-error" role="alert"><p>
 ${confirmation ? html`<p id="records-confirmation" class="hp-notice" role="status">${confirmation}</p>` : null}
 <p>${tr.t('records_intro')}</p>
 ${options.organisation?.name ? html`<p id="records-organisation">${tr.t('records_from', { application: options.organisation.name })}</p>` : null}
-${items.length > 0
+${options.homeCountry
+  ? html`<div id="records-error" class="hp-error" role="alert"><p>${tr.t('records_error_elsewhere', { application: options.organisation?.name ?? options.organisation?.id ?? '', country: options.homeCountry })}</p></div>`
+  : items.length > 0
   ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, options.organisation?.id, options.via))}</ol>`
   : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
 ${options.organisation ? html`<p><a id="records-all" class="hp-link" href="/inbox/records">${tr.t('records_all')}</a></p>` : null}
 <p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>
+${inboxSignOutForm(tr)}
 </div>`,
     footer: html`<footer class="hp-footer"><p>${tr.t('footer_text_generic')}</p></footer>`,
   });

@@ -1,12 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
+import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
 import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
 import { SessionsRepository } from '../sessions/sessions.repository';
+import { SubjectsService } from '../subjects/subjects.service';
 import { ConsentRecord } from './consent-record.entity';
 import { madeAfter, madeOrder } from './record-order';
 
@@ -73,11 +75,23 @@ export class PersonRecords {
     private readonly inbox: InboxService,
     private readonly relay: OutboxRelay,
     private readonly sessions: SessionsRepository,
+    private readonly subjects: SubjectsService,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
+  /**
+   * The person's records here. One organisation's (`application_id`), when none is here: if the
+   * directory homes the person in another country for that organisation, their records are there,
+   * and the answer is that country only (`wrong_country`, `home_country`); the directory is asked
+   * with the keyed references alone, and nothing of the person crosses.
+   */
   async list(request: InboxRecordsRequest): Promise<InboxRecordMessage[]> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const [rows, sessions] = await Promise.all([this.rows(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
+    if (request.application_id && rows.length === 0 && sessions.length === 0) {
+      const home = await this.subjects.homeOf(request.application_id, { email });
+      if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
+    }
     return [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))].sort((a, b) =>
       a.recorded_at === b.recorded_at ? (a.record_id < b.record_id ? 1 : -1) : a.recorded_at < b.recorded_at ? 1 : -1,
     );
@@ -100,7 +114,7 @@ export class PersonRecords {
       row.newer_purposes = newer.length > 0 ? newer.flatMap((record) => record.purposes) : null;
       const current = this.message(row).purposes;
       const granted = Object.entries(current).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
-      if (request.purpose !== undefined && !(request.purpose in current)) {
+      if (request.purpose !== undefined && !Object.hasOwn(current, request.purpose)) {
         throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
       }
       // A newer record of the same flow speaks for the person now: withdrawing from the old one would
@@ -163,7 +177,7 @@ export class PersonRecords {
     if (!row) throw notFound('Record');
     const before = this.sessionMessage(row);
     const granted = Object.entries(before.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
-    if (request.purpose !== undefined && !(request.purpose in before.purposes)) {
+    if (request.purpose !== undefined && !Object.hasOwn(before.purposes, request.purpose)) {
       throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
     }
     if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted any more');

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
 import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
 import { contentSecurityPolicy, inboxReturnPath, RecordsPageError, RecordsPageOptions, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
 import { ServiceClients } from '@dcr/service-kit';
@@ -10,8 +10,11 @@ import { PublicRoute } from '../auth/auth.decorators';
 import { InboxQueryDto } from '../inbox/inbox.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
+import { retryAfterOf } from '../http/error-responder';
 
 export const INBOX_COOKIE = 'service_inbox';
+/** The inbox cookie, cleared. */
+const SIGNED_OUT_COOKIE = `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
 /**
  * The records page, of one organisation when given (the page a receipt links to, on this site), with
  * the link that opened it (`via`) kept, so that signing in and withdrawing from it still say so.
@@ -107,6 +110,11 @@ export class InboxPagesController {
       );
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, here);
+      // Homed in another country for this organisation: that country only, at the wrong door's status.
+      const homeCountry = error instanceof DomainError && error.code === 'wrong_country' ? error.extra?.home_country : undefined;
+      if (organisation && typeof homeCountry === 'string') {
+        return this.html(reply, 421, renderRecordsPage([], { locale, homeCountry, organisation: { id: organisation, name: this.index.application(organisation)?.name } }));
+      }
       throw error;
     }
   }
@@ -152,7 +160,7 @@ export class InboxPagesController {
   }
 
   private signedOut(reply: FastifyReply, locale: string | undefined, next?: string) {
-    reply.header('set-cookie', `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+    reply.header('set-cookie', SIGNED_OUT_COOKIE);
     return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next }));
   }
 
@@ -167,11 +175,23 @@ export class InboxPagesController {
       return this.html(reply, 200, body);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') {
-        reply.header('set-cookie', `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+        reply.header('set-cookie', SIGNED_OUT_COOKIE);
         return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale }));
       }
       throw error;
     }
+  }
+
+  /**
+   * Signing out (the form on the inbox pages; the SameSite=Strict cookie keeps other sites out): the
+   * inbox session ends, so its token opens nothing any more, the cookie is cleared, and the sign-in
+   * page follows. Signed out already, the same.
+   */
+  @Post('sign_out')
+  async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const token = cookie(request, INBOX_COOKIE);
+    if (token) await firstValueFrom(this.clients.own.send(INBOX_CLOSE, { inbox_token: token }));
+    return reply.status(303).header('set-cookie', SIGNED_OUT_COOKIE).header('cache-control', 'no-store').redirect('/inbox', 303);
   }
 
   @Post('sign_in')
@@ -183,6 +203,11 @@ export class InboxPagesController {
     } catch (error) {
       if (error instanceof DomainError && (error.code === 'validation_failed' || error.code === 'invalid_request')) {
         return this.html(reply, 422, renderInboxSignInPage({ step: 'email', email, error: 'email', locale, next }));
+      }
+      // No new code (too many this hour): the person may still enter the newest one they got.
+      if (error instanceof DomainError && error.code === 'rate_limited') {
+        reply.header('retry-after', retryAfterOf(error));
+        return this.html(reply, 429, renderInboxSignInPage({ step: 'code', email, error: 'codes_limited', locale, next }));
       }
       throw error;
     }

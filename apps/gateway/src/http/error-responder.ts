@@ -107,7 +107,7 @@ export function errorAnswer(
 }
 
 /** A 429's `Retry-After`: the seconds the error names (`extra.retry_after`), else 1. */
-function retryAfterOf(error: { extra?: Record<string, unknown> }): string {
+export function retryAfterOf(error: { extra?: Record<string, unknown> }): string {
   const seconds = error.extra?.retry_after;
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 1 ? String(Math.ceil(seconds)) : '1';
 }

@@ -82,6 +82,7 @@ export class InboxController {
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
   @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
   @ApiExtraModels(InboxRecordPurposeDto)
+  @ApiWrongCountry("With application_id: the person's records with that organisation (the directory homes them in another country for it)")
   @ApiPage(InboxRecordDto, 'The records, newest first')
   async records(
     @Headers('authorization') authorization?: string,
@@ -89,10 +90,11 @@ export class InboxController {
     @Query('limit') limit?: string,
     @Query('cursor') cursor?: string,
   ): Promise<Page<InboxRecordMessage>> {
+    const token = inboxBearer(authorization);
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }
-    const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: inboxBearer(authorization), application_id: applicationId }));
+    const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: token, application_id: applicationId }));
     return pageOf(records, (record) => [record.recorded_at, record.record_id], { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
   }
 
@@ -109,12 +111,14 @@ export class InboxController {
       '`channel` says where the person withdrew from (`own_records` by default; `receipt_link` or `email_link` when the receipt\'s or the receipt mail\'s link brought them); any other value is a 422 naming `channel`.',
   })
   async withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
+    // The inbox token first: without it nothing about the record is told (not even where it is kept).
+    const token = inboxBearer(authorization);
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
     // A record of another country is withdrawn there (its id names it): 421 with that country only.
     const home = countryOfRecordId(recordId);
     if (home) await this.homeCountry.requireHere(home, 'record', recordId, 'Record');
     return firstValueFrom(
-      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: inboxBearer(authorization), record_id: recordId, purpose: body.purpose, channel: body.channel }),
+      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, purpose: body.purpose, channel: body.channel }),
     );
   }
 }

@@ -134,6 +134,7 @@ export const de: Catalogue = {
   error_network: 'Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   error_server: 'Bei uns ist etwas schiefgegangen. Bitte versuchen Sie es erneut.',
   error_rate_limited: 'Zu viele Versuche. Bitte warten Sie einen Moment und versuchen Sie es erneut.',
+  error_codes_limited: 'Es wurde kein neuer Code gesendet: Für diese Adresse wurden in der letzten Stunde zu viele Codes angefordert. Geben Sie den neuesten erhaltenen Code ein, oder versuchen Sie es in einer Stunde erneut.',
   error_not_found: 'Diese Anfrage wurde nicht gefunden.',
   error_expired: 'Diese Anfrage ist abgelaufen.',
   error_conflict: 'Diese Anfrage hat sich geändert. Laden Sie die Seite neu, um fortzufahren.',
@@ -200,6 +201,7 @@ export const de: Catalogue = {
   inbox_trigger: 'Auslöser',
 
   inbox_records_link: 'Ihre Einwilligungen',
+  inbox_sign_out: 'Abmelden',
 
   records_title: 'Ihre Einwilligungen',
   records_intro: 'Wozu Sie zugestimmt haben, nach Organisation. Ein Widerruf gilt sofort und wird in Ihrem Beleg vermerkt.',
@@ -215,6 +217,7 @@ export const de: Catalogue = {
   records_error_conflict: 'Nichts wurde widerrufen: Dies ist nicht mehr erteilt, oder eine neuere Einwilligung hat diese ersetzt. Die Liste unten zeigt den aktuellen Stand.',
   records_error_not_found: 'Nichts wurde widerrufen: Diese Einwilligung wurde unter Ihren nicht gefunden.',
   records_error_invalid: 'Nichts wurde widerrufen: Der Widerruf nannte keinen Zweck dieser Einwilligung.',
+  records_error_elsewhere: 'Ihre Einwilligungen bei {application} werden im Land {country} des Dienstes geführt: Der Link in Ihrem Beleg oder in dessen E-Mail führt dorthin.',
   records_back: 'Zurück zu Ihren Anfragen',
   records_superseded: 'Durch eine neuere Einwilligung desselben Formulars ersetzt: Widerrufen Sie dort.',
   records_all: 'Alle Ihre Einwilligungen hier',

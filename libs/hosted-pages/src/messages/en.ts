@@ -135,6 +135,7 @@ export const en = {
   error_network: 'We could not reach the service. Check your connection and try again.',
   error_server: 'Something went wrong on our side. Please try again.',
   error_rate_limited: 'Too many attempts. Please wait a moment and try again.',
+  error_codes_limited: 'No new code was sent: too many codes were asked for this address within the hour. Enter the newest code you received, or try again in an hour.',
   error_not_found: 'This request could not be found.',
   error_expired: 'This request has expired.',
   error_conflict: 'This request has changed. Reload the page to continue.',
@@ -201,6 +202,7 @@ export const en = {
   inbox_trigger: 'Trigger',
 
   inbox_records_link: 'Your consent records',
+  inbox_sign_out: 'Sign out',
 
   records_title: 'Your consent records',
   records_intro: 'What you agreed to, organisation by organisation. Withdrawing takes effect at once and is recorded on your receipt.',
@@ -216,6 +218,7 @@ export const en = {
   records_error_conflict: 'Nothing was withdrawn: this is no longer given, or a newer record replaced this one. The list below shows how things stand.',
   records_error_not_found: 'Nothing was withdrawn: this record was not found among yours.',
   records_error_invalid: 'Nothing was withdrawn: the withdrawal did not name a purpose of this record.',
+  records_error_elsewhere: "Your records with {application} are kept in the service's country {country}: the link in your receipt or in its e-mail leads there.",
   records_back: 'Back to your requests',
   records_superseded: 'Replaced by a newer record of the same form: withdraw there.',
   records_all: 'All your consent records here',
