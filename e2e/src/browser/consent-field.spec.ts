@@ -512,6 +512,14 @@ ${extra}
     expect(subset.text).toContain('newsletter is a consent purpose');
     expect(subset.csp).toContain(`frame-ancestors ${pages.origin}`);
     expect((await page(fieldUrl({ origin: pages.origin, theme: 'neon' }))).text).toContain('theme: must be light, dark or auto');
+    // A parameter given twice reaches the gateway as a list: refused by name, not a 500.
+    for (const name of ['purposes', 'locale', 'theme']) {
+      const twice = await page(`${fieldUrl({ origin: pages.origin, purposes: 'newsletter,analytics', locale: 'en', theme: 'light' })}&${name}=${name === 'purposes' ? 'fraud' : 'dark'}`);
+      expect([twice.status, twice.text]).toEqual([400, expect.stringContaining(`${name}: give it once`)]);
+      expect(twice.csp).toContain(`frame-ancestors ${pages.origin}`);
+    }
+    const twoOrigins = await page(`${fieldUrl({ origin: pages.origin })}&origin=${encodeURIComponent('http://localhost:1')}`);
+    expect([twoOrigins.status, twoOrigins.text]).toEqual([400, expect.stringContaining('origin: give it once')]);
     expect((await page(fieldUrl({ origin: pages.origin }, 'flw_dev_0000000000000000'))).status).toBe(404);
     const subsetOk = await page(fieldUrl({ origin: pages.origin, purposes: 'analytics,newsletter' }));
     expect(subsetOk.status).toBe(200);
