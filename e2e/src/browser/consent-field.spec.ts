@@ -457,6 +457,8 @@ ${extra}
     const wrongHost = await capture({ render_proof: proof, rendering_evidence: { ...evidence, host_origin: 'http://localhost:9999' } });
     expect(wrongHost.status).toBe(422);
     expect(wrongHost.body.details).toEqual([{ field: 'rendering_evidence.host_origin', reason: 'differs from the origin the field was rendered for' }]);
+    const inherited = await capture({ render_proof: proof, rendering_evidence: { ...evidence, controls: { ...evidence.controls, toString: { changed: true, trusted_gesture: true } } } });
+    expect([inherited.status, inherited.body.details]).toEqual([422, [{ field: 'rendering_evidence.controls.toString', reason: 'is not a control the consent field rendered' }]]);
 
     const first = await capture({ render_proof: proof });
     expect(first.status).toBe(201);
