@@ -933,13 +933,19 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
   });
 
-  it('commits in the browser when the application turns browser commit on (it needs an allowed origin), on the _browser channel', async () => {
-    const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Browser commit shop', environment: 'sandbox' } })).body;
-    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
-    const shopToken = (await as('POST', `/api/v1/applications/${shop.id}/api_tokens`, {})).body.token;
-    const shopFlow = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/flows`, { token: shopToken, body: { ...NEWSLETTER_FLOW, name: 'Checkout' } })).body.id;
+  /** An application of its own with an active flow, an API token and a publishable key (for captures). */
+  async function shopWithFlow(name: string, flowName: string) {
+    const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name, environment: 'sandbox' } })).body;
+    const shopToken = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const shopFlow = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/flows`, { token: shopToken, body: { ...NEWSLETTER_FLOW, name: flowName } })).body.id;
     await http(us.url, 'POST', `/api/v1/flows/${shopFlow}/activate`, { token: shopToken });
-    const publishableKey = (await as('POST', `/api/v1/applications/${shop.id}/publishable_keys`)).body.key;
+    const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/publishable_keys`, { token: adminToken })).body.key;
+    return { shop, shopToken, shopFlow, publishableKey };
+  }
+
+  it('commits in the browser when the application turns browser commit on (it needs an allowed origin), on the _browser channel', async () => {
+    const { shop, shopToken, shopFlow, publishableKey } = await shopWithFlow('Browser commit shop', 'Checkout');
+    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
     expect(shop.settings).toEqual({ browser_commit: false });
 
     const noOrigin = await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true });
@@ -994,6 +1000,36 @@ describe('consent records', () => {
     expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: false })).body.settings).toEqual({ browser_commit: false });
     expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } })).body.details[0].field).toBe('commit');
     expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(204);
+  });
+
+  it('refuses a person named with a NUL or an unpaired surrogate by name, in a commit and a browser commit, and keeps nothing of them', async () => {
+    const { shop, shopToken, shopFlow, publishableKey } = await shopWithFlow('Odd text shop', 'Odd');
+    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
+    await as('POST', `/api/v1/applications/${shop.id}/allowed_origins`, { allowed_origin: { origin: 'https://odd.example' } });
+    await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true });
+    const browser = (body: Record<string, unknown>) =>
+      http(us.url, 'POST', '/api/v1/captures', { body: { flow_id: shopFlow, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, ...body }, headers: { 'x-publishable-key': publishableKey, origin: 'https://odd.example' } });
+    const count = async (table: string) => (await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
+    const before = { directory: await count('residency_router.directory_entries'), subjects: await count('decisions.subjects'), captures: await count('decisions.captures') };
+    const token = (await browser({})).body.capture_token;
+
+    const odd: Array<[Record<string, string>, string]> = [
+      [{ email: 'nul@example.com', external_id: 'crm-\u0000' }, 'subject.external_id'],
+      [{ email: 'lone@example.com', external_id: 'crm-\ud800' }, 'subject.external_id'],
+      [{ email: 'lone\ud800@example.com' }, 'subject.email'],
+      [{ email: '\udc00' }, 'subject.email'],
+    ];
+    for (const [subject, field] of odd) {
+      const committed = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: shopToken, body: { subject } });
+      expect([committed.status, committed.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, [field]]);
+      const inBrowser = await browser({ commit: true, subject });
+      expect([inBrowser.status, inBrowser.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, [field]]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect({ directory: await count('residency_router.directory_entries'), subjects: await count('decisions.subjects'), captures: await count('decisions.captures') }).toEqual({ ...before, captures: before.captures + 1 });
+    // The capture is still free for its person.
+    const committed = await http(us.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: shopToken, body: { subject: { email: 'odd@example.com', external_id: 'crm-1' } } });
+    expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
   });
 
   it('gives a sign-in code five attempts in all, also to guesses sent at once', async () => {

@@ -457,6 +457,8 @@ ${extra}
     const wrongHost = await capture({ render_proof: proof, rendering_evidence: { ...evidence, host_origin: 'http://localhost:9999' } });
     expect(wrongHost.status).toBe(422);
     expect(wrongHost.body.details).toEqual([{ field: 'rendering_evidence.host_origin', reason: 'differs from the origin the field was rendered for' }]);
+    const inherited = await capture({ render_proof: proof, rendering_evidence: { ...evidence, controls: { ...evidence.controls, toString: { changed: true, trusted_gesture: true } } } });
+    expect([inherited.status, inherited.body.details]).toEqual([422, [{ field: 'rendering_evidence.controls.toString', reason: 'is not a control the consent field rendered' }]]);
 
     const first = await capture({ render_proof: proof });
     expect(first.status).toBe(201);
@@ -512,6 +514,14 @@ ${extra}
     expect(subset.text).toContain('newsletter is a consent purpose');
     expect(subset.csp).toContain(`frame-ancestors ${pages.origin}`);
     expect((await page(fieldUrl({ origin: pages.origin, theme: 'neon' }))).text).toContain('theme: must be light, dark or auto');
+    // A parameter given twice reaches the gateway as a list: refused by name, not a 500.
+    for (const name of ['purposes', 'locale', 'theme']) {
+      const twice = await page(`${fieldUrl({ origin: pages.origin, purposes: 'newsletter,analytics', locale: 'en', theme: 'light' })}&${name}=${name === 'purposes' ? 'fraud' : 'dark'}`);
+      expect([twice.status, twice.text]).toEqual([400, expect.stringContaining(`${name}: give it once`)]);
+      expect(twice.csp).toContain(`frame-ancestors ${pages.origin}`);
+    }
+    const twoOrigins = await page(`${fieldUrl({ origin: pages.origin })}&origin=${encodeURIComponent('http://localhost:1')}`);
+    expect([twoOrigins.status, twoOrigins.text]).toEqual([400, expect.stringContaining('origin: give it once')]);
     expect((await page(fieldUrl({ origin: pages.origin }, 'flw_dev_0000000000000000'))).status).toBe(404);
     const subsetOk = await page(fieldUrl({ origin: pages.origin, purposes: 'analytics,newsletter' }));
     expect(subsetOk.status).toBe(200);

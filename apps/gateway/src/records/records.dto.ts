@@ -1,18 +1,43 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
-import { ZONED_DATE_TIME } from '@dcr/domain';
+import { ArrayMaxSize, ArrayMinSize, buildMessage, IS_EMAIL, IsArray, IsBoolean, IsDefined, IsEmail, isEmail, IsIn, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateNested } from 'class-validator';
+import { subjectTextProblem, ZONED_DATE_TIME } from '@dcr/domain';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
+
+/**
+ * `@IsEmail()` for a person's address, refusing what cannot be kept (subjectTextProblem) first:
+ * validator.js throws on an unpaired surrogate, which would be a 500. Named as IsEmail, so the edge's
+ * quick acceptance of plain addresses (libs/transport) still applies.
+ */
+const IsSubjectEmail = () =>
+  ValidateBy({
+    name: IS_EMAIL,
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && subjectTextProblem(value) === undefined && isEmail(value),
+      defaultMessage: buildMessage((each) => `${each}$property must be an email`),
+    },
+  });
+
+/** A person's external id that can be kept as given (subjectTextProblem). */
+const IsSubjectText = () =>
+  ValidateBy({
+    name: 'isSubjectText',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || subjectTextProblem(value) === undefined,
+      defaultMessage: (args) => `${args?.property} ${subjectTextProblem(String(args?.value)) ?? 'is not valid'}`,
+    },
+  });
 
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
-  @IsEmail()
+  @IsSubjectEmail()
   email: string;
 
-  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person" })
+  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person (no control characters)" })
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @IsSubjectText()
   external_id?: string;
 }
 

@@ -112,6 +112,9 @@ export class ConsentFieldController {
     const application = this.index.application(flow.application_id);
     if (!application) throw new FieldRefusal(404, 'not_found', `No active flow ${flowId}`);
 
+    // A parameter given twice reaches here as a list (`?purposes=a&purposes=b`).
+    const repeated = (name: string) => `${name}: give it once${name === 'purposes' ? ', comma-separated' : ''}`;
+    if (Array.isArray(query.origin)) throw new FieldRefusal(400, 'invalid_request', repeated('origin'));
     if (typeof query.origin !== 'string' || query.origin === '') {
       throw new FieldRefusal(400, 'invalid_request', "origin: the host page's origin is required (the element sends it)");
     }
@@ -128,6 +131,9 @@ export class ConsentFieldController {
     const hostOrigin = parsed.origin;
     // From here on the host is trusted: refusals are shown in its frame and posted to the element.
     const refuse = (status: number, code: string, message: string) => new FieldRefusal(status, code, message, hostOrigin);
+    for (const name of ['purposes', 'locale', 'theme'] as const) {
+      if (Array.isArray(query[name])) throw refuse(400, 'invalid_request', repeated(name));
+    }
 
     if (query.locale !== undefined && !LOCALE_TAG.test(query.locale)) throw refuse(400, 'invalid_request', 'locale: must be a language tag such as en or de-DE');
     const theme = (query.theme ?? 'auto') as ConsentFieldTheme;

@@ -85,6 +85,8 @@ describe('a capture from the consent field', () => {
     ]);
     expect(fieldDecisionIssues(rendered, [])).toEqual([{ field: 'decisions', reason: 'must be an object of purpose key to {decision, default_checked, mandatory}' }]);
     expect(fieldDecisionIssues(rendered, { ...asRendered, marketing: 'yes' })).toEqual([{ field: 'decisions.marketing', reason: 'must be an object {decision, default_checked, mandatory}' }]);
+    // A key every object inherits was not rendered either.
+    expect(fieldDecisionIssues(rendered, { ...asRendered, constructor: asRendered.marketing })).toEqual([{ field: 'decisions.constructor', reason: 'was not rendered by the consent field' }]);
   });
 });
 
@@ -142,6 +144,12 @@ describe('rendering evidence', () => {
       'rendering_evidence.controls.marketing',
       'rendering_evidence.controls.fraud',
       'rendering_evidence.controls.tos',
+    ]);
+    // A key every object inherits (toString, constructor) is no rendered control either.
+    const inherited = { changed: true, trusted_gesture: true };
+    expect(refusal(() => fieldRenderingEvidence(facts, { ...observed, controls: { ...observed.controls, toString: inherited, constructor: inherited } })).details).toEqual([
+      { field: 'rendering_evidence.controls.toString', reason: 'is not a control the consent field rendered' },
+      { field: 'rendering_evidence.controls.constructor', reason: 'is not a control the consent field rendered' },
     ]);
     expect(refusal(() => fieldRenderingEvidence(facts, { ...observed, controls: null })).details).toEqual([
       { field: 'rendering_evidence.controls', reason: 'must be an object of purpose key to {changed, trusted_gesture}' },

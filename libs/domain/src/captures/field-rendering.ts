@@ -72,6 +72,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether the field rendered `key` at all: its own keys only, not what every object inherits (`toString`). */
+function wasRendered(rendered: Readonly<Record<string, FieldControl>>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(rendered, key);
+}
+
 /**
  * Why a capture's decisions do not match what the field rendered (empty when they do): every
  * rendered control has its decision with the presentation it was rendered with; nothing else is sent.
@@ -101,7 +106,7 @@ export function fieldDecisionIssues(rendered: Readonly<Record<string, FieldContr
     if (entry.mandatory !== false) issues.push({ field, reason: 'mandatory must be false: the field renders no mandatory control' });
   }
   for (const key of Object.keys(decisions)) {
-    if (!(key in rendered) && decisions[key] !== undefined) issues.push({ field: `decisions.${key}`, reason: 'was not rendered by the consent field' });
+    if (!wasRendered(rendered, key) && decisions[key] !== undefined) issues.push({ field: `decisions.${key}`, reason: 'was not rendered by the consent field' });
   }
   return issues;
 }
@@ -160,7 +165,7 @@ export function fieldRenderingEvidence(facts: FieldRenderFacts, observed: FieldO
     }
   }
   for (const key of Object.keys(controls ?? {})) {
-    if (facts.rendered[key] === undefined || facts.rendered[key] === 'notice') {
+    if (!wasRendered(facts.rendered, key) || facts.rendered[key] === 'notice') {
       issues.push({ field: `rendering_evidence.controls.${key}`, reason: 'is not a control the consent field rendered' });
     }
   }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, subjectReference, SubjectReferenceKind } from './residency';
+import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, subjectReference, SubjectReferenceKind, subjectTextProblem } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -175,5 +175,16 @@ describe('inboxAddressDigest', () => {
     expect(inboxAddressDigest(key, 'ada@example.com')).toBe(digest);
     expect(inboxAddressDigest(key, 'grace@example.com')).not.toBe(digest);
     expect(inboxAddressDigest('m'.repeat(32), 'ada@example.com')).not.toBe(digest);
+  });
+});
+
+describe('subjectTextProblem', () => {
+  it('takes any Unicode text without control characters', () => {
+    for (const value of ['ada@example.com', 'josé@bücher.de', 'crm-4711', 'emoji 😀 id', 'a\u200bb']) expect(subjectTextProblem(value)).toBeUndefined();
+  });
+
+  it('names a control character (a NUL cannot be stored) and an unpaired surrogate (not text)', () => {
+    for (const value of ['crm-\u0000', 'a\tb', '\u007f', 'x\u0085']) expect(subjectTextProblem(value)).toBe('must not contain control characters');
+    for (const value of ['\ud800', 'crm-\udc00', '\ude00😀']) expect(subjectTextProblem(value)).toBe('must be Unicode text (it holds an unpaired surrogate)');
   });
 });

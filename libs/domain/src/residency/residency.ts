@@ -34,6 +34,17 @@ export function normaliseEmail(email: string): string {
   return domain === '' ? composed : `${composed.slice(0, at + 1)}${domain}`;
 }
 
+/**
+ * Why a person's e-mail address or external id cannot be kept as given (undefined when it can): a
+ * control character (PostgreSQL text holds no NUL, and none belongs in an identifier) or an unpaired
+ * surrogate (not Unicode text: it would be kept as U+FFFD, another identifier than the one given).
+ */
+export function subjectTextProblem(value: string): string | undefined {
+  if (/\p{Cc}/u.test(value)) return 'must not contain control characters';
+  if (/\p{Cs}/u.test(value)) return 'must be Unicode text (it holds an unpaired surrogate)';
+  return undefined;
+}
+
 /** The value as it is hashed: e-mail addresses normalised, other kinds exactly as given. */
 export function normaliseSubjectValue(kind: SubjectReferenceKind, value: string): string {
   return kind === 'email' ? normaliseEmail(value) : value;
