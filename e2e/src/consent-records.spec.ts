@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Client } from 'pg';
-import { DomainError, inboxAddressDigest } from '@dcr/domain';
+import { DomainError, inboxAddressDigest, subjectReference } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
@@ -153,6 +153,31 @@ describe('consent records', () => {
     const notCapturable = await api('POST', '/api/v1/consent_records', { flow_id: uncapturable.body.id, subject: { email: 'ada@example.com' }, decisions: { newsletter: granted }, captured_at: '2026-11-20T10:00:00.000Z' });
     expect(notCapturable.status).toBe(422);
     expect(notCapturable.body.details[0].field).toBe('flow_id');
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
+  });
+
+  it('refuses text that cannot be stored (U+0000, an unpaired surrogate) naming the field, and keeps nothing of the person', async () => {
+    const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
+      ['nul-external@example.com', { external_id: 'crm\u00004712' }, {}, 'subject.external_id'],
+      ['nul-key@example.com', {}, { idempotency_key: 'signup\u0000' }, 'idempotency_key'],
+      ['surrogate-external@example.com', { external_id: 'crm-\ud800' }, {}, 'subject.external_id'],
+      ['surrogate-key@example.com', {}, { idempotency_key: '\udc00signup' }, 'idempotency_key'],
+    ];
+    for (const [email, subject, extra, field] of cases) {
+      const refused = await api('POST', '/api/v1/consent_records', {
+        flow_id: flowId,
+        subject: { email, ...subject },
+        decisions: { newsletter: granted, analytics: declined },
+        captured_at: '2026-11-20T10:00:00.000Z',
+        ...extra,
+      });
+      expect([email, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([email, 422, 'validation_failed', [field]]);
+      // Neither the person nor their directory entry was kept (an entry without its person was).
+      expect((await db.query('SELECT count(*)::int AS n FROM decisions.subjects WHERE email = $1', [email])).rows[0].n).toBe(0);
+      const reference = subjectReference(subjectRefKey, applicationId, 'email', email);
+      expect((await db.query('SELECT count(*)::int AS n FROM residency_router.directory_entries WHERE reference = $1', [reference])).rows[0].n).toBe(0);
+    }
     expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
   });
 
