@@ -181,6 +181,16 @@ describe('consent records', () => {
     expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
   });
 
+  it('refuses a body nested deeper than the limit naming where, as it refuses any other bad decision (it was a 500)', async () => {
+    // Written out, as JSON.stringify cannot nest so deep either.
+    const deep = `${'{"decision":'.repeat(10_000)}"granted"${'}'.repeat(10_000)}`;
+    const rawBody = `{"flow_id":"${flowId}","subject":{"email":"deep@example.com"},"decisions":{"newsletter":${JSON.stringify(granted)},"analytics":${deep}},"captured_at":"2026-11-20T10:00:00.000Z"}`;
+    const refused = await http(us.url, 'POST', '/api/v1/consent_records', { token: apiToken, rawBody });
+    expect([refused.status, refused.body.code]).toEqual([422, 'validation_failed']);
+    expect(refused.body.details).toEqual([{ field: `decisions.analytics${'.decision'.repeat(62)}`, reason: 'nests deeper than 64 levels' }]);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'deep@example.com'`)).rows[0].n).toBe(0);
+  });
+
   it('replays the same idempotency key and body, refuses another body under it, also under concurrent duplicates', async () => {
     const first = await record({ newsletter: granted, analytics: declined }, { idempotency_key: 'signup-1', captured_at: '2026-11-20T10:00:00.000Z' });
     // signup-1 was used in the first test with another body (fraud objected): a conflict.

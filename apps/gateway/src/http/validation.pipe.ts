@@ -14,7 +14,7 @@ function isQueryObject(value: unknown): value is Record<string, unknown> {
 /**
  * Validation at the edge. A body that breaks its DTO is a 422 whose `details` name the fields, and
  * unknown fields are refused, as is text no field could be stored with (U+0000, an unpaired
- * surrogate: unstorableInputIssues); a body that is not a JSON object, or bad query and path parameters,
+ * surrogate) and nesting deeper than 64 levels (unstorableInputIssues); a body that is not a JSON object, or bad query and path parameters,
  * are a 400 (`invalid_request`), still naming the parameters.
  */
 export class EdgeValidationPipe extends ValidationPipe {
@@ -40,8 +40,9 @@ export class EdgeValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && validatesClass && !isPlainObject(value)) {
       throw new DomainError('invalid_request', 'The request body must be a JSON object');
     }
-    // Text the database cannot keep is refused here, naming it, before any of the request is written
-    // (a parsed JSON or form body; a text/plain or raw body is its route's own to read).
+    // Text the database cannot keep, or nesting too deep to carry on, is refused here, naming it,
+    // before any of the request is written (a parsed JSON or form body; a text/plain or raw body
+    // is its route's own to read).
     if (metadata.type === 'body' && typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
       const unstorable = unstorableInputIssues(value);
       if (unstorable.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', unstorable);

@@ -1,4 +1,4 @@
-import { unstorableInputIssues } from './storable-input';
+import { MAX_BODY_DEPTH, unstorableInputIssues } from './storable-input';
 
 describe('unstorableInputIssues', () => {
   it('finds nothing in ordinary text, emoji and composed or combining characters included', () => {
@@ -20,11 +20,18 @@ describe('unstorableInputIssues', () => {
     ]);
   });
 
-  it('walks a body nested far deeper than the stack would allow a recursion', () => {
-    let deep: unknown = 'bottom\u0000';
-    for (let level = 0; level < 100_000; level++) deep = { a: deep };
-    const issues = unstorableInputIssues(deep);
-    expect(issues).toHaveLength(1);
-    expect(issues[0].field.split('.')).toHaveLength(100_000);
+  it('refuses an object or array nested deeper than MAX_BODY_DEPTH where it crosses the limit, without looking further in', () => {
+    const nested = (levels: number, inner: unknown) => {
+      let value = inner;
+      for (let level = 0; level < levels; level++) value = { a: value };
+      return value;
+    };
+    // The body is level 1: 64 levels, the innermost holding a string, are allowed.
+    expect(unstorableInputIssues(nested(MAX_BODY_DEPTH - 1, []))).toEqual([]);
+    expect(unstorableInputIssues(nested(MAX_BODY_DEPTH, 'leaf'))).toEqual([]);
+    expect(unstorableInputIssues(nested(MAX_BODY_DEPTH, []))).toEqual([{ field: Array(MAX_BODY_DEPTH).fill('a').join('.'), reason: 'nests deeper than 64 levels' }]);
+    expect(unstorableInputIssues({ list: [nested(100_000, 'bottom\u0000')] })).toEqual([
+      { field: ['list', '0', ...Array(MAX_BODY_DEPTH - 2).fill('a')].join('.'), reason: 'nests deeper than 64 levels' },
+    ]);
   });
 });

@@ -13,33 +13,44 @@ function unstorableReason(text: string): string | undefined {
 }
 
 /**
+ * How deep a request body may nest: the body is level 1, each object or array inside it one more.
+ * The deepest body a route takes (an import row's decision) is level 5; far beyond, a body cannot
+ * be carried on to the service that records it (JSON.stringify runs out of stack).
+ */
+export const MAX_BODY_DEPTH = 64;
+
+type Pending = { value: unknown; path: string; depth: number; name?: string };
+
+/**
  * The problems of a parsed JSON request body that no field rule sees: a string, or a field name,
- * that could not be stored as sent. Each is named by its dotted path (`subject.external_id`,
+ * that could not be stored as sent, and an object or array nested deeper than MAX_BODY_DEPTH
+ * (not looked into). Each is named by its dotted path (`subject.external_id`,
  * `records.0.idempotency_key`), as the field rules name theirs. Caught at the edge, such a value
- * is a 422 before anything is written; further in, the database refuses it half-way through a
- * request (a person's directory entry kept, the person not).
+ * is a 422 before anything is written; further in, it failed half-way through a request (a
+ * person's directory entry kept, the person not) or as a 500.
  */
 export function unstorableInputIssues(body: unknown): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  // Iterative (a body nested thousands of levels deep must not exhaust the stack here), in the
-  // body's order: children are stacked last first.
-  const pending: Array<{ value: unknown; path: string; name?: string }> = [{ value: body, path: '' }];
-  const stack = (children: Array<{ value: unknown; path: string; name?: string }>) => {
+  // Iterative, in the body's order: children are stacked last first.
+  const pending: Pending[] = [{ value: body, path: '', depth: 0 }];
+  const stack = (children: Pending[]) => {
     for (let index = children.length - 1; index >= 0; index--) pending.push(children[index]);
   };
   const at = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
   while (pending.length > 0) {
-    const { value, path, name } = pending.pop()!;
+    const { value, path, depth, name } = pending.pop()!;
     const nameReason = name === undefined ? undefined : unstorableReason(name);
     if (nameReason) {
       issues.push({ field: path, reason: `its name ${nameReason}` });
     } else if (typeof value === 'string') {
       const reason = unstorableReason(value);
       if (reason) issues.push({ field: path, reason });
+    } else if (typeof value === 'object' && value !== null && depth >= MAX_BODY_DEPTH) {
+      issues.push({ field: path, reason: `nests deeper than ${MAX_BODY_DEPTH} levels` });
     } else if (Array.isArray(value)) {
-      stack(value.map((item, index) => ({ value: item, path: at(path, String(index)) })));
+      stack(value.map((item, index) => ({ value: item, path: at(path, String(index)), depth: depth + 1 })));
     } else if (typeof value === 'object' && value !== null) {
-      stack(Object.entries(value).map(([key, item]) => ({ value: item, path: at(path, key), name: key })));
+      stack(Object.entries(value).map(([key, item]) => ({ value: item, path: at(path, key), depth: depth + 1, name: key })));
     }
   }
   return issues;
