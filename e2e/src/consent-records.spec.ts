@@ -191,6 +191,33 @@ describe('consent records', () => {
     expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'deep@example.com'`)).rows[0].n).toBe(0);
   });
 
+  it('finds a person by the external id a record gave, spaces around it included (they are not kept), and refuses a blank one', async () => {
+    const padded = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'padded@example.com', external_id: '  crm-padded ' },
+      decisions: { newsletter: granted, analytics: declined },
+      captured_at: '2026-11-20T10:00:00.000Z',
+    });
+    expect(padded.status).toBe(201);
+    const personId = padded.body.consent_record.subject.id;
+    for (const asked of ['  crm-padded ', 'crm-padded']) {
+      const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=${encodeURIComponent(asked)}`);
+      expect([asked, status.status, status.body.subject?.id]).toEqual([asked, 200, personId]);
+    }
+    const blankAsked = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=${encodeURIComponent('   ')}`);
+    expect([blankAsked.status, blankAsked.body.details?.map((d: { field: string }) => d.field)]).toEqual([400, ['subject[external_id]']]);
+
+    // A blank external id is refused as an empty one is, not dropped while the answer says 201.
+    const blank = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'blank-external@example.com', external_id: '   ' },
+      decisions: { newsletter: granted, analytics: declined },
+      captured_at: '2026-11-20T10:00:00.000Z',
+    });
+    expect([blank.status, blank.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.external_id']]);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'blank-external@example.com'`)).rows[0].n).toBe(0);
+  });
+
   it('replays the same idempotency key and body, refuses another body under it, also under concurrent duplicates', async () => {
     const first = await record({ newsletter: granted, analytics: declined }, { idempotency_key: 'signup-1', captured_at: '2026-11-20T10:00:00.000Z' });
     // signup-1 was used in the first test with another body (fraud objected): a conflict.

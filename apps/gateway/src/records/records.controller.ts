@@ -76,7 +76,8 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
     if (!isSubjectId(value)) throw invalid('must be a person id (sub_…)');
     return { subject_id: value };
   }
-  if (value.length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters');
+  // Spaces around an external id are not part of it (a record trims them), so none but spaces is none.
+  if (value.trim().length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters, not only spaces');
   return { external_id: value };
 }
 
@@ -253,7 +254,7 @@ export class RecordsController {
       'in another country of the deployment is answered 421 with `home_country` and nothing else; 404 when no such person ' +
       'is recorded.',
   })
-  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
   @ApiOkResponse({ type: ConsentStatusDto })

@@ -9,10 +9,11 @@ export class RecordSubjectDto {
   @IsEmail()
   email: string;
 
-  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person" })
+  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person (kept without the spaces around it; one of spaces only is refused)", pattern: '\\S' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @Matches(/\S/, { message: 'external_id must not be blank' })
   external_id?: string;
 }
 
