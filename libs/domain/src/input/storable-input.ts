@@ -30,6 +30,8 @@ type Pending = { value: unknown; path: string; depth: number; name?: string };
  * person's directory entry kept, the person not) or as a 500.
  */
 export function unstorableInputIssues(body: unknown): FieldIssue[] {
+  // Nearly every body is fine: that is found without building a path for every value.
+  if (!hasUnstorableInput(body)) return [];
   const issues: FieldIssue[] = [];
   // Iterative, in the body's order: children are stacked last first.
   const pending: Pending[] = [{ value: body, path: '', depth: 0 }];
@@ -54,4 +56,32 @@ export function unstorableInputIssues(body: unknown): FieldIssue[] {
     }
   }
   return issues;
+}
+
+/** Whether unstorableInputIssues would find anything: the same walk, keeping no paths. */
+function hasUnstorableInput(body: unknown): boolean {
+  const values: unknown[] = [body];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) return true;
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth >= MAX_BODY_DEPTH) return true;
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          values.push(item);
+          depths.push(depth + 1);
+        }
+      } else {
+        for (const key of Object.keys(value)) {
+          if (UNSTORABLE.test(key)) return true;
+          values.push((value as Record<string, unknown>)[key]);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return false;
 }
