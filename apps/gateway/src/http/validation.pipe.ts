@@ -41,9 +41,10 @@ export class EdgeValidationPipe extends ValidationPipe {
       throw new DomainError('invalid_request', 'The request body must be a JSON object');
     }
     // Text the database cannot keep, or nesting too deep to carry on, is refused here, naming it,
-    // before any of the request is written (a parsed JSON or form body; a text/plain or raw body
-    // is its route's own to read).
-    if (metadata.type === 'body' && typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
+    // before any of the request is written. Only in a JSON body (plain objects and arrays): a form's
+    // (fast-querystring's objects, not plain) is read by pages that answer in HTML, a text/plain or
+    // raw one by its route.
+    if (metadata.type === 'body' && (isPlainObject(value) || Array.isArray(value))) {
       const unstorable = unstorableInputIssues(value);
       if (unstorable.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', unstorable);
     }
