@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Client } from 'pg';
-import { DomainError, inboxAddressDigest } from '@dcr/domain';
+import { DomainError, inboxAddressDigest, subjectReference } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
@@ -155,6 +155,68 @@ describe('consent records', () => {
     expect(notCapturable.status).toBe(422);
     expect(notCapturable.body.details[0].field).toBe('flow_id');
     expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
+  });
+
+  it('refuses text that cannot be stored (U+0000, an unpaired surrogate) naming the field, and keeps nothing of the person', async () => {
+    const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
+      ['nul-external@example.com', { external_id: 'crm\u00004712' }, {}, 'subject.external_id'],
+      ['nul-key@example.com', {}, { idempotency_key: 'signup\u0000' }, 'idempotency_key'],
+      ['surrogate-external@example.com', { external_id: 'crm-\ud800' }, {}, 'subject.external_id'],
+      ['surrogate-key@example.com', {}, { idempotency_key: '\udc00signup' }, 'idempotency_key'],
+    ];
+    for (const [email, subject, extra, field] of cases) {
+      const refused = await api('POST', '/api/v1/consent_records', {
+        flow_id: flowId,
+        subject: { email, ...subject },
+        decisions: { newsletter: granted, analytics: declined },
+        captured_at: '2026-11-20T10:00:00.000Z',
+        ...extra,
+      });
+      expect([email, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([email, 422, 'validation_failed', [field]]);
+      // Neither the person nor their directory entry was kept (an entry without its person was).
+      expect((await db.query('SELECT count(*)::int AS n FROM decisions.subjects WHERE email = $1', [email])).rows[0].n).toBe(0);
+      const reference = subjectReference(subjectRefKey, applicationId, 'email', email);
+      expect((await db.query('SELECT count(*)::int AS n FROM residency_router.directory_entries WHERE reference = $1', [reference])).rows[0].n).toBe(0);
+    }
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
+  });
+
+  it('refuses a body nested deeper than the limit naming where, as it refuses any other bad decision (it was a 500)', async () => {
+    // Written out, as JSON.stringify cannot nest so deep either.
+    const deep = `${'{"decision":'.repeat(10_000)}"granted"${'}'.repeat(10_000)}`;
+    const rawBody = `{"flow_id":"${flowId}","subject":{"email":"deep@example.com"},"decisions":{"newsletter":${JSON.stringify(granted)},"analytics":${deep}},"captured_at":"2026-11-20T10:00:00.000Z"}`;
+    const refused = await http(us.url, 'POST', '/api/v1/consent_records', { token: apiToken, rawBody });
+    expect([refused.status, refused.body.code]).toEqual([422, 'validation_failed']);
+    expect(refused.body.details).toEqual([{ field: `decisions.analytics${'.decision'.repeat(62)}`, reason: 'nests deeper than 64 levels' }]);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'deep@example.com'`)).rows[0].n).toBe(0);
+  });
+
+  it('finds a person by the external id a record gave, spaces around it included (they are not kept), and refuses a blank one', async () => {
+    const padded = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'padded@example.com', external_id: '  crm-padded ' },
+      decisions: { newsletter: granted, analytics: declined },
+      captured_at: '2026-11-20T10:00:00.000Z',
+    });
+    expect(padded.status).toBe(201);
+    const personId = padded.body.consent_record.subject.id;
+    for (const asked of ['  crm-padded ', 'crm-padded']) {
+      const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=${encodeURIComponent(asked)}`);
+      expect([asked, status.status, status.body.subject?.id]).toEqual([asked, 200, personId]);
+    }
+    const blankAsked = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=${encodeURIComponent('   ')}`);
+    expect([blankAsked.status, blankAsked.body.details?.map((d: { field: string }) => d.field)]).toEqual([400, ['subject[external_id]']]);
+
+    // A blank external id is refused as an empty one is, not dropped while the answer says 201.
+    const blank = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'blank-external@example.com', external_id: '   ' },
+      decisions: { newsletter: granted, analytics: declined },
+      captured_at: '2026-11-20T10:00:00.000Z',
+    });
+    expect([blank.status, blank.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.external_id']]);
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'blank-external@example.com'`)).rows[0].n).toBe(0);
   });
 
   it('replays the same idempotency key and body, refuses another body under it, also under concurrent duplicates', async () => {

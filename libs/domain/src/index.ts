@@ -13,3 +13,4 @@ export * from './webhooks';
 export * from './captures';
 export * from './form-connections';
 export * from './templates';
+export * from './input';

@@ -10,7 +10,6 @@ import { Authenticator } from '../auth/authenticator';
 import { RoutePolicies } from '../auth/route-policies';
 import { ConfigReplicator } from '../connect/config-replicator';
 import { AllExceptionsFilter } from '../http/all-exceptions.filter';
-import { refuseOverNestedBody } from '../http/body-nesting';
 import { CorsPolicy } from '../http/cors.policy';
 import { deprecationHeaders } from '../http/deprecation';
 import { configureFormHookRoute } from '../form-connections/raw-body';
@@ -157,8 +156,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // a caller who is refused), and whether it is answered directly (@DirectRoute(): by Fastify without
   // Nest's pipeline, and a plain GET of its path by the direct lane, before Fastify). It also
   // raises the body limit of the import route only, keeps the raw body of the form builder's signed
-  // webhook (and only there), refuses over-nested bodies of the routes that take one, and gives POST
-  // routes the idempotency hooks.
+  // webhook (and only there), and gives POST routes the idempotency hooks.
   fastify.addHook('onRoute', (route) => {
     const methods = routeMethods(route);
     const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
@@ -166,7 +164,6 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     openApi.noteScopes(methods, route.url, policy.scopes);
     const authenticate = authenticator.hookFor(policy);
     if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
-    if (methods.some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH')) addRouteHook(route, 'preHandler', refuseOverNestedBody);
     const direct = directHandlerFor(resolved, route.url);
     if (direct) {
       route.handler = direct.handler;

@@ -82,6 +82,17 @@ describe('EdgeValidationPipe', () => {
     const notAnObject = await refusal(pipe.transform([1, 2], body(NameBody)));
     expect(notAnObject.code).toBe('invalid_request');
   });
+
+  it('refuses a body with text the database cannot keep (U+0000, an unpaired surrogate) naming the field, whatever its DTO', async () => {
+    const nul = await refusal(pipe.transform({ name: 'Ada\u0000' }, body(NameBody)));
+    expect([nul.code, nul.details]).toEqual(['validation_failed', [{ field: 'name', reason: 'must not contain the character U+0000' }]]);
+    const untyped = await refusal(pipe.transform({ steps: [{ title: '\ud800' }] }, { type: 'body', metatype: Object, data: undefined }));
+    expect([untyped.code, untyped.details?.map((issue) => issue.field)]).toEqual(['validation_failed', ['steps.0.title']]);
+    // A text/plain body, or a form's (the inbox pages answer it in HTML), is its route's own to read.
+    expect(await pipe.transform('plain\u0000', { type: 'body', metatype: String, data: undefined })).toBe('plain\u0000');
+    const form = parsedQuery([['email', 'ada\u0000@example.com']]);
+    expect(await pipe.transform(form, { type: 'body', metatype: Object, data: undefined })).toBe(form);
+  });
 });
 
 /** A query as Fastify's router parses it (fast-querystring): its prototype is an empty object without a prototype. */

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
-import { DomainError } from '@dcr/domain';
+import { DomainError, unstorableInputIssues } from '@dcr/domain';
 import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, isPlainObject, toFieldIssues } from '@dcr/transport';
 
 /**
@@ -13,7 +13,8 @@ function isQueryObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Validation at the edge. A body that breaks its DTO is a 422 whose `details` name the fields, and
- * unknown fields are refused; a body that is not a JSON object, or bad query and path parameters,
+ * unknown fields are refused, as is text no field could be stored with (U+0000, an unpaired
+ * surrogate) and nesting deeper than 64 levels (unstorableInputIssues); a body that is not a JSON object, or bad query and path parameters,
  * are a 400 (`invalid_request`), still naming the parameters.
  */
 export class EdgeValidationPipe extends ValidationPipe {
@@ -38,6 +39,14 @@ export class EdgeValidationPipe extends ValidationPipe {
     const validatesClass = typeof metadata.metatype === 'function' && this.toValidate(metadata);
     if (metadata.type === 'body' && validatesClass && !isPlainObject(value)) {
       throw new DomainError('invalid_request', 'The request body must be a JSON object');
+    }
+    // Text the database cannot keep, or nesting too deep to carry on, is refused here, naming it,
+    // before any of the request is written. Only in a JSON body (plain objects and arrays): a form's
+    // (fast-querystring's objects, not plain) is read by pages that answer in HTML, a text/plain or
+    // raw one by its route.
+    if (metadata.type === 'body' && (isPlainObject(value) || Array.isArray(value))) {
+      const unstorable = unstorableInputIssues(value);
+      if (unstorable.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', unstorable);
     }
     // A body or query whose DTO needs nothing of class-transformer but instances of its nested
     // classes is checked without copying it first (the RPC pipe's way, libs/transport): the same

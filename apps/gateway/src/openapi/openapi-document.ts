@@ -15,8 +15,8 @@ Conventions shared by every endpoint:
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
 - Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
   sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.
-- Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); nesting more than 64 levels:
-  422 naming the top-level field. Credentials: API token as
+- Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); nesting deeper than 64 levels,
+  or text no field can be stored with (U+0000, an unpaired surrogate): 422 naming where. Credentials: API token as
   bearer (server to server), publishable key as \`X-Publishable-Key\` (browser; only session and capture
   creation, and reading a flow's published wording), and the consent field's render proof in the body of its
   own \`embedded_field\` capture. OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;

@@ -65,10 +65,19 @@ const SUBJECT_PARAMETERS = { external_id: 'subject[external_id]', email: 'subjec
 /**
  * The person a consent_status request names (`subject[external_id]`, `subject[email]` or
  * `subject[id]`; Fastify's query parser also hands nested `subject` objects over): exactly one, once,
- * well-formed, or 400 `invalid_request` naming the parameter.
+ * well-formed, and no other parameter, or 400 `invalid_request` naming the parameter.
  */
 export function consentStatusAddress(query: Record<string, unknown>): SubjectAddress {
   const nested = (typeof query.subject === 'object' && query.subject !== null ? query.subject : {}) as Record<string, unknown>;
+  // Any other parameter is refused as every route's query DTO refuses it: a misspelt one is not ignored.
+  const flat = new Set<string>([...Object.values(SUBJECT_PARAMETERS), 'subject']);
+  const unknown = [
+    ...Object.keys(query).filter((name) => !flat.has(name)),
+    ...Object.keys(nested).filter((key) => !(key in SUBJECT_PARAMETERS)).map((key) => `subject[${key}]`),
+  ];
+  if (unknown.length > 0) {
+    throw new DomainError('invalid_request', `Unknown parameter ${unknown.join(', ')}`, unknown.map((field) => ({ field, reason: 'is not a parameter of consent_status' })));
+  }
   const given: Array<[keyof typeof SUBJECT_PARAMETERS, string]> = [];
   for (const key of Object.keys(SUBJECT_PARAMETERS) as Array<keyof typeof SUBJECT_PARAMETERS>) {
     const name = SUBJECT_PARAMETERS[key];
@@ -94,7 +103,8 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
     if (!isSubjectId(value)) throw invalid('must be a person id (sub_…)');
     return { subject_id: value };
   }
-  if (value.length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters');
+  // Spaces around an external id are not part of it (a record trims them), so none but spaces is none.
+  if (value.trim().length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters, not only spaces');
   return { external_id: value };
 }
 
@@ -266,7 +276,7 @@ export class RecordsController {
   @ApiOperation({
     summary: "A person's current status per purpose: granted, declined, withdrawn, objected or noticed",
     description:
-      'Name the person by exactly one of `subject[external_id]`, `subject[email]` or `subject[id]` (400 naming the parameter ' +
+      'Name the person by exactly one of `subject[external_id]`, `subject[email]` or `subject[id]`, and nothing else (400 naming the parameter ' +
       'otherwise). The answer weighs the records of the application (the Record API, captures, imports, form builders) and ' +
       'the consents the person decided on its hosted pages (a completed consent session counts as a record with its ' +
       '`rec_…` id at its `completed_at`, each purpose as its `consent.granted`/`consent.denied` event says; once revoked, ' +
@@ -275,7 +285,7 @@ export class RecordsController {
       'in another country of the deployment is answered 421 with `home_country` and nothing else; 404 when no such person ' +
       'is recorded.',
   })
-  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
   @ApiOkResponse({ type: ConsentStatusDto })

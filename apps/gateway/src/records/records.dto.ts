@@ -33,10 +33,15 @@ export class RecordSubjectDto {
   @IsSubjectEmail()
   email: string;
 
-  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own id for the person (no control characters)" })
+  @ApiPropertyOptional({
+    example: 'crm-4711',
+    description: "The organisation's own id for the person (no control characters; kept without the spaces around it; one of spaces only is refused)",
+    pattern: '\\S',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @Matches(/\S/, { message: 'external_id must not be blank' })
   @IsSubjectText()
   external_id?: string;
 }

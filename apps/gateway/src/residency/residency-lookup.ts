@@ -23,7 +23,11 @@ export class ResidencyLookup {
 
   /** Resolves to 'here' or 'unknown', or throws wrong_country (421) naming the home country. */
   async requireHomedHere(applicationId: string, address: SubjectAddress): Promise<'here' | 'unknown'> {
-    const [kind, value] = Object.entries(address)[0] as ['subject_id' | 'external_id' | 'email', string];
+    const [kind, given] = Object.entries(address)[0] as ['subject_id' | 'external_id' | 'email', string];
+    // An external id is recorded without the spaces around it (as the decisions service finds it),
+    // so one of spaces only is no one's.
+    const value = kind === 'external_id' ? given.trim() : given;
+    if (kind === 'external_id' && value === '') return 'unknown';
     const reference = subjectReference(this.context.env.SUBJECT_REF_KEY, applicationId, kind, value);
     const { entry } = await firstValueFrom(
       this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [reference] }),

@@ -1,3 +1,2 @@
 export * from './error-codes';
 export * from './domain-error';
-export * from './nesting';

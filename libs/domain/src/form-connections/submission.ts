@@ -1,4 +1,5 @@
-import { FieldIssue, fieldNestedDeeperThan, MAX_BODY_NESTING, validationFailed } from '../errors';
+import { FieldIssue, validationFailed } from '../errors';
+import { MAX_BODY_DEPTH, NESTED_TOO_DEEP, unstorableInputIssues } from '../input/storable-input';
 import type { AttestedDecisions } from '../captures/attestation';
 import { MappedPurpose, ResolvedFormMapping } from './mapping';
 
@@ -90,8 +91,9 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
     issues.push({ field: 'form_response', reason: 'must be the submitted response' });
     throw validationFailed(issues, 'The delivery is not a Typeform submission');
   }
-  if (fieldNestedDeeperThan(response) !== null) {
-    throw validationFailed([{ field: 'form_response', reason: `nests more than ${MAX_BODY_NESTING} levels deep: not a Typeform response` }], 'The delivery is not a Typeform submission');
+  // Only the depth here: text the database cannot keep is refused by the name of the answer it is in, below.
+  if (unstorableInputIssues(response).some((issue) => issue.reason === NESTED_TOO_DEEP)) {
+    throw validationFailed([{ field: 'form_response', reason: `nests more than ${MAX_BODY_DEPTH} levels deep: not a Typeform response` }], 'The delivery is not a Typeform submission');
   }
   const formId = text(response.form_id);
   if (!formId) issues.push({ field: 'form_response.form_id', reason: 'must be the form\'s id' });
