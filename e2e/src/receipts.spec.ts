@@ -172,6 +172,38 @@ describe('consent receipts', () => {
     }
   });
 
+  it('freezes the receipt of a flow whose policy URL is not plain ASCII, and every receipt after it', async () => {
+    // The flow accepts the policy URL as a browser reads it; the receipt states it as a URI (RFC
+    // 3986), which is what its schema asks. It was refused there, and the record's event, retried
+    // for ever, held up every receipt, webhook and audit entry behind it.
+    const recordOn = async (policyUrl: string | undefined, email: string) => {
+      const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+        name: 'Sign-up',
+        pattern: 'standard',
+        purposes: ['newsletter'],
+        purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+        consent_duration: 'P1Y',
+        ...(policyUrl ? { policy_url: policyUrl } : {}),
+      });
+      expect([flow.status, flow.body.policy_url]).toEqual([201, policyUrl ?? null]);
+      expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+      const made = await api('POST', '/api/v1/consent_records', {
+        flow_id: flow.body.id,
+        subject: { email },
+        decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
+        captured_at: new Date().toISOString(),
+      });
+      expect(made.status).toBe(201);
+      return made.body.consent_record.record_id as string;
+    };
+    const german = await recordOn('https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz', 'iri@example.com');
+    const after = await recordOn(undefined, 'after-iri@example.com');
+    for (const id of [german, after]) await eventually(async () => (await receipt('canonical', id)).status === 200);
+    const body = (await receipt('canonical', german)).body;
+    expect(validateReceipt(body)).toEqual({ valid: true, errors: [] });
+    expect(body.pii_processing.privacy_notice.url).toBe('https://beispiel.de/datenschutzerkl%C3%A4rung?fassung=%7B2026%7D%7Ckurz');
+  });
+
   it('answers a receipt read whose kept projection lapses while the read runs (the consent\'s term ends), never a 500', async () => {
     // The projection kept for the receipt is valid until the consent's term ends; here it ends
     // between the read's query and its answer (as it does for a read at that very moment).
