@@ -204,6 +204,12 @@ describe('freezeConsentReceipt: an anonymous decision in the consent field', () 
     expect(frozen.extensions.rendering_evidence).toHaveLength(1);
     expect(frozen.pii_processing.collection_method).toMatch(/committed by the browser/);
   });
+
+  it('states no wording_drift for a verdict on no purpose (the schema asks for one at least)', () => {
+    const input = anonymousFieldInput();
+    input.evidence = { ...input.evidence, wordingVerdict: {} };
+    expect(freezeAndRead(input).extensions).not.toHaveProperty('wording_drift');
+  });
 });
 
 describe('freezeConsentReceipt: an imported record', () => {

@@ -429,7 +429,8 @@ export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notic
     ...(evidence.signatureEvidence !== undefined && { signature_evidence: jsonCopy([...evidence.signatureEvidence]) }),
     collection_channel: decision.channel,
     ...(evidence.collectionPlatform !== undefined && { collection_platform: evidence.collectionPlatform }),
-    ...(evidence.wordingVerdict !== undefined && { wording_drift: { ...evidence.wordingVerdict } }),
+    // A verdict on no purpose states nothing (a capture held with empty labels before they were read as none).
+    ...(evidence.wordingVerdict !== undefined && Object.keys(evidence.wordingVerdict).length > 0 && { wording_drift: { ...evidence.wordingVerdict } }),
     captured_at: decision.decidedAt,
     recorded_at: decision.recordedAt,
     ...(presentationAttested !== undefined && { presentation_attested: presentationAttested }),
