@@ -27,6 +27,27 @@ describe('consent receipts', () => {
   const api = (method: string, path: string, body?: unknown, country = us, token = apiToken) => http(country.url, method, path, { token, body });
   const receipt = (flavor: string, id = recordId, country = us, token = apiToken) =>
     http(country.url, 'GET', `/api/v1/consent_receipts/${id}?flavor=${flavor}`, { token });
+  /** A Record API record granting the newsletter on a new active flow with these terms (beside the defaults). */
+  const recordOn = async (terms: Record<string, unknown>, email: string) => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Sign-up',
+      pattern: 'standard',
+      purposes: ['newsletter'],
+      purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+      consent_duration: 'P1Y',
+      ...terms,
+    });
+    expect(flow.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const made = await api('POST', '/api/v1/consent_records', {
+      flow_id: flow.body.id,
+      subject: { email },
+      decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
+      captured_at: new Date().toISOString(),
+    });
+    expect(made.status).toBe(201);
+    return { flowId: flow.body.id as string, recordId: made.body.consent_record.record_id as string };
+  };
 
   beforeAll(async () => {
     const bus = new InProcessBus();
@@ -176,32 +197,22 @@ describe('consent receipts', () => {
     // The flow accepts the policy URL as a browser reads it; the receipt states it as a URI (RFC
     // 3986), which is what its schema asks. It was refused there, and the record's event, retried
     // for ever, held up every receipt, webhook and audit entry behind it.
-    const recordOn = async (policyUrl: string | undefined, email: string) => {
-      const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
-        name: 'Sign-up',
-        pattern: 'standard',
-        purposes: ['newsletter'],
-        purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
-        consent_duration: 'P1Y',
-        ...(policyUrl ? { policy_url: policyUrl } : {}),
-      });
-      expect([flow.status, flow.body.policy_url]).toEqual([201, policyUrl ?? null]);
-      expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
-      const made = await api('POST', '/api/v1/consent_records', {
-        flow_id: flow.body.id,
-        subject: { email },
-        decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
-        captured_at: new Date().toISOString(),
-      });
-      expect(made.status).toBe(201);
-      return made.body.consent_record.record_id as string;
-    };
-    const german = await recordOn('https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz', 'iri@example.com');
-    const after = await recordOn(undefined, 'after-iri@example.com');
-    for (const id of [german, after]) await eventually(async () => (await receipt('canonical', id)).status === 200);
-    const body = (await receipt('canonical', german)).body;
+    const german = await recordOn({ policy_url: 'https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz' }, 'iri@example.com');
+    expect((await api('GET', `/api/v1/flows/${german.flowId}`)).body.policy_url).toBe('https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz');
+    const after = await recordOn({}, 'after-iri@example.com');
+    for (const id of [german.recordId, after.recordId]) await eventually(async () => (await receipt('canonical', id)).status === 200);
+    const body = (await receipt('canonical', german.recordId)).body;
     expect(validateReceipt(body)).toEqual({ valid: true, errors: [] });
     expect(body.pii_processing.privacy_notice.url).toBe('https://beispiel.de/datenschutzerkl%C3%A4rung?fassung=%7B2026%7D%7Ckurz');
+  });
+
+  it('reads the receipt of a consent whose term ends past the last instant a date can name (it never lapses), never a 500', async () => {
+    const { recordId: id } = await recordOn({ consent_duration: 'P300000Y' }, 'for-good@example.com');
+    await eventually(async () => (await receipt('canonical', id)).status !== 404);
+    for (const flavor of ['canonical', 'dpv', 'signed']) expect([flavor, (await receipt(flavor, id)).status]).toEqual([flavor, 200]);
+    const body = (await receipt('canonical', id)).body;
+    expect(validateReceipt(body).valid).toBe(true);
+    expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(['consent given']);
   });
 
   it('answers a receipt read whose kept projection lapses while the read runs (the consent\'s term ends), never a 500', async () => {
