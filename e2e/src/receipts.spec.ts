@@ -52,7 +52,8 @@ describe('consent receipts', () => {
   beforeAll(async () => {
     const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
+    // The processor's URL as an operator may configure it (boot accepts any https URL), outside ASCII.
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com', RECEIPT_PROCESSOR_URL: 'https://dienstleister.example/über-uns' } });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
     applicationId = app.body.id;
@@ -109,6 +110,8 @@ describe('consent receipts', () => {
     const controller = body.party_identification.find((p: { party_role: string }) => p.party_role === 'controller');
     expect(controller).toMatchObject({ party_id: applicationId, party_name: 'Acme Newsletter', provenance: 'display_name' });
     expect(body.party_identification.map((p: { party_role: string }) => p.party_role)).toEqual(expect.arrayContaining(['processor', 'supervisory_authority']));
+    // Written as the URI the schema asks for (it was refused there, and no receipt of the country froze).
+    expect(body.party_identification.find((p: { party_role: string }) => p.party_role === 'processor').party_url).toBe('https://dienstleister.example/%C3%BCber-uns');
     // Decided on the hosted pages: the page that showed the notice is on the receipt, by the application, before the decision.
     expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(['notice shown', 'consent requested', 'consent given']);
     const [shown, requested, given] = body.event as Array<{ event_time: string; entity_id: string }>;
