@@ -995,6 +995,29 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
   });
 
+  it('commits a capture whose labels name no purpose as one without labels: its receipt freezes, and every event after it is relayed', async () => {
+    const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
+    await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });
+    const captured = await http(us.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, labels: {} },
+      headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:5173' },
+    });
+    expect(captured.status).toBe(201);
+    // No label was compared: no verdict (an empty one made a receipt its schema refuses, and the
+    // decisions outbox retried that event for ever, holding up every receipt, webhook and audit entry after it).
+    expect(captured.body).not.toHaveProperty('wording_verdict');
+    const committed = await http(us.url, 'POST', `/api/v1/decisions/${captured.body.capture_token}/authorize`, { token: apiToken, body: { subject: { email: 'no-labels@example.com' }, suppress_receipt: true } });
+    expect(committed.status).toBe(200);
+    const after = await record({ newsletter: granted, analytics: declined }, { subject: { email: 'after-no-labels@example.com' }, captured_at: new Date().toISOString() });
+    expect(after.status).toBe(201);
+    for (const id of [committed.body.record_id, after.body.consent_record.record_id]) {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${id}`)).status === 200);
+    }
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${committed.body.record_id}`)).body;
+    expect(validateReceipt(receipt).valid).toBe(true);
+    expect(receipt.extensions).not.toHaveProperty('wording_drift');
+  });
+
   /** An application of its own with an active flow, an API token and a publishable key (for captures). */
   async function shopWithFlow(name: string, flowName: string) {
     const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name, environment: 'sandbox' } })).body;

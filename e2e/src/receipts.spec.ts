@@ -27,11 +27,33 @@ describe('consent receipts', () => {
   const api = (method: string, path: string, body?: unknown, country = us, token = apiToken) => http(country.url, method, path, { token, body });
   const receipt = (flavor: string, id = recordId, country = us, token = apiToken) =>
     http(country.url, 'GET', `/api/v1/consent_receipts/${id}?flavor=${flavor}`, { token });
+  /** A Record API record granting the newsletter on a new active flow with these terms (beside the defaults). */
+  const recordOn = async (terms: Record<string, unknown>, email: string) => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Sign-up',
+      pattern: 'standard',
+      purposes: ['newsletter'],
+      purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+      consent_duration: 'P1Y',
+      ...terms,
+    });
+    expect(flow.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const made = await api('POST', '/api/v1/consent_records', {
+      flow_id: flow.body.id,
+      subject: { email },
+      decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
+      captured_at: new Date().toISOString(),
+    });
+    expect(made.status).toBe(201);
+    return { flowId: flow.body.id as string, recordId: made.body.consent_record.record_id as string };
+  };
 
   beforeAll(async () => {
     const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
+    // The processor's URL as an operator may configure it (boot accepts any https URL), outside ASCII.
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com', RECEIPT_PROCESSOR_URL: 'https://dienstleister.example/über-uns' } });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
     applicationId = app.body.id;
@@ -88,6 +110,8 @@ describe('consent receipts', () => {
     const controller = body.party_identification.find((p: { party_role: string }) => p.party_role === 'controller');
     expect(controller).toMatchObject({ party_id: applicationId, party_name: 'Acme Newsletter', provenance: 'display_name' });
     expect(body.party_identification.map((p: { party_role: string }) => p.party_role)).toEqual(expect.arrayContaining(['processor', 'supervisory_authority']));
+    // Written as the URI the schema asks for (it was refused there, and no receipt of the country froze).
+    expect(body.party_identification.find((p: { party_role: string }) => p.party_role === 'processor').party_url).toBe('https://dienstleister.example/%C3%BCber-uns');
     // Decided on the hosted pages: the page that showed the notice is on the receipt, by the application, before the decision.
     expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(['notice shown', 'consent requested', 'consent given']);
     const [shown, requested, given] = body.event as Array<{ event_time: string; entity_id: string }>;
@@ -170,6 +194,28 @@ describe('consent receipts', () => {
       for (const flavor of ['canonical', 'dpv', 'signed']) expect((await receipt(flavor, id)).status).toBe(200);
       expect((await receipt('canonical', id)).body.event.map((e: { event_state: string }) => e.event_state)).not.toContain('consent withdrawn');
     }
+  });
+
+  it('freezes the receipt of a flow whose policy URL is not plain ASCII, and every receipt after it', async () => {
+    // The flow accepts the policy URL as a browser reads it; the receipt states it as a URI (RFC
+    // 3986), which is what its schema asks. It was refused there, and the record's event, retried
+    // for ever, held up every receipt, webhook and audit entry behind it.
+    const german = await recordOn({ policy_url: 'https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz' }, 'iri@example.com');
+    expect((await api('GET', `/api/v1/flows/${german.flowId}`)).body.policy_url).toBe('https://beispiel.de/datenschutzerklärung?fassung={2026}|kurz');
+    const after = await recordOn({}, 'after-iri@example.com');
+    for (const id of [german.recordId, after.recordId]) await eventually(async () => (await receipt('canonical', id)).status === 200);
+    const body = (await receipt('canonical', german.recordId)).body;
+    expect(validateReceipt(body)).toEqual({ valid: true, errors: [] });
+    expect(body.pii_processing.privacy_notice.url).toBe('https://beispiel.de/datenschutzerkl%C3%A4rung?fassung=%7B2026%7D%7Ckurz');
+  });
+
+  it('reads the receipt of a consent whose term ends past the last instant a date can name (it never lapses), never a 500', async () => {
+    const { recordId: id } = await recordOn({ consent_duration: 'P300000Y' }, 'for-good@example.com');
+    await eventually(async () => (await receipt('canonical', id)).status !== 404);
+    for (const flavor of ['canonical', 'dpv', 'signed']) expect([flavor, (await receipt(flavor, id)).status]).toEqual([flavor, 200]);
+    const body = (await receipt('canonical', id)).body;
+    expect(validateReceipt(body).valid).toBe(true);
+    expect(body.event.map((e: { event_state: string }) => e.event_state)).toEqual(['consent given']);
   });
 
   it('answers a receipt read whose kept projection lapses while the read runs (the consent\'s term ends), never a 500', async () => {

@@ -81,7 +81,8 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       Object.entries(request.decisions).map(([key, value]) => [key, { decision: value.decision, default_checked: value.default_checked === true, mandatory: value.mandatory === true }]),
     );
     let wordingVerdict: Record<string, 'match' | 'drift'> | null = null;
-    if (request.labels) {
+    // Labels naming no purpose compared nothing: no verdict, as without labels.
+    if (request.labels && Object.keys(request.labels).length > 0) {
       wordingVerdict = {};
       for (const [key, digest] of Object.entries(request.labels)) {
         const purpose = terms.purposes.find((candidate) => candidate.key === key);

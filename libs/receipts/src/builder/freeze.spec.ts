@@ -204,6 +204,19 @@ describe('freezeConsentReceipt: an anonymous decision in the consent field', () 
     expect(frozen.extensions.rendering_evidence).toHaveLength(1);
     expect(frozen.pii_processing.collection_method).toMatch(/committed by the browser/);
   });
+
+  it("writes a configured party's URL as an RFC 3986 URI (configuration takes any https URL; the schema refused it)", () => {
+    const input = anonymousFieldInput();
+    input.processor = { ...input.processor, url: 'https://dienstleister.example/über-uns' };
+    const processor = freezeAndRead(input).party_identification.find((party) => party.party_role === 'processor');
+    expect(processor?.party_url).toBe('https://dienstleister.example/%C3%BCber-uns');
+  });
+
+  it('states no wording_drift for a verdict on no purpose (the schema asks for one at least)', () => {
+    const input = anonymousFieldInput();
+    input.evidence = { ...input.evidence, wordingVerdict: {} };
+    expect(freezeAndRead(input).extensions).not.toHaveProperty('wording_drift');
+  });
 });
 
 describe('freezeConsentReceipt: an imported record', () => {

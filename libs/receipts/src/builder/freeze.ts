@@ -21,7 +21,7 @@ import {
 } from '../schema';
 import { collectionMethodText } from './collection-method';
 import { GrantedPurpose, grantedPurposes } from './granted-purposes';
-import { NoticeMemo, noticeContentOf, privacyNotice } from './notice';
+import { NoticeMemo, noticeContentOf, privacyNotice, uriOfUrl } from './notice';
 import { jsonCopy } from './json-copy';
 import { ReceiptInputIssues } from './receipt-input-error';
 
@@ -203,7 +203,9 @@ function controllerParty(application: FrozenReceiptInput['application']): Party 
   };
 }
 
+/** A party from configuration or the catalogue; its URL as an RFC 3986 URI (configuration takes any https URL). */
 function configuredParty(party: ConfiguredParty, role: 'processor' | 'supervisory_authority'): Party {
+  const url = party.url !== undefined ? uriOfUrl(party.url) : undefined;
   return {
     party_id: party.id,
     party_name: party.name,
@@ -212,7 +214,7 @@ function configuredParty(party: ConfiguredParty, role: 'processor' | 'supervisor
     ...(party.address !== undefined && { party_address: party.address }),
     ...(party.email !== undefined && { party_email: party.email }),
     ...(party.phone !== undefined && { party_phone: party.phone }),
-    ...(party.url !== undefined && { party_url: party.url }),
+    ...(url !== undefined && { party_url: url }),
   };
 }
 
@@ -429,7 +431,8 @@ export function freezeConsentReceipt(input: FrozenReceiptInput, options: { notic
     ...(evidence.signatureEvidence !== undefined && { signature_evidence: jsonCopy([...evidence.signatureEvidence]) }),
     collection_channel: decision.channel,
     ...(evidence.collectionPlatform !== undefined && { collection_platform: evidence.collectionPlatform }),
-    ...(evidence.wordingVerdict !== undefined && { wording_drift: { ...evidence.wordingVerdict } }),
+    // A verdict on no purpose states nothing (a capture held with empty labels before they were read as none).
+    ...(evidence.wordingVerdict !== undefined && Object.keys(evidence.wordingVerdict).length > 0 && { wording_drift: { ...evidence.wordingVerdict } }),
     captured_at: decision.decidedAt,
     recorded_at: decision.recordedAt,
     ...(presentationAttested !== undefined && { presentation_attested: presentationAttested }),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, DomainError, noticeFingerprint as domainNoticeFingerprint, normaliseFlowTerms } from '@dcr/domain';
 import { FLOW_ID, NEWSLETTER_FLOW_BODY, newsletterTerms } from '../testing';
-import { NoticeContentInput, NoticeMemo, noticeContentOf, noticeFingerprint, privacyNotice } from './notice';
+import { NoticeContentInput, NoticeMemo, noticeContentOf, noticeFingerprint, privacyNotice, uriOfUrl } from './notice';
 
 const notice = (): NoticeContentInput => ({
   locale: 'en-GB',
@@ -122,6 +122,27 @@ describe('privacyNotice', () => {
   it('carries url only when a policy URL is declared', () => {
     const result = privacyNotice({ flowId: FLOW_ID, ...notice(), policyUrl: null });
     expect(Object.keys(result).sort()).toEqual(['hash', 'reference']);
+  });
+
+  it('writes the policy URL as an RFC 3986 URI, which the schema asks, and fingerprints it as declared', () => {
+    // Flows take URLs as browsers read them; the schema's `uri` format refused these, and the receipt
+    // of every record of such a flow with them.
+    const cases: Array<[string, string]> = [
+      ['https://beispiel.de/datenschutzerklärung', 'https://beispiel.de/datenschutzerkl%C3%A4rung'],
+      ['https://exämple.de/privacy', 'https://xn--exmple-cua.de/privacy'],
+      ['https://acme.example/privacy|v2?range=[1,2]&q={a}#part|b#c', 'https://acme.example/privacy%7Cv2?range=%5B1,2%5D&q=%7Ba%7D#part%7Cb%23c'],
+      ['https://acme.example/100%/privacy?x=%zz', 'https://acme.example/100%25/privacy?x=%25zz'],
+    ];
+    for (const [declared, written] of cases) {
+      const result = privacyNotice({ flowId: FLOW_ID, ...notice(), policyUrl: declared });
+      expect([declared, result.url]).toEqual([declared, written]);
+      expect(result.hash).toBe(noticeFingerprint({ ...notice(), policyUrl: declared }));
+      expect(uriOfUrl(written)).toBe(written);
+    }
+    // A URI already is kept byte for byte (no trailing slash added, no case changed).
+    for (const uri of ['https://acme.example', 'https://Acme.Example/Privacy?a=b#c', 'http://localhost:8080/privacy%20policy']) expect(uriOfUrl(uri)).toBe(uri);
+    expect(uriOfUrl(`https://acme.example/${'ä'.repeat(1000)}`)).toBeUndefined();
+    expect(Object.keys(privacyNotice({ flowId: FLOW_ID, ...notice(), policyUrl: `https://acme.example/${'ä'.repeat(1000)}` })).sort()).toEqual(['hash', 'reference']);
   });
 });
 

@@ -1,4 +1,5 @@
 import { canonicalDigest, DomainError, FlowTerms } from '@dcr/domain';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import type { PrivacyNotice } from '../schema';
 
 /** One flow-visible purpose row, as the notice fingerprint covers it. */
@@ -90,20 +91,61 @@ export function noticeContentOf(terms: FlowTerms, options: { locale?: string; pr
 /** Hex digits of the fingerprint kept in the reference: 64 bits, ample to tell a flow's notices apart. */
 export const NOTICE_REFERENCE_HASH_CHARS = 16;
 
+/** What RFC 3986 allows in a path segment, a query or a fragment besides `%XX`: unreserved, sub-delims, `:` and `@`. */
+const URI_PATH_CHARACTER = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/;
+
+/** The receipt schema's `web_url`: format `uri` (the test its validator applies), at most 2048 characters. */
+const isUri = fullFormats.uri as (text: string) => boolean;
+const MAX_WEB_URL_LENGTH = 2048;
+
+/** `text` with every character RFC 3986 does not allow there (and every `%` not starting `%XX`) percent-encoded as UTF-8. */
+function percentEncoded(text: string, alsoAllowed: string): string {
+  return text.replace(/%(?![0-9A-Fa-f]{2})|[^%]/gu, (character) => {
+    if (character === '%') return '%25';
+    return URI_PATH_CHARACTER.test(character) || alsoAllowed.includes(character) ? character : encodeURIComponent(character);
+  });
+}
+
+/**
+ * A URL as the receipt writes it: an RFC 3986 URI, which is what the schema's `uri` format asks; or
+ * undefined when it cannot be one (unparseable, or longer than 2048 characters once written so).
+ * A URL that is a URI already is kept as it is. Flows take policy URLs as browsers read them
+ * (WHATWG), which allows more: non-ASCII letters in the host or the path
+ * (`https://beispiel.de/datenschutzerklärung`), `|`, braces or brackets in the path or the query, a
+ * `%` not followed by two hex digits. Such a URL is written with its host in ASCII (punycode) and
+ * everything else a URI does not allow percent-encoded as UTF-8; it names the same page.
+ */
+export function uriOfUrl(url: string): string | undefined {
+  if (url.length <= MAX_WEB_URL_LENGTH && isUri(url)) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const uri =
+    `${parsed.protocol}//${parsed.host}` +
+    percentEncoded(parsed.pathname, '/') +
+    (parsed.search ? `?${percentEncoded(parsed.search.slice(1), '/?')}` : '') +
+    (parsed.hash ? `#${percentEncoded(parsed.hash.slice(1), '/?')}` : '');
+  return uri.length <= MAX_WEB_URL_LENGTH && isUri(uri) ? uri : undefined;
+}
+
 /**
  * `pii_processing.privacy_notice`: `{reference, hash, url?}`.
- * - `hash` is the full notice fingerprint;
+ * - `hash` is the full notice fingerprint (over the policy URL as the flow declares it);
  * - `reference` is `notice:<flow_id>:<first 16 hex of the fingerprint>`: versioned by content, so
  *   the same notice content of a flow always has the same reference (across flow versions too), and
  *   any drift supersedes it automatically;
- * - `url` is the policy URL, only when one is declared.
+ * - `url` is the policy URL as an RFC 3986 URI (uriOfUrl), only when one is declared (and can be one).
  */
 export function privacyNotice(input: NoticeContentInput & { flowId: string }): Required<Pick<PrivacyNotice, 'reference' | 'hash'>> & Pick<PrivacyNotice, 'url'> {
   const hash = noticeFingerprint(input);
+  const url = input.policyUrl ? uriOfUrl(input.policyUrl) : undefined;
   return {
     reference: `notice:${input.flowId}:${hash.slice(0, NOTICE_REFERENCE_HASH_CHARS)}`,
     hash,
-    ...(input.policyUrl ? { url: input.policyUrl } : {}),
+    ...(url ? { url } : {}),
   };
 }
 

@@ -112,6 +112,14 @@ describe('projectReceipt', () => {
       expect(read(noDuration, [], '2099-01-01T00:00:00Z').event.some((e) => e.event_state === 'consent expired')).toBe(false);
     });
 
+    it('reads a term ending past the last instant a date can name as one that never lapses (it threw, and every read of the receipt failed)', () => {
+      const forGood = freezeConsentReceipt({ ...hostedConsentInput(), flow: { id: 'flw_dev_fedcba9876543210', terms: normaliseFlowTerms({ ...NEWSLETTER_FLOW_BODY, consent_duration: 'P300000Y' }) } });
+      expect(consentExpiresAt(forGood)).toBeUndefined();
+      const receipt = read(forGood, [], '2099-01-01T00:00:00Z');
+      expectSchemaValid(receipt);
+      expect(receipt.event.some((e) => e.event_state === 'consent expired')).toBe(false);
+    });
+
     it('appends consent expired by the platform processor once now reaches it, not before, and not without a clock', () => {
       const frozen = frozenHosted();
       expect(read(frozen, [], '2026-03-01T09:59:59Z').event).toHaveLength(3);

@@ -69,14 +69,22 @@ function toUtcText(date: Date): string {
 
 /**
  * When the consent expires: the `consent given` time plus its `validity_duration` (UTC calendar
- * arithmetic), as ISO 8601 UTC; undefined when the record carries no expiry.
+ * arithmetic), as ISO 8601 UTC; undefined when the record carries no expiry, or when it ends past
+ * the last instant a date can name (a flow may declare `P300000Y`): it never lapses, as
+ * consent_status reads it (consentLapsesAt).
  */
 export function consentExpiresAt(frozen: Pick<FrozenReceipt, 'event'>): string | undefined {
   const given = frozen.event.find((event) => event.event_state === 'consent given');
   if (!given?.validity_duration) return undefined;
   const duration = parseIsoDuration(given.validity_duration);
   if (!duration) return undefined;
-  return toUtcText(addIsoDuration(new Date(given.event_time), duration));
+  let expiry: Date;
+  try {
+    expiry = addIsoDuration(new Date(given.event_time), duration);
+  } catch {
+    return undefined;
+  }
+  return toUtcText(expiry);
 }
 
 function schemaUrlOf(value: string): string {
