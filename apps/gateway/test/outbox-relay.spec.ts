@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { AUDIT_APPEND, AuditAppendRequest } from '@dcr/contracts';
+import { DomainError } from '@dcr/domain';
 import { insertOutboxRows, outboxRow, ServiceClients } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { CountryClient } from '@dcr/transport';
@@ -93,5 +94,65 @@ describe('OutboxRelay on the gateway outbox', () => {
     relay.kick();
     await until(async () => (await rowsLeft()).length === 0);
     expect(appended.at(-1)!.events.map((event) => event.id)).toEqual(ids);
+  });
+
+  it('sets aside an event the trail refuses alone, relays the rest, and relays it once its time comes and the trail takes it', async () => {
+    appended.length = 0;
+    const ids = await writeEvents(4);
+    const poison = ids[1];
+    let takesPoison = false;
+    answer = (request) =>
+      !takesPoison && request.events.some((event) => event.id === poison)
+        ? throwError(() => new DomainError('internal_error', 'The service failed to process the message'))
+        : of({ entries: [] });
+    let clock = Date.now();
+    const now = jest.spyOn(relay as unknown as { now: () => number }, 'now').mockImplementation(() => clock);
+    try {
+      relay.kick();
+      // The batch of four is refused; one at a time, the three others are relayed in order around it.
+      await until(async () => (await rowsLeft()).length === 1);
+      expect(await rowsLeft()).toEqual([poison]);
+      expect(relay.parkedEvents().get(poison)).toBe(clock + 30_000);
+      const relayedAlone = appended.filter((request) => request.events.length === 1).map((request) => request.events[0].id);
+      expect(relayedAlone).toEqual(ids);
+
+      // While it is set aside, new events pass it, and it is not sent again.
+      const sentBefore = appended.length;
+      const [later] = await writeEvents(1);
+      relay.kick();
+      await until(async () => !(await rowsLeft()).includes(later));
+      expect(appended.slice(sentBefore).flatMap((request) => request.events.map((event) => event.id))).toEqual([later]);
+      expect(await rowsLeft()).toEqual([poison]);
+
+      // Refused again once its time came: set aside twice as long.
+      clock += 30_001;
+      relay.kick();
+      await until(async () => relay.parkedEvents().get(poison) === clock + 60_000);
+      expect(await rowsLeft()).toEqual([poison]);
+
+      // Once the trail takes it and its time has come, it is relayed and forgotten.
+      takesPoison = true;
+      clock += 60_001;
+      relay.kick();
+      await until(async () => (await rowsLeft()).length === 0);
+      expect(relay.parkedEvents().size).toBe(0);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('sets nothing aside when the trail does not answer: the whole batch waits for the next try', async () => {
+    appended.length = 0;
+    answer = () => throwError(() => new DomainError('upstream_timeout', 'No reply on audit-chain.append within 10000 ms'));
+    const ids = await writeEvents(2);
+    relay.kick();
+    await until(async () => appended.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(appended.every((request) => request.events.length === 2)).toBe(true);
+    expect(relay.parkedEvents().size).toBe(0);
+    expect(await rowsLeft()).toEqual(ids);
+    answer = () => of({ entries: [] });
+    relay.kick();
+    await until(async () => (await rowsLeft()).length === 0);
   });
 });

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AUDIT_APPEND, AuditActor, AuditAppendReply, AuditAppendRequest } from '@dcr/contracts';
-import { newEventId } from '@dcr/domain';
+import { DomainError, newEventId } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { firstValueFrom, timeout } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
@@ -87,6 +87,13 @@ const COALESCE_MS = 5;
 const AUDIT_TIMEOUT_MS = 10_000;
 /** Rows left behind (a lost kick, a failed batch, another replica's crash) are picked up this often. */
 const SWEEP_MS = 1000;
+/**
+ * How long an event a consumer refused is set aside at first; each refusal after doubles it, up to
+ * PARK_MAX_MS: short enough that events a consumer refused during an outage of its own (answered
+ * with its errors, not timeouts) leave within minutes of its recovery.
+ */
+const PARK_MS = 30_000;
+const PARK_MAX_MS = 600_000;
 
 const statementsBySource = new WeakMap<DataSource, ReturnType<typeof createOutboxStatements>>();
 
@@ -115,7 +122,8 @@ function createOutboxStatements(dataSource: DataSource) {
     // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
     // from a nearly empty table (a sequential scan is cheapest there, even for the deletion by
     // primary key) would scan all of a large one (PreparedStatement's reusePlan).
-    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} ORDER BY "id" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
+    // $2: the ids of events set aside (OutboxRelay's parking), usually none.
+    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} WHERE "id" <> ALL($2::text[]) ORDER BY "id" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
       reusePlan: false,
     }),
     remove: new PreparedStatement(`${prefix}_remove`, `DELETE FROM ${table} WHERE "id" = ANY($1::text[])`, { reusePlan: false }),
@@ -131,6 +139,14 @@ function createOutboxStatements(dataSource: DataSource) {
  * recognises it by its id, so every committed event reaches the trail exactly once. Rows are claimed
  * with `FOR UPDATE SKIP LOCKED`, so replicas never relay the same row at once.
  *
+ * One event a consumer cannot take (it refuses it with an error of its own, not a timeout or an
+ * absent service) must not hold up every event after it: when a batch is refused so, its events
+ * are relayed one at a time, and each one refused alone is set aside (parked) for 30 s, doubling
+ * with each refusal up to ten minutes, logged as an error with its id, while the rest go on.
+ * A parked event stays in the outbox, so it is relayed once the cause is fixed; until then its audit
+ * entry (if the trail took it), receipt or webhook waits. A timeout or an absent consumer stops the
+ * drain as before (every event would fail alike), and the sweep tries again.
+ *
  * Deleted rather than marked as published: the audit trail is where a relayed event is kept, so the
  * table stays as small as the backlog instead of growing with every event, and relaying a row writes
  * two WAL records (its lock and its deletion, about 110 bytes) instead of four (the lock, a new row
@@ -144,6 +160,8 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   private scheduled?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
   private closed = false;
+  /** Events set aside after a consumer refused them alone: id → when to try again, and how often refused. */
+  private readonly parked = new Map<string, { until: number; refusals: number }>();
 
   protected constructor(
     protected readonly dataSource: DataSource,
@@ -190,34 +208,90 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   }
 
   private async drain(): Promise<void> {
-    const statements = outboxStatements(this.dataSource);
     try {
       for (;;) {
-        const relayed = await this.dataSource.transaction(async (manager) => {
-          const metadata = manager.connection.getMetadata(OutboxEvent);
-          const rows = (await statements.claim.rows(manager, [BATCH])).map((row) => entityFromRow(metadata, row, new OutboxEvent()));
-          if (rows.length === 0) return 0;
-          const append: AuditAppendRequest = {
-            source: this.source,
-            events: rows.map((row) => ({
-              id: row.id,
-              type: row.type,
-              application_id: row.applicationId,
-              actor: this.actorOf(row),
-              occurred_at: row.occurredAt.toISOString(),
-              payload: row.data,
-            })),
-          };
-          await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
-          await this.afterAppend(rows);
-          await statements.remove.run(manager, [rows.map((row) => row.id)]);
-          return rows.length;
-        });
+        let relayed: number;
+        try {
+          relayed = await this.relay(BATCH);
+        } catch (error) {
+          if (this.closed || !refusedByConsumer(error)) throw error;
+          this.logger.warn(`outbox relay: a batch was refused (${(error as Error).message}); relaying its events one at a time`);
+          relayed = await this.relayOneAtATime();
+        }
         if (relayed < BATCH) return;
       }
     } catch (error) {
       if (!this.closed) this.logger.warn(`outbox relay: ${(error as Error).message}`);
     }
+  }
+
+  /** Relays up to `limit` of the oldest rows not set aside, in one transaction; how many it relayed. */
+  private async relay(limit: number, claimed: string[] = []): Promise<number> {
+    const statements = outboxStatements(this.dataSource);
+    return this.dataSource.transaction(async (manager) => {
+      const metadata = manager.connection.getMetadata(OutboxEvent);
+      const rows = (await statements.claim.rows(manager, [limit, this.setAside()])).map((row) => entityFromRow(metadata, row, new OutboxEvent()));
+      if (rows.length === 0) return 0;
+      claimed.push(...rows.map((row) => row.id));
+      const append: AuditAppendRequest = {
+        source: this.source,
+        events: rows.map((row) => ({
+          id: row.id,
+          type: row.type,
+          application_id: row.applicationId,
+          actor: this.actorOf(row),
+          occurred_at: row.occurredAt.toISOString(),
+          payload: row.data,
+        })),
+      };
+      await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
+      await this.afterAppend(rows);
+      await statements.remove.run(manager, [rows.map((row) => row.id)]);
+      for (const row of rows) this.parked.delete(row.id);
+      return rows.length;
+    });
+  }
+
+  /**
+   * After a refused batch: up to a batch of events, each in a transaction of its own; one refused
+   * alone is set aside and the next goes on. A failure of any other kind ends the drain (thrown).
+   */
+  private async relayOneAtATime(): Promise<number> {
+    let handled = 0;
+    while (handled < BATCH && !this.closed) {
+      const claimed: string[] = [];
+      try {
+        if ((await this.relay(1, claimed)) === 0) break;
+      } catch (error) {
+        if (!refusedByConsumer(error) || claimed.length === 0) throw error;
+        const [id] = claimed;
+        const refusals = (this.parked.get(id)?.refusals ?? 0) + 1;
+        const wait = Math.min(PARK_MS * 2 ** (refusals - 1), PARK_MAX_MS);
+        this.parked.set(id, { until: this.now() + wait, refusals });
+        this.logger.error(`outbox relay: event ${id} set aside for ${wait / 1000} s after ${refusals} refusal(s): ${(error as Error).message}`);
+      }
+      handled += 1;
+    }
+    return handled;
+  }
+
+  /** The ids of events set aside whose time has not come; those whose time came are tried again. */
+  private setAside(): string[] {
+    if (this.parked.size === 0) return [];
+    const now = this.now();
+    const ids: string[] = [];
+    for (const [id, { until }] of this.parked) if (until > now) ids.push(id);
+    return ids;
+  }
+
+  /** The events set aside now, for health checks and tests: id → when they are tried again (ms). */
+  parkedEvents(): Map<string, number> {
+    return new Map([...this.parked].map(([id, { until }]) => [id, until]));
+  }
+
+  /** The clock the parking counts with (a test's to move). */
+  protected now(): number {
+    return Date.now();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -226,4 +300,13 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
     if (this.sweeper) clearInterval(this.sweeper);
     await this.running;
   }
+}
+
+/**
+ * Whether a relay failed because a consumer refused what it was sent (an error of its own, carried as
+ * a DomainError), as opposed to a timeout, an absent service or the database, which every event
+ * would meet alike.
+ */
+function refusedByConsumer(error: unknown): boolean {
+  return error instanceof DomainError && error.code !== 'service_unavailable' && error.code !== 'upstream_timeout';
 }
