@@ -70,9 +70,24 @@ export function toDomainError(error: unknown): DomainError {
   return new DomainError('internal_error', 'Internal server error');
 }
 
+/**
+ * How much of a detail's field and reason an answer repeats: a field is named by what the caller
+ * sent (an unknown key, say), and a key of 900 KB made a 900 KB error answer.
+ */
+const DETAIL_FIELD_CHARS = 200;
+const DETAIL_REASON_CHARS = 500;
+
+const clip = (text: string, limit: number) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
+
 export function errorBody(error: DomainError, requestId: string): ErrorBody {
   const body: ErrorBody = { message: error.message, code: error.code, request_id: requestId };
-  if (error.details && error.details.length > 0) body.details = error.details;
+  if (error.details && error.details.length > 0) {
+    body.details = error.details.map((issue) =>
+      issue.field.length > DETAIL_FIELD_CHARS || issue.reason.length > DETAIL_REASON_CHARS
+        ? { ...issue, field: clip(issue.field, DETAIL_FIELD_CHARS), reason: clip(issue.reason, DETAIL_REASON_CHARS) }
+        : issue,
+    );
+  }
   for (const [key, value] of Object.entries(error.extra ?? {})) {
     if (!(key in body)) body[key] = value;
   }
