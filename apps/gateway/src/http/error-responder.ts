@@ -72,9 +72,10 @@ export function toDomainError(error: unknown): DomainError {
 
 /**
  * How much of a detail's field and reason an answer repeats: a field is named by what the caller
- * sent (an unknown key, say), and a key of 900 KB made a 900 KB error answer.
+ * sent (an unknown key, say), and a key of 900 KB made a 900 KB error answer. A field's path may be
+ * long by itself (the place where a body nests past 64 levels: about 600 characters of short keys).
  */
-const DETAIL_FIELD_CHARS = 200;
+const DETAIL_FIELD_CHARS = 800;
 const DETAIL_REASON_CHARS = 500;
 
 const clip = (text: string, limit: number) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
