@@ -113,5 +113,8 @@ describe('PreparedStatement (real PostgreSQL)', () => {
     const closed = new DataSource({ type: 'postgres', url });
     await expect(insert.rows(closed, ['e', 1])).rejects.toThrow('needs an initialised PostgreSQL data source');
     expect(() => new PreparedStatement('Items-Insert', 'SELECT 1')).toThrow('lower-case letters');
+    // PostgreSQL would cut it to 63 bytes, where it could meet another name.
+    expect(() => new PreparedStatement(`items_${'x'.repeat(58)}`, 'SELECT 1')).toThrow('at most 63 characters');
+    expect(() => new PreparedStatement(`items_${'x'.repeat(57)}`, 'SELECT 1')).not.toThrow();
   });
 });

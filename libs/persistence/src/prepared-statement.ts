@@ -42,6 +42,8 @@ export class PreparedStatement<Row extends Record<string, unknown> = Record<stri
     } = {},
   ) {
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`A prepared statement's name is lower-case letters, digits and "_" (${name})`);
+    // PostgreSQL cuts a longer name to 63 bytes (NAMEDATALEN), so two names alike that far would be one statement.
+    if (name.length > 63) throw new Error(`A prepared statement's name is at most 63 characters (${name}: ${name.length})`);
     this.sentName = options.reusePlan === false ? undefined : name;
     this.expected = options.expected;
   }

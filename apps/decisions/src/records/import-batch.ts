@@ -586,7 +586,7 @@ function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, l
     [...(whileActive ? [WHILE_ACTIVE] : []), ...(latestRead ? [LATEST_UNCHANGED] : []), ...(predecessorsRead ? ['(SELECT "unchanged" FROM "predecessors")'] : [])].join(' AND ') || undefined;
   const predecessors = predecessorsRead ? `"predecessors" AS MATERIALIZED (SELECT ${PREDECESSORS_UNCHANGED(latestRead ? 9 : 8)} AS "unchanged"), ` : '';
   return new PreparedStatement(
-    `decisions_records_insert_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}${predecessorsRead ? '_predecessors_read' : ''}`,
+    `decisions_records_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}${predecessorsRead ? '_predecessors' : ''}`,
     `WITH ${predecessors}"records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
     { expected: isRaceLost },
   );
