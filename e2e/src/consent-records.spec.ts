@@ -192,6 +192,38 @@ describe('consent records', () => {
     expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'deep@example.com'`)).rows[0].n).toBe(0);
   });
 
+  it('refuses a body not sent as JSON with 415 unsupported_media_type, which the OpenAPI document lists for every route that takes a body', async () => {
+    const body = { flow_id: flowId, subject: { email: 'not-json@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
+    const conforms = await openApiConformance(us.url);
+    for (const [contentType, rawBody] of [
+      ['multipart/form-data; boundary=x', `--x\r\nContent-Disposition: form-data; name="flow_id"\r\n\r\n${flowId}\r\n--x--\r\n`],
+      ['application/xml', `<record><flow_id>${flowId}</flow_id></record>`],
+      ['text/csv', 'flow_id\n' + flowId],
+    ]) {
+      const refused = await http(us.url, 'POST', '/api/v1/consent_records', { token: apiToken, rawBody, headers: { 'content-type': contentType } });
+      expect([contentType, refused.status, refused.body.code]).toEqual([contentType, 415, 'unsupported_media_type']);
+      expect([contentType, conforms('POST', '/api/v1/consent_records', refused)]).toEqual([contentType, [true, null]]);
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'not-json@example.com'`)).rows[0].n).toBe(0);
+    expect(conforms.request('POST', '/api/v1/consent_records', body)).toEqual([true, null]);
+    // The witness takes text/plain only: JSON is refused alike.
+    for (const [contentType, rawBody] of [['application/xml', '<old/>'], ['application/json', '{"old":0}']]) {
+      const refused = await http(us.url, 'POST', '/witness/add-checkpoint', { rawBody, headers: { 'content-type': contentType } });
+      expect([contentType, refused.status, refused.body.code, conforms('POST', '/witness/add-checkpoint', refused)]).toEqual([contentType, 415, 'unsupported_media_type', [true, null]]);
+    }
+    // Every route that takes a body documents it, with the error body (the witness's body too).
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    const undocumented = Object.entries(document.paths as Record<string, Record<string, { requestBody?: unknown; responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item)
+          .filter(([, operation]) => operation.requestBody !== undefined)
+          .filter(([, operation]) => operation.responses['415']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBodyDto')
+          .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undocumented).toEqual([]);
+    expect(Object.keys(document.paths['/witness/add-checkpoint'].post.requestBody.content)).toEqual(['text/plain']);
+  });
+
   it('finds a person by the external id a record gave, spaces around it included (they are not kept), and refuses a blank one', async () => {
     const padded = await api('POST', '/api/v1/consent_records', {
       flow_id: flowId,
