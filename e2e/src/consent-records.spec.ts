@@ -192,6 +192,38 @@ describe('consent records', () => {
     expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'deep@example.com'`)).rows[0].n).toBe(0);
   });
 
+  it('refuses a body not sent as JSON with 415 unsupported_media_type, which the OpenAPI document lists for every route that takes a body', async () => {
+    const body = { flow_id: flowId, subject: { email: 'not-json@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
+    const conforms = await openApiConformance(us.url);
+    for (const [contentType, rawBody] of [
+      ['multipart/form-data; boundary=x', `--x\r\nContent-Disposition: form-data; name="flow_id"\r\n\r\n${flowId}\r\n--x--\r\n`],
+      ['application/xml', `<record><flow_id>${flowId}</flow_id></record>`],
+      ['text/csv', 'flow_id\n' + flowId],
+    ]) {
+      const refused = await http(us.url, 'POST', '/api/v1/consent_records', { token: apiToken, rawBody, headers: { 'content-type': contentType } });
+      expect([contentType, refused.status, refused.body.code]).toEqual([contentType, 415, 'unsupported_media_type']);
+      expect([contentType, conforms('POST', '/api/v1/consent_records', refused)]).toEqual([contentType, [true, null]]);
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'not-json@example.com'`)).rows[0].n).toBe(0);
+    expect(conforms.request('POST', '/api/v1/consent_records', body)).toEqual([true, null]);
+    // The witness takes text/plain only: JSON is refused alike.
+    for (const [contentType, rawBody] of [['application/xml', '<old/>'], ['application/json', '{"old":0}']]) {
+      const refused = await http(us.url, 'POST', '/witness/add-checkpoint', { rawBody, headers: { 'content-type': contentType } });
+      expect([contentType, refused.status, refused.body.code, conforms('POST', '/witness/add-checkpoint', refused)]).toEqual([contentType, 415, 'unsupported_media_type', [true, null]]);
+    }
+    // Every route that takes a body documents it, with the error body (the witness's body too).
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    const undocumented = Object.entries(document.paths as Record<string, Record<string, { requestBody?: unknown; responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item)
+          .filter(([, operation]) => operation.requestBody !== undefined)
+          .filter(([, operation]) => operation.responses['415']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBodyDto')
+          .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undocumented).toEqual([]);
+    expect(Object.keys(document.paths['/witness/add-checkpoint'].post.requestBody.content)).toEqual(['text/plain']);
+  });
+
   it('finds a person by the external id a record gave, spaces around it included (they are not kept), and refuses a blank one', async () => {
     const padded = await api('POST', '/api/v1/consent_records', {
       flow_id: flowId,
@@ -1884,6 +1916,57 @@ describe('consent records', () => {
     expect(text).not.toContain('We sent a code');
     const german = await (await ask('de')).text();
     expect(/<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(german)?.[1]).toMatch(/^Es wurde kein neuer Code gesendet/);
+  });
+
+  it('refuses a sign-in form another website posts (login CSRF): a page at 403 in the person\'s language, no code mailed, no cookie set', async () => {
+    const email = 'posted-elsewhere@example.com';
+    const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${us.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+    const refusal = async (response: Response) => {
+      const text = await response.text();
+      return [response.status, response.headers.get('content-type'), response.headers.get('set-cookie'), /<h1 id="page-title">([^<]*)<\/h1>/.exec(text)?.[1], /<a id="inbox-sign-in-link"[^>]* href="([^"]*)"/.exec(text)?.[1]];
+    };
+    const refused = (locale = 'Sign-in refused', next = '/inbox') => [403, 'text/html; charset=utf-8', null, locale, next];
+    const elsewhere: Record<string, string>[] = [
+      { origin: 'https://evil.example.com' },
+      { origin: 'https://evil.example.com', 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'null' },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      // The gateway's own host over another scheme or port is another origin.
+      { origin: 'http://us.decisions.example.com' },
+      { origin: `${us.url.replace(/:(\d+)$/, (_, port) => `:${Number(port) + 1}`)}` },
+    ];
+    for (const headers of elsewhere) {
+      expect([headers, await refusal(await post('/inbox/sign_in', { email, next: '/inbox/records' }, headers))]).toEqual([headers, refused('Sign-in refused', '/inbox/records')]);
+    }
+    expect(await refusal(await post('/inbox/sign_in', { email }, { origin: 'https://evil.example.com', 'accept-language': 'de-DE' }))).toEqual(refused('Anmeldung abgelehnt'));
+    expect((await db.query(`SELECT 1 FROM decisions.dev_mailbox WHERE to_address = $1`, [email])).rowCount).toBe(0);
+
+    // The person's own code, posted by another site, signs no one in and is not spent: it still works here.
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    for (const headers of elsewhere) {
+      expect([headers, await refusal(await post('/inbox/session', { email, code }, headers))]).toEqual([headers, refused()]);
+    }
+    const opened = await post('/inbox/session', { email, code, next: '/inbox/records' }, { origin: 'https://us.decisions.example.com', 'sec-fetch-site': 'same-origin' });
+    expect([opened.status, opened.headers.get('location'), opened.headers.get('set-cookie')]).toEqual([303, '/inbox/records', expect.stringMatching(/^service_inbox=inb_/)]);
+
+    // The gateway's own pages: its public origin or the one the request reached, also `Origin: null`
+    // when the browser says same-origin; a request with neither header (curl, an old browser) as before.
+    const here = 'posted-here@example.com';
+    for (const headers of <Record<string, string>[]>[
+      { origin: 'https://us.decisions.example.com', 'sec-fetch-site': 'same-origin' },
+      { origin: us.url },
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
+      { 'sec-fetch-site': 'none' },
+      {},
+    ]) {
+      const asked = await post('/inbox/sign_in', { email: here }, headers);
+      expect([headers, asked.status, await asked.text()]).toEqual([headers, 200, expect.stringContaining('id="inbox-code-form"')]);
+    }
+    expect(Number((await db.query(`SELECT count(*) FROM decisions.dev_mailbox WHERE to_address = $1`, [here])).rows[0].count)).toBe(5);
   });
 
   it('lets the person sign out of the records page: the inbox token stops working and the cookie is cleared', async () => {

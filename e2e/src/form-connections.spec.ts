@@ -315,12 +315,15 @@ describe('form connections', () => {
 
     const notJson = await deliver(connection.id, 'event_type=form_response', sign(connection.secret, 'event_type=form_response'));
     expect(notJson.status).toBe(400);
+    const xml = '<form_response><token>rules0004</token></form_response>';
+    const notJsonAtAll = await http(us.url, 'POST', `/hooks/typeform/${connection.id}`, { rawBody: xml, headers: { 'content-type': 'application/xml', 'typeform-signature': sign(connection.secret, xml) } });
+    expect([notJsonAtAll.status, notJsonAtAll.body.code]).toEqual([415, 'unsupported_media_type']);
     const huge = submission('big0001', [email('mallory@example.org')], { padding: 'x'.repeat(600 * 1024) });
     const tooLarge = await deliver(connection.id, huge, sign(connection.secret, huge));
     expect(tooLarge.status).toBe(413);
     // Every refusal is documented with the error body it has.
     const conforms = await openApiConformance(us.url);
-    for (const answer of [forged, refused, notJson, tooLarge]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
+    for (const answer of [forged, refused, notJson, notJsonAtAll, tooLarge]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
     expect((await openApiConformance(de.url))('POST', '/hooks/typeform/{connection_id}', misdirected)).toEqual([true, null]);
 
     const partial = JSON.stringify({ ...JSON.parse(submission('rules0003', [email('mallory@example.org')])), event_type: 'form_response_partial' });

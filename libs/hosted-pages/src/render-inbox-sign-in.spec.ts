@@ -1,4 +1,4 @@
-import { inboxReturnPath, renderInboxSignInPage } from './render-inbox-sign-in';
+import { inboxReturnPath, renderInboxSignInPage, renderInboxSignInRefusedPage } from './render-inbox-sign-in';
 
 describe('inbox sign-in', () => {
   it('returns only to the inbox pages of this site', () => {
@@ -25,5 +25,16 @@ describe('inbox sign-in', () => {
     expect(resend).toContain('<input type="hidden" name="email" value="ada@example.com">');
     expect(resend).toContain(`<input type="hidden" name="next" value="${next}">`);
     expect(resend).toContain('Send a new code');
+  });
+
+  it('answers a sign-in another website sent with what happened and a link to sign in here, back to the inbox page only', () => {
+    const next = '/inbox/records?application_id=tp_dev_0123456789abcdef';
+    const english = renderInboxSignInRefusedPage({ next });
+    expect(english).toContain('<h1 id="page-title">Sign-in refused</h1>');
+    expect(english).toContain('no code was sent and no one was signed in');
+    expect(english).toContain(`href="${next}">Sign in here</a>`);
+    expect(renderInboxSignInRefusedPage({ locale: 'de-DE' })).toContain('href="/inbox">Hier anmelden</a>');
+    expect(renderInboxSignInRefusedPage({ next: '//evil.example.com/inbox' })).toContain('href="/inbox">');
+    expect(english).not.toContain('<form');
   });
 });

@@ -2,6 +2,7 @@ import { DEFAULT_ASSET_BASE } from './assets';
 import { html, SafeHtml } from './html';
 import { translator, Translator } from './i18n';
 import { renderDocument } from './layout';
+import { messagePage } from './render-pages';
 
 export interface InboxSignInPageOptions {
   locale?: string;
@@ -85,4 +86,15 @@ ${nextField}
 ${options.step === 'code' ? codeForm : emailForm}
 </div>`,
   });
+}
+
+/**
+ * The answer (403) to a sign-in form another website sent (login CSRF): it says nothing was done and
+ * links to signing in on this site, back to `next` when that is a path of the inbox.
+ */
+export function renderInboxSignInRefusedPage(options: { locale?: string; assetBase?: string; next?: string }): string {
+  const tr = translator(options.locale);
+  const body = html`<p id="page-message">${tr.t('inbox_sign_in_refused_message')}</p>
+<p><a id="inbox-sign-in-link" class="hp-button hp-button-primary" href="${inboxReturnPath(options.next) ?? '/inbox'}">${tr.t('inbox_sign_in_refused_link')}</a></p>`;
+  return messagePage(tr, options, 'inbox-sign-in-refused', tr.t('inbox_sign_in_refused_title'), body, html` data-status="403"`);
 }

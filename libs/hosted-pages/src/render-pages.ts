@@ -24,7 +24,8 @@ export interface ErrorPageInput extends SimplePageOptions {
   requestId?: string;
 }
 
-function messagePage(tr: Translator, options: SimplePageOptions, id: string, title: string, body: SafeHtml, attributes: SafeHtml | null = null): string {
+/** A page saying one thing: a title, what happened, maybe a way on (the pages of this library). */
+export function messagePage(tr: Translator, options: SimplePageOptions, id: string, title: string, body: SafeHtml, attributes: SafeHtml | null = null): string {
   const mode = options.mode === 'embed' ? 'embed' : 'page';
   return renderDocument({
     tr,

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   AUDIT_ANCHOR_NOW,
   AUDIT_ANCHORS,
@@ -92,6 +92,7 @@ export class WitnessController {
   @Post('witness/add-checkpoint')
   @ApiConsumes('text/plain')
   @ApiOperation({ summary: 'C2SP tlog-witness add-checkpoint: old size, consistency proof, signed checkpoint; answers cosignature lines' })
+  @ApiBody({ schema: { type: 'string', description: 'The add-checkpoint request: `old <size>`, the consistency proof lines, a blank line, the signed checkpoint' } })
   async addCheckpoint(@Body() body: unknown, @Res() reply: FastifyReply): Promise<void> {
     if (typeof body !== 'string') throw new DomainError('unsupported_media_type', 'Send the tlog-witness request as text/plain');
     // tlog-witness keeps 422 for a failed consistency proof (a fork); anything malformed is a 400 in its own plain text.

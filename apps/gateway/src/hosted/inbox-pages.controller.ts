@@ -1,9 +1,19 @@
-import { Body, Controller, Get, Headers, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
 import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
-import { contentSecurityPolicy, inboxReturnPath, RecordsPageError, RecordsPageOptions, renderInboxPage, renderInboxSignInPage, renderRecordsPage } from '@dcr/hosted-pages';
-import { ServiceClients } from '@dcr/service-kit';
+import { GatewayEnvironment } from '@dcr/config';
+import {
+  contentSecurityPolicy,
+  inboxReturnPath,
+  RecordsPageError,
+  RecordsPageOptions,
+  renderInboxPage,
+  renderInboxSignInPage,
+  renderInboxSignInRefusedPage,
+  renderRecordsPage,
+} from '@dcr/hosted-pages';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PublicRoute } from '../auth/auth.decorators';
@@ -11,6 +21,7 @@ import { InboxQueryDto } from '../inbox/inbox.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
 import { retryAfterOf } from '../http/error-responder';
+import { ownOrigins, sentFromAnotherSite } from '../http/cross-site';
 
 export const INBOX_COOKIE = 'service_inbox';
 /** The inbox cookie, cleared. */
@@ -46,7 +57,8 @@ const field = (body: unknown, name: string): string => {
 
 /**
  * `/inbox`: the person's pending requests as a page. Signing in uses plain HTML forms (e-mail, then
- * the mailed code); the inbox token then lives in an HttpOnly, SameSite=Strict cookie.
+ * the mailed code), taken only from this site's own pages; the inbox token then lives in an
+ * HttpOnly, SameSite=Strict cookie.
  */
 @ApiExcludeController()
 @PublicRoute()
@@ -56,6 +68,7 @@ export class InboxPagesController {
     private readonly clients: ServiceClients,
     private readonly reader: InboxReader,
     private readonly index: CredentialIndex,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
   /**
@@ -194,8 +207,21 @@ export class InboxPagesController {
     return reply.status(303).header('set-cookie', SIGNED_OUT_COOKIE).header('cache-control', 'no-store').redirect('/inbox', 303);
   }
 
+  /**
+   * Signing in takes a form this site sent only (the cookie's SameSite=Strict does not keep other
+   * sites out of a sign-in, which sets a new cookie: another site could sign the visitor in to its
+   * own inbox). A form another website posted is refused (403) before anything is done: no code is
+   * mailed or checked, no cookie set.
+   */
+  private refusedFromAnotherSite(request: FastifyRequest, reply: FastifyReply, locale: string | undefined, body: unknown) {
+    if (!sentFromAnotherSite(request, ownOrigins(this.context.env as GatewayEnvironment, request))) return undefined;
+    return this.html(reply, 403, renderInboxSignInRefusedPage({ locale, next: inboxReturnPath(field(body, 'next')) }));
+  }
+
   @Post('sign_in')
-  async signIn(@Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Res() reply: FastifyReply) {
+  async signIn(@Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const refused = this.refusedFromAnotherSite(request, reply, locale, body);
+    if (refused) return refused;
     const email = field(body, 'email');
     const next = inboxReturnPath(field(body, 'next'));
     try {
@@ -216,6 +242,8 @@ export class InboxPagesController {
 
   @Post('session')
   async open(@Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const refused = this.refusedFromAnotherSite(request, reply, locale, body);
+    if (refused) return refused;
     const email = field(body, 'email');
     let opened: InboxOpenReply;
     try {

@@ -1,8 +1,12 @@
 import { Inject, Injectable, INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, OperationObject, RequestBodyObject, SwaggerModule } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
+import { ErrorBodyDto } from './openapi.decorators';
+
+/** A response key's place: statuses by number, `default` last. */
+const statusOrder = (key: string) => (/^\d+$/.test(key) ? Number(key) : 1000);
 
 const DESCRIPTION = `The Decision, Consent and Receipt Service: one gateway per home country.
 
@@ -15,8 +19,9 @@ Conventions shared by every endpoint:
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
 - Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
   sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.
-- Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); nesting deeper than 64 levels,
-  or text no field can be stored with (U+0000, an unpaired surrogate): 422 naming where. Credentials: API token as
+- Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); a body in a media type read for
+  no route (\`multipart/form-data\`, \`application/xml\`, …): 415 \`unsupported_media_type\`; nesting deeper than 64
+  levels, or text no field can be stored with (U+0000, an unpaired surrogate): 422 naming where. Credentials: API token as
   bearer (server to server), publishable key as \`X-Publishable-Key\` (browser; only session and capture
   creation, and reading a flow's published wording), and the consent field's render proof in the body of its
   own \`embedded_field\` capture. OAuth access tokens, agent tokens and delegation grants are not accepted yet (401 saying so).`;
@@ -53,6 +58,28 @@ export class OpenApiDocument {
       .build();
     this.document = SwaggerModule.createDocument(app, config);
     this.addScopes(this.document);
+    this.addUnsupportedMediaType(this.document);
+  }
+
+  /**
+   * Every operation that takes a body answers 415 `unsupported_media_type` to a body in a media type
+   * the gateway reads for no route (multipart/form-data, XML, …): the body parser refuses it before
+   * the route runs, so no controller declares it; it is added here, with the error body, to each such
+   * operation.
+   */
+  private addUnsupportedMediaType(document: OpenAPIObject): void {
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item as Record<string, OperationObject>)) {
+        if (typeof operation !== 'object' || !operation?.requestBody || !operation.responses || operation.responses['415']) continue;
+        const types = Object.keys((operation.requestBody as RequestBodyObject).content ?? {}).map((type) => `\`${type}\``);
+        const refusal = {
+          description: `The body is in a media type this route does not read (\`multipart/form-data\`, XML, …): send ${types.join(' or ') || 'it as documented'} (\`unsupported_media_type\`)`,
+          content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } },
+        };
+        // In the order of the statuses, as the others are.
+        operation.responses = Object.fromEntries(Object.entries({ ...operation.responses, 415: refusal }).sort(([a], [b]) => statusOrder(a) - statusOrder(b)));
+      }
+    }
   }
 
   /** Notes a route's required scopes (`path` as Fastify writes it, `:param`), for the document built after the routes. */

@@ -202,6 +202,9 @@ export const de: Catalogue = {
 
   inbox_records_link: 'Ihre Einwilligungen',
   inbox_sign_out: 'Abmelden',
+  inbox_sign_in_refused_title: 'Anmeldung abgelehnt',
+  inbox_sign_in_refused_message: 'Diese Anmeldung wurde von einer anderen Website gesendet, daher ist nichts geschehen: Es wurde kein Code gesendet und niemand angemeldet. Um Ihre Anfragen und Einwilligungen zu sehen, melden Sie sich auf dieser Website an.',
+  inbox_sign_in_refused_link: 'Hier anmelden',
 
   records_title: 'Ihre Einwilligungen',
   records_intro: 'Wozu Sie zugestimmt haben, nach Organisation. Ein Widerruf gilt sofort und wird in Ihrem Beleg vermerkt.',

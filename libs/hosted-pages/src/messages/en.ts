@@ -203,6 +203,9 @@ export const en = {
 
   inbox_records_link: 'Your consent records',
   inbox_sign_out: 'Sign out',
+  inbox_sign_in_refused_title: 'Sign-in refused',
+  inbox_sign_in_refused_message: 'This sign-in was sent from another website, so nothing was done: no code was sent and no one was signed in. To see your requests and consents, sign in on this site.',
+  inbox_sign_in_refused_link: 'Sign in here',
 
   records_title: 'Your consent records',
   records_intro: 'What you agreed to, organisation by organisation. Withdrawing takes effect at once and is recorded on your receipt.',
