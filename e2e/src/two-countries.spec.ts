@@ -555,6 +555,73 @@ describe('two countries on the in-process transport', () => {
       expect(response.status).toBe(404);
       expect(response.body.code).toBe('not_found');
     });
+
+    /**
+     * A new person is homed (claimed here, confirmed with the peer) before their record is written.
+     * When that write fails, the claims the batch made for people of whom nothing is stored are
+     * released, here and at the peer, so the person is not kept homed in a country that holds
+     * nothing of them. A claim another request relied on meanwhile, or of a person stored here, stays.
+     */
+    describe('after a write of new people fails', () => {
+      let flowId: string;
+      let usDb: Client;
+      const decisions = { newsletter: { decision: 'granted', default_checked: false, mandatory: false } };
+      const row = (email: string, extra: Record<string, unknown> = {}) => ({ subject: { email, ...extra }, decisions, captured_at: '2026-06-01T00:00:00Z' });
+      const reference = (kind: 'email' | 'external_id', value: string) => subjectReference(subjectRefKey, applicationId, kind, value);
+      const homeIn = async (country: RunningCountry, ref: string): Promise<string | undefined> => (await directoryEntries(country, [ref]))[ref];
+      const record = (country: RunningCountry, email: string) => http(country.url, 'POST', '/api/v1/consent_records', { token: apiToken, body: { flow_id: flowId, ...row(email) } });
+      const importRows = (records: unknown[]) => http(us.url, 'POST', '/api/v1/consent_records/imports', { token: apiToken, body: { flow_id: flowId, dry_run: false, records } });
+
+      beforeAll(async () => {
+        const flow = { name: 'Newsletter', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } }, consent_duration: 'P1Y', policy_url: 'https://example.com/privacy' };
+        flowId = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: flow })).body.id;
+        expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
+        await eventually(async () => (await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken })).status === 200, 20_000);
+        usDb = new Client({ connectionString: us.database.url });
+        await usDb.connect();
+        // The write of a person whose e-mail address starts with "fail" fails in US, after their claim.
+        await usDb.query(`CREATE FUNCTION public.refuse_failing_people() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN IF NEW.email LIKE 'fail%' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+        await usDb.query('CREATE TRIGGER refuse_failing_people BEFORE INSERT ON decisions.subjects FOR EACH ROW EXECUTE FUNCTION public.refuse_failing_people()');
+      }, 30_000);
+
+      afterAll(async () => {
+        await usDb?.query('DROP TRIGGER IF EXISTS refuse_failing_people ON decisions.subjects');
+        await usDb?.end();
+      });
+
+      it('releases the claims of an import chunk that failed, here and at the peer, so the person is recorded in DE', async () => {
+        expect((await importRows([row('half@x.com', { external_id: 'crm-half' }), row('fail-import@x.com')])).status).toBe(500);
+        expect((await usDb.query("SELECT count(*)::int AS n FROM decisions.subjects WHERE email IN ('half@x.com', 'fail-import@x.com')")).rows[0].n).toBe(0);
+        for (const ref of [reference('email', 'half@x.com'), reference('external_id', 'crm-half'), reference('email', 'fail-import@x.com')]) {
+          expect(await homeIn(us, ref)).toBeUndefined();
+          await eventually(async () => (await homeIn(de, ref)) === undefined);
+        }
+        const inDe = await record(de, 'half@x.com');
+        expect([inDe.status, inDe.body.home_country]).toEqual([201, undefined]);
+        expect(await homeIn(us, reference('email', 'half@x.com'))).toBe('DE');
+      });
+
+      it('releases the claim of a Record API call whose write failed', async () => {
+        expect((await record(us, 'fail-record@x.com')).status).toBe(500);
+        expect(await homeIn(us, reference('email', 'fail-record@x.com'))).toBeUndefined();
+        await eventually(async () => (await homeIn(de, reference('email', 'fail-record@x.com'))) === undefined);
+      });
+
+      it('keeps the entry of a person whose data is stored here, and a claim another request relied on', async () => {
+        // Stored here, their entry lost: the failed import's claim of them is not released.
+        expect((await record(us, 'kept@x.com')).status).toBe(201);
+        await usDb.query('DELETE FROM residency_router.directory_entries WHERE reference = $1', [reference('email', 'kept@x.com')]);
+        expect((await importRows([row('kept@x.com', { external_id: 'crm-kept' }), row('fail-kept@x.com')])).status).toBe(500);
+        expect(await homeIn(us, reference('email', 'kept@x.com'))).toBe('US');
+        // Claimed by another request (untouched since); this one finds it homed here, relies on it, and fails.
+        await usDb.query(`INSERT INTO residency_router.directory_entries (reference, home_country, status, recorded_at, updated_at) VALUES ($1, 'US', 'active', now(), now())`, [
+          reference('email', 'fail-relied@x.com'),
+        ]);
+        expect((await record(us, 'fail-relied@x.com')).status).toBe(500);
+        expect(await homeIn(us, reference('email', 'fail-relied@x.com'))).toBe('US');
+      });
+    });
   });
 
   describe('discovery', () => {

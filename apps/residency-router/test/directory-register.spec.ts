@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { DirectoryConfirmRequest, DirectorySyncEvent, RESIDENCY_DIRECTORY_CONFIRM } from '@dcr/contracts';
+import { DirectoryConfirmRequest, DirectoryReleaseEvent, DirectorySyncEvent, RESIDENCY_DIRECTORY_CONFIRM, RESIDENCY_DIRECTORY_RELEASE } from '@dcr/contracts';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -27,6 +27,8 @@ describe('DirectoryService.registerMany', () => {
   // entries as sent, and sync events (only when a confirmation fails).
   const synced: DirectorySyncEvent[] = [];
   const confirmations: DirectoryConfirmRequest[] = [];
+  // The claims released here that DE was told of (`directory.release`).
+  const releases: DirectoryReleaseEvent[] = [];
   const told = () => [...confirmations, ...synced];
   const forget = () => {
     synced.length = 0;
@@ -44,7 +46,7 @@ describe('DirectoryService.registerMany', () => {
     database = await migratedServiceDatabase(residencyRouterService, 'register_many');
     dataSource = database.dataSource;
     const peer = {
-      emit: (_: string, event: DirectorySyncEvent) => (synced.push(event), of(undefined)),
+      emit: (pattern: string, event: DirectorySyncEvent) => ((pattern === RESIDENCY_DIRECTORY_RELEASE ? releases : synced).push(event), of(undefined)),
       send: (pattern: string, record: TransportRecord<DirectoryConfirmRequest>) => {
         expect(pattern).toBe(RESIDENCY_DIRECTORY_CONFIRM);
         confirmations.push(record.data);
@@ -226,6 +228,70 @@ describe('DirectoryService.registerMany', () => {
     expect(await directory.registerMany([known('new:id', 'new:email'), known('berlin:email'), made('known:email', 'known:id')])).toEqual(['US', 'DE', 'US']);
     expect(told()).toEqual([]);
   });
+  describe('releasing the claims of new people whose write failed', () => {
+    const entry = async (label: string) =>
+      (await dataSource.query(`SELECT "home_country", "recorded_at" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref(label)]))[0];
+
+    it('takes out a claim no one relied on, here, and tells the peer that very claim', async () => {
+      expect(await directory.claimNew([{ reference: ref('release:email'), minted: [] }])).toEqual([true]);
+      const { recorded_at: claimedAt } = await entry('release:email');
+      await directory.registerMany([known('release:external', 'release:email2')]);
+      releases.length = 0;
+      expect((await directory.release([ref('release:email'), ref('release:external'), ref('release:email2'), ref('nobody:email')])).sort()).toEqual(
+        [ref('release:email'), ref('release:external'), ref('release:email2')].sort(),
+      );
+      expect([await homeOf('release:email'), await homeOf('release:external'), await homeOf('release:email2')]).toEqual([undefined, undefined, undefined]);
+      const told = releases.flatMap((event) => event.entries);
+      expect(told.find((one) => one.reference === ref('release:email'))).toEqual({ reference: ref('release:email'), home_country: 'US', status: 'active', recorded_at: claimedAt.toISOString() });
+      expect(told).toHaveLength(3);
+    });
+
+    it('keeps a claim another registration relied on (it found the person homed here), and entries homed elsewhere', async () => {
+      expect(await directory.claimNew([{ reference: ref('relied:email'), minted: [] }])).toEqual([true]);
+      // Another request for the same person: the claim is there, so it is answered homed here and writes them.
+      expect(await directory.registerMany([known('relied:email')])).toEqual(['US']);
+      releases.length = 0;
+      expect(await directory.release([ref('relied:email'), ref('berlin:email')])).toEqual([]);
+      expect([await homeOf('relied:email'), await homeOf('berlin:email')]).toEqual(['US', 'DE']);
+      expect(releases).toEqual([]);
+    });
+
+    it('registers again a person whose entry a release took out after the registration found it', async () => {
+      expect(await directory.claimNew([{ reference: ref('gone:email'), minted: [] }])).toEqual([true]);
+      const releasing = dataSource.createQueryRunner();
+      await releasing.connect();
+      try {
+        // The release's delete is not committed when the registration starts: the registration finds
+        // the entry, its mark waits for the delete and then marks nothing.
+        await releasing.startTransaction();
+        await releasing.query(`DELETE FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref('gone:email')]);
+        const registering = new DirectoryRepository(dataSource.getRepository(DirectoryEntry)).registerMany([known('gone:external', 'gone:email')], 'US', new Date());
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await releasing.commitTransaction();
+        const { homes, inserted } = await registering;
+        // Homed here again: the e-mail address's entry inserted anew (its external id's went in the first round).
+        expect([homes.get(0) ?? 'US', inserted.sort()]).toEqual(['US', [ref('gone:email'), ref('gone:external')].sort()]);
+      } finally {
+        await releasing.release();
+      }
+      expect(await homeOf('gone:email')).toBe('US');
+    });
+
+    it("deletes a peer's copy only of the very claim it released, never an entry homed here", async () => {
+      await dataSource.query(
+        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
+         VALUES ($1, 'DE', 'active', '2026-11-23T10:00:00Z'), ($2, 'DE', 'active', '2026-11-23T10:00:00Z'), ($3, 'US', 'active', '2026-11-23T10:00:00Z')`,
+        [ref('theirs:released'), ref('theirs:later'), ref('ours')],
+      );
+      const claim = (label: string, country: string, at: string) => ({ reference: ref(label), home_country: country, status: 'active' as const, recorded_at: at });
+      const event = plainToInstance(DirectoryReleaseEvent, {
+        entries: [claim('theirs:released', 'DE', '2026-11-23T10:00:00.000Z'), claim('theirs:later', 'DE', '2026-11-23T10:00:01.000Z'), claim('ours', 'US', '2026-11-23T10:00:00.000Z')],
+      });
+      expect(validateSync(event)).toEqual([]);
+      await directory.releaseFromPeer(event);
+      expect([await homeOf('theirs:released'), await homeOf('theirs:later'), await homeOf('ours')]).toEqual([undefined, 'DE', 'US']);
+    });
+  });
 });
 
 describe('DirectoryService.applyFromPeer', () => {
@@ -282,4 +348,5 @@ describe('DirectoryService.applyFromPeer', () => {
       warn.mockRestore();
     }
   });
+
 });

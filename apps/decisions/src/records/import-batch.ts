@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   ClaimNewReply,
   ClaimNewRequest,
@@ -9,8 +9,11 @@ import {
   RESIDENCY_CLAIM_NEW,
   RESIDENCY_LOCATE_MANY,
   RESIDENCY_REGISTER_MANY,
+  RESIDENCY_RELEASE,
   RegisterManyReply,
   RegisterManyRequest,
+  ReleaseReply,
+  ReleaseRequest,
 } from '@dcr/contracts';
 import { ChainLink, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
@@ -641,6 +644,8 @@ export class ImportBatch {
   private readonly recordsWithEvents = new Map<string, PreparedStatement>();
   private readonly newPeopleWithRecords = new Map<string, PreparedStatement>();
 
+  private readonly logger = new Logger(ImportBatch.name);
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly subjects: SubjectsService,
@@ -787,6 +792,11 @@ export class ImportBatch {
    * they are looked up here.
    * `whileActive`: the flow version was remembered, not read just now; the rows are written only
    * while it is still the flow's active one, else nothing is written and StaleFlowVersion is thrown.
+   *
+   * When the write fails (anything but StaleFlowVersion, after which the caller writes the rows
+   * again under the same claims), the directory entries of the new people the batch homed, or was
+   * given homed (`claimed`), are released (releaseNewPeople), and their e-mail addresses leave
+   * `claimed`: a caller that tries the rows again registers them afresh.
    */
   async record(
     applicationId: string,
@@ -794,6 +804,53 @@ export class ImportBatch {
     rows: CheckedRow[],
     known?: KnownPerson[],
     options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> } = {},
+  ): Promise<BatchResult> {
+    const homing: Person[] = [];
+    try {
+      return await this.write(applicationId, flow, rows, known, options, homing);
+    } catch (error) {
+      if (!(error instanceof StaleFlowVersion)) await this.releaseNewPeople(applicationId, homing, options.claimed);
+      throw error;
+    }
+  }
+
+  /**
+   * After a failed write: the directory entries of the batch's new people (`homing`, registered by
+   * it; and those `claimed` for it before) none of whose identifiers names a person stored in the
+   * application, released (`residency-router.release`: their opaque references only). The directory
+   * keeps an entry another request relied on since (it found the person homed here and writes
+   * them), and tells the peers without waiting for them. A release that fails is logged: the
+   * batch's own error is what the caller gets.
+   */
+  private async releaseNewPeople(applicationId: string, homing: Person[], claimed?: Map<string, string>): Promise<void> {
+    const identities = [...new Set(homing)].flatMap((person) => (person.email ? [{ email: person.email, externalId: person.externalId }] : []));
+    for (const email of claimed?.keys() ?? []) identities.push({ email, externalId: null });
+    if (identities.length === 0) return;
+    // A retry of these rows registers their people again instead of taking the released claims.
+    for (const { email } of identities) claimed?.delete(email);
+    try {
+      const emails = [...new Set(identities.map((person) => person.email))];
+      const externalIds = [...new Set(identities.flatMap((person) => (person.externalId ? [person.externalId] : [])))];
+      const stored = await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
+      const storedEmails = new Set(stored.map((person) => person.email));
+      const storedIds = new Set(stored.map((person) => person.external_id));
+      const references = identities
+        .filter(({ email, externalId }) => !storedEmails.has(email) && !(externalId && storedIds.has(externalId)))
+        .flatMap(({ email, externalId }) => this.subjects.newPersonReferences(applicationId, { email, externalId: externalId ?? undefined }).references);
+      if (references.length === 0) return;
+      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references: [...new Set(references)] }));
+    } catch (error) {
+      this.logger.warn(`the directory entries of ${identities.length} new people whose write failed were not released (${String(error)}); they stay homed here`);
+    }
+  }
+
+  private async write(
+    applicationId: string,
+    flow: { id: string; version: number },
+    rows: CheckedRow[],
+    known: KnownPerson[] | undefined,
+    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> },
+    homing: Person[],
   ): Promise<BatchResult> {
     const whileActive = options.whileActive ?? false;
     const created = new Set<number>();
@@ -807,7 +864,7 @@ export class ImportBatch {
     const earlier = options.earlier ?? (await this.earlierKeys(applicationId, rows));
     const { fresh, firstOfKey } = sortByKey(rows, earlier, outcomes);
 
-    const people = await this.people(applicationId, fresh, known, options.claimed);
+    const people = await this.people(applicationId, fresh, known, options.claimed, homing);
     const homed = fresh.filter((row) => {
       const person = people.get(row.index);
       if (typeof person === 'string') {
@@ -1259,6 +1316,7 @@ export class ImportBatch {
     rows: CheckedRow[],
     knownAlready?: KnownPerson[],
     claimed?: Map<string, string>,
+    homing: Person[] = [],
   ): Promise<Map<number, Person | string | SubjectConflict>> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const externalIds = [...new Set(rows.map((row) => row.externalId).filter((id): id is string => id !== undefined))];
@@ -1321,6 +1379,8 @@ export class ImportBatch {
         result.set(row.index, person);
       }
       if (toRegister.length === 0) break;
+      // Homed by this batch, for a release should its write fail (record).
+      homing.push(...toRegister);
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
           subjects: toRegister.map((person) =>

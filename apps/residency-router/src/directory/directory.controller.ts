@@ -7,6 +7,7 @@ import {
   DirectoryConfirmRequest,
   DirectoryPullReply,
   DirectoryPullRequest,
+  DirectoryReleaseEvent,
   DirectorySyncEvent,
   LocateManyReply,
   LocateManyRequest,
@@ -17,13 +18,17 @@ import {
   RESIDENCY_CLAIM_NEW,
   RESIDENCY_DIRECTORY_CONFIRM,
   RESIDENCY_DIRECTORY_PULL,
+  RESIDENCY_DIRECTORY_RELEASE,
   RESIDENCY_DIRECTORY_SYNC,
   RESIDENCY_LOCATE,
   RESIDENCY_LOCATE_MANY,
   RESIDENCY_REGISTER,
   RESIDENCY_REGISTER_MANY,
+  RESIDENCY_RELEASE,
   RegisterManyReply,
   RegisterManyRequest,
+  ReleaseReply,
+  ReleaseRequest,
 } from '@dcr/contracts';
 import { DirectoryPerson } from './directory.repository';
 import { DirectoryService } from './directory.service';
@@ -54,6 +59,12 @@ export class DirectoryController {
     return { claimed: await this.directory.claimNew(request.subjects.map((person) => ({ reference: person.reference, minted: person.minted_references ?? [] }))) };
   }
 
+  /** From this country's decisions service: the claims of new people whose write failed, released. */
+  @MessagePattern(RESIDENCY_RELEASE)
+  async release(@Payload() request: ReleaseRequest): Promise<ReleaseReply> {
+    return { released: await this.directory.release(request.references) };
+  }
+
   @MessagePattern(RESIDENCY_REGISTER)
   async register(@Payload() request: RegisterRequest): Promise<RegisterReply> {
     return { home_country: await this.directory.register(toPerson(request)) };
@@ -69,6 +80,12 @@ export class DirectoryController {
   @MessagePattern(RESIDENCY_DIRECTORY_PULL)
   async pull(@Payload() request: DirectoryPullRequest): Promise<DirectoryPullReply> {
     return this.directory.homedHere(request);
+  }
+
+  /** From a peer: claims it released (their people's write failed there). */
+  @EventPattern(RESIDENCY_DIRECTORY_RELEASE)
+  async releaseFromPeer(@Payload() event: DirectoryReleaseEvent): Promise<void> {
+    await this.directory.releaseFromPeer(event);
   }
 
   @EventPattern(RESIDENCY_DIRECTORY_SYNC)

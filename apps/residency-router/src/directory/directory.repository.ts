@@ -27,12 +27,22 @@ const FIND_MANY = new PreparedStatement(
   { reusePlan: false },
 );
 /**
+ * A claim's entry is inserted with `updated_at` equal to its `recorded_at`: untouched since. A
+ * registration that finds an entry homed here (another request's claim, which it then writes the
+ * person under) moves `updated_at` past it, so that a release of the claim (RELEASE_CLAIMS, after
+ * the claimant's write failed) leaves the entry the other request relies on.
+ */
+const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at" = greatest(now(), e."recorded_at" + interval '1 microsecond')`;
+
+/**
  * `registerMany` in one round trip: per person ($2 numbers each reference's person), the home is that
  * of the first of their references already in the directory, else this country ($3); the references
  * of the people homed here that are not there yet are inserted. Answers the homes found and the
- * references inserted. Planned per call, like FIND_MANY.
+ * references inserted. Planned per call, like FIND_MANY. An entry found homed here is marked relied
+ * on (RELY_ON), so a failed write's release leaves it; one a release took out between the statement's
+ * snapshot and the mark is answered in `released` (its person is registered again).
  */
-const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[] }>(
+const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; released: string[] }>(
   'residency_directory_register_many',
   `WITH "asked" AS (
      SELECT a."reference"::char(64) AS "reference", a."person", a."position"
@@ -42,15 +52,21 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
        FROM "asked" a JOIN "residency_router"."directory_entries" e ON e."reference" = a."reference"
    ), "homes" AS (
      SELECT DISTINCT ON ("person") "person", "home_country" FROM "found" ORDER BY "person", "position"
+   ), "relied" AS (
+     ${RELY_ON}
+       FROM (SELECT DISTINCT "reference" FROM "found" WHERE "home_country" = $3::char(2)) f WHERE e."reference" = f."reference" AND e."home_country" = $3::char(2)
+     RETURNING e."reference"
    ), "inserted" AS (
-     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
-     SELECT DISTINCT a."reference", $3::char(2), 'active', $4::timestamptz FROM "asked" a
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+     SELECT DISTINCT a."reference", $3::char(2), 'active', $4::timestamptz, $4::timestamptz FROM "asked" a
       WHERE NOT EXISTS (SELECT 1 FROM "found" f WHERE f."reference" = a."reference")
         AND NOT EXISTS (SELECT 1 FROM "homes" h WHERE h."person" = a."person" AND h."home_country" <> $3::char(2))
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
    SELECT (SELECT COALESCE(json_agg(json_build_array("person", "home_country")), '[]') FROM "homes") AS "homes",
           (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted",
+          (SELECT COALESCE(json_agg(DISTINCT rtrim(f."reference")), '[]') FROM "found" f
+            WHERE f."home_country" = $3::char(2) AND NOT EXISTS (SELECT 1 FROM "relied" r WHERE r."reference" = f."reference")) AS "released",
           ${COMMIT_WITHOUT_FLUSH}`,
   { reusePlan: false },
 );
@@ -69,12 +85,12 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
 const INSERT_NEW_PEOPLE = new PreparedStatement<{ own: string[]; made: string[] }>(
   'residency_directory_insert_new_people',
   `WITH "own" AS (
-     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
-     SELECT DISTINCT r, $4::char(2), 'active', $5::timestamptz FROM unnest($1::text[]) AS r
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+     SELECT DISTINCT r, $4::char(2), 'active', $5::timestamptz, $5::timestamptz FROM unnest($1::text[]) AS r
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    ), "made" AS (
-     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at")
-     SELECT DISTINCT m."made", $4::char(2), 'active', $5::timestamptz
+     INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+     SELECT DISTINCT m."made", $4::char(2), 'active', $5::timestamptz, $5::timestamptz
        FROM unnest($2::text[], $3::text[]) AS m("owner", "made") JOIN "own" o ON o."reference" = m."owner"::char(64)
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
@@ -156,8 +172,34 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
   { reusePlan: false },
 );
 
+/**
+ * A failed write's claims taken out (`releaseClaims`): entries homed here ($2), active, as their
+ * claim inserted them and relied on by no one since (`updated_at` = `recorded_at`, see RELY_ON).
+ * Answers each entry taken out, for the peers.
+ */
+const RELEASE_CLAIMS = new PreparedStatement<{ reference: string; recorded_at: Date }>(
+  'residency_directory_release_claims',
+  `DELETE FROM "residency_router"."directory_entries"
+    WHERE "reference" = ANY($1::char(64)[]) AND "home_country" = $2::char(2) AND "status" = 'active' AND "updated_at" = "recorded_at"
+    RETURNING rtrim("reference") AS "reference", "recorded_at"`,
+  { reusePlan: false },
+);
+
+/** A peer's released claims (`releasePeerClaims`): each copy deleted only if it is that very claim. */
+const RELEASE_PEER_CLAIMS = new PreparedStatement(
+  'residency_directory_release_peer_claims',
+  `DELETE FROM "residency_router"."directory_entries" e
+    USING unnest($1::text[], $2::text[], $3::timestamptz[]) AS r("reference", "home_country", "recorded_at")
+    WHERE e."reference" = r."reference"::char(64) AND e."home_country" = r."home_country"::char(2) AND e."recorded_at" = r."recorded_at"
+      AND e."home_country" <> $4::char(2)`,
+  { reusePlan: false },
+);
+
 /** The registration's and the peer merge's statements, for bench/directory-statements.js. */
 export const DIRECTORY_STATEMENTS = { registerMany: REGISTER_MANY, insertNewPeople: INSERT_NEW_PEOPLE, mergeFromPeer: MERGE_FROM_PEER, mergeAndAnswer: MERGE_AND_ANSWER };
+
+/** How many times `registerMany` registers a person who raced with another writer (the last time, it reads where they live). */
+const REGISTER_ROUNDS = 2;
 
 /** A person to home: references that may be known already, and references just made for them. */
 export interface DirectoryPerson {
@@ -184,7 +226,7 @@ export class DirectoryRepository {
    * INSERT_NEW_PEOPLE (a Record API batch of new people: one statement whose plan is kept); the
    * others, and those whose reference was there already, through REGISTER_MANY.
    */
-  async registerMany(people: DirectoryPerson[], country: string, recordedAt: Date): Promise<{ homes: Map<number, string>; inserted: string[] }> {
+  async registerMany(people: DirectoryPerson[], country: string, recordedAt: Date, round = 1): Promise<{ homes: Map<number, string>; inserted: string[] }> {
     const homes = new Map<number, string>();
     const inserted: string[] = [];
     const single = people.filter((person) => person.references.length === 1);
@@ -203,10 +245,30 @@ export class DirectoryRepository {
       inserted.push(...row.inserted);
       // A person none of whose references the statement found, yet none inserted either: another
       // writer (a peer's confirmation or sync event, another registration) inserted them after the
-      // statement's snapshot was taken. They live where those entries say.
+      // statement's snapshot was taken. And a person found homed here by an entry a failed write's
+      // release took out after that snapshot (`released`). Both are registered again, so the entry
+      // found is marked relied on, or a new one inserted; after that, they live where entries say.
       const written = new Set(row.inserted);
-      const raced = rest.filter(({ person, index }) => !homes.has(index) && !person.references.some((reference) => written.has(reference)));
-      if (raced.length > 0) {
+      const released = new Set(row.released);
+      const raced = rest.filter(
+        ({ person, index }) =>
+          (!homes.has(index) && !person.references.some((reference) => written.has(reference))) ||
+          (homes.get(index) === country && [...person.references, ...(person.minted ?? [])].some((reference) => released.has(reference))),
+      );
+      if (raced.length > 0 && round < REGISTER_ROUNDS) {
+        const again = await this.registerMany(
+          raced.map(({ person }) => person),
+          country,
+          recordedAt,
+          round + 1,
+        );
+        raced.forEach(({ index }, i) => {
+          homes.delete(index);
+          const home = again.homes.get(i);
+          if (home) homes.set(index, home);
+        });
+        inserted.push(...again.inserted);
+      } else if (raced.length > 0) {
         const found = new Map((await this.findMany(raced.flatMap(({ person }) => person.references))).map((entry) => [entry.reference.trim(), entry.homeCountry]));
         for (const { person, index } of raced) {
           const home = person.references.map((reference) => found.get(reference)).find((value) => value !== undefined);
@@ -256,6 +318,22 @@ export class DirectoryRepository {
   async withdrawClaims(references: string[], country: string, recordedAt: Date): Promise<void> {
     if (references.length === 0) return;
     await WITHDRAW_CLAIMS.run(this.entries.manager, [references, country, recordedAt]);
+  }
+
+  /**
+   * Takes out the entries of `references` that a claim homed in `country` and no one has relied on
+   * since (RELEASE_CLAIMS); answers those taken out, with their claim's time.
+   */
+  async releaseClaims(references: string[], country: string): Promise<PeerEntry[]> {
+    if (references.length === 0) return [];
+    const rows = await RELEASE_CLAIMS.rows(this.entries.manager, [references, country]);
+    return rows.map((row) => ({ reference: row.reference, homeCountry: country, status: 'active', recordedAt: row.recorded_at }));
+  }
+
+  /** A peer's released claims: the copies held of exactly those claims deleted; never an entry homed in `here`. */
+  async releasePeerClaims(claims: PeerEntry[], here: string): Promise<void> {
+    if (claims.length === 0) return;
+    await RELEASE_PEER_CLAIMS.run(this.entries.manager, [claims.map((claim) => claim.reference), claims.map((claim) => claim.homeCountry), claims.map((claim) => claim.recordedAt), here]);
   }
 
   /** Up to `limit` entries homed in `country`, after the reference `after`, in reference order. */

@@ -5,8 +5,10 @@ import {
   DirectoryEntryMessage,
   DirectoryPullReply,
   DirectoryPullRequest,
+  DirectoryReleaseEvent,
   DirectorySyncEvent,
   RESIDENCY_DIRECTORY_CONFIRM,
+  RESIDENCY_DIRECTORY_RELEASE,
   RESIDENCY_DIRECTORY_PULL,
   RESIDENCY_DIRECTORY_SYNC,
 } from '@dcr/contracts';
@@ -152,6 +154,37 @@ export class DirectoryService implements OnApplicationBootstrap {
     const fresh = people.flatMap((person, i) => (claimed.has(person.reference) ? [{ index: i, references: [person.reference, ...person.minted.filter((r) => written.has(r))] }] : []));
     const lost = await this.settleWithPeers(inserted, fresh, recordedAt);
     return people.map((person, i) => claimed.has(person.reference) && !lost.has(i));
+  }
+
+  /**
+   * `residency-router.release`, from this country's decisions service when the write of new people
+   * it had homed failed and none of them is stored here: takes out their entries that a claim
+   * inserted here and no one has relied on since (a registration that found them homed here, whose
+   * request then writes the person, marks them: DirectoryRepository RELY_ON), and tells the peers
+   * which claims went (`directory.release`, an event: the answer does not wait for a peer). Answers
+   * the references taken out.
+   */
+  async release(references: string[]): Promise<string[]> {
+    const country = this.context.env.COUNTRY;
+    const released = await this.directory.releaseClaims([...new Set(references)], country);
+    if (released.length === 0) return [];
+    this.logger.log(`${released.length} directory ${released.length === 1 ? 'entry' : 'entries'} of new people whose write failed released`);
+    const entries = released.map(toMessage);
+    for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
+      const event: DirectoryReleaseEvent = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
+      for (const peer of this.clients.peerCountries()) {
+        this.clients
+          .peer(peer)
+          .emit(RESIDENCY_DIRECTORY_RELEASE, event)
+          .subscribe({ error: (error) => this.logger.warn(`directory release to ${peer} failed (${String(error)}); its copies of ${event.entries.length} released claims stay`) });
+      }
+    }
+    return released.map((entry) => entry.reference);
+  }
+
+  /** `residency-router.directory.release` from a peer: the copies held of exactly the claims it released, deleted. */
+  async releaseFromPeer(event: DirectoryReleaseEvent): Promise<void> {
+    await this.directory.releasePeerClaims(event.entries.map(fromMessage), this.context.env.COUNTRY);
   }
 
   /**

@@ -12,6 +12,17 @@ export const RESIDENCY_LOCATE_MANY = 'residency-router.locate-many';
 export const RESIDENCY_REGISTER_MANY = 'residency-router.register-many';
 export const RESIDENCY_CLAIM_NEW = 'residency-router.claim-new';
 /**
+ * Request from this country's decisions service after the write of new people it had homed failed:
+ * the directory takes out the entries homed here that a claim inserted and nobody has relied on
+ * since (a registration that found them homed here), and tells the peers (`directory.release`).
+ */
+export const RESIDENCY_RELEASE = 'residency-router.release';
+/**
+ * Event sent to peer countries' residency-routers with the claims this country released: each peer
+ * deletes its copy of exactly that claim (reference, home country, time), and nothing else.
+ */
+export const RESIDENCY_DIRECTORY_RELEASE = 'residency-router.directory.release';
+/**
  * Event sent to peer countries' residency-routers with entries they did not confirm (a peer that
  * did not answer `directory.confirm`) and entries rewritten to an earlier claim.
  */
@@ -134,6 +145,23 @@ export class ClaimNewReply {
   claimed: boolean[];
 }
 
+/**
+ * `release`: references of new people whose write failed, none of whom is stored here (the caller
+ * checked). Only an entry homed here, as its claim inserted it and relied on by no one since, goes.
+ */
+export class ReleaseRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(16000)
+  @Matches(REFERENCE, { each: true, message: 'references must be 64 lower-case hex characters' })
+  references: string[];
+}
+
+export class ReleaseReply {
+  /** The references whose entries were taken out. */
+  released: string[];
+}
+
 export class RegisterReply {
   /** Where the references are homed after the call: this country, unless one was homed elsewhere first. */
   home_country: string;
@@ -160,6 +188,12 @@ export class DirectorySyncEvent {
   @Type(() => DirectoryEntryMessage)
   entries: DirectoryEntryMessage[];
 }
+
+/**
+ * `directory.release`: claims the sending country released (their people's write failed there), in
+ * the sync event's shape; a peer deletes its copy of each, if it holds that very claim.
+ */
+export class DirectoryReleaseEvent extends DirectorySyncEvent {}
 
 /** `directory.confirm`: the entries this country has just homed, for a peer to merge and answer. */
 export class DirectoryConfirmRequest {
