@@ -140,6 +140,23 @@ describe('submissionRecord', () => {
     expect(record.decisions.offers.decision).toBe('granted');
   });
 
+  it("never reads what the respondent typed into a choice question's Other as the mapped choice", () => {
+    const answers = (analytics: Record<string, unknown>, analyticsType = 'choice') =>
+      submissionRecord(
+        mapping,
+        parseTypeformSubmission(
+          delivery([email('ada@example.org'), { type: analyticsType, [analyticsType]: analytics, field: { id: 'f_analytics', type: 'multiple_choice' } }]),
+        ),
+      ).decisions.analytics.decision;
+    // "Yes" typed as Other is not the choice labelled Yes: no consent is read from it.
+    expect(answers({ label: 'Yes', other: 'Yes' })).toBe('declined');
+    expect(answers({ other: 'Yes' })).toBe('declined');
+    expect(answers({ labels: ['Yes'], other: 'Yes' }, 'choices')).toBe('declined');
+    // The choice itself, with Other typed beside it, is still read.
+    expect(answers({ labels: ['Yes', 'Maybe'], other: 'Maybe' }, 'choices')).toBe('granted');
+    expect(answers({ id: 'c_yes', label: 'Yes', other: 'Yes' })).toBe('granted');
+  });
+
   it('refuses by purpose an answer that no longer fits the mapped question, and a missing e-mail', () => {
     const error = refusal(() =>
       submissionRecord(

@@ -147,15 +147,19 @@ function yesOf(mapped: MappedPurpose, answer: TypeformAnswer): boolean | { probl
     return { problem: `the answer to ${mapped.field} is ${answer.type}, not yes/no: the form changed since the mapping was saved` };
   }
   const { ref, id, label } = mapped.choice;
-  const matches = (refs: string[], ids: string[], labels: string[]) =>
-    (ref !== null && refs.includes(ref)) || (id !== null && ids.includes(id)) || (refs.length === 0 && ids.length === 0 && labels.includes(label));
+  // What the respondent typed as "Other" is no choice of the form's, whatever it says: a label equal
+  // to it is not matched (an "Other" typed "Yes" is not the choice labelled Yes).
+  const matches = (refs: string[], ids: string[], labels: string[], other: unknown) =>
+    (ref !== null && refs.includes(ref)) ||
+    (id !== null && ids.includes(id)) ||
+    (refs.length === 0 && ids.length === 0 && labels.includes(label) && label !== other);
   if (answer.type === 'choice' && isPlainObject(answer.choice)) {
     const chosen = answer.choice;
-    return matches(stringsOf([chosen.ref]), stringsOf([chosen.id]), stringsOf([chosen.label]));
+    return matches(stringsOf([chosen.ref]), stringsOf([chosen.id]), stringsOf([chosen.label]), chosen.other);
   }
   if (answer.type === 'choices' && isPlainObject(answer.choices)) {
     const chosen = answer.choices;
-    return matches(stringsOf(chosen.refs), stringsOf(chosen.ids), stringsOf(chosen.labels));
+    return matches(stringsOf(chosen.refs), stringsOf(chosen.ids), stringsOf(chosen.labels), chosen.other);
   }
   // Older payloads answer a dropdown as text: the chosen label.
   if (answer.type === 'text' && mapped.field_type === 'dropdown' && typeof answer.text === 'string') return answer.text === label;
