@@ -284,7 +284,7 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
     return ids;
   }
 
-  /** The events set aside now, for health checks and tests: id → when they are tried again (ms). */
+  /** The events set aside now: id → when they are tried again (ms). Read by tests; each parking is also logged as an error. */
   parkedEvents(): Map<string, number> {
     return new Map([...this.parked].map(([id, { until }]) => [id, until]));
   }
