@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
@@ -88,6 +89,47 @@ describe('start commands', () => {
       expect(await second.stop()).toBe(0);
     } finally {
       await Promise.all(launched.map((child) => child.stop()));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240000);
+
+  it("npm start: PostgreSQL's usual port taken, it takes another; a second start on a data folder in use says which process holds it", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-embedded-'));
+    chmodSync(dataDir, 0o755);
+    // 54329, the embedded PostgreSQL's usual port, held by something else (if nothing holds it yet).
+    const squatter = createServer();
+    await new Promise<void>((resolve) => {
+      squatter.once('error', () => resolve());
+      squatter.listen(54329, '127.0.0.1', () => resolve());
+    });
+    const launched: Array<ReturnType<typeof launch>> = [];
+    try {
+      const first = launch('tools/dev/start-embedded.js', { DCR_DATA_DIR: dataDir, US_PORT: String(await freePort()), DE_PORT: String(await freePort()) });
+      launched.push(first);
+      await first.waitForOutput('stop with Ctrl-C', 90000);
+      const postmaster = Number(readFileSync(path.join(realpathSync(path.join(dataDir, 'postgres')), 'postmaster.pid'), 'utf8').split('\n')[0]);
+      expect(readFileSync(path.join(realpathSync(path.join(dataDir, 'postgres')), 'postmaster.pid'), 'utf8').split('\n')[3]).not.toBe('54329');
+
+      const second = launch('tools/dev/start-embedded.js', {
+        DCR_DATA_DIR: dataDir,
+        US_PORT: String(await freePort()),
+        DE_PORT: String(await freePort()),
+        EMBEDDED_PG_PORT: String(await freePort()),
+      });
+      launched.push(second);
+      const code = await new Promise<number | null>((resolve) => second.child.once('exit', (exitCode) => resolve(exitCode)));
+      expect(code).toBe(1);
+      expect(second.output()).toContain('did not start');
+      expect(second.output()).toContain(`Another PostgreSQL (process ${postmaster}) is using that folder`);
+      expect(second.output()).toContain('DCR_DATA_DIR');
+      expect(second.output()).not.toContain('UnhandledPromiseRejection');
+      // The first goes on serving.
+      const credentials = credentialsIn(dataDir);
+      expect((await http(credentials.endpoints.US, 'GET', '/api/v1/me', { token: credentials.api_token })).status).toBe(200);
+      expect(await first.stop()).toBe(0);
+    } finally {
+      await Promise.all(launched.map((child) => child.stop()));
+      await new Promise((resolve) => squatter.close(resolve));
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240000);

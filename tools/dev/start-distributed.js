@@ -86,7 +86,7 @@ async function main() {
       });
       child.once('exit', (code, signal) => {
         if (!stopping) {
-          process.stderr.write(`${country} ${service} exited (${signal ?? code}); see .data/logs/${country.toLowerCase()}-${service}.log\n`);
+          process.stderr.write(`${country} ${service} exited (${signal ?? code}); see ${path.relative(process.cwd(), path.join(logDir, `${country.toLowerCase()}-${service}.log`))}\n`);
           stop(1);
         }
       });
@@ -97,7 +97,7 @@ async function main() {
     await waitFor(`${country} to be ready`, async () => (await fetch(`${url}/readyz`)).status === 200, 60000);
   }
   const { file } = await seedDevelopment({ endpoints, adminToken });
-  printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .data/logs/` });
+  printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${path.relative(process.cwd(), logDir)}/` });
 }
 
 main().catch((error) => {

