@@ -26,6 +26,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
+import { importChunks, importRowSizes, oversizedImportRows } from './import-chunks';
 import {
   AttestedDecisionDto,
   ConsentRecordEnvelopeDto,
@@ -40,9 +41,6 @@ import {
   RecordedPurposeDto,
 } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
-
-/** Rows per message to the decisions service, so an import of 10,000 rows fits the transport's message size. */
-const IMPORT_CHUNK = 500;
 
 /**
  * The errors a real import answers when a chunk fails after earlier ones were recorded: the chunk's
@@ -175,9 +173,9 @@ export class RecordsController {
       'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
       'rows of the whole request. Rows are decided in order, as if sent one by one. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
-      'It is recorded in chunks of 500 rows, each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
+      'It is recorded in chunks of at most 500 rows and 256 KiB of their JSON, each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
       '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
-      'Bodies up to 16 MiB.',
+      'Bodies up to 16 MiB; a row over 64 KiB of JSON is refused by its index (422 naming `records[<i>]`) before anything is written.',
   })
   @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
   @ApiOkResponse({ type: ImportReportDto, description: 'A dry run: the same report, nothing written (and not kept)' })
@@ -186,6 +184,9 @@ export class RecordsController {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
     const notRows = importRowsNotObjects(body.records);
     if (notRows.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', notRows);
+    const sizes = importRowSizes(body.records);
+    const oversized = oversizedImportRows(sizes);
+    if (oversized.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', oversized);
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
     const rows: ImportRowOutcome[] = [];
@@ -193,8 +194,8 @@ export class RecordsController {
     const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
     // The version the first chunk was checked against: every later chunk is checked against it too.
     let flowVersion: number | undefined;
-    for (let offset = 0; offset < body.records.length; offset += IMPORT_CHUNK) {
-      const records = body.records.slice(offset, offset + IMPORT_CHUNK) as unknown as ImportRowInput[];
+    for (const { start: offset, end } of importChunks(sizes)) {
+      const records = body.records.slice(offset, end) as unknown as ImportRowInput[];
       const earlier = ledger?.meets(records);
       let chunk: ImportChunkReply;
       try {
@@ -206,7 +207,7 @@ export class RecordsController {
             flow_id: body.flow_id,
             dry_run: body.dry_run,
             send_receipts: body.send_receipts ?? false,
-            last: offset + IMPORT_CHUNK >= body.records.length,
+            last: end >= body.records.length,
             ...(flowVersion !== undefined ? { flow_version: flowVersion } : {}),
             records,
             ...(earlier ? { earlier } : {}),

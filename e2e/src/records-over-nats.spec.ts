@@ -1,0 +1,86 @@
+import { Client } from 'pg';
+import { uniquePrefix } from '@dcr/testing';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * The consent records of a flow with many purposes over real NATS, as production runs them: NATS
+ * refuses a message over its `max_payload` (1 MiB by default), which the in-process bus of the other
+ * end-to-end tests does not. An import's rows go in chunks bounded by bytes as well as rows, and the
+ * outbox relays a backlog of large events in batches that fit.
+ */
+describe('consent records of a flow with many purposes, over NATS', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let flowId: string;
+  let db: Client;
+  const keys = Array.from({ length: 100 }, (_, i) => `purpose_with_a_long_key_of_many_characters_${String(i).padStart(3, '0')}`);
+  // Every purpose decided, with the presentation flags: about 11 KB of JSON a row.
+  const decisions = Object.fromEntries(keys.map((key, i) => [key, { decision: i % 2 ? 'granted' : 'declined', default_checked: false, mandatory: false }]));
+  const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
+  const rows = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ subject: { email: `${prefix}-${i}@example.com` }, decisions, captured_at: '2026-11-20T10:00:00Z' }));
+
+  beforeAll(async () => {
+    const common = { transport: 'nats' as const, namespace: uniquePrefix('records'), subjectRefKey: randomSecret(), adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Preferences',
+      pattern: 'standard',
+      purposes: keys,
+      purpose_definitions: Object.fromEntries(keys.map((key) => [key, { label: `Label of ${key} `.repeat(3).trim(), description: 'D'.repeat(1000), basis: 'consent', mechanism: 'explicit', required: false }])),
+      consent_duration: 'P1Y',
+    });
+    expect(flow.status).toBe(201);
+    flowId = flow.body.id;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    db = new Client({ connectionString: us.database.url });
+    await db.connect();
+  }, 120000);
+
+  afterAll(async () => {
+    await db?.end();
+    await de?.close();
+    await us?.close();
+  });
+
+  it('imports 300 rows of 100 purposes (3 MB, which 500-row chunks would have sent as messages NATS refuses), dry run and real', async () => {
+    const records = rows('many', 300);
+    expect(Buffer.byteLength(JSON.stringify(records))).toBeGreaterThan(3_000_000);
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect([dry.status, dry.body.summary]).toEqual([200, { recorded: 300, refused: 0 }]);
+    expect(Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count)).toBe(0);
+
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([real.status, real.body.status, real.body.summary]).toEqual([201, 'completed', { recorded: 300, refused: 0 }]);
+    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(records.map((_, i) => i));
+    expect(Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count)).toBe(300);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=many-299@example.com`);
+    expect(status.status).toBe(200);
+    expect(status.body.purposes[keys[1]]).toMatchObject({ status: 'granted' });
+    expect(status.body.purposes[keys[0]]).toMatchObject({ status: 'declined' });
+
+    // The 300 events (about 9 KB each) reach the audit trail and the receipts over NATS; the relay's
+    // batches fit the bus, so it never falls back to sending them one at a time.
+    await eventually(async () => Number((await db.query('SELECT count(*) FROM receipts.receipts')).rows[0].count) === 300, 60000);
+    expect(Number((await db.query(`SELECT count(*) FROM audit_chain.entries WHERE event_type = 'consent.granted'`)).rows[0].count)).toBe(300);
+    expect(Number((await db.query('SELECT count(*) FROM decisions.outbox')).rows[0].count)).toBe(0);
+    const fallbacks = us.logs.lines.filter((line) => String(line.msg ?? line.message ?? '').includes('relaying its events one at a time'));
+    expect(fallbacks).toEqual([]);
+  }, 120000);
+
+  it('refuses a row over 64 KiB of JSON by its index before anything is written', async () => {
+    const records = rows('huge', 3);
+    records[1].decisions = { ...decisions, padding: { decision: 'granted', default_checked: false, mandatory: false, note: 'x'.repeat(70_000) } } as typeof decisions;
+    const before = Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count);
+    const answer = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect(answer.status).toBe(422);
+    expect(answer.body.details).toEqual([{ field: 'records[1]', reason: expect.stringMatching(/^is \d+ bytes of JSON; a row is at most 65536$/) }]);
+    expect(Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count)).toBe(before);
+  });
+});
