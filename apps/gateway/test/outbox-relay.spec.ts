@@ -49,14 +49,14 @@ describe('OutboxRelay on the gateway outbox', () => {
     throw new Error('not reached in 2 s');
   }
 
-  async function writeEvents(count: number): Promise<string[]> {
+  async function writeEvents(count: number, padding = 0): Promise<string[]> {
     const at = Date.now();
     const rows = Array.from({ length: count }, (_, i) =>
       outboxRow({
         type: 'credential.api_token_created',
         applicationId: 'tp_us_relay',
         occurredAt: new Date(at + i),
-        data: { api_token_id: `api_token_${i}`, actor: { type: 'operator' } },
+        data: { api_token_id: `api_token_${i}`, actor: { type: 'operator' }, ...(padding > 0 ? { padding: 'p'.repeat(padding) } : {}) },
       }),
     );
     // Written in reverse: the relay sends them in the order they were made (their ids, newEventId), not by insertion.
@@ -154,5 +154,31 @@ describe('OutboxRelay on the gateway outbox', () => {
     answer = () => of({ entries: [] });
     relay.kick();
     await until(async () => (await rowsLeft()).length === 0);
+  });
+
+  it('halves its batches while the bus refuses them as too large, instead of sending every event alone', async () => {
+    appended.length = 0;
+    // The bus of a NATS deployment: a message over its max_payload is refused before it is sent.
+    const maxPayload = 100_000;
+    answer = (request) =>
+      JSON.stringify(request).length > maxPayload
+        ? throwError(() => new DomainError('payload_too_large', 'The message for us.audit-chain.append is larger than the bus accepts'))
+        : of({ entries: [] });
+    const ids = await writeEvents(40, 10_000);
+    relay.kick();
+    await until(async () => (await rowsLeft()).length === 0);
+    const delivered = appended.filter((request) => JSON.stringify(request).length <= maxPayload);
+    // In order, each once, in batches as large as fit (8 of about 10 KB fit 100 KB: 40, 20, 10 refused, then 5 at a time).
+    expect(delivered.flatMap((request) => request.events.map((event) => event.id))).toEqual(ids);
+    expect(delivered.map((request) => request.events.length)).toEqual([5, 5, 5, 5, 5, 5, 5, 5]);
+    expect(relay.parkedEvents().size).toBe(0);
+
+    // The next drain starts from full batches again.
+    appended.length = 0;
+    answer = () => of({ entries: [] });
+    const small = await writeEvents(3);
+    relay.kick();
+    await until(async () => (await rowsLeft()).length === 0);
+    expect(appended.map((request) => request.events.map((event) => event.id))).toEqual([small]);
   });
 });

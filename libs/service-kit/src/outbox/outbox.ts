@@ -79,7 +79,10 @@ export function declaredActor(data: Record<string, unknown>): AuditActor | null 
   return { type: actor.type as AuditActor['type'], ...(typeof actor.id === 'string' ? { id: actor.id } : {}) };
 }
 
-/** Rows per transaction; also keeps one append request well under NATS's default 1 MiB payload. */
+/**
+ * Rows per transaction at most. Events of the usual size (under 2 KB) keep one append request well
+ * under NATS's default 1 MiB payload; a batch of larger ones that the bus refuses is halved (drain).
+ */
 const BATCH = 200;
 /** How long a kick waits for more events to relay together. */
 const COALESCE_MS = 5;
@@ -208,17 +211,29 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
   }
 
   private async drain(): Promise<void> {
+    // Rows per batch in this drain: halved while the bus refuses a batch as too large (NATS's
+    // max_payload; a backlog of large events), back to BATCH at the next drain.
+    let limit = BATCH;
     try {
       for (;;) {
         let relayed: number;
+        const claimed: string[] = [];
         try {
-          relayed = await this.relay(BATCH);
+          relayed = await this.relay(limit, claimed);
         } catch (error) {
-          if (this.closed || !refusedByConsumer(error)) throw error;
+          if (this.closed) throw error;
+          if (tooLargeForTheBus(error) && claimed.length > 1) {
+            limit = Math.ceil(claimed.length / 2);
+            this.logger.warn(`outbox relay: a batch was too large for the bus (${(error as Error).message}); relaying ${limit} events at a time in this drain`);
+            continue;
+          }
+          if (!refusedByConsumer(error)) throw error;
           this.logger.warn(`outbox relay: a batch was refused (${(error as Error).message}); relaying its events one at a time`);
           relayed = await this.relayOneAtATime();
+          if (relayed < BATCH) return;
+          continue;
         }
-        if (relayed < BATCH) return;
+        if (relayed < limit) return;
       }
     } catch (error) {
       if (!this.closed) this.logger.warn(`outbox relay: ${(error as Error).message}`);
@@ -309,4 +324,9 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
  */
 function refusedByConsumer(error: unknown): boolean {
   return error instanceof DomainError && error.code !== 'service_unavailable' && error.code !== 'upstream_timeout';
+}
+
+/** Whether the bus refused a message as larger than it carries (NATS's max_payload): a smaller batch goes. */
+function tooLargeForTheBus(error: unknown): boolean {
+  return error instanceof DomainError && error.code === 'payload_too_large';
 }
