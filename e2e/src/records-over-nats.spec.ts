@@ -74,9 +74,36 @@ describe('consent records of a flow with many purposes, over NATS', () => {
     expect(fallbacks).toEqual([]);
   }, 120000);
 
+  it('answers an import whose every row is refused naming all 100 purposes (megabytes of reasons), and its report, read back in pages', async () => {
+    // Three entries the flow does not have: each row refused with 103 reasons, about 16 KB of them.
+    const wrong = { not_a_purpose: { decision: 'granted' }, neither: { decision: 'declined' }, nor_this: { decision: 'granted' } };
+    const records = Array.from({ length: 300 }, (_, i) => ({ subject: { email: `wrong-${i}@example.com` }, decisions: wrong, captured_at: '2026-11-20T10:00:00Z' }));
+    const before = Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count);
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect([dry.status, dry.body.summary]).toEqual([200, { recorded: 0, refused: 300 }]);
+    expect(dry.body.rows[299].reasons).toHaveLength(103);
+    expect(dry.body.rows[299].reasons).toContainEqual({ field: `decisions.${keys[99]}`, reason: expect.any(String) });
+
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([real.status, real.body.status, real.body.summary]).toEqual([201, 'completed', { recorded: 0, refused: 300 }]);
+    expect(Buffer.byteLength(JSON.stringify(real.body.rows))).toBeGreaterThan(4_000_000);
+    const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
+    expect(report.status).toBe(200);
+    expect(report.body.next_row).toBeUndefined();
+    expect(report.body.rows).toEqual(real.body.rows);
+    expect(Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count)).toBe(before);
+  }, 120000);
+
+  it('refuses a row with more decisions than a flow can have purposes by its index', async () => {
+    const records = rows('overfull', 2);
+    records[0].decisions = { ...decisions, one_more: { decision: 'granted', default_checked: false, mandatory: false } };
+    const answer = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    expect([answer.status, answer.body.details]).toEqual([422, [{ field: 'records[0].decisions', reason: 'has 101 entries; a flow has at most 100 purposes' }]]);
+  });
+
   it('refuses a row over 64 KiB of JSON by its index before anything is written', async () => {
     const records = rows('huge', 3);
-    records[1].decisions = { ...decisions, padding: { decision: 'granted', default_checked: false, mandatory: false, note: 'x'.repeat(70_000) } } as typeof decisions;
+    records[1].decisions = { ...decisions, [keys[0]]: { decision: 'granted', default_checked: false, mandatory: false, note: 'x'.repeat(70_000) } } as typeof decisions;
     const before = Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count);
     const answer = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
     expect(answer.status).toBe(422);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
+import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { DataSource } from 'typeorm';
@@ -15,6 +15,8 @@ const SUBJECT_FIELDS = ['email', 'external_id'];
 const UNIQUE_VIOLATION = '23505';
 /** How many times a chunk is recorded when another writer keeps committing its idempotency keys first. */
 const KEY_RACE_TRIES = 3;
+/** Bytes of rows' JSON in one page of a report: well within NATS's default 1 MiB message. */
+const REPORT_PAGE_BYTES = 512 * 1024;
 
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
@@ -82,7 +84,7 @@ export class ImportConsentRecords {
         [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
       );
     }
-    return { rows, flow_version: flow.version, ...(ledger ? { ledger } : {}) };
+    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}) };
   }
 
   /**
@@ -116,10 +118,25 @@ export class ImportConsentRecords {
     return { failed: rows.length > 0 };
   }
 
-  async get(request: ImportGetRequest): Promise<ImportReport> {
+  /**
+   * A page of an import's report: its rows in order from `from_row`, as many as fit REPORT_PAGE_BYTES
+   * of JSON (at least one), and `next_row` while any are left. A report of 10,000 rows refused for
+   * the purposes of a large flow is megabytes, more than one message on the bus carries.
+   */
+  async get(request: ImportGetRequest): Promise<ImportReportPage> {
     const found = await this.dataSource.manager.findOne(ConsentImport, { where: { id: request.import_id, applicationId: request.application_id } });
     if (!found) throw notFound('Import');
-    const rows = (found.rows as unknown as ImportRowOutcome[]).sort((a, b) => a.index - b.index);
+    const all = (found.rows as unknown as ImportRowOutcome[]).sort((a, b) => a.index - b.index);
+    const from = request.from_row ?? 0;
+    const rows: ImportRowOutcome[] = [];
+    let bytes = 0;
+    for (let i = from; i < all.length; i++) {
+      const size = Buffer.byteLength(JSON.stringify(all[i]), 'utf8');
+      if (rows.length > 0 && bytes + size > REPORT_PAGE_BYTES) break;
+      rows.push(all[i]);
+      bytes += size;
+    }
+    const next = from + rows.length;
     return {
       import_id: found.id,
       flow_id: found.flowId,
@@ -129,6 +146,7 @@ export class ImportConsentRecords {
       summary: found.summary,
       rows,
       created_at: found.createdAt.toISOString(),
+      ...(next < all.length ? { next_row: next } : {}),
     };
   }
 

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOp
 import {
   ImportChunkReply,
   ImportReport,
+  ImportReportPage,
   ImportRowInput,
   ImportRowOutcome,
   RECORDS_IMPORT,
@@ -26,7 +27,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
-import { importChunks, importRowSizes, oversizedImportRows } from './import-chunks';
+import { importChunkEnd, importRowDecisionCounts, importRowSizes, MAX_IMPORT_ROW_DECISIONS, overfullImportRows, oversizedImportRows } from './import-chunks';
 import {
   AttestedDecisionDto,
   ConsentRecordEnvelopeDto,
@@ -173,9 +174,9 @@ export class RecordsController {
       'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
       'rows of the whole request. Rows are decided in order, as if sent one by one. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
-      'It is recorded in chunks of at most 500 rows and 256 KiB of their JSON, each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
+      'It is recorded in chunks (at most 500 rows, fewer for rows or flows so large that a chunk or its answer would not fit the service bus), each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
       '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
-      'Bodies up to 16 MiB; a row over 64 KiB of JSON is refused by its index (422 naming `records[<i>]`) before anything is written.',
+      'Bodies up to 16 MiB; a row over 64 KiB of JSON, or with more than 100 decisions, is refused by its index (422 naming `records[<i>]` or `records[<i>].decisions`) before anything is written.',
   })
   @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
   @ApiOkResponse({ type: ImportReportDto, description: 'A dry run: the same report, nothing written (and not kept)' })
@@ -185,7 +186,8 @@ export class RecordsController {
     const notRows = importRowsNotObjects(body.records);
     if (notRows.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', notRows);
     const sizes = importRowSizes(body.records);
-    const oversized = oversizedImportRows(sizes);
+    const decisionCounts = importRowDecisionCounts(body.records);
+    const oversized = [...oversizedImportRows(sizes), ...overfullImportRows(decisionCounts)];
     if (oversized.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', oversized);
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
@@ -194,7 +196,10 @@ export class RecordsController {
     const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
     // The version the first chunk was checked against: every later chunk is checked against it too.
     let flowVersion: number | undefined;
-    for (const { start: offset, end } of importChunks(sizes)) {
+    // The purposes of the flow, which bound a chunk's reply: the most a flow can have until the first chunk says.
+    let purposes: number = MAX_IMPORT_ROW_DECISIONS;
+    for (let offset = 0, end = 0; offset < body.records.length; offset = end) {
+      end = importChunkEnd(sizes, decisionCounts, offset, purposes);
       const records = body.records.slice(offset, end) as unknown as ImportRowInput[];
       const earlier = ledger?.meets(records);
       let chunk: ImportChunkReply;
@@ -218,6 +223,7 @@ export class RecordsController {
       }
       ledger?.add(chunk.ledger);
       flowVersion ??= chunk.flow_version;
+      purposes = chunk.purposes ?? purposes;
       rows.push(...chunk.rows);
     }
     void reply.status(body.dry_run ? 200 : 201);
@@ -269,7 +275,15 @@ export class RecordsController {
     const home = countryOfImportId(importId);
     // A wrong door only if the import is there for this application: its report is the application's, not the account's.
     if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', { application_id: principal.application.id });
-    return firstValueFrom(this.clients.own.send<ImportReport>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId }));
+    // Read in pages (a large report is more than one message on the bus carries), put together here.
+    const read = (from_row: number) => firstValueFrom(this.clients.own.send<ImportReportPage>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId, from_row }));
+    let page = await read(0);
+    const { next_row: _next, ...report } = page;
+    while (page.next_row !== undefined) {
+      page = await read(page.next_row);
+      report.rows.push(...page.rows);
+    }
+    return report;
   }
 
   @Get('api/v1/applications/:application_id/consent_status')

@@ -247,6 +247,11 @@ export interface ImportChunkReply {
   rows: ImportRowOutcome[];
   /** The flow version the chunk was checked against (the next chunks are sent it). */
   flow_version: number;
+  /**
+   * How many purposes that version has: the gateway sizes the next chunks by it, since a refused row's
+   * reasons can name every purpose and the reply must fit the bus (docs/api.md, imports).
+   */
+  purposes: number;
   /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */
   ledger?: DryRunLedger;
 }
@@ -298,7 +303,19 @@ export class ImportGetRequest {
 
   @Matches(IMPORT_ID)
   import_id: string;
+
+  /**
+   * The report's rows from this position on (0 when absent): a report is read in pages, each as many
+   * rows as fit the bus's message size (`next_row`), and the gateway puts them together.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  from_row?: number;
 }
+
+/** A page of a report (ImportGetRequest.from_row): its rows, and where the next page starts if any is left. */
+export type ImportReportPage = ImportReport & { next_row?: number };
 
 export const CAPTURE_TOKEN = /^cap_[a-z]{2}[0-9a-z]{30}$/;
 
