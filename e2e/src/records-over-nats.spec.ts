@@ -94,6 +94,33 @@ describe('consent records of a flow with many purposes, over NATS', () => {
     expect(Number((await db.query('SELECT count(*) FROM decisions.consent_records')).rows[0].count)).toBe(before);
   }, 120000);
 
+  it("lists a person's records of a large flow on the records API and page, though they are more than one message on the bus carries", async () => {
+    const email = 'many-records@example.com';
+    // 60 records of one person (an import of their history), each listed with 100 purposes and their labels.
+    const history = Array.from({ length: 60 }, (_, i) => ({ subject: { email }, decisions, captured_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }));
+    const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: history });
+    expect([imported.status, imported.body.summary]).toEqual([201, { recorded: 60, refused: 0 }]);
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: /\b(\d{6})\b/.exec(mail.rows[0].text)![1] } });
+    expect(inbox.status).toBe(201);
+
+    const listed = await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}&limit=200`, { token: inbox.body.inbox_token });
+    expect(listed.status).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(listed.body.data))).toBeGreaterThan(1_048_576);
+    // Each once, newest first (recorded_at, then record id, as the list always orders them).
+    const ids = listed.body.data.map((record: { record_id: string }) => record.record_id);
+    expect([...ids].sort()).toEqual(imported.body.rows.map((row: { record_id: string }) => row.record_id).sort());
+    const positions = listed.body.data.map((record: { recorded_at: string; record_id: string }) => `${record.recorded_at} ${record.record_id}`);
+    expect(positions).toEqual([...positions].sort().reverse());
+    expect(listed.body.next_cursor).toBeNull();
+
+    const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const row of imported.body.rows) expect(html).toContain(row.record_id);
+  }, 120000);
+
   it('refuses a row with more decisions than a flow can have purposes by its index', async () => {
     const records = rows('overfull', 2);
     records[0].decisions = { ...decisions, one_more: { decision: 'granted', default_checked: false, mandatory: false } };

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
+import { InboxRecordMessage, InboxRecordsReply, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
 import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
@@ -47,6 +47,9 @@ interface SessionRow {
 }
 
 /** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
+/** Bytes of records' JSON in one part of a person's list (InboxRecordsReply): well within NATS's default 1 MiB message. */
+const RECORDS_PART_BYTES = 512 * 1024;
+
 const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
   JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')}
   WHERE r."record_id" = $1
@@ -85,16 +88,29 @@ export class PersonRecords {
    * and the answer is that country only (`wrong_country`, `home_country`); the directory is asked
    * with the keyed references alone, and nothing of the person crosses.
    */
-  async list(request: InboxRecordsRequest): Promise<InboxRecordMessage[]> {
+  async list(request: InboxRecordsRequest): Promise<InboxRecordsReply> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const [rows, sessions] = await Promise.all([this.rows(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
     if (request.application_id && rows.length === 0 && sessions.length === 0) {
       const home = await this.subjects.homeOf(request.application_id, { email });
       if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     }
-    return [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))].sort((a, b) =>
-      a.recorded_at === b.recorded_at ? (a.record_id < b.record_id ? 1 : -1) : a.recorded_at < b.recorded_at ? 1 : -1,
-    );
+    // Newest first: the later recorded_at, then the greater record id.
+    const newerFirst = (a: InboxRecordMessage, b: InboxRecordMessage) =>
+      a.recorded_at === b.recorded_at ? (a.record_id < b.record_id ? 1 : -1) : a.recorded_at < b.recorded_at ? 1 : -1;
+    const all = [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))].sort(newerFirst);
+    const after = request.after;
+    const rest = after ? all.filter((record) => record.recorded_at < after[0] || (record.recorded_at === after[0] && record.record_id < after[1])) : all;
+    // As many as fit one message (at least one), the caller asking again for the rest.
+    const records: InboxRecordMessage[] = [];
+    let bytes = 0;
+    for (const record of rest) {
+      const size = Buffer.byteLength(JSON.stringify(record), 'utf8');
+      if (records.length > 0 && bytes + size > RECORDS_PART_BYTES) break;
+      records.push(record);
+      bytes += size;
+    }
+    return { records, more: records.length < rest.length };
   }
 
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
 import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
 import { GatewayEnvironment } from '@dcr/config';
 import {
@@ -22,6 +22,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
 import { retryAfterOf } from '../http/error-responder';
 import { ownOrigins, sentFromAnotherSite } from '../http/cross-site';
+import { personRecords } from '../inbox/inbox-records';
 
 export const INBOX_COOKIE = 'service_inbox';
 /** The inbox cookie, cleared. */
@@ -109,7 +110,7 @@ export class InboxPagesController {
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next: here }));
     try {
-      const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: token, ...(organisation ? { application_id: organisation } : {}) }));
+      const records = await personRecords(this.clients, token, organisation);
       const items = records.map((record) => ({ ...record, application_name: this.index.application(record.application_id)?.name }));
       return this.html(
         reply,

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { INBOX_CLOSE, INBOX_OPEN, INBOX_RECORDS, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
+import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
@@ -12,6 +12,7 @@ import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, Inbo
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
+import { personRecords } from './inbox-records';
 
 export function inboxBearer(authorization: string | undefined): string {
   const token = /^Bearer\s+(inb_[A-Za-z0-9_-]{43})\s*$/.exec(authorization ?? '')?.[1];
@@ -94,7 +95,7 @@ export class InboxController {
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }
-    const records = await firstValueFrom(this.clients.own.send<InboxRecordMessage[]>(INBOX_RECORDS, { inbox_token: token, application_id: applicationId }));
+    const records = await personRecords(this.clients, token, applicationId);
     return pageOf(records, (record) => [record.recorded_at, record.record_id], { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
   }
 
