@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
 import { connect, ErrorCode, NatsConnection, NatsError } from 'nats';
 import { toNatsHeaders } from '../wire/nats-headers';
-import { clientClosed, noResponder, timedOut } from '../wire/rpc-errors';
+import { clientClosed, noResponder, payloadTooLarge, timedOut } from '../wire/rpc-errors';
 import { CountryClient, CountryClientOptions, OutgoingMessage } from './country-client';
 
 export interface NatsCountryClientOptions extends CountryClientOptions {
@@ -122,9 +122,7 @@ export class NatsCountryClient extends CountryClient {
     const code = error instanceof NatsError ? error.code : undefined;
     if (code === ErrorCode.NoResponders) return noResponder(subject);
     if (code === ErrorCode.Timeout) return timedOut(subject, timeoutMs);
-    if (code === ErrorCode.MaxPayloadExceeded) {
-      return new DomainError('payload_too_large', `The message for ${subject} is larger than the bus accepts`);
-    }
+    if (code === ErrorCode.MaxPayloadExceeded) return payloadTooLarge(subject);
     if (code !== undefined && UNREACHABLE.includes(code)) {
       return new DomainError('service_unavailable', `The message bus is not reachable for ${subject}`);
     }

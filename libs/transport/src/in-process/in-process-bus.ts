@@ -1,6 +1,10 @@
 import { Logger } from '@nestjs/common';
+import { encodeReply } from '../wire/envelopes';
 import { TransportHeaders } from '../wire/headers';
-import { noResponder, timedOut } from '../wire/rpc-errors';
+import { internalError, noResponder, payloadTooLarge, timedOut } from '../wire/rpc-errors';
+
+/** NATS's default `max_payload`: the largest message a NATS server takes unless configured otherwise. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 /** One message as the bus hands it to a subscriber: strings only, never shared objects. */
 export interface BusDelivery {
@@ -29,11 +33,22 @@ interface QueueGroup {
  * group gets one copy of a message, handed to its members in turn. Create one per process and give
  * it to every InProcessServer and InProcessClient. Deliveries always happen on a later turn of the
  * event loop, never inside the sender's call stack, so callers cannot come to rely on re-entrancy
- * that NATS would not give them.
+ * that NATS would not give them. Like a NATS server it takes no message over its largest
+ * (`maxPayloadBytes`, NATS's default unless given): a request or event over it is refused before it
+ * is sent (`payload_too_large`), and a reply over it is replaced by an `internal_error` reply and
+ * logged, as NatsCountryServer does, so what outgrows NATS in production fails here too.
  */
 export class InProcessBus {
   private readonly logger = new Logger(InProcessBus.name);
   private readonly subjects = new Map<string, Map<string, QueueGroup>>();
+
+  constructor(private readonly options: { maxPayloadBytes?: number } = {}) {}
+
+  /** Whether a body is over the largest message (its UTF-8 bytes, counted only when it could be). */
+  private tooLarge(body: string): boolean {
+    const max = this.options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    return body.length * 3 > max && Buffer.byteLength(body, 'utf8') > max;
+  }
 
   /** Returns the function that removes this subscription again. */
   subscribe(subject: string, queue: string, listener: BusListener): () => void {
@@ -57,6 +72,7 @@ export class InProcessBus {
 
   /** Fire and forget: one copy per queue group; with no subscriber the event is dropped. */
   publish(subject: string, body: string, headers: TransportHeaders = {}): void {
+    if (this.tooLarge(body)) throw payloadTooLarge(subject);
     this.deliver(subject, body, headers);
   }
 
@@ -86,6 +102,7 @@ export class InProcessBus {
    * AbortController with its event listeners was a few per cent of a verification's CPU time.
    */
   call(subject: string, body: string, headers: TransportHeaders, timeoutMs: number): PendingRequest {
+    if (this.tooLarge(body)) return { reply: Promise.reject(payloadTooLarge(subject)), cancel: () => undefined };
     if (!this.hasSubscribers(subject)) return { reply: Promise.reject(noResponder(subject)), cancel: () => undefined };
     let cancel!: (reason: unknown) => void;
     const reply = new Promise<string>((resolve, reject) => {
@@ -98,7 +115,13 @@ export class InProcessBus {
       };
       cancel = (reason) => finish(() => reject(reason));
       const timer = setTimeout(() => finish(() => reject(timedOut(subject, timeoutMs))), timeoutMs);
-      this.deliver(subject, body, headers, (replyBody) => finish(() => resolve(replyBody)));
+      this.deliver(subject, body, headers, (replyBody) => {
+        if (this.tooLarge(replyBody)) {
+          this.logger.error(`Reply on ${subject} could not be sent: MAX_PAYLOAD_EXCEEDED`);
+          replyBody = encodeReply({ err: internalError().toJSON() });
+        }
+        finish(() => resolve(replyBody));
+      });
     });
     return { reply, cancel };
   }

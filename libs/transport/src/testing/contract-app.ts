@@ -64,6 +64,12 @@ export class ContractRequestController {
     };
   }
 
+  /** A reply of `bytes` characters: larger than the bus takes when asked to be. */
+  @MessagePattern('contract.inflate')
+  inflate(@Payload() data: { bytes: number }) {
+    return 'x'.repeat(data.bytes);
+  }
+
   @MessagePattern('contract.count')
   count(@Payload() data: { id: string }) {
     this.log.requests.push({ instance: this.identity.instance, id: data.id });

@@ -181,6 +181,24 @@ export function describeTransportContract(name: string, makeTransport: () => Tra
       expect(reply).toEqual({ isDto: true, isNestedDto: true, name: 'Ada' });
     });
 
+    it("refuses a request or an event over the bus's largest message (NATS's default max_payload) with payload_too_large naming the subject", async () => {
+      const blob = 'x'.repeat(1024 * 1024 + 1);
+      const request = await failureOf(client.send('contract.echo', { blob }));
+      expect(request.code).toBe('payload_too_large');
+      expect(request.message).toContain(`${prefix}.contract.echo`);
+      const event = await failureOf(client.emit('contract.happened', { id: 'too-large', blob }));
+      expect(event.code).toBe('payload_too_large');
+      // Just under it goes through.
+      const fits = await lastValueFrom(client.send<{ received: { blob: string } }>('contract.echo', { blob: 'x'.repeat(1000 * 1000) }));
+      expect(fits.received.blob).toHaveLength(1000 * 1000);
+    });
+
+    it("answers internal_error for a reply over the bus's largest message instead of leaving the caller to time out", async () => {
+      const error = await failureOf(client.send('contract.inflate', { bytes: 1024 * 1024 + 1 }));
+      expect(error.code).toBe('internal_error');
+      expect(await lastValueFrom(client.send<string>('contract.inflate', { bytes: 1000 }))).toHaveLength(1000);
+    });
+
     it('fails with service_unavailable naming the subject when nobody listens', async () => {
       const error = await failureOf(client.send('contract.nobody_home', {}));
 

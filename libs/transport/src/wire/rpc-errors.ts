@@ -10,6 +10,9 @@ const INTERNAL_MESSAGE = 'The service failed to process the message';
 
 export const internalError = () => new DomainError('internal_error', INTERNAL_MESSAGE);
 
+/** A message over the bus's largest (NATS's `max_payload`), refused before it is sent. */
+export const payloadTooLarge = (subject: string) => new DomainError('payload_too_large', `The message for ${subject} is larger than the bus accepts`);
+
 export const noResponder = (subject: string) =>
   new DomainError('service_unavailable', `No service is listening on ${subject}`);
 
