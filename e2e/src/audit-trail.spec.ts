@@ -21,7 +21,9 @@ import {
   verifyCosignature,
   verifyInclusion,
 } from '@dcr/transparency';
-import { InProcessBus } from '@dcr/transport';
+import { AUDIT_APPEND } from '@dcr/contracts';
+import { InProcessBus, InProcessClient } from '@dcr/transport';
+import { lastValueFrom } from 'rxjs';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { TestTlogWitness } from '../support/tlog-witness';
 
@@ -43,9 +45,10 @@ describe('audit trail, anchors and witnesses', () => {
   let apiToken: string;
   let flowId: string;
   let db: Client;
+  let bus: InProcessBus;
 
   const api = (method: string, path: string, body?: unknown, token = apiToken) => http(us.url, method, path, { token, body });
-  const entriesOf = async (app = applicationId) => (await api('GET', `/api/v1/applications/${app}/audit/export`)).body;
+  const entriesOf = async (app = applicationId, token = apiToken) => (await api('GET', `/api/v1/applications/${app}/audit/export`, undefined, token)).body;
 
   async function completedDecision(): Promise<string> {
     const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId });
@@ -71,7 +74,7 @@ describe('audit trail, anchors and witnesses', () => {
   beforeAll(async () => {
     witness = new TestTlogWitness('witness.test.invalid/external', () => parseVerifierKey(noteSignerFromKey(logKey.signerKey).verifierKey));
     await witness.start();
-    const bus = new InProcessBus();
+    bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
     de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { ANCHOR_INTERVAL: '1h' } });
     us = await startCountry({
@@ -359,13 +362,13 @@ describe('audit trail, anchors and witnesses', () => {
     let folder: string;
     let keyFiles: string[];
 
-    async function verifyExport(app = applicationId) {
-      const exported = await entriesOf(app);
+    async function verifyExport(app = applicationId, token = apiToken) {
+      const exported = await entriesOf(app, token);
       const path = join(folder, `export-${Date.now()}-${Math.random()}.json`);
       writeFileSync(path, JSON.stringify(exported));
       const lines: string[] = [];
       const status = verifyCli([path, ...keyFiles.flatMap((file) => ['--keys', file]), '--min-witnesses', '2', '--json'], (line) => lines.push(line));
-      return { status, report: JSON.parse(lines.join('\n')), exported, path };
+      return { status, report: JSON.parse(lines.join("\n")), exported, path };
     }
 
     beforeAll(async () => {
@@ -391,6 +394,36 @@ describe('audit trail, anchors and witnesses', () => {
       const output = execFileSync(process.execPath, [join(__dirname, '../../libs/audit-verifier/bin/dcr-audit-verify.js'), path, ...keyFiles.flatMap((file) => ['--keys', file])], { encoding: 'utf8' });
       expect(output).toMatch(/^VALID: /);
     });
+
+    it('verifies an export longer than one message on the bus carries, read in parts against one anchor', async () => {
+      const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Busy', environment: 'sandbox' } });
+      const issued = await http(us.url, 'POST', `/api/v1/applications/${app.body.id}/api_tokens`, { token: adminToken, body: {} });
+      expect(issued.status).toBe(201);
+      await settled();
+      // 3,000 events on the application's chain, as the outbox relays send them (200 a request).
+      const client = new InProcessClient({ prefix: 'us', bus });
+      const at = Date.now();
+      for (let batch = 0; batch < 15; batch++) {
+        const events = Array.from({ length: 200 }, (_, i) => ({
+          id: `bulk_b${String(batch).padStart(2, '0')}e${String(i).padStart(4, '0')}`,
+          type: 'consent.granted',
+          application_id: app.body.id,
+          actor: { type: 'application' },
+          occurred_at: new Date(at + batch * 200 + i).toISOString(),
+          payload: { n: batch * 200 + i },
+        }));
+        await lastValueFrom(client.send(AUDIT_APPEND, { source: 'bulk', events }));
+      }
+      await client.close();
+      expect((await http(us.url, 'POST', '/api/v1/anchors', { token: adminToken })).status).toBe(200);
+      const { status, report, exported } = await verifyExport(app.body.id, issued.body.token);
+      expect(Buffer.byteLength(JSON.stringify(exported))).toBeGreaterThan(1024 * 1024);
+      expect(exported.entries.length).toBeGreaterThan(3000);
+      expect(exported.entries.map((entry: { seq: number }) => entry.seq)).toEqual(exported.entries.map((_: unknown, i: number) => i + 1));
+      expect(exported.inclusion_proofs).toHaveLength(exported.entries.length);
+      expect(new Set(exported.inclusion_proofs.map((proof: { tree_size: number }) => proof.tree_size))).toEqual(new Set([exported.anchor.tree_size]));
+      expect([status, report.valid, report.anchored_entries]).toEqual([0, true, exported.entries.length]);
+    }, 120000);
 
     it('names an entry edited in the database and flags every later entry', async () => {
       const { rows } = await db.query(`SELECT event_type FROM audit_chain.entries WHERE application_id = $1 AND seq = 3`, [applicationId]);

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import {
   AuditConsistencyMessage,
   AuditConsistencyRequest,
-  AuditExportReply,
+  AuditEntryMessage,
+  AuditExportPart,
+  AuditExportRequest,
   AuditInclusionMessage,
   AuditInclusionRequest,
   AuditListReply,
@@ -13,6 +15,11 @@ import { consistencyProof, inclusionProof, treeRootFromNodes } from '@dcr/transp
 import { AnchorsRepository } from '../anchors/anchors.repository';
 import { AuditKeys } from '../keys/audit-keys';
 import { TrailRepository } from './trail.repository';
+
+/** Bytes of entries and proofs in one part of an export: well within NATS's default 1 MiB message. */
+const EXPORT_PART_BYTES = 512 * 1024;
+/** Entries read for one part at most (a part is cut by bytes; about 1,300 entries fit). */
+const EXPORT_PART_ENTRIES = 2000;
 
 const hex = (hashes: readonly Buffer[]) => hashes.map((hash) => hash.toString('hex'));
 
@@ -37,25 +44,38 @@ export class TrailReader {
     return { entries: rows.slice(0, request.limit), has_more: rows.length > request.limit };
   }
 
-  async export(applicationId: string): Promise<AuditExportReply> {
-    const chain = await this.trail.chain(applicationId);
-    const anchor = await this.anchors.newest(this.keys.country);
+  /**
+   * A part of the application's export: its entries after `after_seq` (from the first), as many as
+   * fit EXPORT_PART_BYTES with their inclusion proofs, and `next_after_seq` while any are left. The
+   * first part answers the newest anchor; the later ones prove against the tree size it had
+   * (`tree_size`) and answer none, so the parts put together are one export against one anchor.
+   */
+  async export(request: AuditExportRequest): Promise<AuditExportPart> {
+    const first = request.after_seq === undefined;
+    const anchor = first ? await this.anchors.newest(this.keys.country) : null;
+    const treeSize = first ? (anchor?.tree_size ?? 0) : (request.tree_size ?? 0);
+    const chain = await this.trail.chainAfter(request.application_id, request.after_seq ?? 0, EXPORT_PART_ENTRIES + 1);
+    const entries: AuditEntryMessage[] = [];
     const inclusion: AuditInclusionMessage[] = [];
-    if (anchor) {
-      for (const entry of chain) {
-        if (entry.leaf_index >= anchor.tree_size) continue;
-        const proof = await inclusionProof(entry.leaf_index, anchor.tree_size, (ids) => this.trail.nodes(ids));
-        inclusion.push({ entry_id: entry.entry_id, leaf_index: entry.leaf_index, tree_size: anchor.tree_size, proof: hex(proof) });
-      }
+    let bytes = 0;
+    for (const { leaf_index: leafIndex, ...entry } of chain.slice(0, EXPORT_PART_ENTRIES)) {
+      const proof = leafIndex < treeSize ? { entry_id: entry.entry_id, leaf_index: leafIndex, tree_size: treeSize, proof: hex(await inclusionProof(leafIndex, treeSize, (ids) => this.trail.nodes(ids))) } : undefined;
+      const size = Buffer.byteLength(JSON.stringify(entry)) + (proof ? Buffer.byteLength(JSON.stringify(proof)) : 0);
+      if (entries.length > 0 && bytes + size > EXPORT_PART_BYTES) break;
+      entries.push(entry);
+      if (proof) inclusion.push(proof);
+      bytes += size;
     }
+    const more = entries.length < chain.length;
     return {
-      application_id: applicationId,
+      application_id: request.application_id,
       country: this.keys.country,
       hash_rule: AUDIT_HASH_RULE,
       leaf_rule: AUDIT_LEAF_RULE,
-      entries: chain.map(({ leaf_index: _leaf, ...entry }) => entry),
+      entries,
       anchor,
       inclusion_proofs: inclusion,
+      ...(more ? { next_after_seq: entries[entries.length - 1].seq } : {}),
     };
   }
 

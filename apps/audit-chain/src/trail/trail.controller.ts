@@ -50,7 +50,7 @@ export class TrailController {
 
   @MessagePattern(AUDIT_EXPORT)
   export(@Payload() request: AuditExportRequest) {
-    return this.reader.export(request.application_id);
+    return this.reader.export(request);
   }
 
   @MessagePattern(AUDIT_INCLUSION_PROOF)

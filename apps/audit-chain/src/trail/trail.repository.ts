@@ -203,11 +203,11 @@ export class TrailRepository {
     return rows.map(entryMessageOf);
   }
 
-  /** The whole chain of an application, in seq order, with each entry's leaf index. */
-  async chain(applicationId: string): Promise<Array<AuditEntryMessage & { leaf_index: number }>> {
+  /** Up to `limit` entries of the application's chain after `afterSeq`, in order, with their leaf index. */
+  async chainAfter(applicationId: string, afterSeq: number, limit: number): Promise<Array<AuditEntryMessage & { leaf_index: number }>> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT ${ENTRY_COLUMNS}, "leaf_index" FROM "audit_chain"."entries" WHERE "application_id" = $1 ORDER BY "seq" ASC`,
-      [applicationId],
+      `SELECT ${ENTRY_COLUMNS}, "leaf_index" FROM "audit_chain"."entries" WHERE "application_id" = $1 AND "seq" > $2 ORDER BY "seq" ASC LIMIT $3`,
+      [applicationId, afterSeq, limit],
     );
     return rows.map((row) => ({ ...entryMessageOf(row), leaf_index: Number(row.leaf_index) }));
   }

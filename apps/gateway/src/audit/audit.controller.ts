@@ -4,6 +4,7 @@ import {
   AUDIT_EXPORT,
   AUDIT_INCLUSION_PROOF,
   AUDIT_LIST,
+  AuditExportPart,
   AuditExportReply,
   AuditInclusionMessage,
   AuditListReply,
@@ -74,9 +75,20 @@ export class AuditController {
       'witnessed checkpoint) and an inclusion proof of every entry it covers. Check it with `npx dcr-audit-verify`.',
   })
   @ApiOkResponse({ type: AuditExportDto })
-  export(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string): Promise<AuditExportReply> {
+  async export(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string): Promise<AuditExportReply> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    return firstValueFrom(this.clients.own.send<AuditExportReply>(AUDIT_EXPORT, { application_id: applicationId }));
+    // In parts, each one message on the bus (a trail of thousands of entries is more), against the
+    // anchor the first part answered; put together here into the one export.
+    const read = (part: { after_seq?: number; tree_size?: number }) =>
+      firstValueFrom(this.clients.own.send<AuditExportPart>(AUDIT_EXPORT, { application_id: applicationId, ...part }));
+    const { next_after_seq: next, ...exported } = await read({});
+    for (let after = next; after !== undefined; ) {
+      const part = await read({ after_seq: after, tree_size: exported.anchor?.tree_size ?? 0 });
+      exported.entries.push(...part.entries);
+      exported.inclusion_proofs.push(...part.inclusion_proofs);
+      after = part.next_after_seq;
+    }
+    return exported;
   }
 
   @ApiConflict('No anchor covers the entry yet (`retry: true`): ask again after the next anchor')

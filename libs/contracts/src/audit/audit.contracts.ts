@@ -138,6 +138,24 @@ export interface AuditListReply {
 export class AuditExportRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
+
+  /**
+   * A later part of an export (a whole trail is more than one message on the bus carries): the
+   * entries after this `seq`, as many as fit one message (`next_after_seq` while any are left).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  after_seq?: number;
+
+  /**
+   * With `after_seq`: the tree size of the anchor the first part answered (0 for none), so that every
+   * part's inclusion proofs are against that one anchor; the later parts answer no anchor.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  tree_size?: number;
 }
 
 export interface AuditWitnessReceiptMessage {
@@ -180,6 +198,9 @@ export interface AuditExportReply {
   anchor: AuditAnchorMessage | null;
   inclusion_proofs: AuditInclusionMessage[];
 }
+
+/** One part of an export (AuditExportRequest.after_seq): the gateway puts the parts together. */
+export type AuditExportPart = AuditExportReply & { next_after_seq?: number };
 
 export class AuditAnchorsRequest {
   @IsOptional()
