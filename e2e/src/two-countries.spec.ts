@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
-import { InProcessBus } from '@dcr/transport';
+import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
+import { InProcessBus, InProcessClient } from '@dcr/transport';
+import { lastValueFrom } from 'rxjs';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
@@ -18,8 +20,10 @@ describe('two countries on the in-process transport', () => {
   let apiToken: string;
   let publishableKey: string;
 
+  let bus: InProcessBus;
+
   beforeAll(async () => {
-    const bus = new InProcessBus();
+    bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
@@ -663,4 +667,41 @@ describe('two countries on the in-process transport', () => {
       expect(entry['service-desc'][0].href).toBe(`${us.url}/.well-known/openapi`);
     });
   });
+
+  it("answers a peer's snapshot of flows too large for one message in parts that together hold every version", async () => {
+    // Twelve flows of 100 purposes with long descriptions: about 250 KB each, 3 MB in all.
+    const keys = Array.from({ length: 100 }, (_, i) => `purpose_${String(i).padStart(3, '0')}`);
+    const created: string[] = [];
+    for (let n = 0; n < 12; n++) {
+      const flow = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, {
+        token: apiToken,
+        body: {
+          name: `Large ${n}`,
+          pattern: 'standard',
+          purposes: keys,
+          purpose_definitions: Object.fromEntries(keys.map((key) => [key, { label: `Label ${key}`, description: 'D'.repeat(2000), basis: 'consent' }])),
+        },
+      });
+      expect(flow.status).toBe(201);
+      created.push(flow.body.id);
+    }
+    // What DE's decisions service asks US's every minute, part by part.
+    const client = new InProcessClient({ prefix: 'us', bus });
+    const versions: FlowsSnapshotReply['versions'] = [];
+    let after: string | undefined;
+    let parts = 0;
+    try {
+      do {
+        const part = await lastValueFrom(client.send<FlowsSnapshotReply>(FLOWS_SNAPSHOT, { from_country: 'DE', ...(after ? { after } : {}) }));
+        versions.push(...part.versions);
+        after = part.next_after;
+        parts += 1;
+      } while (after !== undefined);
+    } finally {
+      await client.close();
+    }
+    expect(parts).toBeGreaterThan(1);
+    expect(versions.map((version) => version.id)).toEqual(expect.arrayContaining(created));
+    expect(new Set(versions.map((version) => `${version.id}#${version.version}`)).size).toBe(versions.length);
+  }, 60000);
 });

@@ -51,8 +51,8 @@ export class WebhooksController {
 
   /** From peer countries: every subscription held here. */
   @MessagePattern(WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT)
-  snapshot(@Payload() _request: WebhookSubscriptionsSnapshotRequest): Promise<WebhookSubscriptionsSnapshotReply> {
-    return this.replicator.heldHere();
+  snapshot(@Payload() request: WebhookSubscriptionsSnapshotRequest): Promise<WebhookSubscriptionsSnapshotReply> {
+    return this.replicator.heldHere(request.after);
   }
 
   @MessagePattern(WEBHOOKS_ENQUEUE)

@@ -14,3 +14,4 @@ export * from './records';
 export * from './form-connections';
 export * from './templates';
 export * from './resources';
+export * from './snapshot-parts';

@@ -7,3 +7,4 @@ export * from './start-service';
 export * from './idle-memory';
 export * from './outbox';
 export * from './access-log';
+export * from './snapshot-parts';

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
 import { CountryClient } from '@dcr/transport';
 import { firstValueFrom, timeout } from 'rxjs';
+import { SnapshotPartCursor } from './snapshot-parts';
 
 /**
  * The transport clients a service may use: one to its own country's services, and one per peer
@@ -38,18 +39,33 @@ export class ServiceClients implements OnApplicationShutdown {
   }
 
   /**
-   * Asks every peer country at once and hands each answer to `received`; a peer that does not
-   * answer within `timeoutMs` (still starting, or down) is skipped with a debug line, for the next
-   * periodic pull to catch up.
+   * Asks every peer country at once and hands each answer to `received`. An answer in parts (a
+   * snapshot too large for one message: `next_after`, snapshotPart) is asked for part by part,
+   * `after` the last, each part handed over as it comes. A peer that does not answer within
+   * `timeoutMs` (still starting, or down) is skipped with a debug line, for the next periodic pull
+   * to catch up; any other failure is a warning, since the next pull would meet it again.
    */
-  async askPeers<R>(subject: string, request: unknown, received: (reply: R, peer: string) => Promise<void>, logger: Logger, what: string, timeoutMs = 10_000): Promise<void> {
+  async askPeers<R>(
+    subject: string,
+    request: object,
+    received: (reply: R, peer: string) => Promise<void>,
+    logger: Logger,
+    what: string,
+    timeoutMs = 10_000,
+  ): Promise<void> {
     await Promise.all(
       this.peerCountries().map(async (peer) => {
         try {
-          const reply = await firstValueFrom(this.peer(peer).send<R>(subject, request).pipe(timeout(timeoutMs)));
-          await received(reply, peer);
+          let after: string | undefined;
+          do {
+            const reply = await firstValueFrom(this.peer(peer).send<R & SnapshotPartCursor>(subject, after === undefined ? request : { ...request, after }).pipe(timeout(timeoutMs)));
+            await received(reply, peer);
+            after = reply.next_after;
+          } while (after !== undefined);
         } catch (error) {
-          logger.debug(`${what} from ${peer} skipped: ${(error as Error).message}`);
+          const unreachable = error instanceof DomainError && (error.code === 'service_unavailable' || error.code === 'upstream_timeout');
+          if (unreachable || !(error instanceof DomainError)) logger.debug(`${what} from ${peer} skipped: ${(error as Error).message}`);
+          else logger.warn(`${what} from ${peer} failed: ${error.message}`);
         }
       }),
     );

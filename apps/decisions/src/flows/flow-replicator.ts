@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { FLOWS_CHANGED, FLOWS_SNAPSHOT, FlowChangedEvent, FlowsSnapshotReply, FlowsSnapshotRequest, FlowVersionSnapshot } from '@dcr/contracts';
-import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { FlowVersion } from './flow-version.entity';
 import { fromSnapshot, toSnapshot } from './flow-message';
 import { FlowsRepository } from './flows.repository';
@@ -35,8 +35,11 @@ export class FlowReplicator implements OnApplicationBootstrap {
     for (const snapshot of versions) await this.flows.applyReplica(fromSnapshot(snapshot));
   }
 
-  async authoredHere(): Promise<FlowsSnapshotReply> {
-    return { versions: (await this.flows.authoredIn(this.context.env.COUNTRY)).map(toSnapshot) };
+  /** The flow versions authored here, a part at a time (snapshotPart: by flow id, then version). */
+  async authoredHere(after?: string): Promise<FlowsSnapshotReply> {
+    const versions = (await this.flows.authoredIn(this.context.env.COUNTRY)).map(toSnapshot);
+    const part = snapshotPart(versions, (version) => `${version.id}#${String(version.version).padStart(10, '0')}`, after);
+    return { versions: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
   }
 
   @Interval(60_000)

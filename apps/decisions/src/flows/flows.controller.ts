@@ -66,7 +66,7 @@ export class FlowsController {
   }
 
   @MessagePattern(FLOWS_SNAPSHOT)
-  snapshot(@Payload() _request: FlowsSnapshotRequest): Promise<FlowsSnapshotReply> {
-    return this.replicator.authoredHere();
+  snapshot(@Payload() request: FlowsSnapshotRequest): Promise<FlowsSnapshotReply> {
+    return this.replicator.authoredHere(request.after);
   }
 }

@@ -40,10 +40,14 @@ export class ConfigReplicator {
     await Promise.all(
       this.clients.peerCountries().map(async (peer) => {
         try {
-          const reply = await firstValueFrom(
-            this.clients.peer(peer).send<ConfigSnapshotReply, ConfigSnapshotRequest>(CONFIG_SNAPSHOT, { from_country: country }),
-          );
-          for (const snapshot of reply.applications) await this.receive(snapshot);
+          // In parts (ConfigSnapshotReply.next_after), each one message on the bus.
+          let after: string | undefined;
+          do {
+            const request: ConfigSnapshotRequest = { from_country: country, ...(after ? { after } : {}) };
+            const reply = await firstValueFrom(this.clients.peer(peer).send<ConfigSnapshotReply, ConfigSnapshotRequest>(CONFIG_SNAPSHOT, request));
+            for (const snapshot of reply.applications) await this.receive(snapshot);
+            after = reply.next_after;
+          } while (after !== undefined);
         } catch (error) {
           this.logger.warn(`configuration pull from ${peer} skipped: ${(error as Error).message}`);
         }

@@ -10,6 +10,7 @@ import {
   ConfigSnapshotReply,
   ConfigSnapshotRequest,
 } from '@dcr/contracts';
+import { snapshotPart } from '@dcr/service-kit';
 import { notFound } from '@dcr/domain';
 import { ConfigReplicator } from './config-replicator';
 import { CredentialIndex } from './credential-index';
@@ -36,7 +37,9 @@ export class ConfigSyncController {
   }
 
   @MessagePattern(CONFIG_SNAPSHOT)
-  async snapshot(@Payload() _request: ConfigSnapshotRequest): Promise<ConfigSnapshotReply> {
-    return { applications: await this.replicator.everything() };
+  async snapshot(@Payload() request: ConfigSnapshotRequest): Promise<ConfigSnapshotReply> {
+    // A part at a time (snapshotPart, by application id): hundreds of applications are more than one message.
+    const part = snapshotPart(await this.replicator.everything(), (application) => application.id, request.after);
+    return { applications: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
   }
 }

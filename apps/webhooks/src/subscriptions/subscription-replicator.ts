@@ -9,7 +9,7 @@ import {
   WebhookSubscriptionsSnapshotRequest,
 } from '@dcr/contracts';
 import { openWebhookSecret, sealWebhookSecret } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { WebhooksSettings } from '../webhooks-settings';
 import { WebhookSubscription } from './subscription.entity';
@@ -107,10 +107,14 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
     }
   }
 
-  /** Every subscription held here, deleted ones included (a peer must learn of a deletion too). */
-  async heldHere(): Promise<WebhookSubscriptionsSnapshotReply> {
+  /**
+   * Every subscription held here, deleted ones included (a peer must learn of a deletion too), a
+   * part at a time (snapshotPart, by id).
+   */
+  async heldHere(after?: string): Promise<WebhookSubscriptionsSnapshotReply> {
     const rows = await this.dataSource.getRepository(WebhookSubscription).find({ order: { createdAt: 'ASC' } });
-    return { subscriptions: rows.map((row) => this.toReplica(row)) };
+    const part = snapshotPart(rows.map((row) => this.toReplica(row)), (replica) => replica.id, after);
+    return { subscriptions: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
   }
 
   @Interval(60_000)

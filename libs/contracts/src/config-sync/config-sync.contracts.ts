@@ -12,6 +12,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { SnapshotPartReply, SnapshotPartRequest } from '../snapshot-parts';
 
 /**
  * gateway → peer gateways: application configuration (not personal data) is authored in one
@@ -139,12 +140,8 @@ export class ApplicationSnapshot {
   allowed_origins: AllowedOriginSnapshot[];
 }
 
-export class ConfigSnapshotRequest {
-  /** The asking country, for logs. */
-  @Matches(/^[A-Z]{2}$/)
-  from_country: string;
-}
+export class ConfigSnapshotRequest extends SnapshotPartRequest {}
 
-export interface ConfigSnapshotReply {
+export interface ConfigSnapshotReply extends SnapshotPartReply {
   applications: ApplicationSnapshot[];
 }

@@ -13,6 +13,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { APPLICATION_ID, FLOW_ID } from '../patterns';
+import { SnapshotPartReply, SnapshotPartRequest } from '../snapshot-parts';
 
 /**
  * decisions: flows, the reusable consent templates. A flow is configuration, not personal data:
@@ -162,11 +163,8 @@ export class FlowChangedEvent {
   versions: FlowVersionSnapshot[];
 }
 
-export class FlowsSnapshotRequest {
-  @Matches(/^[A-Z]{2}$/)
-  from_country: string;
-}
+export class FlowsSnapshotRequest extends SnapshotPartRequest {}
 
-export interface FlowsSnapshotReply {
+export interface FlowsSnapshotReply extends SnapshotPartReply {
   versions: FlowVersionSnapshot[];
 }

@@ -17,6 +17,7 @@ import {
 import { AuditActor } from '../audit';
 import { OutboxEventInput } from '../events';
 import { APPLICATION_ID } from '../patterns';
+import { SnapshotPartReply, SnapshotPartRequest } from '../snapshot-parts';
 
 /**
  * webhooks: subscriptions, the durable delivery queue and its attempts. Producers enqueue from their
@@ -180,12 +181,9 @@ export class WebhookSubscriptionsChangedEvent {
   subscriptions: WebhookSubscriptionReplica[];
 }
 
-export class WebhookSubscriptionsSnapshotRequest {
-  @Matches(/^[A-Z]{2}$/)
-  from_country: string;
-}
+export class WebhookSubscriptionsSnapshotRequest extends SnapshotPartRequest {}
 
-export interface WebhookSubscriptionsSnapshotReply {
+export interface WebhookSubscriptionsSnapshotReply extends SnapshotPartReply {
   subscriptions: WebhookSubscriptionReplica[];
 }
 

@@ -1,0 +1,22 @@
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
+
+/**
+ * A peer country's request for a snapshot (everything of a kind held here), answered in parts that
+ * each fit one message on the bus (libs/service-kit snapshotPart): `after` is the key the last part
+ * ended with.
+ */
+export class SnapshotPartRequest {
+  /** The asking country, for logs. */
+  @Matches(/^[A-Z]{2}$/)
+  from_country: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  after?: string;
+}
+
+/** What a part of a snapshot answers besides its items: the key to ask `after` while more follow. */
+export interface SnapshotPartReply {
+  next_after?: string;
+}

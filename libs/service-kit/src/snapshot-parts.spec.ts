@@ -1,0 +1,28 @@
+import { snapshotPart } from './snapshot-parts';
+
+describe('snapshotPart', () => {
+  const items = ['c', 'a', 'e', 'b', 'd'].map((id) => ({ id, blob: 'x'.repeat(90) }));
+
+  it('answers the items in key order, as many as fit, and where to go on; the parts put together are every item once', () => {
+    const size = Buffer.byteLength(JSON.stringify(items[0]));
+    const seen: string[] = [];
+    let after: string | undefined;
+    let parts = 0;
+    do {
+      const part = snapshotPart(items, (item) => item.id, after, 2 * size);
+      expect(part.items.length).toBeLessThanOrEqual(2);
+      seen.push(...part.items.map((item) => item.id));
+      after = part.next_after;
+      parts += 1;
+    } while (after !== undefined);
+    expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(parts).toBe(3);
+  });
+
+  it('answers everything at once when it fits, and one item alone when it does not', () => {
+    expect(snapshotPart(items, (item) => item.id)).toEqual({ items: [...items].sort((a, b) => (a.id < b.id ? -1 : 1)) });
+    const one = snapshotPart(items, (item) => item.id, undefined, 1);
+    expect([one.items.map((item) => item.id), one.next_after]).toEqual([['a'], 'a']);
+    expect(snapshotPart(items, (item) => item.id, 'e')).toEqual({ items: [] });
+  });
+});
