@@ -668,7 +668,7 @@ describe('two countries on the in-process transport', () => {
     });
   });
 
-  it("answers a peer's snapshot of flows too large for one message in parts that together hold every version", async () => {
+  it("answers a peer's snapshot of flows too large for one message in parts, and lists them in pages that fit", async () => {
     // Twelve flows of 100 purposes with long descriptions: about 250 KB each, 3 MB in all.
     const keys = Array.from({ length: 100 }, (_, i) => `purpose_${String(i).padStart(3, '0')}`);
     const created: string[] = [];
@@ -703,5 +703,21 @@ describe('two countries on the in-process transport', () => {
     expect(parts).toBeGreaterThan(1);
     expect(versions.map((version) => version.id)).toEqual(expect.arrayContaining(created));
     expect(new Set(versions.map((version) => `${version.id}#${version.version}`)).size).toBe(versions.length);
+
+    // The application's list of them: pages cut short of `limit` where one message would not hold
+    // more, each naming the next, every flow once.
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/flows?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { token: apiToken });
+      expect(page.status).toBe(200);
+      listed.push(...page.body.data.map((flow: { id: string }) => flow.id));
+      cursor = page.body.next_cursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(1);
+    expect(listed).toEqual(expect.arrayContaining(created));
+    expect(new Set(listed).size).toBe(listed.length);
   }, 60000);
 });

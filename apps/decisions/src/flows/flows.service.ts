@@ -18,6 +18,9 @@ import { toFlowMessage } from './flow-message';
 import { FlowsRepository } from './flows.repository';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 
+/** Bytes of flows' JSON in one page: well within NATS's default 1 MiB message. */
+const FLOW_PAGE_BYTES = 512 * 1024;
+
 const immutable = (version: number) =>
   new DomainError('conflict', `Version ${version} of this flow is active and its terms never change; publish a new version instead`);
 
@@ -70,11 +73,21 @@ export class FlowsService {
       throw new DomainError('invalid_request', 'The cursor is not valid', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
     }
     const rows = await this.flows.page(request.application_id, request.limit + 1, after);
-    const page = rows.slice(0, request.limit);
-    const last = page[page.length - 1];
+    // Up to `limit` flows, and no more than fit one message on the bus (a flow of 100 purposes with
+    // their descriptions is a few hundred KB): a page cut short still names where the next begins.
+    const data: FlowMessage[] = [];
+    let bytes = 0;
+    for (const row of rows.slice(0, request.limit)) {
+      const message = toFlowMessage(row);
+      const size = Buffer.byteLength(JSON.stringify(message), 'utf8');
+      if (data.length > 0 && bytes + size > FLOW_PAGE_BYTES) break;
+      data.push(message);
+      bytes += size;
+    }
+    const last = rows[data.length - 1];
     return {
-      data: page.map(toFlowMessage),
-      next_cursor: rows.length > request.limit && last ? encodeCursor({ created_at: last.createdAt.toISOString(), id: last.id }) : null,
+      data,
+      next_cursor: rows.length > data.length && last ? encodeCursor({ created_at: last.createdAt.toISOString(), id: last.id }) : null,
     };
   }
 
