@@ -336,4 +336,37 @@ describe('webhooks', () => {
     expect((await api('DELETE', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(204);
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
   });
+
+  it('lists deliveries of large events in pages that fit one message on the bus, every delivery once', async () => {
+    const subscription = await subscribe('/ok', ['consent.granted']);
+    // A flow of 100 purposes: each record's event (and so each delivery's body) is about 9 KB.
+    const keys = Array.from({ length: 100 }, (_, i) => `purpose_with_a_long_key_that_takes_many_bytes_of_each_event_${String(i).padStart(3, '0')}`);
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Preferences',
+      pattern: 'standard',
+      purposes: keys,
+      purpose_definitions: Object.fromEntries(keys.map((key) => [key, { label: key, basis: 'consent' }])),
+      consent_duration: 'P1Y',
+    });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const decisions = Object.fromEntries(keys.map((key) => [key, { decision: 'granted' }]));
+    const records = Array.from({ length: 150 }, (_, i) => ({ subject: { email: `large-${i}@example.com` }, decisions, captured_at: '2026-11-20T10:00:00Z' }));
+    expect((await api('POST', '/api/v1/consent_records/imports', { flow_id: flow.body.id, dry_run: false, records })).body.summary).toEqual({ recorded: 150, refused: 0 });
+    await eventually(async () => Number((await db.query(`SELECT count(*) FROM webhooks.deliveries WHERE subscription_id = $1`, [subscription.id])).rows[0].count) === 150, 30000);
+    const bodies = await db.query(`SELECT sum(octet_length(body))::int AS n FROM webhooks.deliveries WHERE subscription_id = $1`, [subscription.id]);
+    expect(bodies.rows[0].n).toBeGreaterThan(1024 * 1024);
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/deliveries?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      listed.push(...page.body.data.map((delivery: { id: string }) => delivery.id));
+      cursor = page.body.next_cursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(1);
+    expect(listed).toHaveLength(150);
+    expect(new Set(listed).size).toBe(150);
+  }, 60000);
 });
