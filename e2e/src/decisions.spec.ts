@@ -315,6 +315,29 @@ describe('flows and decisions', () => {
       expect(used.body).toEqual({ valid: false, status: 'expired' });
     });
 
+    it('lists the development mailbox newest first, no more than one message on the bus holds', async () => {
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        // 60 mails of 25 KB each (a receipt mail of a large flow): the newest 50 are 1.25 MB.
+        for (let i = 0; i < 60; i++) {
+          await client.query(`INSERT INTO decisions.dev_mailbox (id, to_address, subject, text, html, sent_at) VALUES ($1, 'big-mail@example.com', $2, 'text', $3, $4)`, [
+            `mail_big_${String(i).padStart(3, '0')}`,
+            `Mail ${i}`,
+            'h'.repeat(25_000),
+            new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+          ]);
+        }
+      } finally {
+        await client.end();
+      }
+      const listed = await http(us.url, 'GET', '/_dev/mailbox?to=big-mail@example.com');
+      expect(listed.status).toBe(200);
+      expect(listed.body.data.length).toBeGreaterThan(10);
+      expect(listed.body.data.length).toBeLessThan(50);
+      expect(listed.body.data[0].subject).toBe('Mail 59');
+    });
+
     it('limits code attempts and expires codes and consent tokens', async () => {
       const sql = async (text: string, values: unknown[]) => {
         const client = new Client({ connectionString: us.database.url });

@@ -58,6 +58,16 @@ export class MailTransport {
       order: { sentAt: 'DESC' },
       take: request.limit ?? 50,
     });
-    return rows.map((row) => ({ to: row.to, subject: row.subject, text: row.text, html: row.html, sent_at: row.sentAt.toISOString() }));
+    // Newest first, no more than fit one message on the bus (a receipt mail of a large flow is tens of KB).
+    const mails: DevMailMessage[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      const mail = { to: row.to, subject: row.subject, text: row.text, html: row.html, sent_at: row.sentAt.toISOString() };
+      const size = Buffer.byteLength(JSON.stringify(mail), 'utf8');
+      if (mails.length > 0 && bytes + size > 512 * 1024) break;
+      mails.push(mail);
+      bytes += size;
+    }
+    return mails;
   }
 }
