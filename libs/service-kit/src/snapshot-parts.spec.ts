@@ -1,4 +1,4 @@
-import { snapshotPart } from './snapshot-parts';
+import { leadingWithin, snapshotPart } from './snapshot-parts';
 
 describe('snapshotPart', () => {
   const items = ['c', 'a', 'e', 'b', 'd'].map((id) => ({ id, blob: 'x'.repeat(90) }));
@@ -24,5 +24,15 @@ describe('snapshotPart', () => {
     const one = snapshotPart(items, (item) => item.id, undefined, 1);
     expect([one.items.map((item) => item.id), one.next_after]).toEqual([['a'], 'a']);
     expect(snapshotPart(items, (item) => item.id, 'e')).toEqual({ items: [] });
+  });
+
+  it('keeps the leading items whose JSON fits, at least one', () => {
+    const item = (n: number) => ({ n, blob: 'y'.repeat(100) });
+    const size = Buffer.byteLength(JSON.stringify(item(1)));
+    expect(leadingWithin([1, 2, 3, 4].map(item), 2 * size).map((kept) => kept.n)).toEqual([1, 2]);
+    expect(leadingWithin([1, 2].map(item), 1).map((kept) => kept.n)).toEqual([1]);
+    expect(leadingWithin([])).toEqual([]);
+    expect(leadingWithin(['é'], 2)).toEqual(['é']);
+    expect(leadingWithin(['é', 'é'], 4)).toEqual(['é']);
   });
 });

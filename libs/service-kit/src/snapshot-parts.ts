@@ -6,8 +6,24 @@
  * key to ask after next (`next_after`) while any are left. ServiceClients.askPeers follows the parts.
  */
 
-/** Bytes of items' JSON in one part: well within NATS's default 1 MiB message. */
+/** Bytes of items' JSON in one part of anything answered in parts: well within NATS's default 1 MiB message. */
 export const SNAPSHOT_PART_BYTES = 512 * 1024;
+
+/**
+ * The longest leading run of `items` whose JSON (UTF-8) fits `maxBytes`, and at least the first
+ * item: what a page or a part of a list holds so that its answer is one message on the bus.
+ */
+export function leadingWithin<T>(items: readonly T[], maxBytes = SNAPSHOT_PART_BYTES): T[] {
+  const part: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+    if (part.length > 0 && bytes + size > maxBytes) break;
+    part.push(item);
+    bytes += size;
+  }
+  return part;
+}
 
 /** What a part answers besides its items. */
 export interface SnapshotPartCursor {
@@ -23,13 +39,9 @@ export function snapshotPart<T>(items: readonly T[], keyOf: (item: T) => string,
     .map((item) => ({ item, key: keyOf(item) }))
     .filter(({ key }) => after === undefined || key > after)
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const part: T[] = [];
-  let bytes = 0;
-  for (const { item } of ordered) {
-    const size = Buffer.byteLength(JSON.stringify(item), 'utf8');
-    if (part.length > 0 && bytes + size > maxBytes) break;
-    part.push(item);
-    bytes += size;
-  }
+  const part = leadingWithin(
+    ordered.map(({ item }) => item),
+    maxBytes,
+  );
   return { items: part, ...(part.length < ordered.length ? { next_after: ordered[part.length - 1].key } : {}) };
 }

@@ -9,7 +9,7 @@ import {
   UpdateFlowRequest,
 } from '@dcr/contracts';
 import { decodeCursor, DomainError, encodeCursor, flowInputOf, FlowTerms, newFlowId, normaliseFlowTerms, notFound, termsFingerprint } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { leadingWithin, SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { FlowReplicator } from './flow-replicator';
@@ -17,9 +17,6 @@ import { FlowVersion } from './flow-version.entity';
 import { toFlowMessage } from './flow-message';
 import { FlowsRepository } from './flows.repository';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-
-/** Bytes of flows' JSON in one page: well within NATS's default 1 MiB message. */
-const FLOW_PAGE_BYTES = 512 * 1024;
 
 const immutable = (version: number) =>
   new DomainError('conflict', `Version ${version} of this flow is active and its terms never change; publish a new version instead`);
@@ -75,15 +72,7 @@ export class FlowsService {
     const rows = await this.flows.page(request.application_id, request.limit + 1, after);
     // Up to `limit` flows, and no more than fit one message on the bus (a flow of 100 purposes with
     // their descriptions is a few hundred KB): a page cut short still names where the next begins.
-    const data: FlowMessage[] = [];
-    let bytes = 0;
-    for (const row of rows.slice(0, request.limit)) {
-      const message = toFlowMessage(row);
-      const size = Buffer.byteLength(JSON.stringify(message), 'utf8');
-      if (data.length > 0 && bytes + size > FLOW_PAGE_BYTES) break;
-      data.push(message);
-      bytes += size;
-    }
+    const data = leadingWithin(rows.slice(0, request.limit).map(toFlowMessage));
     const last = rows[data.length - 1];
     return {
       data,

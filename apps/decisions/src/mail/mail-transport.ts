@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { DecisionsEnvironment, mailTransportOf } from '@dcr/config';
 import { DevMailboxRequest, DevMailMessage } from '@dcr/contracts';
 import { DomainError, newOpaqueId, normaliseEmail } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { leadingWithin, SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { createTransport, Transporter } from 'nodemailer';
 import { Repository } from 'typeorm';
 import { DevMail } from './dev-mail.entity';
@@ -59,15 +59,6 @@ export class MailTransport {
       take: request.limit ?? 50,
     });
     // Newest first, no more than fit one message on the bus (a receipt mail of a large flow is tens of KB).
-    const mails: DevMailMessage[] = [];
-    let bytes = 0;
-    for (const row of rows) {
-      const mail = { to: row.to, subject: row.subject, text: row.text, html: row.html, sent_at: row.sentAt.toISOString() };
-      const size = Buffer.byteLength(JSON.stringify(mail), 'utf8');
-      if (mails.length > 0 && bytes + size > 512 * 1024) break;
-      mails.push(mail);
-      bytes += size;
-    }
-    return mails;
+    return leadingWithin(rows.map((row) => ({ to: row.to, subject: row.subject, text: row.text, html: row.html, sent_at: row.sentAt.toISOString() })));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
 import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
 import { isEmail } from 'class-validator';
+import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
@@ -15,8 +16,6 @@ const SUBJECT_FIELDS = ['email', 'external_id'];
 const UNIQUE_VIOLATION = '23505';
 /** How many times a chunk is recorded when another writer keeps committing its idempotency keys first. */
 const KEY_RACE_TRIES = 3;
-/** Bytes of rows' JSON in one page of a report: well within NATS's default 1 MiB message. */
-const REPORT_PAGE_BYTES = 512 * 1024;
 
 /**
  * Imports historical consent records: every row goes through the same capture rules as the Record
@@ -128,14 +127,7 @@ export class ImportConsentRecords {
     if (!found) throw notFound('Import');
     const all = (found.rows as unknown as ImportRowOutcome[]).sort((a, b) => a.index - b.index);
     const from = request.from_row ?? 0;
-    const rows: ImportRowOutcome[] = [];
-    let bytes = 0;
-    for (let i = from; i < all.length; i++) {
-      const size = Buffer.byteLength(JSON.stringify(all[i]), 'utf8');
-      if (rows.length > 0 && bytes + size > REPORT_PAGE_BYTES) break;
-      rows.push(all[i]);
-      bytes += size;
-    }
+    const rows = leadingWithin(all.slice(from));
     const next = from + rows.length;
     return {
       import_id: found.id,

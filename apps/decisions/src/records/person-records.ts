@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsReply, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
 import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { leadingWithin, SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -47,9 +47,6 @@ interface SessionRow {
 }
 
 /** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
-/** Bytes of records' JSON in one part of a person's list (InboxRecordsReply): well within NATS's default 1 MiB message. */
-const RECORDS_PART_BYTES = 512 * 1024;
-
 const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
   JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')}
   WHERE r."record_id" = $1
@@ -102,14 +99,7 @@ export class PersonRecords {
     const after = request.after;
     const rest = after ? all.filter((record) => record.recorded_at < after[0] || (record.recorded_at === after[0] && record.record_id < after[1])) : all;
     // As many as fit one message (at least one), the caller asking again for the rest.
-    const records: InboxRecordMessage[] = [];
-    let bytes = 0;
-    for (const record of rest) {
-      const size = Buffer.byteLength(JSON.stringify(record), 'utf8');
-      if (records.length > 0 && bytes + size > RECORDS_PART_BYTES) break;
-      records.push(record);
-      bytes += size;
-    }
+    const records = leadingWithin(rest);
     return { records, more: records.length < rest.length };
   }
 

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { WebhookAttemptMessage, WebhookDeliveriesReply, WebhookDeliveriesRequest, WebhookDeliveryMessage } from '@dcr/contracts';
 import { notFound } from '@dcr/domain';
+import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 
 const iso = (value: unknown) => (value ? (value as Date).toISOString() : null);
-
-/** Bytes of deliveries' JSON in one page: well within NATS's default 1 MiB message. */
-const DELIVERY_PAGE_BYTES = 512 * 1024;
 
 /** Deliveries as the debugger shows them: the request sent, every attempt and its answer. */
 @Injectable()
@@ -21,17 +19,9 @@ export class DeliveriesReader {
        ORDER BY d."created_at" DESC, d."id" DESC LIMIT $4`,
       [request.subscription_id, request.application_id, request.before ?? null, request.limit + 1],
     );
-    const all = await this.withAttempts(rows.slice(0, request.limit));
     // No more than fit one message on the bus (each delivery carries its body and its attempts): a
     // page cut short says there is more, and the next starts after its last delivery.
-    const deliveries: WebhookDeliveryMessage[] = [];
-    let bytes = 0;
-    for (const delivery of all) {
-      const size = Buffer.byteLength(JSON.stringify(delivery), 'utf8');
-      if (deliveries.length > 0 && bytes + size > DELIVERY_PAGE_BYTES) break;
-      deliveries.push(delivery);
-      bytes += size;
-    }
+    const deliveries = leadingWithin(await this.withAttempts(rows.slice(0, request.limit)));
     return { deliveries, has_more: rows.length > deliveries.length };
   }
 
