@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
 import { connect, ErrorCode, NatsConnection, NatsError } from 'nats';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../in-process/in-process-bus';
 import { toNatsHeaders } from '../wire/nats-headers';
 import { clientClosed, noResponder, payloadTooLarge, timedOut } from '../wire/rpc-errors';
 import { CountryClient, CountryClientOptions, OutgoingMessage } from './country-client';
@@ -105,6 +106,12 @@ export class NatsCountryClient extends CountryClient {
     this.connection = connection;
     this._status$.next('connected');
     if (connection !== this.options.connection) void this.watchStatus(connection);
+    // The service sends parts of up to NATS's default 1 MiB (docs/architecture.md): a server set
+    // lower refuses some of them, which would show only as failed requests.
+    const maxPayload = connection.info?.max_payload;
+    if (maxPayload !== undefined && maxPayload < DEFAULT_MAX_PAYLOAD_BYTES) {
+      this.logger.warn(`the NATS server takes messages of at most ${maxPayload} bytes; this service needs ${DEFAULT_MAX_PAYLOAD_BYTES} (NATS's default max_payload): raise it`);
+    }
     return connection;
   }
 
