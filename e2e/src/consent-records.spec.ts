@@ -755,6 +755,22 @@ describe('consent records', () => {
     expect((await api('GET', `/api/v1/consent_records/imports/${rest.body.import_id}`)).body.status).toBe('completed');
   });
 
+  it('waits for a chunk that takes longer than other requests may (a busy database), instead of reporting a chunk failed that is recorded after all', async () => {
+    const rows = Array.from({ length: 3 }, (_, i) => ({ subject: { email: `slow-chunk-${i}@example.com` }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2025-06-01T10:00:00.000Z' }));
+    const execute = ImportConsentRecords.prototype.execute;
+    // The chunk takes 6 s, past the 5 s an ordinary request waits.
+    const spy = jest.spyOn(ImportConsentRecords.prototype, 'execute').mockImplementation(async function (this: ImportConsentRecords, request) {
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      return execute.call(this, request);
+    });
+    try {
+      const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows });
+      expect([imported.status, imported.body.status, imported.body.summary]).toEqual([201, 'completed', { recorded: 3, refused: 0 }]);
+    } finally {
+      spy.mockRestore();
+    }
+  }, 30000);
+
   it('checks and records every chunk of an import against the version its first chunk met, also when another is activated meanwhile', async () => {
     const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Imported form' });
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);

@@ -27,6 +27,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
+import { TransportRecord } from '@dcr/transport';
 import { importChunkEnd, importRowDecisionCounts, importRowSizes, MAX_IMPORT_ROW_DECISIONS, overfullImportRows, oversizedImportRows } from './import-chunks';
 import {
   AttestedDecisionDto,
@@ -42,6 +43,13 @@ import {
   RecordedPurposeDto,
 } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
+
+/**
+ * How long the gateway waits for a chunk: a chunk keeps being written after its caller stops
+ * waiting, so giving up early (the 5 s of other requests) on a busy database would report a chunk as
+ * failed that is recorded after all. A minute is far beyond a chunk's time (a few hundred ms).
+ */
+const IMPORT_CHUNK_TIMEOUT_MS = 60_000;
 
 /**
  * The errors a real import answers when a chunk fails after earlier ones were recorded: the chunk's
@@ -205,7 +213,7 @@ export class RecordsController {
       let chunk: ImportChunkReply;
       try {
         chunk = await firstValueFrom(
-          this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, {
+          this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, new TransportRecord({
             application_id: principal.application.id,
             import_id: importId,
             offset,
@@ -216,7 +224,7 @@ export class RecordsController {
             ...(flowVersion !== undefined ? { flow_version: flowVersion } : {}),
             records,
             ...(earlier ? { earlier } : {}),
-          }),
+          }, { timeoutMs: IMPORT_CHUNK_TIMEOUT_MS })),
         );
       } catch (error) {
         throw await this.importStopped(principal.application.id, importId, offset, body.dry_run, error);
