@@ -464,6 +464,35 @@ describe('form connections', () => {
     });
   });
 
+  it("lists an application's connections though they are more than one message on the bus carries", async () => {
+    const model = await create();
+    expect(model.status).toBe(201);
+    const before = (await api('GET', `${connections()}?limit=200`)).body.data.length;
+    const rows = [{ id: model.body.id as string }];
+    // 300 more, each with a mapping as large as one of a flow with 100 purposes (about 5 KB listed): over 1 MiB in all.
+    await db.query(
+      `INSERT INTO decisions.form_connections (id, application_id, platform, form_id, flow_id, mapping, form_definition, secret_sealed, previous_secret_sealed, secret_rotated_at, access_token_sealed, created_at, updated_at)
+       SELECT 'fcn_us' || lpad(g::text, 20, '0'), c.application_id, c.platform, 'form' || g, c.flow_id, c.mapping || jsonb_build_object('padding', repeat('m', 5000)),
+              c.form_definition, c.secret_sealed, NULL, NULL, NULL, now() + g * interval '1 millisecond', now()
+         FROM generate_series(1, 300) g, decisions.form_connections c WHERE c.id = $1`,
+      [rows[0].id],
+    );
+    try {
+      const listed: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await api('GET', `${connections()}?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).toBe(200);
+        listed.push(...page.body.data.map((item: { id: string }) => item.id));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      expect(listed).toHaveLength(before + 300);
+      expect(new Set(listed).size).toBe(listed.length);
+    } finally {
+      await db.query(`DELETE FROM decisions.form_connections WHERE id LIKE 'fcn_us000000000000%' OR id = $1`, [model.body.id]);
+    }
+  }, 60000);
+
   it('documents the routes in the OpenAPI document', async () => {
     const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
     expect(Object.keys(document.paths)).toEqual(

@@ -369,4 +369,27 @@ describe('webhooks', () => {
     expect(listed).toHaveLength(150);
     expect(new Set(listed).size).toBe(150);
   }, 60000);
+
+  it("lists an application's subscriptions though they are more than one message on the bus carries", async () => {
+    const model = await subscribe('/ok', ['consent.granted']);
+    // 500 more of them, each with a long URL (about 2.2 KB listed): over 1 MiB in all.
+    await db.query(
+      `INSERT INTO webhooks.subscriptions (id, application_id, url, events, environment, status, secret_sealed, consecutive_failures, disabled_reason, created_at, updated_at, deleted_at, revision)
+       SELECT 'whk_' || lpad(g::text, 20, '0'), s.application_id, s.url || '?padding=' || repeat('p', 2000) || '&n=' || g, s.events, s.environment, s.status, s.secret_sealed, 0, NULL,
+              now() + g * interval '1 millisecond', now(), NULL, 1
+         FROM generate_series(1, 500) g, webhooks.subscriptions s WHERE s.id = $1`,
+      [model.id],
+    );
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await api('GET', `/api/v1/applications/${applicationId}/webhooks?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      listed.push(...page.body.data.map((item: { id: string }) => item.id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(listed).toEqual(expect.arrayContaining([model.id, 'whk_00000000000000000001', 'whk_00000000000000000500']));
+    expect(new Set(listed).size).toBe(listed.length);
+    await db.query(`DELETE FROM webhooks.subscriptions WHERE id LIKE 'whk_000000000000%'`);
+  }, 60000);
 });

@@ -67,7 +67,7 @@ export class WebhooksController {
 
   @MessagePattern(WEBHOOKS_LIST)
   list(@Payload() request: WebhookListRequest) {
-    return this.subscriptions.list(request.application_id);
+    return this.subscriptions.list(request.application_id, request.after);
   }
 
   @MessagePattern(WEBHOOKS_GET)

@@ -20,3 +20,8 @@ export class SnapshotPartRequest {
 export interface SnapshotPartReply {
   next_after?: string;
 }
+
+/** A part of an application's list (webhook subscriptions, form connections) too long for one message: its items, and the key to ask `after` while more follow; the gateway pages the whole list as before. */
+export interface ListPart<T> extends SnapshotPartReply {
+  items: T[];
+}

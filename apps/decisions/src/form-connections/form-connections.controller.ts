@@ -32,7 +32,7 @@ export class FormConnectionsController {
 
   @MessagePattern(FORM_CONNECTIONS_LIST)
   list(@Payload() request: FormConnectionListRequest) {
-    return this.connections.list(request.application_id);
+    return this.connections.list(request.application_id, request.after);
   }
 
   @MessagePattern(FORM_CONNECTIONS_GET)

@@ -7,6 +7,7 @@ import {
   FormConnectionMessage,
   FormConnectionRefRequest,
   FormConnectionWithSecretMessage,
+  ListPart,
 } from '@dcr/contracts';
 import {
   assertCapturable,
@@ -25,7 +26,7 @@ import {
   sealWebhookSecret,
   validationFailed,
 } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -110,10 +111,11 @@ export class FormConnectionsService {
     return { ...formConnectionMessage(row, now), secret };
   }
 
-  async list(applicationId: string): Promise<FormConnectionMessage[]> {
+  /** The application's connections, a part at a time (snapshotPart, by creation time and id). */
+  async list(applicationId: string, after?: string): Promise<ListPart<FormConnectionMessage>> {
     const rows = await this.dataSource.getRepository(FormConnection).find({ where: { applicationId }, order: { createdAt: 'ASC', id: 'ASC' } });
     const now = new Date();
-    return rows.map((row) => formConnectionMessage(row, now));
+    return snapshotPart(rows.map((row) => formConnectionMessage(row, now)), (item) => `${item.created_at}#${item.id}`, after);
   }
 
   async get(request: FormConnectionRefRequest): Promise<FormConnectionMessage> {

@@ -10,9 +10,11 @@ import {
   FORM_CONNECTIONS_UPDATE_MAPPING,
   FormConnectionMessage,
   FormConnectionWithSecretMessage,
+  ListPart,
 } from '@dcr/contracts';
 import { countryOfFormConnectionId, isFormConnectionId, notFound, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { everyPart } from '../http/list-parts';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
@@ -105,7 +107,7 @@ export class FormConnectionsController {
     @Req() request: FastifyRequest,
   ): Promise<Page<FormConnectionMessage & { webhook_url: string }>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    const all = await this.call<FormConnectionMessage[]>(FORM_CONNECTIONS_LIST, { application_id: applicationId });
+    const all = await everyPart((after) => this.call<ListPart<FormConnectionMessage>>(FORM_CONNECTIONS_LIST, { application_id: applicationId, ...(after ? { after } : {}) }));
     return pageOf(all.map((item) => this.view(request, item)), (item) => [item.created_at, item.id], query, `form_connections:${applicationId}`);
   }
 

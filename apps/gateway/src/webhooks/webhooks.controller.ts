@@ -18,9 +18,11 @@ import {
   WebhookDeliveryMessage,
   WebhookSubscriptionMessage,
   WebhookWithSecretMessage,
+  ListPart,
 } from '@dcr/contracts';
 import { decodeCursor, DomainError, encodeCursor, notFound, Page, parseLimit } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';
+import { everyPart } from '../http/list-parts';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
@@ -75,7 +77,7 @@ export class WebhooksController {
   @ApiPage(WebhookDto)
   async list(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: ListQueryDto): Promise<Page<WebhookSubscriptionMessage>> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    const all = await this.call<WebhookSubscriptionMessage[]>(WEBHOOKS_LIST, { application_id: applicationId });
+    const all = await everyPart((after) => this.call<ListPart<WebhookSubscriptionMessage>>(WEBHOOKS_LIST, { application_id: applicationId, ...(after ? { after } : {}) }));
     return pageOf(all, (item) => [item.created_at, item.id], query, `webhooks:${applicationId}`);
   }
 

@@ -6,9 +6,10 @@ import {
   WebhookRefRequest,
   WebhookSubscriptionMessage,
   WebhookWithSecretMessage,
+  ListPart,
 } from '@dcr/contracts';
 import { DomainError, isWebhookEventType, newOpaqueId, newWebhookSecret, notFound, sealWebhookSecret, validateWebhookUrl } from '@dcr/domain';
-import { recordEvent } from '@dcr/service-kit';
+import { recordEvent, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { WebhooksOutboxRelay } from '../webhooks-outbox';
 import { WebhooksSettings } from '../webhooks-settings';
@@ -72,12 +73,13 @@ export class SubscriptionsService {
     return { ...subscriptionMessage(row), secret };
   }
 
-  async list(applicationId: string): Promise<WebhookSubscriptionMessage[]> {
+  /** The application's subscriptions, a part at a time (snapshotPart, by creation time and id). */
+  async list(applicationId: string, after?: string): Promise<ListPart<WebhookSubscriptionMessage>> {
     const rows = await this.dataSource.getRepository(WebhookSubscription).find({
       where: { applicationId, deletedAt: IsNull() },
       order: { createdAt: 'ASC' },
     });
-    return rows.map(subscriptionMessage);
+    return snapshotPart(rows.map(subscriptionMessage), (item) => `${item.created_at}#${item.id}`, after);
   }
 
   async get(request: WebhookRefRequest): Promise<WebhookSubscriptionMessage> {

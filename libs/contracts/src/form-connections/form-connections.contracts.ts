@@ -75,7 +75,13 @@ export class FormConnectionActionRequest extends ActorScoped {
   id: string;
 }
 
-export class FormConnectionListRequest extends ApplicationScoped {}
+export class FormConnectionListRequest extends ApplicationScoped {
+  /** The connections after this key (`<created_at>#<id>`), for a list longer than one message (ListPart). */
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  after?: string;
+}
 
 export class FormConnectionMappingRequest extends FormConnectionActionRequest {
   @IsObject()

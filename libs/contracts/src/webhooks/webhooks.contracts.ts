@@ -102,7 +102,13 @@ export class WebhookActionRequest extends ActorScoped {
   id: string;
 }
 
-export class WebhookListRequest extends ApplicationScoped {}
+export class WebhookListRequest extends ApplicationScoped {
+  /** The subscriptions after this key (`<created_at>#<id>`), for a list longer than one message (ListPart). */
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  after?: string;
+}
 
 export interface WebhookSubscriptionMessage {
   id: string;
