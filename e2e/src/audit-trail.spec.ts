@@ -22,9 +22,9 @@ import {
   verifyInclusion,
 } from '@dcr/transparency';
 import { AUDIT_APPEND } from '@dcr/contracts';
-import { InProcessBus, InProcessClient } from '@dcr/transport';
+import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { TestTlogWitness } from '../support/tlog-witness';
 
 const ORIGIN = 'audit.test.invalid/us';
@@ -45,7 +45,6 @@ describe('audit trail, anchors and witnesses', () => {
   let apiToken: string;
   let flowId: string;
   let db: Client;
-  let bus: InProcessBus;
 
   const api = (method: string, path: string, body?: unknown, token = apiToken) => http(us.url, method, path, { token, body });
   const entriesOf = async (app = applicationId, token = apiToken) => (await api('GET', `/api/v1/applications/${app}/audit/export`, undefined, token)).body;
@@ -74,7 +73,7 @@ describe('audit trail, anchors and witnesses', () => {
   beforeAll(async () => {
     witness = new TestTlogWitness('witness.test.invalid/external', () => parseVerifierKey(noteSignerFromKey(logKey.signerKey).verifierKey));
     await witness.start();
-    bus = new InProcessBus();
+    const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
     de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { ANCHOR_INTERVAL: '1h' } });
     us = await startCountry({
@@ -401,7 +400,7 @@ describe('audit trail, anchors and witnesses', () => {
       expect(issued.status).toBe(201);
       await settled();
       // 3,000 events on the application's chain, as the outbox relays send them (200 a request).
-      const client = new InProcessClient({ prefix: 'us', bus });
+      const client = countryClient(us);
       const at = Date.now();
       for (let batch = 0; batch < 15; batch++) {
         const events = Array.from({ length: 200 }, (_, i) => ({

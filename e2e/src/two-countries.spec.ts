@@ -3,9 +3,9 @@ import { connect } from 'node:net';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
 import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
-import { InProcessBus, InProcessClient } from '@dcr/transport';
+import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * US and DE on the embedded default (in-process transport), each on its own database: the
@@ -20,10 +20,8 @@ describe('two countries on the in-process transport', () => {
   let apiToken: string;
   let publishableKey: string;
 
-  let bus: InProcessBus;
-
   beforeAll(async () => {
-    bus = new InProcessBus();
+    const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
@@ -686,7 +684,7 @@ describe('two countries on the in-process transport', () => {
       created.push(flow.body.id);
     }
     // What DE's decisions service asks US's every minute, part by part.
-    const client = new InProcessClient({ prefix: 'us', bus });
+    const client = countryClient(us);
     const versions: FlowsSnapshotReply['versions'] = [];
     let after: string | undefined;
     let parts = 0;

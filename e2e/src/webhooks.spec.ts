@@ -1,8 +1,10 @@
 import { Client } from 'pg';
 import { verifyWebhook } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
+import { WEBHOOKS_SUBSCRIPTIONS_CHANGED, WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT, WebhookSubscriptionsSnapshotReply } from '@dcr/contracts';
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { lastValueFrom } from 'rxjs';
+import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * Webhooks end to end against a real HTTP receiver on loopback, with the retry waits shortened:
@@ -240,7 +242,9 @@ describe('webhooks', () => {
   it('keeps a subscription in force in every country: made in one, rotated in the other, deleted in the first', async () => {
     const subscription = await subscribe('/ok?everywhere', ['consent.granted']);
     // US's snapshot as a peer pulls it, while the subscription is at its first revision.
-    const snapshot = async () => JSON.parse(await bus.request('us.webhooks.subscriptions.snapshot', JSON.stringify({ data: { from_country: 'DE' } }), {}, 5000)).data;
+    const toUs = countryClient(us);
+    const toDe = countryClient(de);
+    const snapshot = () => lastValueFrom(toUs.send<WebhookSubscriptionsSnapshotReply>(WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT, { from_country: 'DE' }));
     const first = (await snapshot()).subscriptions.find((replica: { id: string }) => replica.id === subscription.id);
     expect(first).toMatchObject({ revision: 1, status: 'enabled', deleted_at: null });
     expect(JSON.stringify(first)).not.toContain(subscription.secret.slice(6));
@@ -289,17 +293,18 @@ describe('webhooks', () => {
         revision: 3,
       });
       // The first revision arriving late (a lost race, a slow pull) changes nothing.
-      bus.publish('de.webhooks.subscriptions.changed', JSON.stringify({ data: { subscriptions: [first] } }));
+      await lastValueFrom(toDe.emit(WEBHOOKS_SUBSCRIPTIONS_CHANGED, { subscriptions: [first] }));
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect((await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
       // A country that missed every push catches up from the snapshot (what its minutely pull stores).
       await deDb.query('DELETE FROM webhooks.subscriptions WHERE id = $1', [subscription.id]);
       const current = (await snapshot()).subscriptions.find((replica: { id: string }) => replica.id === subscription.id);
-      bus.publish('de.webhooks.subscriptions.changed', JSON.stringify({ data: { subscriptions: [first, current] } }));
+      await lastValueFrom(toDe.emit(WEBHOOKS_SUBSCRIPTIONS_CHANGED, { subscriptions: [first, current] }));
       await eventually(async () => (await deDb.query('SELECT revision FROM webhooks.subscriptions WHERE id = $1', [subscription.id])).rows[0]?.revision === 3);
       expect((await inDe('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
     } finally {
       await deDb.end();
+      await Promise.all([toUs.close(), toDe.close()]);
     }
   });
 

@@ -8,10 +8,10 @@ import { oidcService } from '@dcr/app-oidc';
 import { receiptsService } from '@dcr/app-receipts';
 import { residencyRouterService } from '@dcr/app-residency-router';
 import { webhooksService } from '@dcr/app-webhooks';
-import { GatewayEnvironment, loadConfig, ServiceEnvironment } from '@dcr/config';
+import { GatewayEnvironment, loadConfig, ServiceEnvironment, subjectPrefix } from '@dcr/config';
 import { countryContext, startService } from '@dcr/service-kit';
-import { createTestDatabase, testNatsUrl, TestDatabase } from '@dcr/testing';
-import { InProcessBus } from '@dcr/transport';
+import { createTestDatabase, testNatsUrl, TestDatabase, uniquePrefix } from '@dcr/testing';
+import { CountryClient, createTransportClient, InProcessBus } from '@dcr/transport';
 
 export const SERVICES = [
   residencyRouterService,
@@ -46,22 +46,43 @@ export interface CountryOptions {
 export interface RunningCountry {
   country: string;
   url: string;
+  /** The transport it runs on, as E2E_TRANSPORT may have chosen it (countryClient). */
+  transport: 'inprocess' | 'nats';
+  namespace?: string;
+  bus?: InProcessBus;
   database: TestDatabase;
   logs: LogCapture;
   gateway: RunningGateway;
   close(): Promise<void>;
 }
 
+/** One NATS namespace per in-process bus a spec shares between its countries (E2E_TRANSPORT=nats). */
+const namespaceOfBus = new WeakMap<object, string>();
+
+/**
+ * The transport a country runs on: the spec's, unless E2E_TRANSPORT=nats moves a spec written for
+ * the in-process bus onto real NATS (production's transport, whose limits the bus only imitates),
+ * its countries sharing one namespace as they shared one bus.
+ */
+function transportOf(options: CountryOptions): { transport: 'inprocess' | 'nats'; namespace?: string } {
+  if (process.env.E2E_TRANSPORT !== 'nats' || options.transport === 'nats') return { transport: options.transport, namespace: options.namespace };
+  const key: object = options.bus ?? options;
+  let namespace = namespaceOfBus.get(key);
+  if (!namespace) namespaceOfBus.set(key, (namespace = uniquePrefix('e2e')));
+  return { transport: 'nats', namespace };
+}
+
 /** Every service of one country, in this process, on its own fresh database. */
 export async function startCountry(options: CountryOptions): Promise<RunningCountry> {
   const database = await createTestDatabase(`e2e_${options.country}`);
+  const { transport, namespace } = transportOf(options);
   const raw = {
     COUNTRY: options.country,
     REGION: 'dev',
     DATABASE_URL: database.url,
-    TRANSPORT: options.transport,
+    TRANSPORT: transport,
     NATS_URL: testNatsUrl(),
-    SUBJECT_NAMESPACE: options.namespace,
+    SUBJECT_NAMESPACE: namespace,
     PEER_COUNTRIES: options.peers.join(','),
     SUBJECT_REF_KEY: options.subjectRefKey,
     ADMIN_TOKEN: options.adminToken,
@@ -84,6 +105,9 @@ export async function startCountry(options: CountryOptions): Promise<RunningCoun
   return {
     country: options.country,
     url: gateway.url,
+    transport,
+    namespace,
+    bus: options.bus,
     database,
     logs,
     gateway,
@@ -96,6 +120,14 @@ export async function startCountry(options: CountryOptions): Promise<RunningCoun
 }
 
 export const randomSecret = () => randomBytes(32).toString('hex');
+
+/**
+ * A client of `country`'s services on the transport it runs on (in-process or NATS), as a test
+ * that plays a service or a peer country sends through: close it when done.
+ */
+export function countryClient(country: RunningCountry, to = country.country): CountryClient {
+  return createTransportClient(country.transport, { bus: country.bus, servers: testNatsUrl(), prefix: subjectPrefix(to, country.namespace) });
+}
 
 /** A small JSON HTTP client for the tests. */
 export async function http(
