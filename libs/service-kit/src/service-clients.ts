@@ -2,7 +2,8 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DomainError } from '@dcr/domain';
 import { CountryClient } from '@dcr/transport';
 import { firstValueFrom, timeout } from 'rxjs';
-import { SnapshotPartCursor } from './snapshot-parts';
+import { SnapshotPartReply } from '@dcr/contracts';
+import { forEachPart } from './snapshot-parts';
 
 /**
  * The transport clients a service may use: one to its own country's services, and one per peer
@@ -56,12 +57,10 @@ export class ServiceClients implements OnApplicationShutdown {
     await Promise.all(
       this.peerCountries().map(async (peer) => {
         try {
-          let after: string | undefined;
-          do {
-            const reply = await firstValueFrom(this.peer(peer).send<R & SnapshotPartCursor>(subject, after === undefined ? request : { ...request, after }).pipe(timeout(timeoutMs)));
-            await received(reply, peer);
-            after = reply.next_after;
-          } while (after !== undefined);
+          await forEachPart(
+            (after) => firstValueFrom(this.peer(peer).send<R & SnapshotPartReply>(subject, after === undefined ? request : { ...request, after }).pipe(timeout(timeoutMs))),
+            (reply) => received(reply, peer),
+          );
         } catch (error) {
           const unreachable = error instanceof DomainError && (error.code === 'service_unavailable' || error.code === 'upstream_timeout');
           if (unreachable || !(error instanceof DomainError)) logger.debug(`${what} from ${peer} skipped: ${(error as Error).message}`);

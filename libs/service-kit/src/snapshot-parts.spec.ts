@@ -1,4 +1,4 @@
-import { leadingWithin, snapshotPart } from './snapshot-parts';
+import { everyPart, leadingWithin, snapshotPart } from './snapshot-parts';
 
 describe('snapshotPart', () => {
   const items = ['c', 'a', 'e', 'b', 'd'].map((id) => ({ id, blob: 'x'.repeat(90) }));
@@ -34,5 +34,19 @@ describe('snapshotPart', () => {
     expect(leadingWithin([])).toEqual([]);
     expect(leadingWithin(['é'], 2)).toEqual(['é']);
     expect(leadingWithin(['é', 'é'], 4)).toEqual(['é']);
+  });
+
+  it('orders from the greatest key when asked to (a list newest first), and goes on after the last one answered', () => {
+    const first = snapshotPart(items, (item) => item.id, undefined, 2 * Buffer.byteLength(JSON.stringify(items[0])), true);
+    expect([first.items.map((item) => item.id), first.next_after]).toEqual([['e', 'd'], 'd']);
+    expect(snapshotPart(items, (item) => item.id, 'd', undefined, true).items.map((item) => item.id)).toEqual(['c', 'b', 'a']);
+  });
+
+  it('everyPart asks after the last key until no part names a next one, keeping every item in order', async () => {
+    const parts: Record<string, { items: number[]; next_after?: string }> = { '': { items: [1, 2], next_after: 'k2' }, k2: { items: [3], next_after: 'k3' }, k3: { items: [] } };
+    const asked: Array<string | undefined> = [];
+    const all = await everyPart(async (after) => (asked.push(after), parts[after ?? '']));
+    expect(all).toEqual([1, 2, 3]);
+    expect(asked).toEqual([undefined, 'k2', 'k3']);
   });
 });

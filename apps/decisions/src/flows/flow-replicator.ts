@@ -38,8 +38,8 @@ export class FlowReplicator implements OnApplicationBootstrap {
   /** The flow versions authored here, a part at a time (snapshotPart: by flow id, then version). */
   async authoredHere(after?: string): Promise<FlowsSnapshotReply> {
     const versions = (await this.flows.authoredIn(this.context.env.COUNTRY)).map(toSnapshot);
-    const part = snapshotPart(versions, (version) => `${version.id}#${String(version.version).padStart(10, '0')}`, after);
-    return { versions: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
+    const { items, ...cursor } = snapshotPart(versions, (version) => `${version.id}#${String(version.version).padStart(10, '0')}`, after);
+    return { versions: items, ...cursor };
   }
 
   @Interval(60_000)

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InboxRecordMessage, InboxRecordsReply, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
+import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest, ListPart } from '@dcr/contracts';
 import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
-import { leadingWithin, SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -85,22 +85,16 @@ export class PersonRecords {
    * and the answer is that country only (`wrong_country`, `home_country`); the directory is asked
    * with the keyed references alone, and nothing of the person crosses.
    */
-  async list(request: InboxRecordsRequest): Promise<InboxRecordsReply> {
+  /** A part of them (snapshotPart), newest first: the later recorded_at, then the greater record id. */
+  async list(request: InboxRecordsRequest): Promise<ListPart<InboxRecordMessage>> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const [rows, sessions] = await Promise.all([this.rows(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
     if (request.application_id && rows.length === 0 && sessions.length === 0) {
       const home = await this.subjects.homeOf(request.application_id, { email });
       if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     }
-    // Newest first: the later recorded_at, then the greater record id.
-    const newerFirst = (a: InboxRecordMessage, b: InboxRecordMessage) =>
-      a.recorded_at === b.recorded_at ? (a.record_id < b.record_id ? 1 : -1) : a.recorded_at < b.recorded_at ? 1 : -1;
-    const all = [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))].sort(newerFirst);
-    const after = request.after;
-    const rest = after ? all.filter((record) => record.recorded_at < after[0] || (record.recorded_at === after[0] && record.record_id < after[1])) : all;
-    // As many as fit one message (at least one), the caller asking again for the rest.
-    const records = leadingWithin(rest);
-    return { records, more: records.length < rest.length };
+    const all = [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))];
+    return snapshotPart(all, (record) => `${record.recorded_at}#${record.record_id}`, request.after, undefined, true);
   }
 
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {

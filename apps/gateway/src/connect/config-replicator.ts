@@ -8,7 +8,6 @@ import {
   ConfigSnapshotRequest,
 } from '@dcr/contracts';
 import { ServiceClients } from '@dcr/service-kit';
-import { firstValueFrom } from 'rxjs';
 import { ConnectRepository } from './connect.repository';
 import { CredentialIndex } from './credential-index';
 
@@ -37,21 +36,16 @@ export class ConfigReplicator {
 
   /** Asks every peer for its configuration; a peer that is not up yet will send its changes later. */
   async pullFromPeers(country: string): Promise<void> {
-    await Promise.all(
-      this.clients.peerCountries().map(async (peer) => {
-        try {
-          // In parts (ConfigSnapshotReply.next_after), each one message on the bus.
-          let after: string | undefined;
-          do {
-            const request: ConfigSnapshotRequest = { from_country: country, ...(after ? { after } : {}) };
-            const reply = await firstValueFrom(this.clients.peer(peer).send<ConfigSnapshotReply, ConfigSnapshotRequest>(CONFIG_SNAPSHOT, request));
-            for (const snapshot of reply.applications) await this.receive(snapshot);
-            after = reply.next_after;
-          } while (after !== undefined);
-        } catch (error) {
-          this.logger.warn(`configuration pull from ${peer} skipped: ${(error as Error).message}`);
-        }
-      }),
+    // In parts (ConfigSnapshotReply.next_after), each one message on the bus.
+    const request: ConfigSnapshotRequest = { from_country: country };
+    await this.clients.askPeers<ConfigSnapshotReply>(
+      CONFIG_SNAPSHOT,
+      request,
+      async (reply) => {
+        for (const snapshot of reply.applications) await this.receive(snapshot);
+      },
+      this.logger,
+      'configuration pull',
     );
   }
 

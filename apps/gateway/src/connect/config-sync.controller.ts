@@ -39,7 +39,7 @@ export class ConfigSyncController {
   @MessagePattern(CONFIG_SNAPSHOT)
   async snapshot(@Payload() request: ConfigSnapshotRequest): Promise<ConfigSnapshotReply> {
     // A part at a time (snapshotPart, by application id): hundreds of applications are more than one message.
-    const part = snapshotPart(await this.replicator.everything(), (application) => application.id, request.after);
-    return { applications: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
+    const { items, ...cursor } = snapshotPart(await this.replicator.everything(), (application) => application.id, request.after);
+    return { applications: items, ...cursor };
   }
 }

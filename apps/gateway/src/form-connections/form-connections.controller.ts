@@ -13,8 +13,7 @@ import {
   ListPart,
 } from '@dcr/contracts';
 import { countryOfFormConnectionId, isFormConnectionId, notFound, Page } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
-import { everyPart } from '../http/list-parts';
+import { everyPart, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';

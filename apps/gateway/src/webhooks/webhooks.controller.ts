@@ -21,8 +21,7 @@ import {
   ListPart,
 } from '@dcr/contracts';
 import { decodeCursor, DomainError, encodeCursor, notFound, Page, parseLimit } from '@dcr/domain';
-import { ServiceClients } from '@dcr/service-kit';
-import { everyPart } from '../http/list-parts';
+import { everyPart, ServiceClients } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';

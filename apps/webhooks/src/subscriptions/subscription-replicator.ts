@@ -113,8 +113,8 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
    */
   async heldHere(after?: string): Promise<WebhookSubscriptionsSnapshotReply> {
     const rows = await this.dataSource.getRepository(WebhookSubscription).find({ order: { createdAt: 'ASC' } });
-    const part = snapshotPart(rows.map((row) => this.toReplica(row)), (replica) => replica.id, after);
-    return { subscriptions: part.items, ...(part.next_after ? { next_after: part.next_after } : {}) };
+    const { items, ...cursor } = snapshotPart(rows.map((row) => this.toReplica(row)), (replica) => replica.id, after);
+    return { subscriptions: items, ...cursor };
   }
 
   @Interval(60_000)

@@ -1,4 +1,4 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { APPLICATION_ID } from '../patterns';
 
 /**
@@ -93,25 +93,13 @@ export class InboxRecordsRequest extends InboxTokenRequest {
   application_id?: string;
 
   /**
-   * The records after this position in the list's order (newest first: `[recorded_at, record_id]` of
-   * the last record received), for the next part of a list longer than one message carries.
+   * The records after this key (`<recorded_at>#<record_id>`, newest first), for the next part of a
+   * list longer than one message carries: the answer is a ListPart of InboxRecordMessage.
    */
   @IsOptional()
-  @IsArray()
-  @ArrayMinSize(2)
-  @ArrayMaxSize(2)
-  @IsString({ each: true })
-  @Length(1, 64, { each: true })
-  after?: string[];
-}
-
-/**
- * A part of the person's records, newest first: as many as fit one message on the bus (a person can
- * have hundreds, of flows with many purposes), `more` while any are left (ask again `after` the last).
- */
-export interface InboxRecordsReply {
-  records: InboxRecordMessage[];
-  more: boolean;
+  @IsString()
+  @Length(1, 200)
+  after?: string;
 }
 
 export class InboxWithdrawRequest extends InboxTokenRequest {
