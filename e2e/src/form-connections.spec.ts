@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 
@@ -478,14 +478,7 @@ describe('form connections', () => {
       [rows[0].id],
     );
     try {
-      const listed: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const page = await api('GET', `${connections()}?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-        expect(page.status).toBe(200);
-        listed.push(...page.body.data.map((item: { id: string }) => item.id));
-        cursor = page.body.next_cursor;
-      } while (cursor);
+      const { ids: listed } = await allPages(us.url, `${connections()}?limit=200`, apiToken);
       expect(listed).toHaveLength(before + 300);
       expect(new Set(listed).size).toBe(listed.length);
     } finally {

@@ -5,7 +5,7 @@ import { subjectReference } from '@dcr/domain';
 import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
 import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * US and DE on the embedded default (in-process transport), each on its own database: the
@@ -704,16 +704,7 @@ describe('two countries on the in-process transport', () => {
 
     // The application's list of them: pages cut short of `limit` where one message would not hold
     // more, each naming the next, every flow once.
-    const listed: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const page = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/flows?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { token: apiToken });
-      expect(page.status).toBe(200);
-      listed.push(...page.body.data.map((flow: { id: string }) => flow.id));
-      cursor = page.body.next_cursor;
-      pages += 1;
-    } while (cursor);
+    const { ids: listed, pages } = await allPages(us.url, `/api/v1/applications/${applicationId}/flows?limit=200`, apiToken);
     expect(pages).toBeGreaterThan(1);
     expect(listed).toEqual(expect.arrayContaining(created));
     expect(new Set(listed).size).toBe(listed.length);

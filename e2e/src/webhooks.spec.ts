@@ -4,7 +4,7 @@ import { WebhookReceiver } from '@dcr/testing';
 import { WEBHOOKS_SUBSCRIPTIONS_CHANGED, WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT, WebhookSubscriptionsSnapshotReply } from '@dcr/contracts';
 import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * Webhooks end to end against a real HTTP receiver on loopback, with the retry waits shortened:
@@ -360,16 +360,7 @@ describe('webhooks', () => {
     await eventually(async () => Number((await db.query(`SELECT count(*) FROM webhooks.deliveries WHERE subscription_id = $1`, [subscription.id])).rows[0].count) === 150, 30000);
     const bodies = await db.query(`SELECT sum(octet_length(body))::int AS n FROM webhooks.deliveries WHERE subscription_id = $1`, [subscription.id]);
     expect(bodies.rows[0].n).toBeGreaterThan(1024 * 1024);
-    const listed: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const page = await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/deliveries?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(page.status).toBe(200);
-      listed.push(...page.body.data.map((delivery: { id: string }) => delivery.id));
-      cursor = page.body.next_cursor;
-      pages += 1;
-    } while (cursor);
+    const { ids: listed, pages } = await allPages(us.url, `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/deliveries?limit=200`, apiToken);
     expect(pages).toBeGreaterThan(1);
     expect(listed).toHaveLength(150);
     expect(new Set(listed).size).toBe(150);
@@ -385,14 +376,7 @@ describe('webhooks', () => {
          FROM generate_series(1, 500) g, webhooks.subscriptions s WHERE s.id = $1`,
       [model.id],
     );
-    const listed: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await api('GET', `/api/v1/applications/${applicationId}/webhooks?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(page.status).toBe(200);
-      listed.push(...page.body.data.map((item: { id: string }) => item.id));
-      cursor = page.body.next_cursor;
-    } while (cursor);
+    const { ids: listed } = await allPages(us.url, `/api/v1/applications/${applicationId}/webhooks?limit=200`, apiToken);
     expect(listed).toEqual(expect.arrayContaining([model.id, 'whk_00000000000000000001', 'whk_00000000000000000500']));
     expect(new Set(listed).size).toBe(listed.length);
     await db.query(`DELETE FROM webhooks.subscriptions WHERE id LIKE 'whk_000000000000%'`);

@@ -154,6 +154,24 @@ export async function http(
 }
 
 /** Polls until `check` holds; replication between countries is asynchronous. */
+/**
+ * Every item of a paged list (`{data, next_cursor}`), following `next_cursor` from `path` (which
+ * carries its own query, `limit` say); a page that does not answer 200 fails the test.
+ */
+export async function allPages(url: string, path: string, token: string): Promise<{ ids: string[]; pages: number }> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page = await http(url, 'GET', cursor ? `${path}${path.includes('?') ? '&' : '?'}cursor=${cursor}` : path, { token });
+    if (page.status !== 200) throw new Error(`GET ${path} answered ${page.status}: ${JSON.stringify(page.body).slice(0, 500)}`);
+    ids.push(...page.body.data.map((item: { id: string }) => item.id));
+    cursor = page.body.next_cursor;
+    pages += 1;
+  } while (cursor);
+  return { ids, pages };
+}
+
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 10000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
