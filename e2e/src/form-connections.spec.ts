@@ -149,6 +149,8 @@ describe('form connections', () => {
       [purposes({ newsletter: { field: 'bio_q' } }), [['mapping.purposes.newsletter', /free text is not a decision/]]],
       [purposes({ analytics: { field: 'analytics_q' } }), [['mapping.purposes.analytics.choice', /missing: name the ref of the choice/]]],
       [purposes({ analytics: { field: 'analytics_q', choice: 'maybe' } }), [['mapping.purposes.analytics.choice', /maybe is not a choice of analytics_q/]]],
+      // A misspelt `choice` was accepted and silently dropped.
+      [purposes({ newsletter: { field: 'newsletter_q', chioce: 'yes' } }), [['mapping.purposes.newsletter.chioce', /not a field of a purpose mapping/]]],
       [
         { mapping: { ...MAPPING, purposes: { ...withoutFraud, lottery: { field: 'newsletter_q' }, billing: { field: 'terms_q' } } } },
         [
