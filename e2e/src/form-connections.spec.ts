@@ -351,6 +351,9 @@ describe('form connections', () => {
     expect(await refusedOn(deep)).toEqual([422, ['form_response']]);
     // captured_at is Typeform's submitted_at: a time in the future is refused by its name in the delivery.
     expect(await refusedOn(submission('future0001', [email('future@example.org')], { submitted_at: '2099-01-01T00:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
+    // A time without its zone was read in the server's own zone, and 30 February recorded as 2 March.
+    expect(await refusedOn(submission('nozone0001', [email('nozone@example.org')], { submitted_at: '2026-11-20T10:00:00' }))).toEqual([422, ['form_response.submitted_at']]);
+    expect(await refusedOn(submission('feb300001', [email('feb30@example.org')], { submitted_at: '2026-02-30T10:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
     expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
   });
