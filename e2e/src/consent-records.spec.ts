@@ -1051,6 +1051,24 @@ describe('consent records', () => {
     expect((await http(us.url, 'POST', '/api/v1/decisions/cap_us000000000000000000000000000000/authorize', { token: apiToken, body: { subject: { email: 'x@example.com' } } })).status).toBe(404);
   });
 
+  it('refuses every label of a capture that cannot be compared by name in one 422, before the capture rules, and keeps nothing', async () => {
+    const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
+    await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });
+    const capturesBefore = (await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n;
+    // Only the first bad label was named, and only once the decisions were right: a fix needed a round trip per label.
+    const refused = await http(us.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: { ...granted, default_checked: true } }, labels: { newsletter: 'abc', lottery: 'f'.repeat(64), analytics: 7 } },
+      headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:5173' },
+    });
+    expect([refused.status, refused.body.code]).toEqual([422, 'validation_failed']);
+    expect(refused.body.details).toEqual([
+      { field: 'labels.newsletter', reason: 'must be the SHA-256 (hex) of the label text' },
+      { field: 'labels.lottery', reason: 'not a purpose of this flow' },
+      { field: 'labels.analytics', reason: 'must be the SHA-256 (hex) of the label text' },
+    ]);
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n).toBe(capturesBefore);
+  });
+
   it('commits a capture whose labels name no purpose as one without labels: its receipt freezes, and every event after it is relayed', async () => {
     const publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
     await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });

@@ -149,6 +149,8 @@ describe('form connections', () => {
       [purposes({ newsletter: { field: 'bio_q' } }), [['mapping.purposes.newsletter', /free text is not a decision/]]],
       [purposes({ analytics: { field: 'analytics_q' } }), [['mapping.purposes.analytics.choice', /missing: name the ref of the choice/]]],
       [purposes({ analytics: { field: 'analytics_q', choice: 'maybe' } }), [['mapping.purposes.analytics.choice', /maybe is not a choice of analytics_q/]]],
+      // A misspelt `choice` was accepted and silently dropped.
+      [purposes({ newsletter: { field: 'newsletter_q', chioce: 'yes' } }), [['mapping.purposes.newsletter.chioce', /not a field of a purpose mapping/]]],
       [
         { mapping: { ...MAPPING, purposes: { ...withoutFraud, lottery: { field: 'newsletter_q' }, billing: { field: 'terms_q' } } } },
         [
@@ -349,6 +351,9 @@ describe('form connections', () => {
     expect(await refusedOn(deep)).toEqual([422, ['form_response']]);
     // captured_at is Typeform's submitted_at: a time in the future is refused by its name in the delivery.
     expect(await refusedOn(submission('future0001', [email('future@example.org')], { submitted_at: '2099-01-01T00:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
+    // A time without its zone was read in the server's own zone, and 30 February recorded as 2 March.
+    expect(await refusedOn(submission('nozone0001', [email('nozone@example.org')], { submitted_at: '2026-11-20T10:00:00' }))).toEqual([422, ['form_response.submitted_at']]);
+    expect(await refusedOn(submission('feb300001', [email('feb30@example.org')], { submitted_at: '2026-02-30T10:00:00Z' }))).toEqual([422, ['form_response.submitted_at']]);
     expect(await count('SELECT count(*)::int AS n FROM decisions.consent_records')).toBe(before);
     expect(await count('SELECT count(*)::int AS n FROM decisions.subjects')).toBe(people);
   });

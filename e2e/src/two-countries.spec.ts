@@ -146,7 +146,7 @@ describe('two countries on the in-process transport', () => {
     it('answers malformed JSON with 400', async () => {
       const response = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '{"name": ' });
       expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ code: 'malformed_json', request_id: expect.any(String) });
+      expect(response.body).toMatchObject({ code: 'malformed_json', request_id: expect.any(String), details: [{ field: 'body', reason: 'is not valid JSON' }] });
     });
 
     it('answers a body over 1 MiB with 413', async () => {
@@ -173,6 +173,8 @@ describe('two countries on the in-process transport', () => {
       const response = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '[1,2]' });
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('invalid_request');
+      // Named like any other bad part of a request (it had no details).
+      expect(response.body.details).toEqual([{ field: 'body', reason: 'must be a JSON object' }]);
     });
 
     it('answers bad paging parameters with 400 naming the parameter', async () => {

@@ -117,6 +117,12 @@ describe('gateway error responses', () => {
     const malformed = await request(app.getHttpServer()).post('/probe/sign-in').set('content-type', 'application/json').send('{"email":');
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe('malformed_json');
+    // A 4xx about the body names it, as one about a field names the field.
+    expect(malformed.body.details).toEqual([{ field: 'body', reason: 'is not valid JSON' }]);
+    for (const raw of ['[]', '"x"', 'null']) {
+      const notAnObject = await request(app.getHttpServer()).post('/probe/sign-in').set('content-type', 'application/json').send(raw);
+      expect([raw, notAnObject.status, notAnObject.body.code, notAnObject.body.details]).toEqual([raw, 400, 'invalid_request', [{ field: 'body', reason: 'must be a JSON object' }]]);
+    }
     const large = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'x'.repeat(2000) });
     expect(large.status).toBe(413);
     expect(large.body.code).toBe('payload_too_large');

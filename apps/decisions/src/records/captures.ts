@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CreateCaptureRequest } from '@dcr/contracts';
-import { assertCapturable, DomainError, FlowTerms, hashCredential, newOpaqueId, notFound, randomString, recordAttestation, validationFailed, wrongCountry } from '@dcr/domain';
+import { assertCapturable, DomainError, FlowTerms, hashCredential, newOpaqueId, notFound, randomString, recordAttestation, validationFailed, wordingVerdict, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { SubjectsService } from '../subjects/subjects.service';
@@ -15,16 +14,6 @@ const UNIQUE_VIOLATION = '23505';
 
 /** An uncommitted capture is held this long, then it leaves no record. */
 export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
-
-/**
- * The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text with
- * its whitespace collapsed and trimmed, as the client script reads a label (libs/client-sdk
- * labelText): a label that shows the published wording, line breaks and double spaces included (the
- * `wording` option writes it as published), is a match.
- */
-export function labelDigest(label: string): string {
-  return createHash('sha256').update(label.replace(/\s+/g, ' ').trim(), 'utf8').digest('hex');
-}
 
 /**
  * The sweep of captures that leave no record: uncommitted past their 24 hours; one a country claimed
@@ -75,23 +64,13 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     }
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
+    // The body's own fields first, every bad label named at once; the capture rules once it is well-formed.
+    const verdict = wordingVerdict(terms, request.labels);
     recordAttestation(terms, request.decisions as never);
     // The snapshot keeps each purpose's decision and presentation, nothing else the browser sent.
     const decisions = Object.fromEntries(
       Object.entries(request.decisions).map(([key, value]) => [key, { decision: value.decision, default_checked: value.default_checked === true, mandatory: value.mandatory === true }]),
     );
-    let wordingVerdict: Record<string, 'match' | 'drift'> | null = null;
-    // Labels naming no purpose compared nothing: no verdict, as without labels.
-    if (request.labels && Object.keys(request.labels).length > 0) {
-      wordingVerdict = {};
-      for (const [key, digest] of Object.entries(request.labels)) {
-        const purpose = terms.purposes.find((candidate) => candidate.key === key);
-        if (!purpose) throw validationFailed([{ field: `labels.${key}`, reason: 'not a purpose of this flow' }]);
-        if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/i.test(digest)) throw validationFailed([{ field: `labels.${key}`, reason: 'must be the SHA-256 (hex) of the label text' }]);
-        // Hex in either case: the digest is the same.
-        wordingVerdict[key] = digest.toLowerCase() === labelDigest(purpose.label) ? 'match' : 'drift';
-      }
-    }
     const token = `cap_${this.context.env.COUNTRY.toLowerCase()}${randomString(30)}`;
     const now = new Date();
     const capture = Object.assign(new Capture(), {
@@ -102,7 +81,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       flowVersion: flow.version,
       channel: request.channel,
       decisions,
-      wordingVerdict,
+      wordingVerdict: verdict,
       origin: request.origin ?? null,
       renderNonce: request.render?.nonce ?? null,
       renderingEvidence: request.rendering_evidence ?? null,
@@ -125,7 +104,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       }
       throw error;
     }
-    const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(wordingVerdict ? { wording_verdict: wordingVerdict } : {}) };
+    const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(verdict ? { wording_verdict: verdict } : {}) };
     if (!request.commit) return reply;
     // Browser commit: recorded now, at the lower assurance its channel names.
     try {

@@ -19,6 +19,7 @@ import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { ListQueryDto } from '../connect/connect.dto';
+import { bodyNotAnObject } from '../http/error-responder';
 import { publicBaseUrl } from '../http/public-url';
 import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { FlowDto, FlowTermsDto, PurposeDefinitionDto, PurposeDto } from './flows.dto';
@@ -26,7 +27,7 @@ import { flowView } from './flow-view';
 
 function bodyObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new DomainError('invalid_request', 'The request body must be a JSON object');
+    throw bodyNotAnObject();
   }
   return body as Record<string, unknown>;
 }

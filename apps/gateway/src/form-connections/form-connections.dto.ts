@@ -32,7 +32,8 @@ export class FormMappingDto {
       'yes (yes_no, legal) or its choice is among those chosen; left unanswered it is declined. A right-to-object purpose\'s yes ' +
       'is an objection. Refused at saving (422 naming the purpose): a consent purpose on a required question; a rating, number, ' +
       'opinion scale, free-text or other question that cannot carry a decision; a choice question without the yes-choice ref, or ' +
-      'with one that is not its choice; unknown and notice-only purposes; decision purposes left unmapped; one answer for two purposes.',
+      'with one that is not its choice; unknown and notice-only purposes; decision purposes left unmapped; one answer for two purposes; ' +
+      'a field of a purpose\'s mapping other than `field` and `choice`.',
   })
   @IsObject()
   purposes: Record<string, FormPurposeMappingDto>;

@@ -43,6 +43,12 @@ const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
   unsupported_media_type: 'Send the request body as application/json',
 };
 
+/** A body that is not JSON: a 4xx about the body names it, as one about a field names the field. */
+const malformedJson = () => new DomainError('malformed_json', GENERIC_MESSAGES.malformed_json!, [{ field: 'body', reason: 'is not valid JSON' }]);
+
+/** A JSON body that is not an object, where a route reads its fields: named like malformedJson. */
+export const bodyNotAnObject = () => new DomainError('invalid_request', 'The request body must be a JSON object', [{ field: 'body', reason: 'must be a JSON object' }]);
+
 /** Turns anything thrown while answering a request into the contract's error body, in one place. */
 export function toDomainError(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
@@ -58,12 +64,11 @@ export function toDomainError(error: unknown): DomainError {
   const fastifyCode = (error as { code?: string })?.code;
   if (typeof fastifyCode === 'string' && FASTIFY_CODES[fastifyCode]) {
     const code = FASTIFY_CODES[fastifyCode];
+    if (code === 'malformed_json') return malformedJson();
     return new DomainError(code, GENERIC_MESSAGES[code] ?? (error as Error).message);
   }
   const statusCode = (error as { statusCode?: number })?.statusCode;
-  if (error instanceof SyntaxError && statusCode === 400) {
-    return new DomainError('malformed_json', GENERIC_MESSAGES.malformed_json!);
-  }
+  if (error instanceof SyntaxError && statusCode === 400) return malformedJson();
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return new DomainError(HTTP_STATUS_CODES[statusCode] ?? 'invalid_request', (error as Error).message);
   }

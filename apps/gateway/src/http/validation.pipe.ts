@@ -1,5 +1,6 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { DomainError, unstorableInputIssues } from '@dcr/domain';
+import { bodyNotAnObject } from './error-responder';
 import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, isPlainObject, toFieldIssues } from '@dcr/transport';
 
 /**
@@ -38,7 +39,7 @@ export class EdgeValidationPipe extends ValidationPipe {
   private async validateInput(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const validatesClass = typeof metadata.metatype === 'function' && this.toValidate(metadata);
     if (metadata.type === 'body' && validatesClass && !isPlainObject(value)) {
-      throw new DomainError('invalid_request', 'The request body must be a JSON object');
+      throw bodyNotAnObject();
     }
     // Text the database cannot keep, or nesting too deep to carry on, is refused here, naming it,
     // before any of the request is written. Only in a JSON body (plain objects and arrays): a form's

@@ -7,3 +7,4 @@ export * from './field-rendering';
 export * from './records-page';
 export * from './captured-at';
 export * from './chain';
+export * from './wording-verdict';

@@ -198,6 +198,19 @@ describe('resolveFormMapping', () => {
       'mapping.purposes.newsletter.choice',
     ]);
   });
+
+  it('refuses a field of a purpose mapping other than field and choice by name, instead of dropping it', () => {
+    // A misspelt `choice` on a yes/no question was accepted and dropped: the caller believed it saved.
+    const mapping = {
+      ...valid,
+      purposes: { ...valid.purposes, newsletter: { field: 'newsletter_q', chioce: 'yes' }, analytics: { field: 'analytics_q', choice: 'analytics_yes', label: 'Yes' } },
+    };
+    const refused = refusal(() => resolveFormMapping(terms, definition, mapping));
+    expect(refused.details).toEqual([
+      { field: 'mapping.purposes.newsletter.chioce', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.analytics.label', reason: 'is not a field of a purpose mapping (field, choice)' },
+    ]);
+  });
 });
 
 // ---- properties ------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ import { FormChoice, FormDefinition, FormField } from './form-definition';
  *   choices; a choice reference on a question that has no choices;
  * - a purpose the flow does not have, a notice-only purpose (it takes no decision), and a purpose of
  *   the flow that takes a decision but is left unmapped;
- * - one question (or one choice of it) mapped to two purposes: one answer would decide both.
+ * - one question (or one choice of it) mapped to two purposes: one answer would decide both;
+ * - a field of a purpose's mapping other than `field` and `choice` (`…<key>.<field>`): dropping it
+ *   would save something other than what the caller sent.
  *
  * A right-to-object purpose may sit on a required question: answering it is still a free choice
  * between objecting and not (the capture rules allow such a box shown ticked, too).
@@ -30,6 +32,9 @@ import { FormChoice, FormDefinition, FormField } from './form-definition';
 
 export const BOOLEAN_DECISION_FIELD_TYPES = ['yes_no', 'legal'] as const;
 export const CHOICE_DECISION_FIELD_TYPES = ['multiple_choice', 'dropdown', 'picture_choice'] as const;
+
+/** The fields of one purpose's mapping: anything else is refused by name, not dropped. */
+const PURPOSE_MAPPING_FIELDS: ReadonlySet<string> = new Set(['field', 'choice']);
 
 const SCALE_TYPES = new Set(['rating', 'number', 'opinion_scale', 'nps']);
 const FREE_TEXT_TYPES = new Set(['short_text', 'long_text']);
@@ -129,6 +134,12 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
       }
       if (!isPlainObject(entry) || typeof entry.field !== 'string' || entry.field.length === 0) {
         issues.push({ field: at, reason: 'must be {field: <question ref>, choice?: <choice ref>}' });
+        continue;
+      }
+      // A field we would drop is one the caller believes was saved (a misspelt `choice`, say).
+      const unknownFields = Object.keys(entry).filter((name) => !PURPOSE_MAPPING_FIELDS.has(name));
+      if (unknownFields.length > 0) {
+        for (const name of unknownFields) issues.push({ field: `${at}.${name}`, reason: 'is not a field of a purpose mapping (field, choice)' });
         continue;
       }
       if (entry.choice !== undefined && (typeof entry.choice !== 'string' || entry.choice.length === 0)) {

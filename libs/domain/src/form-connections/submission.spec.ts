@@ -79,6 +79,19 @@ describe('parseTypeformSubmission', () => {
     expect(refusal(() => parseTypeformSubmission([])).details![0].field).toBe('body');
   });
 
+  it('refuses a submitted_at without its zone, or on a day the month does not have, instead of reading it in the server\'s zone', () => {
+    // '2026-11-20T10:00:00' was read in the server's local time zone (another instant on a server in
+    // Europe/Berlin than in UTC), and '2026-02-30T10:00:00Z' was recorded as 2 March.
+    for (const submitted_at of ['2026-11-20T10:00:00', '2026-02-30T10:00:00Z', '2026-11-20']) {
+      expect([submitted_at, refusal(() => parseTypeformSubmission(delivery([email('ada@example.org')], { submitted_at }))).details]).toEqual([
+        submitted_at,
+        [{ field: 'form_response.submitted_at', reason: 'must be an ISO 8601 date-time with its zone' }],
+      ]);
+    }
+    // An offset is a zone: converted to UTC.
+    expect(parseTypeformSubmission(delivery([email('ada@example.org')], { submitted_at: '2026-11-20T11:02:00+01:00' })).submitted_at).toBe('2026-11-20T10:02:00.000Z');
+  });
+
   it('refuses a response nested far deeper than any Typeform payload, by its name', () => {
     const deep = JSON.parse(`{"variables":${'['.repeat(20000)}${']'.repeat(20000)}}`);
     expect(refusal(() => parseTypeformSubmission(delivery([email('ada@example.org')], deep))).details).toEqual([

@@ -1,6 +1,7 @@
 import { FieldIssue, validationFailed } from '../errors';
 import { MAX_BODY_DEPTH, NESTED_TOO_DEEP, unstorableInputIssues } from '../input/storable-input';
 import type { AttestedDecisions } from '../captures/attestation';
+import { isZonedDateTime } from '../captures/captured-at';
 import { MappedPurpose, ResolvedFormMapping } from './mapping';
 
 /*
@@ -100,8 +101,10 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
   const token = text(response.token);
   if (!token || !TOKEN.test(token)) issues.push({ field: 'form_response.token', reason: 'must be the response token (letters, digits, _ and -)' });
   const submittedAt = text(response.submitted_at);
-  if (!submittedAt || Number.isNaN(Date.parse(submittedAt)) || !/^\d{4}-\d{2}-\d{2}T/.test(submittedAt)) {
-    issues.push({ field: 'form_response.submitted_at', reason: 'must be an ISO 8601 date-time' });
+  // Typeform sends UTC (`Z`); a time without its zone would be read in the server's own zone, and a
+  // day the month does not have rolled over into the next month, so both are refused, as the Record API does.
+  if (!isZonedDateTime(submittedAt)) {
+    issues.push({ field: 'form_response.submitted_at', reason: 'must be an ISO 8601 date-time with its zone' });
   }
   const hidden = response.hidden === undefined || response.hidden === null ? {} : response.hidden;
   if (!isPlainObject(hidden)) issues.push({ field: 'form_response.hidden', reason: 'must be an object of hidden field values' });

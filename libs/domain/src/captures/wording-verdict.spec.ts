@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { normaliseFlowTerms } from '../flows';
+import { labelDigest, wordingVerdict } from './wording-verdict';
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+/** The client script's reading of a label (libs/client-sdk service-forms labelText). */
+const labelText = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+const terms = normaliseFlowTerms({
+  name: 'Sign-up',
+  pattern: 'standard',
+  consent_duration: 'P1Y',
+  purposes: ['newsletter', 'analytics', 'billing'],
+  purpose_definitions: {
+    newsletter: { label: 'Newsletter  by\n e-mail', basis: 'consent' },
+    analytics: { label: 'Usage analytics', basis: 'consent' },
+    billing: { label: 'Billing', basis: 'contract' },
+  },
+});
+
+describe('labelDigest', () => {
+  it("reads a published label as the client script reads the label on the page: whitespace collapsed, trimmed", () => {
+    const published = 'Analytics  cookies,\n  to improve the site ';
+    // What the browser attests for a label showing that wording (the `wording` option writes it verbatim).
+    expect(labelDigest(published)).toBe(sha256(labelText(published)));
+    expect(labelDigest(published)).toBe(sha256('Analytics cookies, to improve the site'));
+    // Other words are still drift.
+    expect(labelDigest(published)).not.toBe(sha256(labelText('Analytics cookies')));
+  });
+});
+
+describe('wordingVerdict', () => {
+  it('answers match or drift per purpose, hex in either case, and no verdict for no labels', () => {
+    expect(wordingVerdict(terms, { newsletter: sha256('Newsletter by e-mail').toUpperCase(), analytics: sha256('Analytics') })).toEqual({ newsletter: 'match', analytics: 'drift' });
+    expect(wordingVerdict(terms, { billing: sha256('Billing') })).toEqual({ billing: 'match' });
+    expect(wordingVerdict(terms, undefined)).toBeNull();
+    expect(wordingVerdict(terms, {})).toBeNull();
+  });
+
+  it('refuses every label that cannot be compared by name in one 422, not only the first', () => {
+    expect(() => wordingVerdict(terms, { newsletter: 'abc', lottery: sha256('x'), analytics: 7, billing: sha256('Billing') })).toThrow(
+      expect.objectContaining({ code: 'validation_failed', details: [
+      { field: 'labels.newsletter', reason: 'must be the SHA-256 (hex) of the label text' },
+      { field: 'labels.lottery', reason: 'not a purpose of this flow' },
+      { field: 'labels.analytics', reason: 'must be the SHA-256 (hex) of the label text' },
+      ] }),
+    );
+  });
+});
