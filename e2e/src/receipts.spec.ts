@@ -6,6 +6,7 @@ import jsonld from 'jsonld';
 import { canonicalJson } from '@dcr/domain';
 import { receiptSchemaBytes, validateReceipt, verifySignedReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { ReceiptExporter } from '../../apps/receipts/src/records/receipt-exporter';
@@ -272,6 +273,43 @@ describe('consent receipts', () => {
     const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
     const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
     expect((await receipt('canonical', recordId, us, otherToken)).status).toBe(404);
+  });
+
+  it('waits for the receipt of a record written a moment ago, and answers 503 with Retry-After while the receipts service has not frozen it', async () => {
+    // The receipts table held: a record's receipt cannot be frozen (its insert waits), reads go on.
+    const db = new Client({ connectionString: us.database.url });
+    await db.connect();
+    const holdReceipts = async () => {
+      await db.query('BEGIN');
+      await db.query('LOCK TABLE "receipts"."receipts" IN EXCLUSIVE MODE');
+    };
+    try {
+      await holdReceipts();
+      const soon = await recordOn({}, 'receipt-soon@example.com');
+      const reading = receipt('canonical', soon.recordId);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await db.query('COMMIT');
+      const answer = await reading;
+      expect([answer.status, answer.body.record?.record_id]).toEqual([200, soon.recordId]);
+
+      await holdReceipts();
+      const late = await recordOn({}, 'receipt-late@example.com');
+      const pending = await receipt('canonical', late.recordId);
+      expect(pending.status).toBe(503);
+      expect(pending.headers.get('retry-after')).toBe('1');
+      expect(pending.body).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining(late.recordId) });
+      // Another organisation's token learns nothing of it: the 404 of a receipt that does not exist, at once.
+      const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other waiting', environment: 'sandbox' } });
+      const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const foreign = await receipt('canonical', late.recordId, us, otherToken);
+      expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
+      await db.query('COMMIT');
+      // Nothing was lost: once the receipts service can write, the receipt is there.
+      await eventually(async () => (await receipt('canonical', late.recordId)).status === 200);
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
+    }
   });
 
   it('answers 501 for the receipt kinds that are not built yet', async () => {

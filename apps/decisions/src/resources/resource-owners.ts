@@ -8,11 +8,14 @@ import { DataSource } from 'typeorm';
  * Which application a resource of this country belongs to, by the id (or token) it is addressed
  * with, one indexed lookup each: for a peer country's gateway, which answers a wrong door 421 only
  * for a resource that exists (GATEWAY_RESOURCE_EXISTS). A record is a Record API record or a hosted
- * session's; a capture is found by its token's hash, as the capture keeps it.
+ * session's (a consent record: a Record API record or a consent session's, whose events freeze a
+ * consent receipt); a capture is found by its token's hash, as the capture keeps it.
  */
 const OWNER_SQL: Record<ResourceKind, string> = {
   record: `SELECT "application_id" FROM "decisions"."consent_records" WHERE "record_id" = $1
            UNION ALL SELECT "application_id" FROM "decisions"."decision_sessions" WHERE "record_id" = $1 LIMIT 1`,
+  consent_record: `SELECT "application_id" FROM "decisions"."consent_records" WHERE "record_id" = $1
+           UNION ALL SELECT "application_id" FROM "decisions"."decision_sessions" WHERE "record_id" = $1 AND "kind" = 'consent' LIMIT 1`,
   capture: `SELECT "application_id" FROM "decisions"."captures" WHERE "token_hash" = $1`,
   form_connection: `SELECT "application_id" FROM "decisions"."form_connections" WHERE "id" = $1`,
   template: `SELECT "application_id" FROM "decisions"."preview_templates" WHERE "id" = $1`,

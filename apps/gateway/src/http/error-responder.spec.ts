@@ -17,4 +17,9 @@ describe('errorAnswer', () => {
     expect(retryAfter(new DomainError('rate_limited', 'Slow down', undefined, { retry_after: 3600 }), true)).toBeUndefined();
     expect(retryAfter(new DomainError('not_found', 'Nothing here'))).toBeUndefined();
   });
+
+  it('gives a 503 the Retry-After its error names (a receipt on its way), and none to a 503 that names no time', () => {
+    expect(retryAfter(new DomainError('service_unavailable', 'The receipt is not frozen yet', undefined, { retry_after: 1 }))).toBe('1');
+    expect(retryAfter(new DomainError('service_unavailable', 'No service is listening on us.receipts.export'))).toBeUndefined();
+  });
 });

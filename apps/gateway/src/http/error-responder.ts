@@ -106,7 +106,8 @@ const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
 /**
  * The contract's answer to anything thrown while answering a request: its status, code, body and the
  * headers it adds (its content type, and on a 429 that has none yet `Retry-After`: the error's own
- * `retry_after` seconds when it says how long, else 1; hence
+ * `retry_after` seconds when it says how long, else 1; a 503 only when its error names
+ * `retry_after`, a wait known to end (a receipt on its way); hence
  * `hasHeader`). One mapping for the Fastify path (sendError) and the direct lane. An unexpected
  * error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only its type,
  * code, message and stack: a database error also carries the query's parameters and PostgreSQL's
@@ -122,12 +123,13 @@ export function errorAnswer(
   const status = httpStatusOf(domainError.code);
   if (status >= 500) logger.error({ err: loggableError(error), request_id: requestId }, 'request failed');
   const headers: Array<[string, string]> = [];
-  if (domainError.code === 'rate_limited' && !hasHeader('retry-after')) headers.push(['retry-after', retryAfterOf(domainError)]);
+  const namesRetry = domainError.code === 'rate_limited' || (domainError.code === 'service_unavailable' && domainError.extra?.retry_after !== undefined);
+  if (namesRetry && !hasHeader('retry-after')) headers.push(['retry-after', retryAfterOf(domainError)]);
   headers.push(['content-type', ERROR_CONTENT_TYPE]);
   return { status, code: domainError.code, body: errorBody(domainError, requestId), headers };
 }
 
-/** A 429's `Retry-After`: the seconds the error names (`extra.retry_after`), else 1. */
+/** A 429's (or a 503's) `Retry-After`: the seconds the error names (`extra.retry_after`), else 1. */
 export function retryAfterOf(error: { extra?: Record<string, unknown> }): string {
   const seconds = error.extra?.retry_after;
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 1 ? String(Math.ceil(seconds)) : '1';

@@ -1,24 +1,28 @@
 import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { GatewayEnvironment } from '@dcr/config';
 import {
+  DECISIONS_RESOURCE_OWNER,
   RECEIPT_FLAVORS,
   RECEIPTS_EXPORT,
   RECEIPTS_KEYS,
   ReceiptExportReply,
   ReceiptFlavor,
   ReceiptKeysReply,
+  ResourceOwnerReply,
+  ResourceOwnerRequest,
 } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, notFound } from '@dcr/domain';
 import { RECEIPT_SCHEMA_PATH, receiptSchemaBytes } from '@dcr/receipts';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { setTimeout as delay } from 'node:timers/promises';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, PublicRoute } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
-import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry } from '../openapi/openapi.decorators';
+import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { audienceOf, HomeCountry } from '../residency/home-country';
 
 /**
@@ -48,6 +52,12 @@ export class ConsentReceiptsController {
   @ApiProduces('application/json', 'application/ld+json')
   @ApiOkResponse({ description: 'The receipt in the flavor asked for' })
   @ApiWrongCountry('The record')
+  @ApiResponse({
+    status: 503,
+    description:
+      "The record is written but its receipt is not frozen yet (it is frozen from the record's event a moment after the 201; the read waits about 2.5 s for it first): `service_unavailable` with Retry-After",
+    schema: { $ref: getSchemaPath(ErrorBodyDto) },
+  })
   async get(
     @CurrentPrincipal() principal: Principal,
     @Param('record_id') recordId: string,
@@ -61,15 +71,53 @@ export class ConsentReceiptsController {
     const home = countryOfRecordId(recordId);
     if (!home) throw notFound('Receipt');
     await this.homeCountry.requireHere(home, 'record', recordId, 'Receipt', audienceOf(principal));
-    const exported = await firstValueFrom(this.clients.own.send<ReceiptExportReply>(RECEIPTS_EXPORT, { record_id: recordId, flavor: chosen }));
+    const exported = (await this.exported(recordId, chosen)) ?? (await this.frozenSoon(principal, recordId, chosen));
+    this.requireVisible(principal, exported.application_id);
+    void reply.status(200).type(`${exported.content_type}; charset=utf-8`).header('cache-control', 'private, no-store').send(exported.body);
+  }
+
+  /** The receipt, or null while there is none (never frozen, or not yet). */
+  private async exported(recordId: string, flavor: ReceiptFlavor): Promise<ReceiptExportReply | null> {
     try {
-      requireApplicationAccess(principal, this.index.application(exported.application_id));
+      return await firstValueFrom(this.clients.own.send<ReceiptExportReply>(RECEIPTS_EXPORT, { record_id: recordId, flavor }));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * A receipt is frozen by the receipts service from the record's event, a moment after the record
+   * is written (the outbox relay carries it), so a caller that reads it straight after the 201 can
+   * come before it. For a consent record of this country that the caller may see, the receipt is
+   * waited for (RECEIPT_WAITS: about 2.5 s in all); still missing then (the receipts service behind
+   * or down), it is a 503 with `Retry-After`. Anything else, or another organisation's record, is
+   * the 404 of a receipt that does not exist, at once.
+   */
+  private async frozenSoon(principal: Principal, recordId: string, flavor: ReceiptFlavor): Promise<ReceiptExportReply> {
+    const owner = await firstValueFrom(this.clients.own.send<ResourceOwnerReply, ResourceOwnerRequest>(DECISIONS_RESOURCE_OWNER, { kind: 'consent_record', id: recordId }));
+    if (!owner.application_id) throw notFound('Receipt');
+    this.requireVisible(principal, owner.application_id);
+    for (const waitMs of RECEIPT_WAITS) {
+      await delay(waitMs);
+      const exported = await this.exported(recordId, flavor);
+      if (exported) return exported;
+    }
+    throw new DomainError('service_unavailable', `The receipt of ${recordId} is not frozen yet; the record is kept, try again shortly`, undefined, { retry_after: 1 });
+  }
+
+  /** A receipt of another organisation is answered as one that does not exist. */
+  private requireVisible(principal: Principal, applicationId: string): void {
+    try {
+      requireApplicationAccess(principal, this.index.application(applicationId));
     } catch {
       throw notFound('Receipt');
     }
-    void reply.status(200).type(`${exported.content_type}; charset=utf-8`).header('cache-control', 'private, no-store').send(exported.body);
   }
 }
+
+/** The pauses before each new look for a receipt on its way (ms; 2.55 s in all). */
+const RECEIPT_WAITS = [10, 20, 40, 80, 160, 320, 640, 1280];
 
 /**
  * Authorization receipts (agent grants) and disclosure receipts arrive with the OIDC/agent work;

@@ -6,9 +6,11 @@ import { APPLICATION_ID } from '../patterns';
  * Whether a resource exists in its home country, so that a country that is asked for another
  * country's resource answers 421 `wrong_country` only for one that exists (and that the caller may
  * see), and a plain 404 for anything else, as the contract says. Only the opaque id travels, and the
- * answer is a yes or a no.
+ * answer is a yes or a no. A `consent_record` is a record that has a consent receipt (a Record API,
+ * capture, import or form-builder record, or a consent session's; not an approval's): the gateway
+ * asks for it when the receipt is not frozen yet, to tell a receipt on its way from none.
  */
-export const RESOURCE_KINDS = ['record', 'capture', 'form_connection', 'template', 'import', 'session', 'subject'] as const;
+export const RESOURCE_KINDS = ['record', 'consent_record', 'capture', 'form_connection', 'template', 'import', 'session', 'subject'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /** decisions (own country): which application a resource belongs to, or null. Every kind above is the decisions service's. */
