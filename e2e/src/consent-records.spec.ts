@@ -1920,6 +1920,22 @@ describe('consent records', () => {
       const answer = await http(us.url, method, path, { body: method === 'POST' ? {} : undefined });
       expect([path, answer.status, answer.body.code, answer.body.home_country]).toEqual([path, 401, 'unauthenticated', undefined]);
     }
+    // A token of the right form that opens no inbox (never issued, or signed out) is no token either:
+    // it must not learn that the record exists in DE (it did: 421 for it, 404 for an unknown id).
+    const signedOut = await signedIn('signed-out@example.com');
+    expect((await http(us.url, 'DELETE', '/api/v1/inbox/session', { token: signedOut })).status).toBe(204);
+    const unknownId = `rec_de${'0'.repeat(20)}`;
+    for (const token of [`inb_${'x'.repeat(43)}`, signedOut]) {
+      for (const recordId of [foreignId, unknownId]) {
+        const answer = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: {} });
+        expect([recordId, answer.status, answer.body.code, answer.body.home_country]).toEqual([recordId, 401, 'unauthenticated', undefined]);
+      }
+    }
+    // Signed in, the person is sent to the record's country, as before (its id names it).
+    const person = await signedIn('token-first@example.com');
+    const wrongDoor = await http(us.url, 'POST', `/api/v1/inbox/records/${foreignId}/withdraw`, { token: person, body: {} });
+    expect([wrongDoor.status, wrongDoor.body.home_country]).toEqual([421, 'DE']);
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${unknownId}/withdraw`, { token: person, body: {} })).status).toBe(404);
   });
 
   it('answers the sign-in form with a page when no more codes are sent this hour, with Retry-After, and the code can still be entered', async () => {
