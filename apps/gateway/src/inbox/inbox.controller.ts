@@ -5,7 +5,7 @@ import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
-import { PublicRoute } from '../auth/auth.decorators';
+import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
 import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
@@ -46,7 +46,8 @@ export class InboxController {
   }
 
   @Post('session')
-  @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)' })
+  @AnswerNotKept()
+  @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)', description: 'An `Idempotency-Key` is taken and ignored here: the answer is not kept (a repeat runs again, and a spent code is refused).' })
   open(@Body() body: InboxOpenDto): Promise<InboxOpenReply> {
     return firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, body));
   }
