@@ -1191,12 +1191,18 @@ describe('consent records', () => {
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
   });
 
-  it('gives a sign-in code five attempts in all, also to guesses sent at once', async () => {
-    const email = 'guessed@example.com';
+  /** Asks for a sign-in code for `email` at US and reads it from the development mailbox; `wrongCode` is any other. */
+  const mailedCode = async (email: string) => {
     expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
     const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
     const code = /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
     const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    return { code, wrongCode };
+  };
+
+  it('gives a sign-in code five attempts in all, also to guesses sent at once', async () => {
+    const email = 'guessed@example.com';
+    const { code, wrongCode } = await mailedCode(email);
     // 40 wrong guesses and the right code, all at once: at most five are compared at all.
     const answers = await Promise.all([...Array.from({ length: 40 }, () => wrongCode), code].map((guess) => http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: guess } })));
     const compared = answers.filter((answer) => answer.status === 201 || answer.body.details?.[0]?.reason === 'the code does not match');
@@ -1208,6 +1214,26 @@ describe('consent records', () => {
     if (!answers.some((answer) => answer.status === 201)) {
       expect((await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.details[0].reason).toBe('too many attempts: request a new code');
     }
+  });
+
+  it('keeps no answer of a sign-in under an Idempotency-Key: a spent code opens nothing again, and a wrong one is compared (no 409 oracle)', async () => {
+    const email = 'signed-in-with-a-key@example.com';
+    const { code, wrongCode } = await mailedCode(email);
+    const headers = { 'idempotency-key': 'inbox-sign-in-1' };
+    const opened = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code }, headers });
+    expect(opened.status).toBe(201);
+    // The route carries no credential, so a kept answer would be replayed to anyone sending the key and
+    // the body: the spent code would open the inbox again for a day, and a wrong code would be a 409
+    // that no attempt counts (the code could be guessed against the kept answer).
+    const wrong = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: wrongCode }, headers });
+    expect([wrong.status, wrong.body.code]).toEqual([422, 'validation_failed']);
+    const again = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code }, headers });
+    expect([again.status, again.headers.get('idempotent-replayed'), JSON.stringify(again.body).includes(opened.body.inbox_token)]).toEqual([422, null, false]);
+    // The page's form is the same trade of a code for a token.
+    const form = await fetch(`${us.url}/inbox/session`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams({ email, code }).toString() });
+    expect([form.status, form.headers.get('idempotent-replayed')]).toEqual([422, null]);
+    const kept = await db.query(`SELECT count(*)::int AS n FROM gateway.idempotency_keys WHERE scope IN ('path:/api/v1/inbox/session', 'path:/inbox/session')`);
+    expect(kept.rows[0].n).toBe(0);
   });
 
   it('lists a consent given on the hosted pages on the records page its receipt names, and withdraws it whole', async () => {
@@ -1938,6 +1964,22 @@ describe('consent records', () => {
       const answer = await http(us.url, method, path, { body: method === 'POST' ? {} : undefined });
       expect([path, answer.status, answer.body.code, answer.body.home_country]).toEqual([path, 401, 'unauthenticated', undefined]);
     }
+    // A token of the right form that opens no inbox (never issued, or signed out) is no token either:
+    // it must not learn that the record exists in DE (it did: 421 for it, 404 for an unknown id).
+    const signedOut = await signedIn('signed-out@example.com');
+    expect((await http(us.url, 'DELETE', '/api/v1/inbox/session', { token: signedOut })).status).toBe(204);
+    const unknownId = `rec_de${'0'.repeat(20)}`;
+    for (const token of [`inb_${'x'.repeat(43)}`, signedOut]) {
+      for (const recordId of [foreignId, unknownId]) {
+        const answer = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: {} });
+        expect([recordId, answer.status, answer.body.code, answer.body.home_country]).toEqual([recordId, 401, 'unauthenticated', undefined]);
+      }
+    }
+    // Signed in, the person is sent to the record's country, as before (its id names it).
+    const person = await signedIn('token-first@example.com');
+    const wrongDoor = await http(us.url, 'POST', `/api/v1/inbox/records/${foreignId}/withdraw`, { token: person, body: {} });
+    expect([wrongDoor.status, wrongDoor.body.home_country]).toEqual([421, 'DE']);
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${unknownId}/withdraw`, { token: person, body: {} })).status).toBe(404);
   });
 
   it('answers the sign-in form with a page when no more codes are sent this hour, with Retry-After, and the code can still be entered', async () => {

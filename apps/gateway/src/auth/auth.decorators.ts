@@ -5,6 +5,7 @@ import { CredentialKind, Principal } from './principal';
 export const PUBLIC_ROUTE = 'dcr:public';
 export const ACCEPTED_CREDENTIALS = 'dcr:accepted-credentials';
 export const REQUIRED_SCOPES = 'dcr:required-scopes';
+export const ANSWER_NOT_KEPT = 'dcr:answer-not-kept';
 
 /** No credential needed (health, discovery documents). */
 export const PublicRoute = () => SetMetadata(PUBLIC_ROUTE, true);
@@ -15,6 +16,14 @@ export const PublicRoute = () => SetMetadata(PUBLIC_ROUTE, true);
  * route names it (session and capture creation).
  */
 export const AcceptCredentials = (...kinds: CredentialKind[]) => SetMetadata(ACCEPTED_CREDENTIALS, kinds);
+
+/**
+ * A POST whose answer is never kept under an Idempotency-Key (the key is taken and ignored; a repeat
+ * runs again): a route without a credential that trades a one-time code for a new token. Kept, its
+ * answer would be replayed to anyone sending the key and the body (the code spent, for a day), and
+ * a wrong code would be a 409 that counts no attempt.
+ */
+export const AnswerNotKept = () => SetMetadata(ANSWER_NOT_KEPT, true);
 
 /** API-token scopes a route needs. */
 export const RequireScopes = (...scopes: string[]) => SetMetadata(REQUIRED_SCOPES, scopes);

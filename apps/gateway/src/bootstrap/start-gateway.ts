@@ -156,7 +156,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // a caller who is refused), and whether it is answered directly (@DirectRoute(): by Fastify without
   // Nest's pipeline, and a plain GET of its path by the direct lane, before Fastify). It also
   // raises the body limit of the import route only, keeps the raw body of the form builder's signed
-  // webhook (and only there), and gives POST routes the idempotency hooks.
+  // webhook (and only there), and gives POST routes the idempotency hooks (unless @AnswerNotKept()).
   fastify.addHook('onRoute', (route) => {
     const methods = routeMethods(route);
     const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
@@ -182,7 +182,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     if (route.url === '/api/v1/consent_records/imports' && methods.includes('POST')) route.bodyLimit = IMPORT_BODY_LIMIT_BYTES;
     configureFormHookRoute(route);
     addRouteHook(route, 'onResponse', answerRecorder(route.url));
-    if (methods.includes('POST')) {
+    if (methods.includes('POST') && policy.keepsAnswers) {
       addRouteHook(route, 'preHandler', claimIdempotencyKey);
       addRouteHook(route, 'onSend', keepIdempotentAnswer);
     }

@@ -16,7 +16,7 @@ import {
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
-import { PublicRoute } from '../auth/auth.decorators';
+import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { InboxQueryDto } from '../inbox/inbox.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
@@ -242,6 +242,7 @@ export class InboxPagesController {
   }
 
   @Post('session')
+  @AnswerNotKept()
   async open(@Body() body: unknown, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const refused = this.refusedFromAnotherSite(request, reply, locale, body);
     if (refused) return refused;

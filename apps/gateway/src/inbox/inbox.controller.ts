@@ -5,7 +5,7 @@ import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
-import { PublicRoute } from '../auth/auth.decorators';
+import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
 import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
@@ -46,7 +46,8 @@ export class InboxController {
   }
 
   @Post('session')
-  @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)' })
+  @AnswerNotKept()
+  @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)', description: 'An `Idempotency-Key` is taken and ignored here: the answer is not kept (a repeat runs again, and a spent code is refused).' })
   open(@Body() body: InboxOpenDto): Promise<InboxOpenReply> {
     return firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, body));
   }
@@ -115,11 +116,21 @@ export class InboxController {
     // The inbox token first: without it nothing about the record is told (not even where it is kept).
     const token = inboxBearer(authorization);
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
-    // A record of another country is withdrawn there (its id names it): 421 with that country only.
+    const withdraw = () =>
+      firstValueFrom(this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, purpose: body.purpose, channel: body.channel }));
     const home = countryOfRecordId(recordId);
-    if (home) await this.homeCountry.requireHere(home, 'record', recordId, 'Record');
-    return firstValueFrom(
-      this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, purpose: body.purpose, channel: body.channel }),
-    );
+    if (!home || home === this.context.env.COUNTRY) return withdraw();
+    // A record of another country is withdrawn there (its id names it): 421 with that country only.
+    // The token is checked here first, as for a record of this country: this country has no such
+    // record, so a signed-in person is answered 404 and anyone else 401, and only then is the
+    // person sent on. A token that opens no inbox (never issued, signed out) learns nothing of the
+    // record, not even that it exists elsewhere.
+    try {
+      return await withdraw();
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'not_found')) throw error;
+      await this.homeCountry.requireHere(home, 'record', recordId, 'Record');
+      throw error;
+    }
   }
 }
