@@ -312,6 +312,24 @@ describe('consent receipts', () => {
     }
   });
 
+  it('reads a receipt only with an API token that may read records or decisions (records:read or decisions:read), as the OpenAPI document says', async () => {
+    const tokenWith = async (scopes: string[]) =>
+      (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: { scopes } })).body.token as string;
+    for (const scopes of [['webhooks:write'], ['applications:read'], ['records:write']]) {
+      const refused = await receipt('canonical', recordId, us, await tokenWith(scopes));
+      expect([scopes, refused.status, refused.body.code]).toEqual([scopes, 403, 'forbidden']);
+      expect(refused.body.message).toContain('records:read');
+      expect(refused.body.message).toContain('decisions:read');
+    }
+    for (const scopes of [['records:read'], ['decisions:read']]) {
+      expect([scopes, (await receipt('signed', recordId, us, await tokenWith(scopes))).status]).toEqual([scopes, 200]);
+    }
+    const operation = (await http(us.url, 'GET', '/.well-known/openapi')).body.paths['/api/v1/consent_receipts/{record_id}'].get;
+    expect(operation.security).toEqual([{ bearer: ['records:read'] }, { bearer: ['decisions:read'] }]);
+    expect(operation['x-required-scopes-any']).toEqual(['records:read', 'decisions:read']);
+    expect(operation.description).toContain('one of `records:read`, `decisions:read`');
+  });
+
   it('answers 501 for the receipt kinds that are not built yet', async () => {
     const authorization = await api('GET', '/api/v1/authorization_receipts/agr_0123');
     expect(authorization.status).toBe(501);

@@ -6,7 +6,7 @@ import { DomainError } from '@dcr/domain';
 import type { FastifyRequest } from 'fastify';
 import pino from 'pino';
 import request from 'supertest';
-import { AcceptCredentials, AnswerNotKept, PublicRoute, RequireScopes } from '../src/auth/auth.decorators';
+import { AcceptCredentials, AnswerNotKept, PublicRoute, RequireAnyScope, RequireScopes } from '../src/auth/auth.decorators';
 import { RoutePolicies, RoutePolicy } from '../src/auth/route-policies';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
 import { ControllerMethod, ControllerMethods } from '../src/http/controller-methods';
@@ -34,6 +34,12 @@ class ProbeController {
   @AcceptCredentials('api_token')
   @RequireScopes('decisions:write')
   scoped(@Req() req: PolicyRequest) {
+    return req.policy;
+  }
+
+  @Get('either')
+  @RequireAnyScope('records:read', 'decisions:read')
+  either(@Req() req: PolicyRequest) {
     return req.policy;
   }
 
@@ -130,14 +136,15 @@ describe('route wiring from controller metadata', () => {
   });
 
   it("reads the policy from the method first, then the controller, with API tokens alone by default", async () => {
-    expect((await request(app.getHttpServer()).get('/probe/default')).body).toEqual({ public: false, accepted: ['admin', 'api_token'], scopes: [], keepsAnswers: true });
-    expect((await request(app.getHttpServer()).get('/probe/scoped')).body).toEqual({ public: false, accepted: ['api_token'], scopes: ['decisions:write'], keepsAnswers: true });
+    expect((await request(app.getHttpServer()).get('/probe/default')).body).toEqual({ public: false, accepted: ['admin', 'api_token'], scopes: [], anyScope: [], keepsAnswers: true });
+    expect((await request(app.getHttpServer()).get('/probe/scoped')).body).toEqual({ public: false, accepted: ['api_token'], scopes: ['decisions:write'], anyScope: [], keepsAnswers: true });
+    expect((await request(app.getHttpServer()).get('/probe/either')).body).toEqual({ public: false, accepted: ['admin', 'api_token'], scopes: [], anyScope: ['records:read', 'decisions:read'], keepsAnswers: true });
     // A route that trades a one-time code for a token keeps no answer under an Idempotency-Key.
-    expect((await request(app.getHttpServer()).get('/probe/not-kept')).body).toEqual({ public: false, accepted: ['admin', 'api_token'], scopes: [], keepsAnswers: false });
+    expect((await request(app.getHttpServer()).get('/probe/not-kept')).body).toEqual({ public: false, accepted: ['admin', 'api_token'], scopes: [], anyScope: [], keepsAnswers: false });
     expect((await request(app.getHttpServer()).get('/probe/open')).body).toEqual({ policy: null });
     const policies = app.get(RoutePolicies);
     const bare = { controller: class Bare {}, method: function bare() {}, methodName: 'bare', instance: undefined };
-    expect(policies.of(bare)).toEqual({ public: false, accepted: ['api_token'], scopes: [], keepsAnswers: true });
+    expect(policies.of(bare)).toEqual({ public: false, accepted: ['api_token'], scopes: [], anyScope: [], keepsAnswers: true });
   });
 
   it('answers a @DirectRoute() from the controller instance, with its @Header() values, after the route hooks', async () => {

@@ -5,6 +5,7 @@ import { CredentialKind, Principal } from './principal';
 export const PUBLIC_ROUTE = 'dcr:public';
 export const ACCEPTED_CREDENTIALS = 'dcr:accepted-credentials';
 export const REQUIRED_SCOPES = 'dcr:required-scopes';
+export const REQUIRED_ANY_SCOPE = 'dcr:required-any-scope';
 export const ANSWER_NOT_KEPT = 'dcr:answer-not-kept';
 
 /** No credential needed (health, discovery documents). */
@@ -25,8 +26,15 @@ export const AcceptCredentials = (...kinds: CredentialKind[]) => SetMetadata(ACC
  */
 export const AnswerNotKept = () => SetMetadata(ANSWER_NOT_KEPT, true);
 
-/** API-token scopes a route needs. */
+/** API-token scopes a route needs (every one of them). */
 export const RequireScopes = (...scopes: string[]) => SetMetadata(REQUIRED_SCOPES, scopes);
+
+/**
+ * API-token scopes of which a route needs one: a read that serves two kinds of client (a receipt,
+ * read by an integrator of the Record API with `records:read` and by one of the hosted pages with
+ * `decisions:read`).
+ */
+export const RequireAnyScope = (...scopes: string[]) => SetMetadata(REQUIRED_ANY_SCOPE, scopes);
 
 export interface AuthenticatedRequest extends FastifyRequest {
   principal?: Principal;

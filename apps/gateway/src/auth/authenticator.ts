@@ -79,7 +79,7 @@ export class Authenticator {
 
   /** Sets `request.principal`, or throws; a promise only on the render-proof path (a signature check). */
   private admit(request: AdmittedRequest, reply: HeaderSink, policy: RoutePolicy): Promise<void> | undefined {
-    const { accepted, scopes } = policy;
+    const { accepted, scopes, anyScope } = policy;
     // The consent field's frame has no credential but the render proof of its page (where a route takes it).
     const renderProof = accepted.includes('render_proof') ? this.renderProofOnly(request) : undefined;
     if (renderProof !== undefined) {
@@ -101,6 +101,9 @@ export class Authenticator {
     if (principal.kind === 'api_token') {
       const missing = scopes.filter((scope) => !principal.scopes.includes(scope));
       if (missing.length > 0) throw new DomainError('forbidden', `This API token lacks the scope ${missing.join(', ')}`);
+      if (anyScope.length > 0 && !anyScope.some((scope) => principal.scopes.includes(scope))) {
+        throw new DomainError('forbidden', `This API token lacks a scope this route needs: one of ${anyScope.join(', ')}`);
+      }
     }
     if (principal.kind !== 'admin') this.rateLimits.enforce(principal.application.id, reply);
     request.principal = principal;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ControllerMethod } from '../http/controller-methods';
-import { ACCEPTED_CREDENTIALS, ANSWER_NOT_KEPT, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
+import { ACCEPTED_CREDENTIALS, ANSWER_NOT_KEPT, PUBLIC_ROUTE, REQUIRED_ANY_SCOPE, REQUIRED_SCOPES } from './auth.decorators';
 import { CredentialKind } from './principal';
 
 /** What a route asks of its caller, from its decorators (method first, then controller). */
@@ -9,6 +9,8 @@ export interface RoutePolicy {
   public: boolean;
   accepted: CredentialKind[];
   scopes: string[];
+  /** Scopes of which an API token needs one besides `scopes` (RequireAnyScope); empty: none. */
+  anyScope: string[];
   /** Whether a POST's answer may be kept and replayed under an Idempotency-Key (AnswerNotKept: no). */
   keepsAnswers: boolean;
 }
@@ -24,6 +26,7 @@ export class RoutePolicies {
       public: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
       accepted: this.reflector.getAllAndOverride<CredentialKind[]>(ACCEPTED_CREDENTIALS, targets) ?? ['api_token'],
       scopes: this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [],
+      anyScope: this.reflector.getAllAndOverride<string[]>(REQUIRED_ANY_SCOPE, targets) ?? [],
       keepsAnswers: !(this.reflector.getAllAndOverride<boolean>(ANSWER_NOT_KEPT, targets) ?? false),
     };
   }

@@ -161,7 +161,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     const methods = routeMethods(route);
     const resolved = controllerMethods.resolve(route.handler.name, `${methods.join(',')} ${route.url}`);
     const policy = policies.of(resolved);
-    openApi.noteScopes(methods, route.url, policy.scopes);
+    openApi.noteScopes(methods, route.url, policy.scopes, policy.anyScope);
     const authenticate = authenticator.hookFor(policy);
     if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
     const direct = directHandlerFor(resolved, route.url);

@@ -34,7 +34,7 @@ export const INBOX_TOKEN_SCHEME = 'inbox_token';
 export class OpenApiDocument {
   private document?: OpenAPIObject;
   /** Each route's required API token scopes, by `METHOD /openapi/{path}` (noted as routes register). */
-  private readonly scopes = new Map<string, string[]>();
+  private readonly scopes = new Map<string, { all: string[]; any: string[] }>();
 
   constructor(@Inject(SERVICE_CONTEXT) private readonly context: ServiceContext) {}
 
@@ -82,27 +82,44 @@ export class OpenApiDocument {
     }
   }
 
-  /** Notes a route's required scopes (`path` as Fastify writes it, `:param`), for the document built after the routes. */
-  noteScopes(methods: string[], path: string, scopes: string[]): void {
-    if (scopes.length === 0) return;
+  /**
+   * Notes a route's required scopes, every one of `scopes` and one of `anyScope` (`path` as Fastify
+   * writes it, `:param`), for the document built after the routes.
+   */
+  noteScopes(methods: string[], path: string, scopes: string[], anyScope: string[] = []): void {
+    if (scopes.length === 0 && anyScope.length === 0) return;
     const openApiPath = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    for (const method of methods) this.scopes.set(`${method.toUpperCase()} ${openApiPath}`, scopes);
+    for (const method of methods) this.scopes.set(`${method.toUpperCase()} ${openApiPath}`, { all: scopes, any: anyScope });
   }
 
   /**
    * Every operation an API token may call names the scopes it needs: as the roles of its `bearer`
    * security requirement (OpenAPI 3.1 allows them for any scheme), as `x-required-scopes`, and in
-   * words in its description. A token without one of them is answered 403 naming it.
+   * words in its description. A token without one of them is answered 403 naming it. Scopes of which
+   * one is enough are alternative requirements (one `bearer` requirement each, OpenAPI's "or") and
+   * `x-required-scopes-any`.
    */
   private addScopes(document: OpenAPIObject): void {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item as Record<string, { security?: Array<Record<string, string[]>>; description?: string } & Record<string, unknown>>)) {
-        const scopes = this.scopes.get(`${method.toUpperCase()} ${path}`);
-        if (!scopes || typeof operation !== 'object' || !operation) continue;
-        operation.security = (operation.security ?? [{ bearer: [] }]).map((requirement) => ('bearer' in requirement ? { ...requirement, bearer: scopes } : requirement));
-        operation['x-required-scopes'] = scopes;
-        const needs = `API token scope${scopes.length > 1 ? 's' : ''}: ${scopes.map((scope) => `\`${scope}\``).join(', ')}.`;
-        operation.description = operation.description ? `${operation.description}\n\n${needs}` : needs;
+        const noted = this.scopes.get(`${method.toUpperCase()} ${path}`);
+        if (!noted || typeof operation !== 'object' || !operation) continue;
+        const { all, any } = noted;
+        const alternatives = any.length > 0 ? any.map((scope) => [...all, scope]) : [all];
+        operation.security = (operation.security ?? [{ bearer: [] }]).flatMap((requirement) =>
+          'bearer' in requirement ? alternatives.map((bearer) => ({ ...requirement, bearer })) : [requirement],
+        );
+        const quoted = (scopes: string[]) => scopes.map((scope) => `\`${scope}\``).join(', ');
+        const needs: string[] = [];
+        if (all.length > 0) {
+          operation['x-required-scopes'] = all;
+          needs.push(`API token scope${all.length > 1 ? 's' : ''}: ${quoted(all)}.`);
+        }
+        if (any.length > 0) {
+          operation['x-required-scopes-any'] = any;
+          needs.push(`API token scope${all.length > 0 ? ', and besides those' : ''}: one of ${quoted(any)}.`);
+        }
+        operation.description = [operation.description, ...needs].filter(Boolean).join('\n\n');
       }
     }
   }

@@ -18,7 +18,7 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { setTimeout as delay } from 'node:timers/promises';
 import { firstValueFrom } from 'rxjs';
-import { AcceptCredentials, CurrentPrincipal, PublicRoute } from '../auth/auth.decorators';
+import { AcceptCredentials, CurrentPrincipal, PublicRoute, RequireAnyScope } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
@@ -44,6 +44,7 @@ export class ConsentReceiptsController {
   ) {}
 
   @Get(':record_id')
+  @RequireAnyScope('records:read', 'decisions:read')
   @ApiOperation({
     summary: 'A consent receipt: canonical (RFC 8785 JSON), dpv (JSON-LD, inline context) or signed (detached JWS over the canonical bytes)',
     description: 'Verify a signed receipt offline with `npx dcr-receipt-verify` and /.well-known/jwks.json (or the key history in /.well-known/witness-configuration).',
