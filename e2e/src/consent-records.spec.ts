@@ -1401,6 +1401,12 @@ describe('consent records', () => {
     }
     expect(paged).toEqual(ids);
     expect((await person('GET', '/api/v1/inbox/records?limit=201')).body.details[0].field).toBe('limit');
+    // A parameter the list does not take is refused by name, as every list refuses it: a misspelt
+    // application_id listed every organisation's records as if none had been asked for.
+    for (const [query, field] of [[`applicationid=${applicationId}`, 'applicationid'], [`application_id=${applicationId}&sort=newest`, 'sort'], [`application_id=${applicationId}&application_id=${applicationId}`, 'application_id']]) {
+      const refused = await person('GET', `/api/v1/inbox/records?${query}`);
+      expect([query, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([query, 400, 'invalid_request', [field]]);
+    }
     const target = listed.body.data.find((r: { purposes: Record<string, { status: string }> }) => r.purposes.newsletter?.status === 'granted');
     expect(target).toMatchObject({ application_id: applicationId, title: expect.any(String), purposes: { newsletter: { label: 'Newsletter', status: 'granted' } } });
 
