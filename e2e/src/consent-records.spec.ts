@@ -1839,6 +1839,12 @@ describe('consent records', () => {
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter')).toEqual([409, expect.stringMatching(/^Nothing was withdrawn: this is no longer given/), false]);
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter', 'de')).toEqual([409, expect.stringMatching(/^Nichts wurde widerrufen/), false]);
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=lottery')).toEqual([422, expect.stringMatching(/^Nothing was withdrawn: the withdrawal did not name a purpose/), false]);
+    // A form that names a purpose in a way no form of the page does (twice, or empty) is refused, not
+    // read as the form that withdraws everything (it withdrew every purpose still given).
+    for (const body of ['purpose=analytics&purpose=lottery', 'purpose=', 'purpose=%20%20']) {
+      expect([body, ...(await failed(`/inbox/records/${recordId}/withdraw`, body))]).toEqual([body, 422, expect.stringMatching(/^Nothing was withdrawn: the withdrawal did not name a purpose/), false]);
+    }
+    expect(await page()).toMatch(/data-purpose="analytics" data-status="granted"/);
     expect(await failed(`/inbox/records/rec_us${'0'.repeat(20)}/withdraw`, '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
     expect(await failed('/inbox/records/nonsense/withdraw', '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
     // Made on the page the person opened themselves: their own records.
