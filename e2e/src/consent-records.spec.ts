@@ -421,6 +421,36 @@ describe('consent records', () => {
     }
   });
 
+  it('withdraws nothing from a record whose consent term ran out before the newer decision: no event, nothing appended to its receipt', async () => {
+    // History imported (the flow's term is P1Y): granted in 2022 (lapsed 2023), analytics declined in
+    // 2023 (its grant lapsed 2024), then everything declined in 2025 by the Record API. Each newer
+    // decision met an expired consent: nothing of it was granted any more to withdraw.
+    const email = 'lapsed-history@example.com';
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [
+        { subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: '2022-03-01T10:00:00.000Z' },
+        { subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2023-06-01T10:00:00.000Z' },
+      ],
+    });
+    expect([imported.status, imported.body.summary]).toEqual([201, { recorded: 2, refused: 0 }]);
+    const ids: string[] = imported.body.rows.map((row: { record_id: string }) => row.record_id);
+    const newer = await record({ newsletter: declined, analytics: declined }, { subject: { email }, captured_at: '2025-01-01T10:00:00.000Z' });
+    expect(newer.status).toBe(201);
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1`, [newer.body.consent_record.record_id])).rowCount === 1);
+    const { rows } = await db.query(
+      `SELECT event_type, payload->>'record_id' AS record_id FROM audit_chain.entries WHERE event_type IN ('consent.revoked', 'consent.purpose_revoked') AND payload->>'record_id' = ANY($1)`,
+      [ids],
+    );
+    expect(rows).toEqual([]);
+    for (const id of ids) {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${id}`)).status === 200);
+      const states = (await api('GET', `/api/v1/consent_receipts/${id}`)).body.event.map((event: { event_state: string }) => event.event_state);
+      expect([id, states]).toEqual([id, ['consent given', 'consent expired']]);
+    }
+  });
+
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
     const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const before = await count();
@@ -655,9 +685,10 @@ describe('consent records', () => {
     const current = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' });
     expect(current.status).toBe(201);
     const currentId = current.body.consent_record.record_id;
-    // A backfill of 2024 (the other way round) after it.
+    // A backfill of May 2026 (the other way round) after it, its consent still in its term (a year)
+    // when the current record was decided: that record withdraws from it what it no longer grants.
     const imported = await api('POST', '/api/v1/consent_records/imports', {
-      flow_id: flowId, dry_run: false, records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'granted' } }, captured_at: '2024-05-01T10:00:00Z' }],
+      flow_id: flowId, dry_run: false, records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'granted' } }, captured_at: '2026-05-01T10:00:00Z' }],
     });
     expect(imported.status).toBe(201);
     const historyId = imported.body.rows[0].record_id;
