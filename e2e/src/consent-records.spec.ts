@@ -421,6 +421,36 @@ describe('consent records', () => {
     }
   });
 
+  it('withdraws nothing from a record whose consent term ran out before the newer decision: no event, nothing appended to its receipt', async () => {
+    // History imported (the flow's term is P1Y): granted in 2022 (lapsed 2023), analytics declined in
+    // 2023 (its grant lapsed 2024), then everything declined in 2025 by the Record API. Each newer
+    // decision met an expired consent: nothing of it was granted any more to withdraw.
+    const email = 'lapsed-history@example.com';
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [
+        { subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: '2022-03-01T10:00:00.000Z' },
+        { subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2023-06-01T10:00:00.000Z' },
+      ],
+    });
+    expect([imported.status, imported.body.summary]).toEqual([201, { recorded: 2, refused: 0 }]);
+    const ids: string[] = imported.body.rows.map((row: { record_id: string }) => row.record_id);
+    const newer = await record({ newsletter: declined, analytics: declined }, { subject: { email }, captured_at: '2025-01-01T10:00:00.000Z' });
+    expect(newer.status).toBe(201);
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1`, [newer.body.consent_record.record_id])).rowCount === 1);
+    const { rows } = await db.query(
+      `SELECT event_type, payload->>'record_id' AS record_id FROM audit_chain.entries WHERE event_type IN ('consent.revoked', 'consent.purpose_revoked') AND payload->>'record_id' = ANY($1)`,
+      [ids],
+    );
+    expect(rows).toEqual([]);
+    for (const id of ids) {
+      await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${id}`)).status === 200);
+      const states = (await api('GET', `/api/v1/consent_receipts/${id}`)).body.event.map((event: { event_state: string }) => event.event_state);
+      expect([id, states]).toEqual([id, ['consent given', 'consent expired']]);
+    }
+  });
+
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
     const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const before = await count();
@@ -655,9 +685,10 @@ describe('consent records', () => {
     const current = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' });
     expect(current.status).toBe(201);
     const currentId = current.body.consent_record.record_id;
-    // A backfill of 2024 (the other way round) after it.
+    // A backfill of May 2026 (the other way round) after it, its consent still in its term (a year)
+    // when the current record was decided: that record withdraws from it what it no longer grants.
     const imported = await api('POST', '/api/v1/consent_records/imports', {
-      flow_id: flowId, dry_run: false, records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'granted' } }, captured_at: '2024-05-01T10:00:00Z' }],
+      flow_id: flowId, dry_run: false, records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'granted' } }, captured_at: '2026-05-01T10:00:00Z' }],
     });
     expect(imported.status).toBe(201);
     const historyId = imported.body.rows[0].record_id;
@@ -1305,7 +1336,9 @@ describe('consent records', () => {
       ['analytics', 'receipt_link'],
       ['newsletter', 'receipt_link'],
     ]);
-    expect((await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {})).status).toBe(409);
+    // Withdrawn already: the 409 names what it refuses, as every 4xx does (it named nothing).
+    const again = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
+    expect([again.status, again.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
     // The page offers it whole only while something is given, and not after.
     const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } });
     const text = await page.text();
@@ -1445,6 +1478,12 @@ describe('consent records', () => {
     }
     expect(paged).toEqual(ids);
     expect((await person('GET', '/api/v1/inbox/records?limit=201')).body.details[0].field).toBe('limit');
+    // A parameter the list does not take is refused by name, as every list refuses it: a misspelt
+    // application_id listed every organisation's records as if none had been asked for.
+    for (const [query, field] of [[`applicationid=${applicationId}`, 'applicationid'], [`application_id=${applicationId}&sort=newest`, 'sort'], [`application_id=${applicationId}&application_id=${applicationId}`, 'application_id']]) {
+      const refused = await person('GET', `/api/v1/inbox/records?${query}`);
+      expect([query, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([query, 400, 'invalid_request', [field]]);
+    }
     const target = listed.body.data.find((r: { purposes: Record<string, { status: string }> }) => r.purposes.newsletter?.status === 'granted');
     expect(target).toMatchObject({ application_id: applicationId, title: expect.any(String), purposes: { newsletter: { label: 'Newsletter', status: 'granted' } } });
 
@@ -1467,7 +1506,11 @@ describe('consent records', () => {
     ajv.addSchema({ $id: 'openapi.json', components: document.components });
     const validConfirmation = ajv.compile({ $ref: `openapi.json${operation.responses['200'].content['application/json'].schema.$ref}` });
     expect([validConfirmation(withdrawn.body), validConfirmation.errors]).toEqual([true, null]);
-    expect((await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose: 'newsletter' })).status).toBe(409);
+    // Withdrawn already, or a purpose that takes no consent: a 409 naming the purpose (it named nothing).
+    for (const purpose of ['newsletter', 'billing']) {
+      const refused = await person('POST', `/api/v1/inbox/records/${target.record_id}/withdraw`, { purpose });
+      expect([purpose, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([purpose, 409, 'conflict', ['purpose']]);
+    }
     // A record a newer one of the same flow replaced is listed as such and withdrawn through the newer one.
     const replaced = listed.body.data.find((r: { superseded_by?: string }) => r.superseded_by !== undefined);
     expect(replaced).toBeDefined();
@@ -1877,6 +1920,12 @@ describe('consent records', () => {
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter')).toEqual([409, expect.stringMatching(/^Nothing was withdrawn: this is no longer given/), false]);
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=newsletter', 'de')).toEqual([409, expect.stringMatching(/^Nichts wurde widerrufen/), false]);
     expect(await failed(`/inbox/records/${recordId}/withdraw`, 'purpose=lottery')).toEqual([422, expect.stringMatching(/^Nothing was withdrawn: the withdrawal did not name a purpose/), false]);
+    // A form that names a purpose in a way no form of the page does (twice, or empty) is refused, not
+    // read as the form that withdraws everything (it withdrew every purpose still given).
+    for (const body of ['purpose=analytics&purpose=lottery', 'purpose=', 'purpose=%20%20']) {
+      expect([body, ...(await failed(`/inbox/records/${recordId}/withdraw`, body))]).toEqual([body, 422, expect.stringMatching(/^Nothing was withdrawn: the withdrawal did not name a purpose/), false]);
+    }
+    expect(await page()).toMatch(/data-purpose="analytics" data-status="granted"/);
     expect(await failed(`/inbox/records/rec_us${'0'.repeat(20)}/withdraw`, '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
     expect(await failed('/inbox/records/nonsense/withdraw', '')).toEqual([404, expect.stringMatching(/^Nothing was withdrawn: this record was not found/), false]);
     // Made on the page the person opened themselves: their own records.

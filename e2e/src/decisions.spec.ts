@@ -591,6 +591,8 @@ describe('flows and decisions', () => {
       const other = await post('/api/v1/decisions', { ...body, locale: 'de' }, 'create-1');
       expect(other.status).toBe(409);
       expect(other.body.code).toBe('idempotency_conflict');
+      // It names the header it refuses, as the Record API's body key names idempotency_key (it named nothing).
+      expect(other.body.details?.map((d: { field: string }) => d.field)).toEqual(['Idempotency-Key']);
 
       const invalid = await post('/api/v1/decisions', { kind: 'consent' }, 'create-2');
       const invalidAgain = await post('/api/v1/decisions', { kind: 'consent' }, 'create-2');
@@ -647,6 +649,7 @@ describe('flows and decisions', () => {
       for (const answer of answers.filter((a) => a.status !== 201)) {
         expect(answer.status).toBe(409);
         expect(answer.body.code).toBe('idempotency_conflict');
+        expect(answer.body.details?.map((d: { field: string }) => d.field)).toEqual(['Idempotency-Key']);
       }
     });
 

@@ -269,6 +269,11 @@ describe('consent receipts', () => {
     const badFlavor = await receipt('xml');
     expect(badFlavor.status).toBe(400);
     expect(badFlavor.body.details[0].field).toBe('flavor');
+    // A misspelt or repeated parameter is refused by name, not answered with the canonical receipt.
+    for (const [query, field] of [['flavour=dpv', 'flavour'], ['flavor=dpv&flavor=signed', 'flavor'], ['flavor=signed&format=jws', 'format']]) {
+      const refused = await http(us.url, 'GET', `/api/v1/consent_receipts/${recordId}?${query}`, { token: apiToken });
+      expect([query, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([query, 400, 'invalid_request', [field]]);
+    }
 
     const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
     const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
+import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
+import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
@@ -133,6 +134,48 @@ describe('start commands', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240000);
+
+  it('npm run start:distributed: a start that fails after the services were started stops them too (they were left holding their ports)', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-distributed-failed-'));
+    const serverUrl = new URL(testServerUrl());
+    serverUrl.pathname = `/${uniquePrefix('distfail')}`;
+    // Both endpoints answer ready at once, and refuse the seed: the launcher's start fails right after
+    // it spawned its sixteen services (as when a slow machine makes a country miss its readiness wait).
+    const squatters = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<HttpServer>((resolve) => {
+            const server = createHttpServer((request, response) => response.writeHead(request.url === '/readyz' ? 200 : 503).end('{}'));
+            server.listen(0, '127.0.0.1', () => resolve(server));
+          }),
+      ),
+    );
+    const [usPort, dePort] = squatters.map((server) => String((server.address() as AddressInfo).port));
+    const env = { DCR_DATA_DIR: dataDir, DATABASE_URL: serverUrl.toString(), NATS_URL: testNatsUrl(), SUBJECT_NAMESPACE: uniquePrefix('e2e'), US_PORT: usPort, DE_PORT: dePort };
+    const servicesOf = () =>
+      readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`DCR_DATA_DIR=${dataDir}`);
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    const started = launch('tools/dev/start-distributed.js', env);
+    try {
+      const code = await new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+      expect([code, started.output()]).toEqual([1, expect.stringContaining('503')]);
+      expect(servicesOf()).toEqual([]);
+    } finally {
+      for (const pid of servicesOf()) process.kill(pid, 'SIGKILL');
+      await Promise.all(squatters.map((server) => new Promise((resolve) => server.close(resolve))));
+      await dropDatabase(`${serverUrl.toString()}_us`);
+      await dropDatabase(`${serverUrl.toString()}_de`);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120000);
 
   it('npm run start:distributed: sixteen processes over real NATS, a request crossing services and back', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-distributed-'));

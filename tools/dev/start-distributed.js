@@ -32,6 +32,22 @@ function required(name) {
   return value;
 }
 
+// The service processes started so far: stopped with the launcher, also when its start fails (a
+// country not ready in time, a seed refused), so that no service is left holding its port.
+const children = [];
+let stopping = false;
+
+function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  const deadline = setTimeout(() => process.exit(code), 10000);
+  deadline.unref();
+  Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null))).then(() =>
+    process.exit(code),
+  );
+}
+
 async function main() {
   const databaseUrl = required('DATABASE_URL');
   const natsUrl = required('NATS_URL');
@@ -40,20 +56,7 @@ async function main() {
   const adminToken = newAdminToken();
   const logDir = path.join(DATA_DIR, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const children = [];
   const endpoints = {};
-  let stopping = false;
-
-  const stop = (code) => {
-    if (stopping) return;
-    stopping = true;
-    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-    const deadline = setTimeout(() => process.exit(code), 10000);
-    deadline.unref();
-    Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null))).then(() =>
-      process.exit(code),
-    );
-  };
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
 
@@ -102,5 +105,5 @@ async function main() {
 
 main().catch((error) => {
   process.stderr.write(`${error.stack ?? error}\n`);
-  process.exit(1);
+  stop(1);
 });

@@ -15,7 +15,7 @@ import {
   ReleaseReply,
   ReleaseRequest,
 } from '@dcr/contracts';
-import { ChainLink, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
+import { ChainLink, consentLapsesAt, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
 import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -90,11 +90,27 @@ export interface Latest {
   withdrawals: WithdrawalMark[];
   /** When its decision was made (ms): a row captured before it is history, not a newer decision. */
   capturedAt: number;
+  /** When its consent term runs out (ms): a newer decision after that has nothing of it to withdraw. */
+  lapsesAt?: number;
   /**
    * When it was recorded, to the microsecond (RECORDED_AT_TEXT), for a record written before the
    * batch; absent for one of the batch's own (its rows are recorded in row order).
    */
   recordedAt?: string;
+}
+
+/** The flow version a batch is written against; its consent term says when the batch's own records lapse. */
+export interface BatchFlow {
+  id: string;
+  version: number;
+  /** The version's `consent_duration` (ISO 8601); without one its consents do not lapse. */
+  consentDuration?: unknown;
+}
+
+/** When a consent decided at `capturedAt` under a term of `consentDuration` lapses (ms), or undefined without a term. */
+function lapseOf(capturedAt: Date | string | number, consentDuration: unknown): number | undefined {
+  const at = consentLapsesAt(new Date(capturedAt), consentDuration);
+  return at === undefined ? undefined : Date.parse(at);
 }
 
 /** A record on its way into a batch's insert. */
@@ -231,13 +247,17 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
  */
 const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recorded_exact"`;
 
+/** A record's flow version's consent term, for when its consent lapses (lapseOf). */
+const CONSENT_DURATION = `(SELECT v."terms"->>'consent_duration' FROM "decisions"."flow_versions" v
+    WHERE v."id" = "consent_records"."flow_id" AND v."version" = "consent_records"."flow_version") AS "consent_duration"`;
+
 /**
  * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
  * the later recording (ImportBatch.latest reads the same for many people), with its purposes and
  * withdrawal marks (recordInChain reads what is in force from them, and what a newer record carries).
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+  `SELECT "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -269,10 +289,11 @@ const STATEMENTS = {
       latest_withdrawals: WithdrawalMark[] | null;
       latest_captured: Date | null;
       latest_recorded: string | null;
+      latest_duration: string | null;
     }
   >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded"
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."consent_duration" AS "latest_duration"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
   ),
@@ -311,7 +332,7 @@ const STATEMENTS = {
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<ChainRow>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
@@ -321,7 +342,7 @@ const STATEMENTS = {
   chains: new PreparedStatement<ChainRow>(
     'decisions_records_chains',
     `SELECT c.* FROM unnest($2::text[], $3::timestamptz[]) AS x("subject", "from"), LATERAL (
-       SELECT "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "recorded_at", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+       SELECT "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "recorded_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
         WHERE "subject_id" = x."subject" AND "flow_id" = $1 AND "captured_at" >= COALESCE((
           SELECT max(p."captured_at") FROM "decisions"."consent_records" p WHERE p."subject_id" = x."subject" AND p."flow_id" = $1 AND p."captured_at" <= x."from"), x."from")) c
       ORDER BY c."subject_id", c."captured_at", c."recorded_at", c."record_id"`,
@@ -330,7 +351,15 @@ const STATEMENTS = {
 };
 
 /** A record of a person's chain as the statements read it. */
-type ChainRow = { subject_id: string; record_id: string; purposes: Record<string, RecordedPurpose>; withdrawals: WithdrawalMark[]; captured_at: Date; recorded_exact: string };
+type ChainRow = {
+  subject_id: string;
+  record_id: string;
+  purposes: Record<string, RecordedPurpose>;
+  withdrawals: WithdrawalMark[];
+  captured_at: Date;
+  recorded_exact: string;
+  consent_duration: string | null;
+};
 
 /** A chain row as Latest (and a link of the chain: recordInChain). */
 const latestOf = (row: ChainRow): Latest => ({
@@ -338,6 +367,7 @@ const latestOf = (row: ChainRow): Latest => ({
   purposes: row.purposes,
   withdrawals: row.withdrawals,
   capturedAt: new Date(row.captured_at).getTime(),
+  lapsesAt: lapseOf(row.captured_at, row.consent_duration),
   recordedAt: row.recorded_exact,
 });
 
@@ -724,6 +754,7 @@ export class ImportBatch {
                     purposes: person.latest_purposes!,
                     withdrawals: person.latest_withdrawals!,
                     capturedAt: new Date(person.latest_captured!).getTime(),
+                    lapsesAt: lapseOf(person.latest_captured!, person.latest_duration),
                     recordedAt: person.latest_recorded!,
                   },
             ]),
@@ -800,7 +831,7 @@ export class ImportBatch {
    */
   async record(
     applicationId: string,
-    flow: { id: string; version: number },
+    flow: BatchFlow,
     rows: CheckedRow[],
     known?: KnownPerson[],
     options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> } = {},
@@ -846,7 +877,7 @@ export class ImportBatch {
 
   private async write(
     applicationId: string,
-    flow: { id: string; version: number },
+    flow: BatchFlow,
     rows: CheckedRow[],
     known: KnownPerson[] | undefined,
     options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> },
@@ -1081,7 +1112,7 @@ export class ImportBatch {
    */
   private async recordNewPeople(
     applicationId: string,
-    flow: { id: string; version: number },
+    flow: BatchFlow,
     homed: CheckedRow[],
     people: Map<number, Person | string | SubjectConflict>,
     newPeople: Person[],
@@ -1136,7 +1167,7 @@ export class ImportBatch {
   private async writeAgainstLatestRead(
     on: EntityManager,
     applicationId: string,
-    flow: { id: string; version: number },
+    flow: BatchFlow,
     homed: CheckedRow[],
     people: Map<number, Person | string | SubjectConflict>,
     persons: Person[],
@@ -1205,7 +1236,7 @@ export class ImportBatch {
    */
   private plan(
     applicationId: string,
-    flow: { id: string; version: number },
+    flow: BatchFlow,
     homed: CheckedRow[],
     people: Map<number, Person | string | SubjectConflict>,
     chains: Map<string, Link[]>,
@@ -1225,7 +1256,7 @@ export class ImportBatch {
       const actor = channel.endsWith('_browser') ? { type: 'participant', id: person.id } : { type: 'application' };
       const capturedAt = Date.parse(row.capturedAt);
       const record: NewRecord = { recordId, person: person.id, row, status, supersedes: null, after: null, n: planned.records.length + 1, withdrawals: [] };
-      const link: Link = { recordId, purposes: row.purposes, withdrawals: record.withdrawals, capturedAt, own: record };
+      const link: Link = { recordId, purposes: row.purposes, withdrawals: record.withdrawals, capturedAt, lapsesAt: lapseOf(capturedAt, flow.consentDuration), own: record };
       // Where the decision was made in the person's chain: it supersedes the record made before it;
       // one decided before their newest record (an import of history, a form builder's late
       // delivery) is late, and the record made after it supersedes it at once, as if the two had

@@ -6,7 +6,7 @@ import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
-import { CheckedRow, ImportBatch } from './import-batch';
+import { BatchFlow, CheckedRow, ImportBatch } from './import-batch';
 import { ReceiptMailer } from './receipt-mailer';
 
 /** The fields of an import row and of its subject: any other is one the caller believes was recorded, so it is refused by name. */
@@ -54,7 +54,7 @@ export class ImportConsentRecords {
       // also against what the run's earlier chunks would have written.
       ({ outcomes: recorded, ledger } = passing.length === 0 ? { outcomes: [], ledger: undefined } : await this.batch.preview(request.application_id, passing, request.earlier));
     } else {
-      const batch = await this.recordWhileKeysRace(request.application_id, { id: flow.id, version: flow.version }, passing);
+      const batch = await this.recordWhileKeysRace(request.application_id, { id: flow.id, version: flow.version, consentDuration: terms.consent_duration }, passing);
       recorded = batch.outcomes;
       // Imports mail receipts only when asked, and only for records they made (not for repeats).
       if (request.send_receipts) {
@@ -93,7 +93,7 @@ export class ImportConsentRecords {
    * nothing: the chunk is recorded again, and finds that key used before (its record for the same
    * body, a refusal for another), as the rows sent after that writer would.
    */
-  private async recordWhileKeysRace(applicationId: string, flow: { id: string; version: number }, rows: CheckedRow[]): ReturnType<ImportBatch['record']> {
+  private async recordWhileKeysRace(applicationId: string, flow: BatchFlow, rows: CheckedRow[]): ReturnType<ImportBatch['record']> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.batch.record(applicationId, flow, rows);

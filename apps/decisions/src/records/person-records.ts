@@ -47,6 +47,13 @@ interface SessionRow {
 }
 
 /** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
+/** Withdrawing what is not granted: a 409 naming the purpose asked for, or the record when none was (everything). */
+function notGranted(purpose: string | undefined): DomainError {
+  return purpose !== undefined
+    ? new DomainError('conflict', `${purpose} is not granted on this record`, [{ field: 'purpose', reason: 'not granted on this record (withdrawn, declined, or a purpose that takes no consent)' }])
+    : new DomainError('conflict', 'Nothing on this record is granted any more', [{ field: 'record_id', reason: 'nothing on this record is granted any more' }]);
+}
+
 const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
   JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')}
   WHERE r."record_id" = $1
@@ -126,7 +133,7 @@ export class PersonRecords {
       }
       const withdrawn = request.purpose === undefined ? withdrawable : withdrawable.filter((key) => key === request.purpose);
       if (withdrawn.length === 0) {
-        throw new DomainError('conflict', request.purpose ? `${request.purpose} is not granted on this record` : 'Nothing on this record is granted any more');
+        throw notGranted(request.purpose);
       }
       const at = new Date();
       const channel = request.channel ?? 'own_records';
@@ -180,8 +187,8 @@ export class PersonRecords {
     if (request.purpose !== undefined && !Object.hasOwn(before.purposes, request.purpose)) {
       throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'purpose', reason: 'not a purpose of this record' }]);
     }
-    if (granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted any more');
-    if (request.purpose !== undefined && !granted.includes(request.purpose)) throw new DomainError('conflict', `${request.purpose} is not granted on this record`);
+    if (granted.length === 0) throw notGranted(undefined);
+    if (request.purpose !== undefined && !granted.includes(request.purpose)) throw notGranted(request.purpose);
     if (request.purpose !== undefined && granted.length > 1) {
       throw new DomainError('conflict', 'A consent given on the hosted pages is withdrawn whole; withdraw everything on this record', [
         { field: 'purpose', reason: 'this record is withdrawn whole' },

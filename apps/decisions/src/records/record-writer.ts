@@ -312,7 +312,8 @@ export class RecordWriter {
   /** `options`: what was found of the rows' people and keys (ImportBatch.record looks up what is left out). */
   private async writeTogether(flow: FlowVersion, checked: Checked[], options: WriteOptions): Promise<void> {
     const rows = checked.map((one, index) => ({ ...one.row, index }));
-    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version }, rows, options.known, {
+    const consentDuration = (flow.terms as { consent_duration?: unknown } | undefined)?.consent_duration;
+    const result = await this.batch.record(flow.applicationId, { id: flow.id, version: flow.version, consentDuration }, rows, options.known, {
       claimed: options.claimed,
       whileActive: options.whileActive,
       earlier: options.earlier,

@@ -158,7 +158,11 @@ export class InboxPagesController {
     if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
     // An id no record has (a malformed one included): not theirs, as the service would say.
     if (!RECORD_ID.test(recordId)) return this.recordsPage(reply, request, locale, organisation, link, 404, { error: 'not_found' });
+    // The page's forms send one purpose, or none (everything): a purpose sent twice, or empty, is
+    // no form of the page, and is refused as naming no purpose, never read as "everything".
+    const sent = (body as Record<string, unknown> | undefined)?.purpose;
     const purpose = field(body, 'purpose');
+    if (sent !== undefined && purpose === '') return this.recordsPage(reply, request, locale, organisation, link, 422, { error: 'invalid' });
     try {
       await firstValueFrom(
         this.clients.own.send(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, ...(purpose ? { purpose } : {}), channel: withdrawalChannelOf(link) }),

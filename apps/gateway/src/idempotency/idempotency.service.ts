@@ -105,10 +105,14 @@ export class IdempotencyService {
     const existing = await this.records.findOne({ where: { scope, keyHash } });
     if (!existing) return this.begin(scope, rawKey, method, path, body);
     if (existing.fingerprint !== fingerprint) {
-      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
+      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request', [
+        { field: 'Idempotency-Key', reason: 'already used with a different request' },
+      ]);
     }
     if (existing.state !== 'done' || existing.responseStatus === null) {
-      throw new DomainError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly');
+      throw new DomainError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly', [
+        { field: 'Idempotency-Key', reason: 'a request with it is still being processed' },
+      ]);
     }
     return {
       kind: 'replay',

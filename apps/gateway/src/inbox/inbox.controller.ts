@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -8,7 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
-import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
+import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
@@ -80,19 +80,12 @@ export class InboxController {
       'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw. Consents given on the hosted pages ' +
       '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`.',
   })
-  @ApiQuery({ name: 'application_id', required: false, description: "One organisation's records; every organisation's without it" })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
-  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
   @ApiExtraModels(InboxRecordPurposeDto)
   @ApiWrongCountry("With application_id: the person's records with that organisation (the directory homes them in another country for it)")
   @ApiPage(InboxRecordDto, 'The records, newest first')
-  async records(
-    @Headers('authorization') authorization?: string,
-    @Query('application_id') applicationId?: string,
-    @Query('limit') limit?: string,
-    @Query('cursor') cursor?: string,
-  ): Promise<Page<InboxRecordMessage>> {
+  async records(@Query() query: InboxRecordsQueryDto, @Headers('authorization') authorization?: string): Promise<Page<InboxRecordMessage>> {
     const token = inboxBearer(authorization);
+    const { application_id: applicationId, limit, cursor } = query;
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }

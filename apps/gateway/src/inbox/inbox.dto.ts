@@ -42,6 +42,18 @@ export class InboxQueryDto extends ListQueryDto {
   sort?: 'deadline' | 'newest';
 }
 
+/**
+ * The person's records list: `application_id`, `limit`, `cursor` and nothing else (a misspelt
+ * `applicationid` is refused by name, not ignored into every organisation's records). The
+ * application id's form is checked by the route, which names it.
+ */
+export class InboxRecordsQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({ example: 'tp_dev_0123456789abcdef', description: "One organisation's records; every organisation's without it" })
+  @IsOptional()
+  @IsString({ message: 'application_id must be a tp_ id, given once' })
+  application_id?: string;
+}
+
 export class InboxItemDto {
   @ApiProperty() session_token: string;
   @ApiProperty({ description: 'The decision page: /decisions/<session_token>' }) decision_url: string;

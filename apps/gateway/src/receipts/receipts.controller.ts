@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiPropertyOptional, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
 import { GatewayEnvironment } from '@dcr/config';
 import {
   DECISIONS_RESOURCE_OWNER,
@@ -25,6 +26,14 @@ import { publicBaseUrl } from '../http/public-url';
 import { ApiErrorResponses, ApiNotImplemented, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { audienceOf, HomeCountry } from '../residency/home-country';
 
+/** A receipt's one parameter: any other (a misspelt `flavour`) or a repeated one is a 400 naming it, not the canonical receipt. */
+export class ReceiptQueryDto {
+  @ApiPropertyOptional({ enum: RECEIPT_FLAVORS, default: 'canonical' })
+  @IsOptional()
+  @IsIn(RECEIPT_FLAVORS, { message: `flavor must be one of ${RECEIPT_FLAVORS.join(', ')}` })
+  flavor?: ReceiptFlavor;
+}
+
 /**
  * Consent receipts (ISO/IEC TS 27560, `service-cr/2.13`) of this country's records, in three
  * flavors. A record id names its home country: a record kept elsewhere is answered with
@@ -49,7 +58,6 @@ export class ConsentReceiptsController {
     summary: 'A consent receipt: canonical (RFC 8785 JSON), dpv (JSON-LD, inline context) or signed (detached JWS over the canonical bytes)',
     description: 'Verify a signed receipt offline with `npx dcr-receipt-verify` and /.well-known/jwks.json (or the key history in /.well-known/witness-configuration).',
   })
-  @ApiQuery({ name: 'flavor', required: false, enum: RECEIPT_FLAVORS })
   @ApiProduces('application/json', 'application/ld+json')
   @ApiOkResponse({ description: 'The receipt in the flavor asked for' })
   @ApiWrongCountry('The record')
@@ -62,13 +70,10 @@ export class ConsentReceiptsController {
   async get(
     @CurrentPrincipal() principal: Principal,
     @Param('record_id') recordId: string,
-    @Query('flavor') flavor: string | undefined,
+    @Query() query: ReceiptQueryDto,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const chosen = (flavor ?? 'canonical') as ReceiptFlavor;
-    if (!RECEIPT_FLAVORS.includes(chosen)) {
-      throw new DomainError('invalid_request', `flavor must be one of ${RECEIPT_FLAVORS.join(', ')}`, [{ field: 'flavor', reason: 'unknown flavor' }]);
-    }
+    const chosen = query.flavor ?? 'canonical';
     const home = countryOfRecordId(recordId);
     if (!home) throw notFound('Receipt');
     await this.homeCountry.requireHere(home, 'record', recordId, 'Receipt', audienceOf(principal));

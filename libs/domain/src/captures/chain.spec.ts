@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { RecordedPurpose } from './attestation';
 import { carriedWithdrawals, ChainLink, placeInChain, purposesInForce, recordInChain } from './chain';
 import { consentStatusOf, RecordHistoryEntry, WithdrawalMark } from './status';
-import { withdrawsAllInForce } from './supersession';
+import { outcomesAfterWithdrawal, withdrawsAllInForce } from './supersession';
 
 const granted: RecordedPurpose = { status: 'granted', basis: 'consent' };
 const declined: RecordedPurpose = { status: 'declined', basis: 'consent' };
@@ -91,6 +91,24 @@ describe('recordInChain', () => {
       { at: at(201), channel: 'newer_record', purpose: 'newsletter' },
       { at: at(202), channel: 'newer_record', purpose: 'ads' },
     ]);
+  });
+
+  it('withdraws nothing from a record whose consent term ran out before the newer decision: an expired consent is no longer granted', () => {
+    // R1 10:00 grants both, its term ends at 11:00; R2 12:00 declines newsletter: nothing to withdraw
+    // (it withdrew the lapsed consent, on R1's receipt and as consent.purpose_revoked, claiming ads still granted).
+    const r1: ChainLink = { ...link('r1', 0, { newsletter: granted, ads: granted, fraud: noticed }), lapsesAt: Date.parse(at(60)) };
+    const chain = [r1];
+    expect(recordInChain(chain, link('r2', 120, { newsletter: declined, ads: granted, fraud: noticed }), at(121)).withdrawals).toEqual([]);
+    expect(r1.withdrawals).toEqual([]);
+    // An objection to the legitimate interest it let stand still counts (a term ends consent, not the notice): the lapsed purposes read expired.
+    const r3 = link('r3', 180, { newsletter: declined, ads: declined, fraud: { status: 'objected', basis: 'legitimate_interest' } });
+    const late = recordInChain([{ ...r1, withdrawals: [] }], r3, at(181)).withdrawals;
+    expect(late.map(({ withdrawn, objected, event, before }) => ({ withdrawn, objected, event, outcomes: outcomesAfterWithdrawal(before, withdrawn, objected) }))).toEqual([
+      { withdrawn: [], objected: ['fraud'], event: 'consent.revoked', outcomes: { newsletter: 'expired', ads: 'expired', fraud: 'objected' } },
+    ]);
+    // Decided before the term ended (a late record of history), the newer decision still withdraws.
+    const early = recordInChain([{ ...r1, withdrawals: [] }], link('r4', 30, { newsletter: declined, ads: granted, fraud: noticed }), at(182)).withdrawals;
+    expect(early.map(({ recordId, withdrawn }) => ({ recordId, withdrawn }))).toEqual([{ recordId: 'r1', withdrawn: ['newsletter'] }]);
   });
 
   it('carries a withdrawal the person made on the record it supersedes after its own decision', () => {

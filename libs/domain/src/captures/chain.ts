@@ -30,8 +30,11 @@ import { SupersessionEvent, supersessionOf, withdrawsAllInForce } from './supers
  *   of the whole record).
  */
 
-/** A granted purpose a withdrawal took back reads `declined`, marked `withdrawn` (outcomesAfterWithdrawal reads it so). */
-export type PurposeAfterWithdrawals = RecordedPurpose & { withdrawn?: true };
+/**
+ * A granted purpose a withdrawal took back reads `declined`, marked `withdrawn`; one whose consent
+ * term ran out, `declined` marked `lapsed` (outcomesAfterWithdrawal reads them `withdrawn` and `expired`).
+ */
+export type PurposeAfterWithdrawals = RecordedPurpose & { withdrawn?: true; lapsed?: true };
 
 /**
  * A record's purposes as a newer record of the same person and flow meets them: a granted purpose
@@ -47,6 +50,19 @@ export function purposesInForce(purposes: Record<string, RecordedPurpose>, marks
         ? [key, { ...purpose, status: 'declined', withdrawn: true }]
         : [key, purpose],
     ),
+  );
+}
+
+/**
+ * A record's purposes in force as a decision made at `decidedAt` (ms) meets them: once its consent
+ * term has run out (`lapsesAt`, ms), a purpose it still granted is expired, no longer granted, so a
+ * newer decision has nothing of it to withdraw (the person's own withdrawal refuses it too). What
+ * the term does not end (a noticed legitimate interest, a declined purpose) stays as it is.
+ */
+export function purposesAt(purposes: Record<string, PurposeAfterWithdrawals>, lapsesAt: number | undefined, decidedAt: number): Record<string, PurposeAfterWithdrawals> {
+  if (lapsesAt === undefined || decidedAt < lapsesAt) return purposes;
+  return Object.fromEntries(
+    Object.entries(purposes).map(([key, purpose]): [string, PurposeAfterWithdrawals] => (purpose.status === 'granted' ? [key, { ...purpose, status: 'declined', lapsed: true }] : [key, purpose])),
   );
 }
 
@@ -109,6 +125,8 @@ export interface ChainLink {
   withdrawals: WithdrawalMark[];
   /** When its decision was made (ms). */
   capturedAt: number;
+  /** When its consent term runs out (ms: its decision plus its flow version's consent_duration); none without a term. */
+  lapsesAt?: number;
 }
 
 /** A withdrawal recordInChain makes: on which record, what, and the marks it appends there. */
@@ -147,7 +165,8 @@ export function recordInChain<T extends ChainLink>(
   const { index, predecessor, successor } = placeInChain(chain, link.capturedAt);
   const withdrawals: ChainWithdrawal[] = [];
   const supersede = (older: ChainLink, newer: ChainLink) => {
-    const before = purposesInForce(older.purposes, older.withdrawals);
+    // In force when the newer decision was made: withdrawn since, or expired by then, it is not withdrawn again.
+    const before = purposesAt(purposesInForce(older.purposes, older.withdrawals), older.lapsesAt, newer.capturedAt);
     const change = supersessionOf(before, newer.purposes);
     if (!change.event) return;
     // Whole only when nothing the older record's receipt lists stays in force (a noticed legitimate

@@ -96,6 +96,8 @@ export function withdrawsAllInForce(purposes: Record<string, RecordedPurpose>, w
 export interface PurposeInForce {
   status: string;
   withdrawn?: boolean;
+  /** A granted purpose whose consent term ran out (it reads `expired`). */
+  lapsed?: boolean;
 }
 
 /**
@@ -103,8 +105,8 @@ export interface PurposeInForce {
  * it let stand, objected to by a newer record), as the withdrawal events carry it
  * (`consent.purpose_revoked` and `consent.revoked`: "per-purpose outcome", the same shape as
  * `consent.granted`'s `purposes`): `withdrawn` for the purposes withdrawn now or by an earlier
- * withdrawal, `objected` for those objected to now, every other purpose its status (`granted`,
- * `declined`, `objected`, `noticed`).
+ * withdrawal, `objected` for those objected to now, `expired` for a grant whose term ran out, every
+ * other purpose its status (`granted`, `declined`, `objected`, `noticed`).
  */
 export function outcomesAfterWithdrawal(
   purposes: Record<string, PurposeInForce>,
@@ -114,6 +116,9 @@ export function outcomesAfterWithdrawal(
   const now = new Set(withdrawnNow);
   const objected = new Set(objectedNow);
   return Object.fromEntries(
-    Object.entries(purposes).map(([key, purpose]) => [key, now.has(key) || purpose.withdrawn === true ? 'withdrawn' : objected.has(key) ? 'objected' : purpose.status]),
+    Object.entries(purposes).map(([key, purpose]) => [
+      key,
+      now.has(key) || purpose.withdrawn === true ? 'withdrawn' : objected.has(key) ? 'objected' : purpose.lapsed === true ? 'expired' : purpose.status,
+    ]),
   );
 }
