@@ -247,9 +247,13 @@ function knownPeopleSql(application: number, emails: number, externalIds?: numbe
  */
 const RECORDED_AT_TEXT = `to_char("recorded_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "recorded_exact"`;
 
-/** A record's flow version's consent term, for when its consent lapses (lapseOf). */
-const CONSENT_DURATION = `(SELECT v."terms"->>'consent_duration' FROM "decisions"."flow_versions" v
-    WHERE v."id" = "consent_records"."flow_id" AND v."version" = "consent_records"."flow_version") AS "consent_duration"`;
+/**
+ * The consent terms of a flow's versions ($1, $2), for when their records' consents lapse (lapseOf):
+ * read once per version (ImportBatch.durations), not with every record, where a subselect detoasted
+ * the version's whole terms for each row on the Record API's path.
+ */
+const VERSION_DURATIONS = `SELECT "version", "terms"->>'consent_duration' AS "consent_duration" FROM "decisions"."flow_versions"
+    WHERE "id" = $1 AND "version" = ANY($2::int[])`;
 
 /**
  * A person's ($person) newest record of a flow ($flow): the decision made last (captured_at), then
@@ -257,7 +261,7 @@ const CONSENT_DURATION = `(SELECT v."terms"->>'consent_duration' FROM "decisions
  * withdrawal marks (recordInChain reads what is in force from them, and what a newer record carries).
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
+  `SELECT "record_id", "purposes", "withdrawals", "captured_at", "flow_version", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -289,11 +293,11 @@ const STATEMENTS = {
       latest_withdrawals: WithdrawalMark[] | null;
       latest_captured: Date | null;
       latest_recorded: string | null;
-      latest_duration: string | null;
+      latest_version: number | null;
     }
   >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."consent_duration" AS "latest_duration"
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."flow_version" AS "latest_version"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
   ),
@@ -332,7 +336,7 @@ const STATEMENTS = {
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
   latest: new PreparedStatement<ChainRow>(
     'decisions_records_latest',
-    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "withdrawals", "captured_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
+    `SELECT DISTINCT ON ("subject_id") "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "flow_version", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
       WHERE "subject_id" = ANY($1::text[]) AND "flow_id" = $2 ORDER BY "subject_id", "captured_at" DESC, "recorded_at" DESC, "record_id" DESC`,
     { reusePlan: false },
   ),
@@ -342,7 +346,7 @@ const STATEMENTS = {
   chains: new PreparedStatement<ChainRow>(
     'decisions_records_chains',
     `SELECT c.* FROM unnest($2::text[], $3::timestamptz[]) AS x("subject", "from"), LATERAL (
-       SELECT "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "recorded_at", ${RECORDED_AT_TEXT}, ${CONSENT_DURATION} FROM "decisions"."consent_records"
+       SELECT "subject_id", "record_id", "purposes", "withdrawals", "captured_at", "recorded_at", "flow_version", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
         WHERE "subject_id" = x."subject" AND "flow_id" = $1 AND "captured_at" >= COALESCE((
           SELECT max(p."captured_at") FROM "decisions"."consent_records" p WHERE p."subject_id" = x."subject" AND p."flow_id" = $1 AND p."captured_at" <= x."from"), x."from")) c
       ORDER BY c."subject_id", c."captured_at", c."recorded_at", c."record_id"`,
@@ -358,16 +362,16 @@ type ChainRow = {
   withdrawals: WithdrawalMark[];
   captured_at: Date;
   recorded_exact: string;
-  consent_duration: string | null;
+  flow_version: number;
 };
 
-/** A chain row as Latest (and a link of the chain: recordInChain). */
-const latestOf = (row: ChainRow): Latest => ({
+/** A chain row as Latest (and a link of the chain: recordInChain), with its version's consent term (`durations`). */
+const latestOf = (row: ChainRow, durations: Map<number, string | null>): Latest => ({
   recordId: row.record_id,
   purposes: row.purposes,
   withdrawals: row.withdrawals,
   capturedAt: new Date(row.captured_at).getTime(),
-  lapsesAt: lapseOf(row.captured_at, row.consent_duration),
+  lapsesAt: lapseOf(row.captured_at, durations.get(row.flow_version)),
   recordedAt: row.recorded_exact,
 });
 
@@ -673,6 +677,8 @@ export class ImportBatch {
   /** The inserts, each plain and guarded by the flow version (`whileActive`). */
   private readonly recordsWithEvents = new Map<string, PreparedStatement>();
   private readonly newPeopleWithRecords = new Map<string, PreparedStatement>();
+  /** Each flow version's consent term read so far, by `<flow>@<version>` (durations). */
+  private readonly versionDurations = new Map<string, string | null>();
 
   private readonly logger = new Logger(ImportBatch.name);
 
@@ -742,6 +748,7 @@ export class ImportBatch {
       const lookUp = async (addresses: string[]): Promise<{ known: KnownPerson[]; latest?: Map<string, Latest | null> }> => {
         if (flowId === undefined) return { known: addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, addresses]) };
         const found = addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmailWithLatest.rows(this.dataSource, [applicationId, addresses, flowId]);
+        const durations = await this.durations(flowId, found.flatMap((person) => (person.latest_version === null ? [] : [person.latest_version])));
         return {
           known: found.map(({ id, email, external_id }) => ({ id, email, external_id })),
           latest: new Map(
@@ -754,7 +761,7 @@ export class ImportBatch {
                     purposes: person.latest_purposes!,
                     withdrawals: person.latest_withdrawals!,
                     capturedAt: new Date(person.latest_captured!).getTime(),
-                    lapsesAt: lapseOf(person.latest_captured!, person.latest_duration),
+                    lapsesAt: lapseOf(person.latest_captured!, durations.get(person.latest_version!)),
                     recordedAt: person.latest_recorded!,
                   },
             ]),
@@ -1224,7 +1231,8 @@ export class ImportBatch {
     if (from.size === 0) return chains;
     for (const id of from.keys()) chains.set(id, []);
     const rows = await STATEMENTS.chains.rows(on, [flowId, [...from.keys()], [...from.values()]]);
-    for (const row of rows) chains.get(row.subject_id)!.push(linkOf(latestOf(row)));
+    const durations = await this.durations(flowId, rows.map((row) => row.flow_version), on);
+    for (const row of rows) chains.get(row.subject_id)!.push(linkOf(latestOf(row, durations)));
     return chains;
   }
 
@@ -1456,6 +1464,29 @@ export class ImportBatch {
   private async latest(manager: EntityManager, subjectIds: string[], flowId: string): Promise<Map<string, Latest>> {
     if (subjectIds.length === 0) return new Map();
     const rows = await STATEMENTS.latest.rows(manager, [subjectIds, flowId]);
-    return new Map(rows.map((row) => [row.subject_id, latestOf(row)]));
+    const durations = await this.durations(flowId, rows.map((row) => row.flow_version), manager);
+    return new Map(rows.map((row) => [row.subject_id, latestOf(row, durations)]));
+  }
+
+  /**
+   * The consent term (`consent_duration`) of each of `versions` of a flow, read once per version and
+   * kept: records are written only against active versions, and an active version's terms never
+   * change (a draft's do, but no record names a draft).
+   */
+  private async durations(flowId: string, versions: number[], on: EntityManager | DataSource = this.dataSource): Promise<Map<number, string | null>> {
+    const found = new Map<number, string | null>();
+    const missing: number[] = [];
+    for (const version of new Set(versions)) {
+      const key = `${flowId}@${version}`;
+      if (this.versionDurations.has(key)) found.set(version, this.versionDurations.get(key)!);
+      else missing.push(version);
+    }
+    if (missing.length === 0) return found;
+    const rows: Array<{ version: number; consent_duration: string | null }> = await on.query(VERSION_DURATIONS, [flowId, missing]);
+    for (const row of rows) {
+      this.versionDurations.set(`${flowId}@${row.version}`, row.consent_duration);
+      found.set(row.version, row.consent_duration);
+    }
+    return found;
   }
 }
