@@ -135,6 +135,21 @@ describe('start commands', () => {
     }
   }, 240000);
 
+  it('npm run start:distributed: a readiness wait that is not a whole number of seconds is refused before anything starts', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-distributed-timeout-'));
+    try {
+      for (const value of ['abc', '0', '1.5', '99999']) {
+        const started = launch('tools/dev/start-distributed.js', { DCR_DATA_DIR: dataDir, DATABASE_URL: testServerUrl(), NATS_URL: testNatsUrl(), START_READY_TIMEOUT_S: value });
+        const code = await new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+        expect([value, code, started.output()]).toEqual([value, 1, expect.stringContaining('START_READY_TIMEOUT_S must be a whole number of seconds from 1 to 3600')]);
+      }
+      // Nothing was started: no log of a service was written.
+      expect(existsSync(path.join(dataDir, 'logs'))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60000);
+
   it('npm run start:distributed: a start that fails after the services were started stops them too (they were left holding their ports)', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-distributed-failed-'));
     const serverUrl = new URL(testServerUrl());

@@ -23,6 +23,22 @@ const ROOT = path.resolve(__dirname, '../..');
 const NODE_FLAGS = [...MEMORY_NODE_FLAGS];
 const GATEWAY_NODE_FLAGS = [...GATEWAY_MEMORY_NODE_FLAGS, '--max-semi-space-size=64'];
 
+// How long each country may take to answer /readyz: sixteen Node.js processes starting at once on a
+// small, busy machine took over a minute (START_READY_TIMEOUT_S overrides it). A service that exits
+// meanwhile stops the start at once, so the wait is only ever spent on a slow start.
+const DEFAULT_READY_TIMEOUT_S = 180;
+
+function readyTimeoutMs() {
+  const given = process.env.START_READY_TIMEOUT_S;
+  if (given === undefined || given === '') return DEFAULT_READY_TIMEOUT_S * 1000;
+  const seconds = Number(given);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) {
+    process.stderr.write(`START_READY_TIMEOUT_S must be a whole number of seconds from 1 to 3600 (got ${JSON.stringify(given)})\n`);
+    process.exit(1);
+  }
+  return seconds * 1000;
+}
+
 function required(name) {
   const value = process.env[name];
   if (!value) {
@@ -51,6 +67,7 @@ function stop(code) {
 async function main() {
   const databaseUrl = required('DATABASE_URL');
   const natsUrl = required('NATS_URL');
+  const readyWithinMs = readyTimeoutMs();
   const started = Date.now();
   const secrets = loadOrCreateSecrets();
   const adminToken = newAdminToken();
@@ -97,7 +114,7 @@ async function main() {
     }
   }
   for (const [country, url] of Object.entries(endpoints)) {
-    await waitFor(`${country} to be ready`, async () => (await fetch(`${url}/readyz`)).status === 200, 60000);
+    await waitFor(`${country} to be ready`, async () => (await fetch(`${url}/readyz`)).status === 200, readyWithinMs);
   }
   const { file } = await seedDevelopment({ endpoints, adminToken });
   printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${path.relative(process.cwd(), logDir)}/` });
