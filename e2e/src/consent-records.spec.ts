@@ -1864,6 +1864,38 @@ describe('consent records', () => {
     expect(status.analytics).toEqual({ status: 'withdrawn', record_id: r2, updated_at: withdrawnAt });
   });
 
+  it('carries a withdrawal of everything, kept purpose by purpose while a noticed purpose stands, as the one withdrawal it was: one event, one audit entry', async () => {
+    const email = 'carried-all@example.com';
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const send = (captured_at: string) => api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at });
+    const r1 = (await send(ago(120))).body.consent_record.record_id;
+    const token = await inboxOf(email);
+    // Everything at once; fraud (a noticed legitimate interest) stands, so R1 keeps one mark per purpose.
+    const withdrawal = await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { channel: 'email_link' } });
+    expect([withdrawal.status, [...withdrawal.body.withdrawn].sort()]).toEqual([200, ['analytics', 'newsletter']]);
+    const second = await send(ago(60));
+    const r2 = second.body.consent_record.record_id;
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.granted'`, [r2])).rowCount === 1);
+    await eventually(async () => (await revocations(r2)).length >= 1);
+    // Before, R2 sent a consent.purpose_revoked for analytics (newsletter "granted", a state that never
+    // was) and then a consent.revoked for newsletter: two events and two audit entries for one act.
+    const carried = await revocations(r2);
+    expect(carried).toEqual([
+      expect.objectContaining({
+        type: 'consent.revoked',
+        scope: 'purpose',
+        withdrawn: expect.arrayContaining(['analytics', 'newsletter']),
+        purposes: { newsletter: 'withdrawn', analytics: 'withdrawn', billing: 'noticed', fraud: 'noticed' },
+        channel: 'email_link',
+        carried_from: r1,
+        withdrawn_at: withdrawal.body.withdrawn_at,
+      }),
+    ]);
+    expect((carried[0].withdrawn as string[]).length).toBe(2);
+    await eventually(async () => (await withdrawnOnReceipt(r2)).length === 2);
+    expect((await withdrawnOnReceipt(r2)).map((event: { purpose_id: string }) => event.purpose_id).sort()).toEqual(['analytics', 'newsletter']);
+  });
+
   it('counts a withdrawal on one flow\'s record against no other flow\'s record with the same purpose key', async () => {
     const email = 'hank@example.com';
     const shop = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Shop' });

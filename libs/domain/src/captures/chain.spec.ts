@@ -67,6 +67,33 @@ describe('carriedWithdrawals', () => {
     });
   });
 
+  it('carries one withdrawal of several purposes (kept purpose by purpose while a noticed purpose stands) as one, not one per purpose', () => {
+    // The person withdrew everything at 00:30 from a record with a noticed legitimate interest: the
+    // records page kept one mark per purpose, all at the same time and channel. That is one withdrawal.
+    const predecessor = {
+      purposes: { a: granted, b: granted, li: noticed },
+      withdrawals: [
+        { purpose: 'a', at: at(30), channel: 'email_link' },
+        { purpose: 'b', at: at(30), channel: 'email_link' },
+      ],
+    };
+    const carried = carriedWithdrawals(predecessor, { a: granted, b: granted, li: noticed }, Date.parse(at(10)));
+    expect(carried.withdrawals).toEqual([{ at: at(30), channel: 'email_link', purposes: ['a', 'b'], stillGranted: [] }]);
+    expect(carried.marks).toEqual(predecessor.withdrawals);
+    // Two withdrawals the person made one after the other stay two.
+    const twice = carriedWithdrawals(
+      { purposes: { a: granted, b: granted }, withdrawals: [{ purpose: 'a', at: at(30), channel: 'own_records' }, { purpose: 'b', at: at(31), channel: 'own_records' }] },
+      { a: granted, b: granted },
+      Date.parse(at(10)),
+    );
+    expect(twice.withdrawals.map((withdrawal) => withdrawal.purposes)).toEqual([['a'], ['b']]);
+    // So a record that carries it sends one consent.revoked (scope: purpose), as the withdrawal itself did.
+    const chain: ChainLink[] = [];
+    recordInChain(chain, link('r1', 0, { a: granted, b: granted, li: noticed }, [...predecessor.withdrawals]), at(100));
+    const { withdrawals } = recordInChain(chain, link('r2', 10, { a: granted, b: granted, li: noticed }), at(200));
+    expect(withdrawals.map((withdrawal) => [withdrawal.recordId, withdrawal.event, withdrawal.withdrawn, withdrawal.carriedFrom])).toEqual([['r2', 'consent.revoked', ['a', 'b'], 'r1']]);
+  });
+
   it('keeps a withdrawal of a purpose the record does not grant, withdrawing nothing with it', () => {
     const carried = carriedWithdrawals({ purposes: { a: granted }, withdrawals: [{ purpose: 'a', at: at(30), channel: 'own_records' }] }, { a: declined }, Date.parse(at(10)));
     expect(carried).toEqual({ marks: [{ purpose: 'a', at: at(30), channel: 'own_records' }], withdrawals: [] });

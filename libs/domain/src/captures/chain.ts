@@ -27,7 +27,8 @@ import { SupersessionEvent, supersessionOf, withdrawsAllInForce } from './supers
  *   the person made on an earlier record of the flow after its own decision, which is what
  *   consentStatusOf counts against it. Only the purposes it grants are withdrawn by them (events and
  *   receipt), each by its earliest withdrawal, purpose by purpose (a carried withdrawal is never one
- *   of the whole record).
+ *   of the whole record); one withdrawal of the person (its marks share its time and channel) is one
+ *   event however many purposes it took back.
  */
 
 /**
@@ -103,12 +104,23 @@ export function carriedWithdrawals(
   const taken = new Set<string>();
   const marks: WithdrawalMark[] = [];
   const withdrawals: CarriedWithdrawal[] = [];
-  for (const { mark } of own) {
-    // A whole withdrawal took back what the record granted (its answer's `withdrawn`), not what it declined.
-    const scope = mark.purpose === undefined ? Object.entries(predecessor.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key) : [mark.purpose];
+  // One withdrawal of the person is one group: a withdrawal of several purposes is kept as one mark
+  // per purpose (while a noticed legitimate interest stands, or carried before), all with its time
+  // and channel, and is carried as the one withdrawal it was (one event), not one per purpose.
+  for (let first = 0; first < own.length; ) {
+    const { mark } = own[first];
+    let end = first + 1;
+    while (end < own.length && own[end].mark.at === mark.at && own[end].mark.channel === mark.channel) end++;
     const channel = mark.channel !== undefined ? { channel: mark.channel } : {};
-    marks.push(...scope.map((purpose) => ({ purpose, at: mark.at, ...channel })));
-    const now = granted.filter((key) => !taken.has(key) && scope.includes(key));
+    const scope = new Set<string>();
+    for (const { mark: each } of own.slice(first, end)) {
+      // A whole withdrawal took back what the record granted (its answer's `withdrawn`), not what it declined.
+      const purposes = each.purpose === undefined ? Object.entries(predecessor.purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key) : [each.purpose];
+      marks.push(...purposes.map((purpose) => ({ purpose, at: each.at, ...channel })));
+      purposes.forEach((purpose) => scope.add(purpose));
+    }
+    first = end;
+    const now = granted.filter((key) => !taken.has(key) && scope.has(key));
     if (now.length === 0) continue;
     now.forEach((key) => taken.add(key));
     withdrawals.push({ at: mark.at, ...channel, purposes: now, stillGranted: granted.filter((key) => !taken.has(key)) });
