@@ -28,8 +28,8 @@ describe('consent receipts', () => {
   const api = (method: string, path: string, body?: unknown, country = us, token = apiToken) => http(country.url, method, path, { token, body });
   const receipt = (flavor: string, id = recordId, country = us, token = apiToken) =>
     http(country.url, 'GET', `/api/v1/consent_receipts/${id}?flavor=${flavor}`, { token });
-  /** A Record API record granting the newsletter on a new active flow with these terms (beside the defaults). */
-  const recordOn = async (terms: Record<string, unknown>, email: string) => {
+  /** A Record API record granting the newsletter on a new active flow with these terms (beside the defaults), made in `country`. */
+  const recordOn = async (terms: Record<string, unknown>, email: string, country = us) => {
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'Sign-up',
       pattern: 'standard',
@@ -40,12 +40,14 @@ describe('consent receipts', () => {
     });
     expect(flow.status).toBe(201);
     expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    // Flows are authored here and replicated: another country records once it has the active version.
+    if (country !== us) await eventually(async () => (await api('GET', `/api/v1/flows/${flow.body.id}`, undefined, country)).body.status === 'active');
     const made = await api('POST', '/api/v1/consent_records', {
       flow_id: flow.body.id,
       subject: { email },
       decisions: { newsletter: { decision: 'granted', default_checked: false, mandatory: false } },
       captured_at: new Date().toISOString(),
-    });
+    }, country);
     expect(made.status).toBe(201);
     return { flowId: flow.body.id as string, recordId: made.body.consent_record.record_id as string };
   };
@@ -55,7 +57,8 @@ describe('consent receipts', () => {
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
     // The processor's URL as an operator may configure it (boot accepts any https URL), outside ASCII.
     us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com', RECEIPT_PROCESSOR_URL: 'https://dienstleister.example/über-uns' } });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    // DE's public origin as an operator may write it: a host outside ASCII (boot accepts any http(s) origin).
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.bücher.example' } });
     const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
     applicationId = app.body.id;
     apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
@@ -208,6 +211,18 @@ describe('consent receipts', () => {
     const body = (await receipt('canonical', german.recordId)).body;
     expect(validateReceipt(body)).toEqual({ valid: true, errors: [] });
     expect(body.pii_processing.privacy_notice.url).toBe('https://beispiel.de/datenschutzerkl%C3%A4rung?fassung=%7B2026%7D%7Ckurz');
+  });
+
+  it('freezes the receipts of a country whose public origin is written outside ASCII, naming it as a URI (punycode)', async () => {
+    // The schema asks for URIs (RFC 3986) in `$schema` and `withdrawal_method`: with the host as
+    // written, every receipt of the country was refused there, never frozen, and each read a 503.
+    const { recordId: id } = await recordOn({}, 'idn-origin@example.de', de);
+    expect(id).toMatch(/^rec_de/);
+    const read = await receipt('canonical', id, de);
+    expect(read.status).toBe(200);
+    expect(validateReceipt(read.body)).toEqual({ valid: true, errors: [] });
+    expect(read.body.$schema).toBe('https://de.xn--bcher-kva.example/schemas/receipt/v2/record.json');
+    expect(read.body.pii_processing.withdrawal_method).toBe(`https://de.xn--bcher-kva.example/inbox/records?application_id=${applicationId}&via=receipt`);
   });
 
   it('reads the receipt of a consent whose term ends past the last instant a date can name (it never lapses), never a 500', async () => {

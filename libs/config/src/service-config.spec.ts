@@ -99,6 +99,16 @@ describe('DecisionsEnvironment: hosted form-builder connections', () => {
     expect(receiptsVariables({ ...valid, RECEIPT_SIGNING_KEY: key, PUBLIC_BASE_URL: 'https://us.example.com' })).toEqual([]);
   });
 
+  it('takes PUBLIC_BASE_URL as the origin a browser reaches: a host outside ASCII in punycode, lower-cased, without its default port', () => {
+    // Receipts name it in `$schema` and `withdrawal_method`, which their schema asks to be URIs (RFC 3986).
+    const test = { ...valid, NODE_ENV: 'test' };
+    for (const shape of [DecisionsEnvironment, ReceiptsEnvironment, GatewayEnvironment]) {
+      expect(loadConfig(shape as new () => { PUBLIC_BASE_URL?: string }, { ...test, PUBLIC_BASE_URL: 'https://de.Bücher.example' }).PUBLIC_BASE_URL).toBe('https://de.xn--bcher-kva.example');
+      expect(loadConfig(shape as new () => { PUBLIC_BASE_URL?: string }, { ...test, PUBLIC_BASE_URL: 'https://US.Example.com:443' }).PUBLIC_BASE_URL).toBe('https://us.example.com');
+      expect(() => loadConfig(shape as new () => object, { ...test, PUBLIC_BASE_URL: 'https://bücher.example/pfad' })).toThrow(/PUBLIC_BASE_URL must be an http\(s\) origin without a path/);
+    }
+  });
+
   it('needs FORM_CONNECTION_SECRET_KEY in production and checks its shape wherever it is set', () => {
     expect(variablesOf({ ...valid, SMTP_URL: 'smtp://mail.example.com', PUBLIC_BASE_URL: 'https://us.example.com' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
     expect(variablesOf({ ...valid, NODE_ENV: 'development', FORM_CONNECTION_SECRET_KEY: 'too-short' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);

@@ -18,6 +18,23 @@ const toInt = ({ value }: { value: unknown }) =>
 const toUpper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 const toList = ({ value }: { value: unknown }) =>
   typeof value === 'string' ? value.split(',').map((v) => v.trim().toUpperCase()).filter(Boolean) : value;
+/** An http(s) origin without a path, as PUBLIC_BASE_URL must be written. */
+const PUBLIC_ORIGIN = /^https?:\/\/[^\s/]+$/;
+/**
+ * PUBLIC_BASE_URL as the origin a browser reaches (WHATWG URL): scheme and host lower-cased, a host
+ * outside ASCII in punycode, a default port dropped. Receipts name it in `$schema` and
+ * `withdrawal_method`, which their schema asks to be URIs (RFC 3986), and the mails and pages link to
+ * it; `https://bücher.example` as written froze no receipt at all. A value that is not such an origin
+ * is left as it is, for the check to name.
+ */
+const toPublicOrigin = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string' || !PUBLIC_ORIGIN.test(value)) return value;
+  try {
+    return new URL(value).origin;
+  } catch {
+    return value;
+  }
+};
 
 export const TRANSPORTS = ['nats', 'inprocess'] as const;
 export type TransportKind = (typeof TRANSPORTS)[number];
@@ -107,7 +124,8 @@ export class DecisionsEnvironment extends ServiceEnvironment {
    */
   @ValidateIf((env: DecisionsEnvironment) => env.NODE_ENV === 'production' || env.PUBLIC_BASE_URL !== undefined)
   @IsString({ message: 'PUBLIC_BASE_URL must be set in production (the receipt mail links to the records page there)' })
-  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  @Transform(toPublicOrigin)
+  @Matches(PUBLIC_ORIGIN, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 
   /** How long an unfinished session stays open when the organisation gives no deadline, in seconds. */
@@ -184,7 +202,8 @@ export class AuditChainEnvironment extends ServiceEnvironment {
 
   /** Where this country's witness answers tlog-witness add-checkpoint from outside, for the witness configuration document. */
   @IsOptional()
-  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  @Transform(toPublicOrigin)
+  @Matches(PUBLIC_ORIGIN, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 }
 
@@ -269,7 +288,8 @@ export class ReceiptsEnvironment extends ServiceEnvironment {
    */
   @ValidateIf((env: ReceiptsEnvironment) => env.NODE_ENV === 'production' || env.PUBLIC_BASE_URL !== undefined)
   @IsString({ message: 'PUBLIC_BASE_URL must be set in production (receipts name the withdrawal entry on it)' })
-  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  @Transform(toPublicOrigin)
+  @Matches(PUBLIC_ORIGIN, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 
   /** The platform processor as receipts name it. */
@@ -298,7 +318,8 @@ export class GatewayEnvironment extends ServiceEnvironment {
 
   /** The public base URL of this country's gateway, as clients reach it. */
   @IsOptional()
-  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
+  @Transform(toPublicOrigin)
+  @Matches(PUBLIC_ORIGIN, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path' })
   PUBLIC_BASE_URL?: string;
 
   @IsOptional()
