@@ -1372,8 +1372,8 @@ describe('consent records', () => {
   });
 
   /** A consent the person gives on the hosted pages, signed in with the mailed code: the session's steps, its completion and its record id. */
-  const hostedConsent = async (email: string, externalId: string, purposes: Record<string, boolean>) => {
-    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email, external_id: externalId } })).body.session_token;
+  const hostedConsent = async (email: string, externalId: string, purposes: Record<string, boolean>, flow = flowId) => {
+    const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flow, subject: { email, external_id: externalId } })).body.session_token;
     const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
     expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
     expect((await step('sign_in', { email })).status).toBe(200);
@@ -1385,6 +1385,32 @@ describe('consent records', () => {
     const hostedId: string = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
     return { token, step, completed, hostedId };
   };
+
+  it('shows a hosted consent whose term ran out as expired on the records page, as consent_status does, and refuses to withdraw it', async () => {
+    // A flow whose consent lasts two seconds: the hosted consent lapses while the test waits.
+    const shortFlow = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Short consent', consent_duration: 'PT2S' })).body.id;
+    expect((await api('POST', `/api/v1/flows/${shortFlow}/activate`)).status).toBe(200);
+    const email = 'lapsed-hosted@example.com';
+    const { token, hostedId: recordId } = await hostedConsent(email, 'lapsed1', { newsletter: true, analytics: false, fraud: true }, shortFlow);
+    const codeFor = async (to: string) => /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [to])).rows[0].text)![1];
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
+    expect(status.newsletter).toMatchObject({ status: 'expired', record_id: recordId });
+
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await codeFor(email) } });
+    const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
+    // The records page says what consent_status says: the consent given is expired (it said granted).
+    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body.data.find((item: { record_id: string }) => item.record_id === recordId);
+    expect(listed.purposes).toEqual({ newsletter: { label: 'Newsletter', status: 'expired' }, analytics: { label: 'Usage analytics', status: 'declined' } });
+    // Nothing is granted any more, so there is nothing to withdraw (it revoked the lapsed session).
+    const refused = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
+    expect([refused.status, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
+    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].status).toBe('fulfilled');
+    const page = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
+    expect(page).toContain(`data-record-id="${recordId}"`);
+    expect(page).not.toContain(`/inbox/records/${recordId}/withdraw`);
+  });
 
   it('keeps a record decided after a hosted consent in force when that consent is revoked: the revocation takes back the session\'s consent only', async () => {
     const email = 'wren@example.com';

@@ -42,6 +42,8 @@ interface SessionRow {
   flow_id: string;
   status: string;
   completed_at: Date;
+  /** When the session last changed: its revocation, once revoked (a revoked session changes no more). */
+  updated_at: Date;
   purpose_decisions: Record<string, boolean> | null;
   terms: FlowTerms;
 }
@@ -206,13 +208,13 @@ export class PersonRecords {
     // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
     // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
     await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
-    return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked' }) };
+    return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 
   /** The person's completed consents on the hosted pages (signed in with this address), with the flow version they answered. */
   private sessionRows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<SessionRow[]> {
     return manager.query(
-      `SELECT s."token", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."purpose_decisions", f."terms"
+      `SELECT s."token", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms"
          FROM "decisions"."decision_sessions" s
          JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
         WHERE s."subject_email" = $1 AND s."signed_in_at" IS NOT NULL AND s."kind" = 'consent' AND s."record_id" IS NOT NULL
@@ -231,15 +233,28 @@ export class PersonRecords {
    * `purpose_outcomes` was kept cannot tell them apart anyway); the receipt and consent_status have them.
    */
   private sessionMessage(row: SessionRow): InboxRecordMessage {
-    const revoked = row.status === 'revoked';
     const decided = row.purpose_decisions ?? {};
     const consents = decidedConsents(row.terms, decided);
+    // Where each stands as consent_status weighs a hosted consent (hostedDecisionHistory): withdrawn
+    // at its revocation, and expired once its term (completion plus consent_duration) ran out first.
+    const completedAt = new Date(row.completed_at).toISOString();
+    const expiresAt = consentLapsesAt(completedAt, row.terms.consent_duration);
+    const revokedAt = row.status === 'revoked' ? new Date(row.updated_at).toISOString() : undefined;
+    const status = consentStatusOf([
+      {
+        record_id: row.record_id,
+        recorded_at: completedAt,
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+        purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { status: decided[purpose.key] ? 'granted' : 'declined', basis: purpose.basis }])),
+        withdrawn: revokedAt ? consents.filter((purpose) => decided[purpose.key]).map((purpose) => ({ purpose: purpose.key, at: revokedAt })) : [],
+      },
+    ]);
     return {
       ...recordHead(row),
-      recorded_at: new Date(row.completed_at).toISOString(),
+      recorded_at: completedAt,
       channel: 'hosted',
       withdrawal: 'whole',
-      purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: decided[purpose.key] ? (revoked ? 'withdrawn' : 'granted') : 'declined' }])),
+      purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: status[purpose.key].status }])),
     };
   }
 
