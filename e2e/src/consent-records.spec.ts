@@ -1424,6 +1424,24 @@ describe('consent records', () => {
     expect(status.newsletter.record_id).not.toBe(hostedId);
   });
 
+  it('keeps a hosted consent decided after a record in force when the person withdraws that record: the withdrawal takes back the record only', async () => {
+    const email = 'yara@example.com';
+    const earlier = await record({ newsletter: granted, analytics: granted }, { subject: { email, external_id: 'yara1' }, captured_at: new Date(Date.now() - 3600_000).toISOString() });
+    expect(earlier.status).toBe(201);
+    const { hostedId, completed } = await hostedConsent(email, 'yara1', { newsletter: true, analytics: true, fraud: true });
+    const { code } = await mailedCode(email);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
+    const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
+    // The older record is withdrawn whole, after the hosted consent was given.
+    expect((await person('POST', `/api/v1/inbox/records/${earlier.body.consent_record.record_id}/withdraw`, {})).status).toBe(200);
+    const listed = (await person('GET', `/api/v1/inbox/records?application_id=${applicationId}`)).body.data.find((item: { record_id: string }) => item.record_id === hostedId);
+    expect(listed.purposes.newsletter.status).toBe('granted');
+    // consent_status says what the hosted consent's records page and receipt say (it said withdrawn).
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=yara1`)).body.purposes;
+    expect(status.newsletter).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
+    expect(status.analytics).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
+  });
+
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
     const email = 'dave@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=dave1`)).body;

@@ -38,6 +38,7 @@ describe('hostedDecisionHistory', () => {
         fraud: { status: 'objected', basis: 'legitimate_interest' },
         billing: { status: 'noticed', basis: 'contract' },
       },
+      ownWithdrawalsOnly: true,
     });
   });
 
@@ -81,6 +82,20 @@ describe('hostedDecisionHistory', () => {
     const later = { ...record, recorded_at: at(15), captured_at: at(15) };
     expect(consentStatusOf([later, hostedDecisionHistory(hosted())]).newsletter).toEqual({ status: 'declined', record_id: 'rec_api', updated_at: at(15) });
   });
+
+  it('keeps a hosted grant decided after a record when the person withdraws that record afterwards: the withdrawal is of the record only', () => {
+    // A record of the same flow granted before the hosted consent, withdrawn whole by the person after it.
+    const record: RecordHistoryEntry = {
+      record_id: 'rec_api',
+      flow_id: 'flw_1',
+      recorded_at: at(5),
+      captured_at: at(5),
+      purposes: { newsletter: { status: 'granted', basis: 'consent' } },
+      withdrawn: [{ at: at(20), channel: 'own_records' }],
+    };
+    // The hosted consent's receipt and the records page say granted; so does consent_status (it said withdrawn).
+    expect(consentStatusOf([record, hostedDecisionHistory(hosted({ flow_id: 'flw_1' }))]).newsletter).toEqual({ status: 'granted', record_id: 'rec_hosted', updated_at: at(10) });
+  });
 });
 
 describe('hostedDecisionHistory with the records: properties', () => {
@@ -115,6 +130,22 @@ describe('hostedDecisionHistory with the records: properties', () => {
       fc.property(recordsArbitrary, outcomesArbitrary, (records, outcomes) => {
         const statuses = consentStatusOf([...records, hostedDecisionHistory(hosted({ completed_at: at(2000), purpose_outcomes: outcomes }))]);
         for (const key of keys) expect(statuses[key]).toEqual({ status: outcomes[key], record_id: 'rec_hosted', updated_at: at(2000) });
+      }),
+    );
+  });
+
+  it('no withdrawal made on a record counts against a hosted decision, whenever it was made: the hosted consent carries none', () => {
+    // The records of the same flow withdrawn by the person at any time, also after the hosted decision.
+    const withdrawnRecords = recordsArbitrary.chain((records) =>
+      fc.tuple(...records.map((record) => fc.array(fc.record({ at: fc.integer({ min: 0, max: 3000 }).map(at) }), { minLength: 1, maxLength: 2 }).map((withdrawn) => ({ ...record, withdrawn })))),
+    );
+    fc.assert(
+      fc.property(withdrawnRecords, outcomesArbitrary, fc.integer({ min: 0, max: 2000 }), (records, outcomes, completed) => {
+        const decision = hostedDecisionHistory(hosted({ completed_at: at(completed), purpose_outcomes: outcomes }));
+        const statuses = consentStatusOf([...records, decision]);
+        for (const key of keys) {
+          if (statuses[key].record_id === 'rec_hosted') expect(statuses[key]).toEqual({ status: outcomes[key], record_id: 'rec_hosted', updated_at: at(completed) });
+        }
       }),
     );
   });

@@ -19,6 +19,8 @@ import { withdrawsAllInForce } from './supersession';
  *   a consent purpose is then granted or declined, a notice-only one noticed, and a legitimate
  *   interest (noticed or objected, which a boolean cannot tell apart) is left out rather than guessed,
  *   leaving any other record of the person in charge of it.
+ * - It is in no record's chain, so it carries no withdrawal the person made on a record of the same
+ *   flow, even one made after it (ownWithdrawalsOnly): that took back the record's consent only.
  * - A revoked session withdraws, at its revocation, each purpose it granted and only those (marks by
  *   purpose, not the whole record: what it declined or noticed stays, and the revocation takes back no
  *   other record's grant of a purpose this session declined).
@@ -63,6 +65,7 @@ export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHi
     ...(expiresAt ? { expires_at: expiresAt } : {}),
     purposes,
     ...(withdrawn.length > 0 ? { withdrawn } : {}),
+    ownWithdrawalsOnly: true,
   };
 }
 

@@ -19,7 +19,8 @@ import type { RecordedPurpose } from './attestation';
  *   flow's newest record before a record captured earlier arrived still counts, and that record
  *   carries it too: carriedWithdrawals). A withdrawal on another flow's record never counts here: the
  *   person took back that flow's consent, and this record's receipt, records page and events still
- *   say granted. A withdrawal that a newer record made by superseding this one (channel
+ *   say granted. Nor does a withdrawal on a record count against a hosted consent (ownWithdrawalsOnly),
+  which carries none. A withdrawal that a newer record made by superseding this one (channel
  *   `newer_record`) counts on its own record only: it is that newer decision, stamped when the
  *   service recorded it, and a decision made after it (even one recorded earlier than that stamp,
  *   an import of history or a back-dated capture) re-affirms. Only granted purposes can be
@@ -67,6 +68,13 @@ export interface RecordHistoryEntry {
   expires_at?: string;
   purposes: Record<string, RecordedPurpose>;
   withdrawn?: WithdrawalMark[];
+  /**
+   * Only the withdrawals on this entry itself count against it: a hosted consent (a decision
+   * session) is in no record's chain, so it carries no withdrawal the person made on a record of the
+   * same flow (that withdrawal took back the record's consent; the session's receipt, its events and
+   * the records page still say granted).
+   */
+  ownWithdrawalsOnly?: true;
 }
 
 export interface PurposeConsentStatus {
@@ -115,7 +123,7 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
           .filter(
             (w) =>
               (w.purpose === undefined || w.purpose === key) &&
-              (w.record_id === record.record_id || (!w.ownRecordOnly && w.flow_id === record.flow_id && w.ms >= at)),
+              (w.record_id === record.record_id || (!w.ownRecordOnly && !record.ownWithdrawalsOnly && w.flow_id === record.flow_id && w.ms >= at)),
           )
           .filter((w) => w.record_id === record.record_id || holds(records, w.record_id, key))
           .sort((a, b) => a.ms - b.ms);
