@@ -414,6 +414,13 @@ describe('consent records', () => {
       const refused = await statusOf(query);
       expect([query, refused.status, refused.body.code, refused.body.details?.[0]?.field]).toEqual([query, 400, 'invalid_request', field]);
     }
+    // The OpenAPI document's pattern for subject[id] is the one the gateway checks: an id it would
+    // refuse (too short) does not match it, the person's id does.
+    const idPattern = (await http(us.url, 'GET', '/.well-known/openapi')).body.paths['/api/v1/applications/{application_id}/consent_status'].get.parameters.find(
+      (parameter: { name: string }) => parameter.name === 'subject[id]',
+    ).schema.pattern;
+    expect([new RegExp(idPattern).test(byExternal.body.subject.id), new RegExp(idPattern).test('sub_usnotthere123')]).toEqual([true, false]);
+    expect((await statusOf('?subject[id]=sub_usnotthere123')).status).toBe(400);
     // Asked in the other country, by any of the three: 421 with the home country and nothing else.
     for (const query of ['?subject[external_id]=crm-4711', '?subject[email]=ada%40example.com', `?subject[id]=${byExternal.body.subject.id}`]) {
       const elsewhere = await statusOf(query, de);

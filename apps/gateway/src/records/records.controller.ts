@@ -16,7 +16,7 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint } from '@dcr/domain';
+import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
@@ -310,7 +310,7 @@ export class RecordsController {
   })
   @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
-  @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: '^sub_[a-z]{2}[0-9a-z]+$' } })
+  @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: `^sub_[0-9a-z]{${SUBJECT_ID_LENGTH}}$` } })
   @ApiOkResponse({ type: ConsentStatusDto })
   @ApiWrongCountry('The person')
   async status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
