@@ -1398,7 +1398,7 @@ describe('consent records', () => {
     const shortFlow = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Short consent', consent_duration: 'PT2S' })).body.id;
     expect((await api('POST', `/api/v1/flows/${shortFlow}/activate`)).status).toBe(200);
     const email = 'lapsed-hosted@example.com';
-    const { token, hostedId: recordId } = await hostedConsent(email, 'lapsed1', { newsletter: true, analytics: false, fraud: true }, shortFlow);
+    const { token, hostedId: recordId, step } = await hostedConsent(email, 'lapsed1', { newsletter: true, analytics: false, fraud: true }, shortFlow);
     const codeFor = async (to: string) => /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [to])).rows[0].text)![1];
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
@@ -1413,6 +1413,11 @@ describe('consent records', () => {
     // Nothing is granted any more, so there is nothing to withdraw (it revoked the lapsed session).
     const refused = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
     expect([refused.status, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
+    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].status).toBe('fulfilled');
+    // Nor with its session token, the organisation's way to revoke it (it was revoked: consent.revoked
+    // went out and the receipt said withdrawn after expired).
+    const byToken = await step('transitions', { to: 'revoked' });
+    expect([byToken.status, byToken.body.code]).toEqual([409, 'conflict']);
     expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].status).toBe('fulfilled');
     const page = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
     expect(page).toContain(`data-record-id="${recordId}"`);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
-import { assertTransition, DecisionStatus, DomainError, FlowTerms, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, DecisionStatus, DomainError, FlowTerms, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -98,6 +98,12 @@ export class ParticipantSteps {
     const decided = session.purposeDecisions ?? {};
     const granted = flow ? decidedConsents(flow.terms as unknown as FlowTerms, decided).filter((purpose) => decided[purpose.key]) : [];
     if (!flow || granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted: there is no consent to withdraw');
+    // A consent whose term has run out is expired, no longer granted (consent_status, the records page
+    // and the receipt's `consent expired` say so): nothing is withdrawn, no event goes out.
+    const lapsesAt = session.completedAt ? consentLapsesAt(session.completedAt, (flow.terms as unknown as FlowTerms).consent_duration) : undefined;
+    if (lapsesAt !== undefined && Date.parse(lapsesAt) <= Date.now()) {
+      throw new DomainError('conflict', `This consent expired at ${lapsesAt} (its term ran out): there is no consent to withdraw`);
+    }
     return flow.terms as unknown as FlowTerms;
   }
 
