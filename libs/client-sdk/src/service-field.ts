@@ -179,7 +179,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
     if (options.commit && (typeof options.subject?.email !== 'string' || options.subject.email.trim() === '')) {
       return Promise.reject(new ServiceConfigurationError('service-consent-field: capture({ commit: true }) needs subject.email', 'subject'));
     }
-    const state = JSON.stringify(this.state);
+    const state = this.captureKey(options);
     this.lastAttempt = { state, at: Date.now() };
     const run = (async () => {
       if (!this.frameElement || !this.serviceOrigin) throw new ServiceConfigurationError('service-consent-field: the field is not rendered', undefined, 'field_not_rendered');
@@ -212,10 +212,19 @@ export class ServiceConsentFieldElement extends HTMLElement {
     return run;
   }
 
-  /** Whether a submit must capture first: no token yet, or the choices changed since. */
+  /**
+   * What a capture's token stands for: the choices and, with browser commit, the person it was
+   * committed for (a token committed for one e-mail is no capture of another person's submit).
+   */
+  private captureKey(options: FieldCaptureOptions): string {
+    const subject = options.commit ? { email: options.subject?.email?.trim() ?? '', external_id: options.subject?.external_id ?? null } : null;
+    return JSON.stringify({ controls: this.state, commit: subject });
+  }
+
+  /** Whether a submit must capture first: no token yet, or the choices (or the person committed for) changed since. */
   needsCapture(): boolean {
     if (!this.registered || !this.frameElement) return false;
-    const state = JSON.stringify(this.state);
+    const state = this.captureKey(this.submitCaptureOptions?.() ?? {});
     if (this.token && this.capturedFor === state) return false;
     // A capture that just failed for these choices is not tried again at once (another script resubmitting).
     if (!this.token && this.lastAttempt?.state === state && Date.now() - this.lastAttempt.at < RETRY_AFTER_MS) return false;
