@@ -687,4 +687,47 @@ ${extra}
     expect(status.body.purposes).toMatchObject({ newsletter: { status: 'granted' } });
     expect(problems).toEqual([]);
   });
+
+  it('shares a form with a forms.attach snippet: each flow captured once, each token in its own service_capture_token', async () => {
+    const partners = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Partners', purposes: ['partners'], purpose_definitions: { partners: { label: 'Partner offers', basis: 'consent' } } })).body.id;
+    expect((await api('POST', `/api/v1/flows/${partners}/activate`)).status).toBe(200);
+    const core = fieldScript.url.replace(/service-field\.js$/, 'service.js');
+    const captures: string[] = [];
+    let posted = '';
+    for (const order of ['snippet first', 'field first']) {
+      const { page, problems } = await newPage();
+      page.on('request', (request) => {
+        if (request.method() === 'POST' && request.url() === `${us.url}/api/v1/captures`) captures.push(`${order}: ${request.postDataJSON().flow_id}`);
+        if (request.method() === 'POST' && request.url() === `${pages.origin}/submit`) posted = request.postData() ?? '';
+      });
+      // A field without name: service_capture_token is its only input. The snippet attaches before or after it is in the form.
+      const field = `<service-consent-field flow="${flowId}"></service-consent-field>`;
+      const attach = `<script type="module">
+        import { Service } from '${core}';
+        const form = document.querySelector('#signup');
+        const box = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'partners' });
+        const label = document.createElement('label');
+        label.append(box, ' Partner offers');
+        form.prepend(label);
+        const service = new Service({ publishableKey: '${publishableKey}' });
+        service.forms.attach({ flowId: '${partners}', form, map: { partners: '#partners' }, onCaptured: persist('snippet-captured') });
+        ${order === 'snippet first' ? `document.querySelector('#slot').innerHTML = '${field}'; listen(document.querySelector('service-consent-field'));` : ''}
+        window.attachedReady = true;
+      </script>`;
+      await page.goto(pages.serve(`/shared-${order.replace(' ', '-')}`, formPage('Sign up', order === 'snippet first' ? '<div id="slot"></div>' : field, attach)));
+      await page.waitForFunction(() => (globalThis as any).attachedReady === true);
+      await fieldFrame(page);
+      await page.check('#partners');
+      await page.fill('#email', 'gus.shared@example.com');
+      await page.click('#submit');
+      await page.waitForSelector('#submitted');
+
+      const events = await persisted(page);
+      const fieldToken = (events.find((e) => e.type === 'captured')?.value as { token: string }).token;
+      const snippetToken = (events.find((e) => e.type === 'snippet-captured')?.value as { token: string }).token;
+      expect(new URLSearchParams(posted).getAll('service_capture_token').sort()).toEqual([fieldToken, snippetToken].sort());
+      expect(problems).toEqual([]);
+    }
+    expect(captures.sort()).toEqual([`field first: ${flowId}`, `field first: ${partners}`, `snippet first: ${flowId}`, `snippet first: ${partners}`]);
+  });
 });

@@ -23,7 +23,7 @@
  */
 import { parseAppearance } from './service-field-appearance.js';
 import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage } from './service-field-protocol.js';
-import { capturingSubmitListener, FRAME_ALLOW, FRAME_SANDBOX, originOf } from './service-frame.js';
+import { FRAME_ALLOW, FRAME_SANDBOX, holdSubmitsFor, originOf } from './service-frame.js';
 import { ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
 import { uuidV4 } from './service-protocol.js';
 
@@ -66,30 +66,25 @@ interface Pending {
 
 interface FormFields {
   fields: Map<string, ServiceConsentFieldElement>;
-  listener: (event: SubmitEvent) => void;
-  resubmitting: boolean;
-  pending: boolean;
+  release: () => void;
 }
 
-/** The fields of each form, by flow: one per flow per form, and one submit listener per form. */
+/** The fields of each form, by flow: one per flow per form; the form's submits held for them (and for the snippet's attachments). */
 const forms = new WeakMap<HTMLFormElement, FormFields>();
 
 function register(form: HTMLFormElement, flow: string, field: ServiceConsentFieldElement): boolean {
   let entry = forms.get(form);
   if (!entry) {
-    const state = { resubmitting: false, pending: false };
     const fields = new Map<string, ServiceConsentFieldElement>();
-    const created: FormFields = Object.assign(state, {
+    entry = {
       fields,
-      listener: capturingSubmitListener(form, state, () =>
+      release: holdSubmitsFor(form, () =>
         Array.from(fields.values())
           .filter((candidate) => candidate.needsCapture())
           .map((candidate) => () => candidate.captureForSubmit()),
       ),
-    });
-    form.addEventListener('submit', created.listener);
-    forms.set(form, created);
-    entry = created;
+    };
+    forms.set(form, entry);
   }
   const holder = entry.fields.get(flow);
   if (holder && holder !== field && holder.isConnected) return false;
@@ -102,7 +97,7 @@ function unregister(form: HTMLFormElement, flow: string, field: ServiceConsentFi
   if (!entry || entry.fields.get(flow) !== field) return;
   entry.fields.delete(flow);
   if (entry.fields.size === 0) {
-    form.removeEventListener('submit', entry.listener);
+    entry.release();
     forms.delete(form);
   }
 }

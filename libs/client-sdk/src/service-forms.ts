@@ -4,7 +4,7 @@
  * with the publishable key and writes the capture token into `service_capture_token`. Whatever happens
  * to that call, the form is submitted.
  */
-import { capturingSubmitListener, safely } from './service-frame.js';
+import { holdSubmitsFor, safely } from './service-frame.js';
 import { requestJson, ServiceConfigurationError, ServiceError } from './service-http.js';
 
 export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
@@ -129,30 +129,22 @@ interface SubmitCapture {
 
 interface FormSubmits {
   captures: Set<SubmitCapture>;
-  listener: (event: SubmitEvent) => void;
-  pending: boolean;
-  resubmitting: boolean;
+  release: () => void;
 }
 
 /**
- * The snippet attachments of each form and its one submit listener: a submit captures every attached
- * flow once, waits for all of them, then submits the form once (one listener per attachment would make
- * each one's resubmit the other's submit to capture, for ever).
+ * The snippet attachments of each form: a submit captures every attached flow once (and every
+ * consent field of the form, which holds its submits through the same listener), waits for all of
+ * them, then submits the form once.
  */
 const submits = new WeakMap<HTMLFormElement, FormSubmits>();
 
 function captureAtSubmit(form: HTMLFormElement, capture: SubmitCapture): FormSubmits {
   let entry = submits.get(form);
   if (!entry) {
-    const state = { pending: false, resubmitting: false };
     const captures = new Set<SubmitCapture>();
-    const created: FormSubmits = Object.assign(state, {
-      captures,
-      listener: capturingSubmitListener(form, state, () => Array.from(captures, (each) => () => each.captureForSubmit())),
-    });
-    form.addEventListener('submit', created.listener);
-    submits.set(form, created);
-    entry = created;
+    entry = { captures, release: holdSubmitsFor(form, () => Array.from(captures, (each) => () => each.captureForSubmit())) };
+    submits.set(form, entry);
   }
   entry.captures.add(capture);
   return entry;
@@ -161,7 +153,7 @@ function captureAtSubmit(form: HTMLFormElement, capture: SubmitCapture): FormSub
 function releaseAtSubmit(form: HTMLFormElement, capture: SubmitCapture): void {
   const entry = submits.get(form);
   if (!entry?.captures.delete(capture) || entry.captures.size > 0) return;
-  form.removeEventListener('submit', entry.listener);
+  entry.release();
   submits.delete(form);
 }
 
@@ -282,7 +274,8 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
   function tokenInput(): HTMLInputElement {
     if (self.output && form.contains(self.output)) return self.output;
     const taken = new Set(Array.from(submits.get(form)?.captures ?? [], (other) => (other === self ? undefined : other.output)));
-    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD && !taken.has(input));
+    // Not another flow's: a consent field's inputs are its own (it writes its token there).
+    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD && !taken.has(input) && !input.closest('service-consent-field'));
     if (existing) return (self.output = existing);
     const input = document.createElement('input');
     input.type = 'hidden';
