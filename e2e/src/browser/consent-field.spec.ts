@@ -661,7 +661,8 @@ ${extra}
       import { Service } from '${core}';
       await customElements.whenDefined('service-consent-field');
       document.querySelector('#signup').target = 'sink';
-      const service = new Service({ publishableKey: '${publishableKey}' });
+      // The field path needs no publishable key: the frame's render proof authenticates its captures.
+      const service = new Service();
       service.forms.attach({ flowId: '${flowId}', form: '#signup', field: 'consent', subjectField: '#email', commit: true, onCaptured: persist('attached-captured') });
       window.attachedReady = true;
     </script>`;

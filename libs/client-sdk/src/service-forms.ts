@@ -228,8 +228,9 @@ function keepOnlyControls(parent: Element): void {
 
 export function attachForm(context: FormsContext, options: FormsAttachOptions): FormAttachment {
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
-  if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
+  // The field path needs no key: the field's frame authenticates its captures with its render proof.
   if (options.field !== undefined) return attachField(options);
+  if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
   if (typeof options.flowId !== 'string' || !FLOW_ID.test(options.flowId)) throw invalid('flowId', 'must be a flow id (flw_…)');
   const form = resolve(options.form, 'form', null, isForm, 'a <form> element');
   if (options.map === undefined) throw invalid('map', 'is required: map each purpose to its checkbox, or name a service-consent-field with field');
