@@ -261,7 +261,19 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
   // Shown ticked by default: the `checked` attribute, or ticked when the attachment first saw the control
   // (every mapped control is found here, at attach): a box ticked by script before the person acts, as
   // frameworks set initial state, was shown pre-ticked too.
-  const tickedWhenSeen = new Map(Array.from(controls, ([key, input]) => [key, input.checked]));
+  const tickedWhenSeen = new WeakMap(Array.from(controls.values(), (input) => [input, input.checked]));
+
+  /**
+   * A mapped element as the page shows it now: the one found at attach while it is on the page; once
+   * the page re-rendered it (a validation round, a framework), the selector again, so that the state
+   * the person submitted is read, never a replaced element's. An element given itself and gone
+   * cannot be found again: the capture fails (onError) rather than attest a control nobody sees.
+   */
+  function onPage<T extends Element>(found: T, target: unknown, option: string, accept: (element: Element) => element is T, what: string): T {
+    if (found.isConnected) return found;
+    if (typeof target !== 'string') throw invalid(option, 'is no longer on the page (re-rendered?): map it by selector');
+    return resolve(target, option, form, accept, what);
+  }
 
   const self: SubmitCapture = {
     captureForSubmit: () =>
@@ -290,10 +302,19 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     output.value = '';
     // Read everything now, before anything asynchronous: this is the state the person submitted.
     const state: Record<string, CapturedControl> = {};
-    for (const [key, input] of controls) {
-      state[key] = { checked: input.checked, defaultChecked: input.defaultChecked || tickedWhenSeen.get(key) === true, required: input.required };
+    const texts = new Map<string, string>();
+    try {
+      for (const [key, found] of controls) {
+        const input = onPage(found, options.map?.[key], `map.${key}`, isCheckbox, 'an <input type="checkbox">');
+        state[key] = { checked: input.checked, defaultChecked: input.defaultChecked || tickedWhenSeen.get(input) === true, required: input.required };
+      }
+      for (const [key, found] of attested) {
+        const option = wording.has(key) ? 'wording' : 'labels';
+        texts.set(key, labelText(onPage(found, options[option]?.[key], `${option}.${key}`, isElement, 'an element').textContent ?? ''));
+      }
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const texts = new Map(Array.from(attested, ([key, element]) => [key, labelText(element.textContent ?? '')]));
     const subject = options.commit && subjectField
       ? { email: subjectField.value.trim(), ...(externalIdField && externalIdField.value.trim() ? { external_id: externalIdField.value.trim() } : {}) }
       : undefined;
