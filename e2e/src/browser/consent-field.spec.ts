@@ -689,6 +689,27 @@ ${extra}
     expect(problems).toEqual([]);
   });
 
+  it('does not reuse a capture token that expired while the page stayed open: a later submit captures anew', async () => {
+    const { page, problems } = await newPage();
+    await page.goto(pages.serve('/stale', formPage('Sign up', `<service-consent-field name="consent" flow="${flowId}"></service-consent-field>`, '<iframe name="sink" title="Result"></iframe>')));
+    await page.evaluate(() => ((globalThis as any).document.querySelector('#signup').target = 'sink'));
+    await fieldFrame(page);
+    await page.fill('#email', 'hal.stale@example.com');
+    const before = pages.submissions.length;
+    await page.click('#submit');
+    await eventually(async () => pages.submissions.length === before + 1);
+    const first = pages.submissions[before].fields.consent;
+    expect(first).toMatch(/^cap_us/);
+    // A day and more later (the tab stayed open): the token can no longer be committed.
+    await page.clock.setFixedTime(Date.now() + 25 * 3600_000);
+    await page.click('#submit');
+    await eventually(async () => pages.submissions.length === before + 2);
+    const second = pages.submissions[before + 1].fields.consent;
+    expect(second).toMatch(/^cap_us/);
+    expect(second).not.toBe(first);
+    expect(problems).toEqual([]);
+  });
+
   it('shares a form with a forms.attach snippet: each flow captured once, each token in its own service_capture_token', async () => {
     const partners = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Partners', purposes: ['partners'], purpose_definitions: { partners: { label: 'Partner offers', basis: 'consent' } } })).body.id;
     expect((await api('POST', `/api/v1/flows/${partners}/activate`)).status).toBe(200);
@@ -729,6 +750,6 @@ ${extra}
       expect(new URLSearchParams(posted).getAll('service_capture_token').sort()).toEqual([fieldToken, snippetToken].sort());
       expect(problems).toEqual([]);
     }
-    expect(captures.sort()).toEqual([`field first: ${flowId}`, `field first: ${partners}`, `snippet first: ${flowId}`, `snippet first: ${partners}`]);
+    expect(captures.sort()).toEqual([`field first: ${flowId}`, `field first: ${partners}`, `snippet first: ${flowId}`, `snippet first: ${partners}`].sort());
   });
 });

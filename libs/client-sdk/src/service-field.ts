@@ -22,7 +22,7 @@
  * per form. Events: `ready`, `change` (detail.controls), `captured` (detail: the result), `error`.
  */
 import { parseAppearance } from './service-field-appearance.js';
-import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage } from './service-field-protocol.js';
+import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage, tokenExpiring } from './service-field-protocol.js';
 import { FRAME_ALLOW, FRAME_SANDBOX, holdSubmitsFor, originOf } from './service-frame.js';
 import { ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
 import { uuidV4 } from './service-protocol.js';
@@ -220,7 +220,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
   needsCapture(): boolean {
     if (!this.registered || !this.frameElement) return false;
     const state = this.captureKey(this.submitCaptureOptions?.() ?? {});
-    if (this.token && this.capturedFor === state) return false;
+    if (this.token && this.capturedFor === state && !tokenExpiring(this.tokenExpiresAt)) return false;
     // A capture that just failed for these choices is not tried again at once (another script resubmitting).
     if (!this.token && this.lastAttempt?.state === state && Date.now() - this.lastAttempt.at < RETRY_AFTER_MS) return false;
     return true;
