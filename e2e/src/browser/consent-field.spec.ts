@@ -95,6 +95,15 @@ ${extra}
     return frame;
   }
 
+  /** A form with the field and `attach` (a script that sets `window.attachedReady`), the newsletter box ticked. */
+  async function openWithNewsletterTicked(page: Page, path: string, attach: string): Promise<void> {
+    await page.goto(pages.serve(path, formPage('Sign up', `<service-consent-field name="consent" flow="${flowId}"></service-consent-field>`, attach)));
+    await page.waitForFunction(() => (globalThis as any).attachedReady === true);
+    const frame = await fieldFrame(page);
+    await frame.check('#cf-newsletter');
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('service-consent-field').controls.newsletter === true);
+  }
+
   const persisted = async (page: Page): Promise<RecordedEvent[]> => JSON.parse((await page.evaluate(() => (globalThis as any).sessionStorage.getItem('events'))) ?? '[]');
   const focused = (target: Page | Frame) => target.evaluate(() => (globalThis as any).document.activeElement?.id ?? null);
   const fieldUrl = (params: Record<string, string>, flow = flowId) => `${us.url}/field/v1/${flow}?${new URLSearchParams(params)}`;
@@ -624,11 +633,7 @@ ${extra}
       });
       window.attachedReady = true;
     </script>`;
-    await page.goto(pages.serve('/attach-field', formPage('Sign up', `<service-consent-field name="consent" flow="${flowId}"></service-consent-field>`, attach)));
-    await page.waitForFunction(() => (globalThis as any).attachedReady === true);
-    const frame = await fieldFrame(page);
-    await frame.check('#cf-newsletter');
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('service-consent-field').controls.newsletter === true);
+    await openWithNewsletterTicked(page, '/attach-field', attach);
     await page.fill('#email', 'erin.attach@example.com');
     await page.click('#submit');
     await page.waitForSelector('#submitted');
@@ -644,5 +649,107 @@ ${extra}
     expect(receipt.extensions.collection_channel).toBe('embedded_field_browser');
     expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id)).toEqual(['newsletter', 'fraud']);
     expect(problems).toEqual([]);
+  });
+
+  it('captures anew at a second submit with browser commit when the person in the form changed, though the choices did not', async () => {
+    expect((await http(us.url, 'PATCH', `/api/v1/applications/${applicationId}/settings`, { token: adminToken, body: { browser_commit: true } })).status).toBe(200);
+    const { page, problems } = await newPage();
+    const core = fieldScript.url.replace(/service-field\.js$/, 'service.js');
+    // The form posts into a frame, so the page stays (as a page whose server refused the first e-mail would).
+    const attach = `<iframe name="sink" title="Result"></iframe>
+    <script type="module">
+      import { Service } from '${core}';
+      await customElements.whenDefined('service-consent-field');
+      document.querySelector('#signup').target = 'sink';
+      // The field path needs no publishable key: the frame's render proof authenticates its captures.
+      const service = new Service();
+      service.forms.attach({ flowId: '${flowId}', form: '#signup', field: 'consent', subjectField: '#email', commit: true, onCaptured: persist('attached-captured') });
+      window.attachedReady = true;
+    </script>`;
+    await openWithNewsletterTicked(page, '/commit-twice', attach);
+    const before = pages.submissions.length;
+    const submitAs = async (email: string, count: number) => {
+      await page.fill('#email', email);
+      await page.click('#submit');
+      await eventually(async () => pages.submissions.length === before + count);
+    };
+    await submitAs('first.typo@example.com', 1);
+    await submitAs('fiona.second@example.com', 2);
+
+    const captured = (await persisted(page)).filter((e) => e.type === 'attached-captured').map((e) => e.value as Record<string, string>);
+    expect(captured).toHaveLength(2);
+    const [first, second] = pages.submissions.slice(before).map((s) => s.fields);
+    expect(first).toMatchObject({ email: 'first.typo@example.com', consent: captured[0].token });
+    // The second submission carries a capture committed for the person it names, not the first one's.
+    expect(second).toMatchObject({ email: 'fiona.second@example.com', consent: captured[1].token });
+    expect(captured[1].token).not.toBe(captured[0].token);
+    expect(captured[1].recordId).not.toBe(captured[0].recordId);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=fiona.second%40example.com`);
+    expect(status.body.purposes).toMatchObject({ newsletter: { status: 'granted' } });
+    expect(problems).toEqual([]);
+  });
+
+  it('does not reuse a capture token that expired while the page stayed open: a later submit captures anew', async () => {
+    const { page, problems } = await newPage();
+    await page.goto(pages.serve('/stale', formPage('Sign up', `<service-consent-field name="consent" flow="${flowId}"></service-consent-field>`, '<iframe name="sink" title="Result"></iframe>')));
+    await page.evaluate(() => ((globalThis as any).document.querySelector('#signup').target = 'sink'));
+    await fieldFrame(page);
+    await page.fill('#email', 'hal.stale@example.com');
+    const before = pages.submissions.length;
+    await page.click('#submit');
+    await eventually(async () => pages.submissions.length === before + 1);
+    const first = pages.submissions[before].fields.consent;
+    expect(first).toMatch(/^cap_us/);
+    // A day and more later (the tab stayed open): the token can no longer be committed.
+    await page.clock.setFixedTime(Date.now() + 25 * 3600_000);
+    await page.click('#submit');
+    await eventually(async () => pages.submissions.length === before + 2);
+    const second = pages.submissions[before + 1].fields.consent;
+    expect(second).toMatch(/^cap_us/);
+    expect(second).not.toBe(first);
+    expect(problems).toEqual([]);
+  });
+
+  it('shares a form with a forms.attach snippet: each flow captured once, each token in its own service_capture_token', async () => {
+    const partners = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Partners', purposes: ['partners'], purpose_definitions: { partners: { label: 'Partner offers', basis: 'consent' } } })).body.id;
+    expect((await api('POST', `/api/v1/flows/${partners}/activate`)).status).toBe(200);
+    const core = fieldScript.url.replace(/service-field\.js$/, 'service.js');
+    const captures: string[] = [];
+    let posted = '';
+    for (const order of ['snippet first', 'field first']) {
+      const { page, problems } = await newPage();
+      page.on('request', (request) => {
+        if (request.method() === 'POST' && request.url() === `${us.url}/api/v1/captures`) captures.push(`${order}: ${request.postDataJSON().flow_id}`);
+        if (request.method() === 'POST' && request.url() === `${pages.origin}/submit`) posted = request.postData() ?? '';
+      });
+      // A field without name: service_capture_token is its only input. The snippet attaches before or after it is in the form.
+      const field = `<service-consent-field flow="${flowId}"></service-consent-field>`;
+      const attach = `<script type="module">
+        import { Service } from '${core}';
+        const form = document.querySelector('#signup');
+        const box = Object.assign(document.createElement('input'), { type: 'checkbox', id: 'partners' });
+        const label = document.createElement('label');
+        label.append(box, ' Partner offers');
+        form.prepend(label);
+        const service = new Service({ publishableKey: '${publishableKey}' });
+        service.forms.attach({ flowId: '${partners}', form, map: { partners: '#partners' }, onCaptured: persist('snippet-captured') });
+        ${order === 'snippet first' ? `document.querySelector('#slot').innerHTML = '${field}'; listen(document.querySelector('service-consent-field'));` : ''}
+        window.attachedReady = true;
+      </script>`;
+      await page.goto(pages.serve(`/shared-${order.replace(' ', '-')}`, formPage('Sign up', order === 'snippet first' ? '<div id="slot"></div>' : field, attach)));
+      await page.waitForFunction(() => (globalThis as any).attachedReady === true);
+      await fieldFrame(page);
+      await page.check('#partners');
+      await page.fill('#email', 'gus.shared@example.com');
+      await page.click('#submit');
+      await page.waitForSelector('#submitted');
+
+      const events = await persisted(page);
+      const fieldToken = (events.find((e) => e.type === 'captured')?.value as { token: string }).token;
+      const snippetToken = (events.find((e) => e.type === 'snippet-captured')?.value as { token: string }).token;
+      expect(new URLSearchParams(posted).getAll('service_capture_token').sort()).toEqual([fieldToken, snippetToken].sort());
+      expect(problems).toEqual([]);
+    }
+    expect(captures.sort()).toEqual([`field first: ${flowId}`, `field first: ${partners}`, `snippet first: ${flowId}`, `snippet first: ${partners}`].sort());
   });
 });

@@ -229,6 +229,38 @@ describe('forms.attach in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('reads the control the page shows at submit when the page re-rendered the form, never a replaced one', async () => {
+    const { page, problems, captures, posts } = await open(
+      '/re-rendered',
+      `<form id="signup" action="/submit" method="post">
+         <div id="consents"><label><input id="newsletter" type="checkbox" name="newsletter" value="yes"> Newsletter</label></div>
+         <label><input id="partners" type="checkbox" name="partners" value="yes"> Partner offers</label>
+         <button id="submit" type="submit">Sign up</button>
+       </form>`,
+      `service.forms.attach({ flowId: '${NEWSLETTER}', form: '#signup', map: { newsletter: '#newsletter' } });
+       sessionStorage.clear();
+       service.forms.attach({ flowId: '${PARTNERS}', form: '#signup', map: { partners: document.getElementById('partners') }, onError: (e) => sessionStorage.setItem('error', e.message) });`,
+    );
+    await page.check('#newsletter');
+    // The page re-renders part of its form (a validation round, htmx, a framework): fresh, unticked boxes.
+    await page.evaluate(() => {
+      const document = (globalThis as any).document;
+      document.getElementById('consents').innerHTML = '<label><input id="newsletter" type="checkbox" name="newsletter" value="yes"> Newsletter</label>';
+      const old = document.getElementById('partners');
+      const fresh = old.cloneNode();
+      fresh.checked = false;
+      old.replaceWith(fresh);
+    });
+    await submit(page);
+    // The selector finds the box shown now: left unticked, it is a decline, not the replaced box's grant.
+    expect(captures.map((c) => [c.body.flow_id, c.body.decisions])).toEqual([[NEWSLETTER, { newsletter: { decision: 'declined', default_checked: false, mandatory: false } }]]);
+    // An element given itself and no longer on the page is not attested: onError, and the form goes without its token.
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('error'))).toContain('map.partners');
+    expect(posts).toHaveLength(1);
+    expect(posts[0].getAll('service_capture_token').sort()).toEqual(['', captures[0].token]);
+    expect(problems).toEqual([]);
+  });
+
   it('writes the published wording over the whole text of a label that wraps its words in an element, keeping its control', async () => {
     const { page, problems, captures } = await open(
       '/wording',

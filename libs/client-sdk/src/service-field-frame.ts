@@ -10,7 +10,7 @@
  * controls and the capture token.
  */
 import { appearanceProperties, parseAppearance } from './service-field-appearance.js';
-import { acceptFieldMessage, fieldMessage, FieldFrameMessageType, FieldMessage } from './service-field-protocol.js';
+import { acceptFieldMessage, fieldMessage, FieldFrameMessageType, FieldMessage, tokenExpiring } from './service-field-protocol.js';
 import { requestJson, ServiceError } from './service-http.js';
 
 /** What the page hands its script (`#field-config`). */
@@ -181,9 +181,9 @@ class FieldFrame {
     const visible = this.visible;
     const fingerprint = JSON.stringify({ decisions, commit: commit ?? null });
     try {
-      // The same choices again (the form was held back after a capture): the same capture.
+      // The same choices again (the form was held back after a capture): the same capture, while it can still be committed.
       let reply: Record<string, unknown>;
-      if (this.last?.fingerprint === fingerprint) reply = this.last.reply;
+      if (this.last?.fingerprint === fingerprint && !tokenExpiring(String(this.last.reply.expires_at))) reply = this.last.reply;
       else {
         try {
           reply = await this.sendCapture(decisions, gestures, visible, commit, fingerprint);

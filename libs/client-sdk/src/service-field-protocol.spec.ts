@@ -1,5 +1,5 @@
 import { CAPTURE_TOKEN_FIELD as FORMS_CAPTURE_TOKEN_FIELD } from './service-forms';
-import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, FIELD_FRAME_TYPES, FIELD_HOST_TYPES, FIELD_MESSAGE_PREFIX, fieldMessage, fieldMessageErrors } from './service-field-protocol';
+import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, FIELD_FRAME_TYPES, FIELD_HOST_TYPES, FIELD_MESSAGE_PREFIX, fieldMessage, fieldMessageErrors, tokenExpiring } from './service-field-protocol';
 import { FRAME_SCHEMAS, schemaErrors } from './service-protocol';
 
 const frameWindow = { name: 'frame' };
@@ -70,5 +70,16 @@ describe('the consent field messages', () => {
 describe('the consent field and forms.attach', () => {
   it('write the capture token into the same hidden input', () => {
     expect(CAPTURE_TOKEN_FIELD).toBe(FORMS_CAPTURE_TOKEN_FIELD);
+  });
+});
+
+describe('tokenExpiring', () => {
+  it('keeps a token reusable until a minute before it expires, and never an unreadable date', () => {
+    const now = Date.parse('2026-11-22T10:00:00.000Z');
+    expect(tokenExpiring('2026-11-23T10:00:00.000Z', now)).toBe(false);
+    expect(tokenExpiring('2026-11-22T10:01:00.000Z', now)).toBe(false);
+    expect(tokenExpiring('2026-11-22T10:00:59.999Z', now)).toBe(true);
+    expect(tokenExpiring('2026-11-21T10:00:00.000Z', now)).toBe(true);
+    expect(tokenExpiring('', now)).toBe(true);
   });
 });

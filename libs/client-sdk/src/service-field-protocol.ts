@@ -142,3 +142,12 @@ export function acceptFieldMessage(
   if (typeof data.type !== 'string' || !(data.type.startsWith(MESSAGE_PREFIX) || data.type.startsWith(FIELD_MESSAGE_PREFIX))) return null;
   return fieldMessageErrors(data, expected.direction).length === 0 ? (data as unknown as FieldMessage) : null;
 }
+
+/**
+ * A capture token about to expire uncommitted (or already expired: a page left open a day) is not
+ * reused: the organisation's server could no longer commit it. A minute's margin for that commit.
+ */
+export function tokenExpiring(expiresAt: string, now = Date.now()): boolean {
+  const at = Date.parse(expiresAt);
+  return !Number.isFinite(at) || at - now < 60_000;
+}

@@ -22,8 +22,8 @@
  * per form. Events: `ready`, `change` (detail.controls), `captured` (detail: the result), `error`.
  */
 import { parseAppearance } from './service-field-appearance.js';
-import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage } from './service-field-protocol.js';
-import { capturingSubmitListener, FRAME_ALLOW, FRAME_SANDBOX, originOf } from './service-frame.js';
+import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage, tokenExpiring } from './service-field-protocol.js';
+import { FRAME_ALLOW, FRAME_SANDBOX, holdSubmitsFor, originOf } from './service-frame.js';
 import { ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
 import { uuidV4 } from './service-protocol.js';
 
@@ -66,30 +66,25 @@ interface Pending {
 
 interface FormFields {
   fields: Map<string, ServiceConsentFieldElement>;
-  listener: (event: SubmitEvent) => void;
-  resubmitting: boolean;
-  pending: boolean;
+  release: () => void;
 }
 
-/** The fields of each form, by flow: one per flow per form, and one submit listener per form. */
+/** The fields of each form, by flow: one per flow per form; the form's submits held for them (and for the snippet's attachments). */
 const forms = new WeakMap<HTMLFormElement, FormFields>();
 
 function register(form: HTMLFormElement, flow: string, field: ServiceConsentFieldElement): boolean {
   let entry = forms.get(form);
   if (!entry) {
-    const state = { resubmitting: false, pending: false };
     const fields = new Map<string, ServiceConsentFieldElement>();
-    const created: FormFields = Object.assign(state, {
+    entry = {
       fields,
-      listener: capturingSubmitListener(form, state, () =>
+      release: holdSubmitsFor(form, () =>
         Array.from(fields.values())
           .filter((candidate) => candidate.needsCapture())
           .map((candidate) => () => candidate.captureForSubmit()),
       ),
-    });
-    form.addEventListener('submit', created.listener);
-    forms.set(form, created);
-    entry = created;
+    };
+    forms.set(form, entry);
   }
   const holder = entry.fields.get(flow);
   if (holder && holder !== field && holder.isConnected) return false;
@@ -102,7 +97,7 @@ function unregister(form: HTMLFormElement, flow: string, field: ServiceConsentFi
   if (!entry || entry.fields.get(flow) !== field) return;
   entry.fields.delete(flow);
   if (entry.fields.size === 0) {
-    form.removeEventListener('submit', entry.listener);
+    entry.release();
     forms.delete(form);
   }
 }
@@ -179,7 +174,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
     if (options.commit && (typeof options.subject?.email !== 'string' || options.subject.email.trim() === '')) {
       return Promise.reject(new ServiceConfigurationError('service-consent-field: capture({ commit: true }) needs subject.email', 'subject'));
     }
-    const state = JSON.stringify(this.state);
+    const state = this.captureKey(options);
     this.lastAttempt = { state, at: Date.now() };
     const run = (async () => {
       if (!this.frameElement || !this.serviceOrigin) throw new ServiceConfigurationError('service-consent-field: the field is not rendered', undefined, 'field_not_rendered');
@@ -212,11 +207,20 @@ export class ServiceConsentFieldElement extends HTMLElement {
     return run;
   }
 
-  /** Whether a submit must capture first: no token yet, or the choices changed since. */
+  /**
+   * What a capture's token stands for: the choices and, with browser commit, the person it was
+   * committed for (a token committed for one e-mail is no capture of another person's submit).
+   */
+  private captureKey(options: FieldCaptureOptions): string {
+    const subject = options.commit ? { email: options.subject?.email?.trim() ?? '', external_id: options.subject?.external_id ?? null } : null;
+    return JSON.stringify({ controls: this.state, commit: subject });
+  }
+
+  /** Whether a submit must capture first: no token yet, or the choices (or the person committed for) changed since. */
   needsCapture(): boolean {
     if (!this.registered || !this.frameElement) return false;
-    const state = JSON.stringify(this.state);
-    if (this.token && this.capturedFor === state) return false;
+    const state = this.captureKey(this.submitCaptureOptions?.() ?? {});
+    if (this.token && this.capturedFor === state && !tokenExpiring(this.tokenExpiresAt)) return false;
     // A capture that just failed for these choices is not tried again at once (another script resubmitting).
     if (!this.token && this.lastAttempt?.state === state && Date.now() - this.lastAttempt.at < RETRY_AFTER_MS) return false;
     return true;

@@ -4,7 +4,7 @@
  * with the publishable key and writes the capture token into `service_capture_token`. Whatever happens
  * to that call, the form is submitted.
  */
-import { capturingSubmitListener, safely } from './service-frame.js';
+import { holdSubmitsFor, safely } from './service-frame.js';
 import { requestJson, ServiceConfigurationError, ServiceError } from './service-http.js';
 
 export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
@@ -129,30 +129,22 @@ interface SubmitCapture {
 
 interface FormSubmits {
   captures: Set<SubmitCapture>;
-  listener: (event: SubmitEvent) => void;
-  pending: boolean;
-  resubmitting: boolean;
+  release: () => void;
 }
 
 /**
- * The snippet attachments of each form and its one submit listener: a submit captures every attached
- * flow once, waits for all of them, then submits the form once (one listener per attachment would make
- * each one's resubmit the other's submit to capture, for ever).
+ * The snippet attachments of each form: a submit captures every attached flow once (and every
+ * consent field of the form, which holds its submits through the same listener), waits for all of
+ * them, then submits the form once.
  */
 const submits = new WeakMap<HTMLFormElement, FormSubmits>();
 
 function captureAtSubmit(form: HTMLFormElement, capture: SubmitCapture): FormSubmits {
   let entry = submits.get(form);
   if (!entry) {
-    const state = { pending: false, resubmitting: false };
     const captures = new Set<SubmitCapture>();
-    const created: FormSubmits = Object.assign(state, {
-      captures,
-      listener: capturingSubmitListener(form, state, () => Array.from(captures, (each) => () => each.captureForSubmit())),
-    });
-    form.addEventListener('submit', created.listener);
-    submits.set(form, created);
-    entry = created;
+    entry = { captures, release: holdSubmitsFor(form, () => Array.from(captures, (each) => () => each.captureForSubmit())) };
+    submits.set(form, entry);
   }
   entry.captures.add(capture);
   return entry;
@@ -161,7 +153,7 @@ function captureAtSubmit(form: HTMLFormElement, capture: SubmitCapture): FormSub
 function releaseAtSubmit(form: HTMLFormElement, capture: SubmitCapture): void {
   const entry = submits.get(form);
   if (!entry?.captures.delete(capture) || entry.captures.size > 0) return;
-  form.removeEventListener('submit', entry.listener);
+  entry.release();
   submits.delete(form);
 }
 
@@ -236,8 +228,9 @@ function keepOnlyControls(parent: Element): void {
 
 export function attachForm(context: FormsContext, options: FormsAttachOptions): FormAttachment {
   if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
-  if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
+  // The field path needs no key: the field's frame authenticates its captures with its render proof.
   if (options.field !== undefined) return attachField(options);
+  if (!context.publishableKey) throw new ServiceConfigurationError('forms.attach needs the publishableKey option of the client', 'publishableKey');
   if (typeof options.flowId !== 'string' || !FLOW_ID.test(options.flowId)) throw invalid('flowId', 'must be a flow id (flw_…)');
   const form = resolve(options.form, 'form', null, isForm, 'a <form> element');
   if (options.map === undefined) throw invalid('map', 'is required: map each purpose to its checkbox, or name a service-consent-field with field');
@@ -268,7 +261,19 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
   // Shown ticked by default: the `checked` attribute, or ticked when the attachment first saw the control
   // (every mapped control is found here, at attach): a box ticked by script before the person acts, as
   // frameworks set initial state, was shown pre-ticked too.
-  const tickedWhenSeen = new Map(Array.from(controls, ([key, input]) => [key, input.checked]));
+  const tickedWhenSeen = new WeakMap(Array.from(controls.values(), (input) => [input, input.checked]));
+
+  /**
+   * A mapped element as the page shows it now: the one found at attach while it is on the page; once
+   * the page re-rendered it (a validation round, a framework), the selector again, so that the state
+   * the person submitted is read, never a replaced element's. An element given itself and gone
+   * cannot be found again: the capture fails (onError) rather than attest a control nobody sees.
+   */
+  function onPage<T extends Element>(found: T, target: unknown, option: string, accept: (element: Element) => element is T, what: string): T {
+    if (found.isConnected) return found;
+    if (typeof target !== 'string') throw invalid(option, 'is no longer on the page (re-rendered?): map it by selector');
+    return resolve(target, option, form, accept, what);
+  }
 
   const self: SubmitCapture = {
     captureForSubmit: () =>
@@ -282,7 +287,8 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
   function tokenInput(): HTMLInputElement {
     if (self.output && form.contains(self.output)) return self.output;
     const taken = new Set(Array.from(submits.get(form)?.captures ?? [], (other) => (other === self ? undefined : other.output)));
-    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD && !taken.has(input));
+    // Not another flow's: a consent field's inputs are its own (it writes its token there).
+    const existing = Array.from(form.querySelectorAll('input')).find((input) => input.name === CAPTURE_TOKEN_FIELD && !taken.has(input) && !input.closest('service-consent-field'));
     if (existing) return (self.output = existing);
     const input = document.createElement('input');
     input.type = 'hidden';
@@ -296,10 +302,19 @@ export function attachForm(context: FormsContext, options: FormsAttachOptions): 
     output.value = '';
     // Read everything now, before anything asynchronous: this is the state the person submitted.
     const state: Record<string, CapturedControl> = {};
-    for (const [key, input] of controls) {
-      state[key] = { checked: input.checked, defaultChecked: input.defaultChecked || tickedWhenSeen.get(key) === true, required: input.required };
+    const texts = new Map<string, string>();
+    try {
+      for (const [key, found] of controls) {
+        const input = onPage(found, options.map?.[key], `map.${key}`, isCheckbox, 'an <input type="checkbox">');
+        state[key] = { checked: input.checked, defaultChecked: input.defaultChecked || tickedWhenSeen.get(input) === true, required: input.required };
+      }
+      for (const [key, found] of attested) {
+        const option = wording.has(key) ? 'wording' : 'labels';
+        texts.set(key, labelText(onPage(found, options[option]?.[key], `${option}.${key}`, isElement, 'an element').textContent ?? ''));
+      }
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const texts = new Map(Array.from(attested, ([key, element]) => [key, labelText(element.textContent ?? '')]));
     const subject = options.commit && subjectField
       ? { email: subjectField.value.trim(), ...(externalIdField && externalIdField.value.trim() ? { external_id: externalIdField.value.trim() } : {}) }
       : undefined;

@@ -226,7 +226,7 @@ export function resubmit(form: HTMLFormElement, entry: { resubmitting: boolean }
  * they all run, then submitted once, with its button. A submit while they run is held back too; one
  * the page already prevented is the page's own (it captures when it wants).
  */
-export function capturingSubmitListener(
+function capturingSubmitListener(
   form: HTMLFormElement,
   state: { resubmitting: boolean; pending: boolean },
   due: () => Array<() => Promise<unknown>>,
@@ -248,5 +248,42 @@ export function capturingSubmitListener(
       state.pending = false;
       resubmit(form, state, submitter);
     });
+  };
+}
+
+interface HeldForm {
+  sources: Set<() => Array<() => Promise<unknown>>>;
+  state: { resubmitting: boolean; pending: boolean };
+  listener: (event: SubmitEvent) => void;
+}
+
+/**
+ * The forms whose submits are held back for captures, each with its one listener. The snippet's
+ * attachments (service.js) and the consent fields (service-field.js) share this module, so a form
+ * holding both captures every flow at one submit and is submitted once: with a listener each, the
+ * other's resubmit would be a new submit to capture again, and its tokens would be made twice.
+ */
+const heldForms = new WeakMap<HTMLFormElement, HeldForm>();
+
+/**
+ * Holds `form`'s submits back while the captures `due()` names run (see capturingSubmitListener).
+ * Answers the function that stops it for this `due`.
+ */
+export function holdSubmitsFor(form: HTMLFormElement, due: () => Array<() => Promise<unknown>>): () => void {
+  let held = heldForms.get(form);
+  if (!held) {
+    const state = { resubmitting: false, pending: false };
+    const sources = new Set<() => Array<() => Promise<unknown>>>();
+    const listener = capturingSubmitListener(form, state, () => Array.from(sources).flatMap((source) => source()));
+    form.addEventListener('submit', listener);
+    held = { sources, state, listener };
+    heldForms.set(form, held);
+  }
+  held.sources.add(due);
+  return () => {
+    const current = heldForms.get(form);
+    if (!current?.sources.delete(due) || current.sources.size > 0) return;
+    form.removeEventListener('submit', current.listener);
+    heldForms.delete(form);
   };
 }
