@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest, ListPart } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, hostedDecisionHistory, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
@@ -48,7 +48,6 @@ interface SessionRow {
   terms: FlowTerms;
 }
 
-/** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
 /** Withdrawing what is not granted: a 409 naming the purpose asked for, or the record when none was (everything). */
 function notGranted(purpose: string | undefined): DomainError {
   return purpose !== undefined
@@ -56,6 +55,7 @@ function notGranted(purpose: string | undefined): DomainError {
     : new DomainError('conflict', 'Nothing on this record is granted any more', [{ field: 'record_id', reason: 'nothing on this record is granted any more' }]);
 }
 
+/** The records of the same person and flow made after this one ($1), oldest first, with their purposes: read in a statement of its own (after the withdrawal's locks). */
 const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_keys(n."purposes")) AS "purposes" FROM "decisions"."consent_records" r
   JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')}
   WHERE r."record_id" = $1
@@ -237,24 +237,23 @@ export class PersonRecords {
     const consents = decidedConsents(row.terms, decided);
     // Where each stands as consent_status weighs a hosted consent (hostedDecisionHistory): withdrawn
     // at its revocation, and expired once its term (completion plus consent_duration) ran out first.
-    const completedAt = new Date(row.completed_at).toISOString();
-    const expiresAt = consentLapsesAt(completedAt, row.terms.consent_duration);
-    const revokedAt = row.status === 'revoked' ? new Date(row.updated_at).toISOString() : undefined;
     const status = consentStatusOf([
-      {
+      hostedDecisionHistory({
         record_id: row.record_id,
-        recorded_at: completedAt,
-        ...(expiresAt ? { expires_at: expiresAt } : {}),
-        purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { status: decided[purpose.key] ? 'granted' : 'declined', basis: purpose.basis }])),
-        withdrawn: revokedAt ? consents.filter((purpose) => decided[purpose.key]).map((purpose) => ({ purpose: purpose.key, at: revokedAt })) : [],
-      },
+        completed_at: row.completed_at,
+        status: row.status,
+        revoked_at: row.status === 'revoked' ? row.updated_at : null,
+        purpose_outcomes: null,
+        purpose_decisions: decided,
+        terms: row.terms,
+      }),
     ]);
     return {
       ...recordHead(row),
-      recorded_at: completedAt,
+      recorded_at: new Date(row.completed_at).toISOString(),
       channel: 'hosted',
       withdrawal: 'whole',
-      purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: status[purpose.key].status }])),
+      purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: status[purpose.key]?.status ?? 'declined' }])),
     };
   }
 
