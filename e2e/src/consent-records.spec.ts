@@ -428,6 +428,40 @@ describe('consent records', () => {
     }
   });
 
+  it('dates what a late newer record withdrew and objected to by its decision: on the older receipt before the consent expired, in time order', async () => {
+    // Imported history (the flow's term is P1Y): newsletter granted and fraud let stand on 2022-03-01
+    // (the term ends 2023-03-01). A record decided on 2022-06-01, before the term ended, arrives now:
+    // it withdraws newsletter and objects to fraud. Those were made on 2022-06-01, so the older
+    // receipt reads given, withdrawn and objected (then nothing stands: no consent expired), not
+    // expired in 2023 and then withdrawn and objected to years later, at the write.
+    const email = 'late-objection@example.com';
+    const objects = { decision: 'declined', default_checked: true, mandatory: false };
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [{ subject: { email }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2022-03-01T10:00:00.000Z' }],
+    });
+    const olderId: string = imported.body.rows[0].record_id;
+    const newer = await record({ newsletter: declined, analytics: declined, fraud: objects }, { subject: { email }, captured_at: '2022-06-01T10:00:00.000Z' });
+    expect([newer.status, newer.body.consent_record.supersedes]).toEqual([201, olderId]);
+    const lifecycle = (receipt: any) =>
+      receipt.event.map((e: { event_state: string; event_time: string; purpose_id?: string }) => [e.event_state, e.event_time, e.purpose_id ?? null]);
+    await eventually(async () => {
+      const answer = await api('GET', `/api/v1/consent_receipts/${olderId}`);
+      return answer.status === 200 && answer.body.event.some((e: { event_state: string }) => e.event_state === 'objection recorded');
+    });
+    const older = (await api('GET', `/api/v1/consent_receipts/${olderId}`)).body;
+    expect(lifecycle(older)).toEqual([
+      ['consent given', '2022-03-01T10:00:00.000Z', null],
+      ['consent withdrawn', '2022-06-01T10:00:00.000Z', 'newsletter'],
+      ['objection recorded', '2022-06-01T10:00:00.000Z', 'fraud'],
+    ]);
+    expect(validateReceipt(older).errors).toEqual([]);
+    // The events say when the service learnt of it (occurred_at, the write) and when it was made (withdrawn_at).
+    const { rows } = await db.query(`SELECT occurred_at, payload FROM audit_chain.entries WHERE event_type IN ('consent.revoked', 'consent.purpose_revoked') AND payload->>'record_id' = $1`, [olderId]);
+    expect(rows.map((row) => [row.payload.withdrawn_at, new Date(row.occurred_at).getTime() > Date.parse('2023-03-01T10:00:00Z')])).toEqual([['2022-06-01T10:00:00.000Z', true]]);
+  });
+
   it('withdraws nothing from a record whose consent term ran out before the newer decision: no event, nothing appended to its receipt', async () => {
     // History imported (the flow's term is P1Y): granted in 2022 (lapsed 2023), analytics declined in
     // 2023 (its grant lapsed 2024), then everything declined in 2025 by the Record API. Each newer
@@ -1810,7 +1844,11 @@ describe('consent records', () => {
     ]);
     expect((await revocations(r3)).map(({ superseded_by, withdrawn }) => [superseded_by, withdrawn])).toEqual([[r2, ['newsletter']]]);
     await eventually(async () => (await withdrawnOnReceipt(r1)).length === 2);
-    expect((await withdrawnOnReceipt(r1)).map((e: { purpose_id: string }) => e.purpose_id)).toEqual(['newsletter', 'analytics']);
+    // The receipt dates each withdrawal by the decision that made it: R3's (11:00) before R2's (12:00), whatever the order of arrival.
+    expect((await withdrawnOnReceipt(r1)).map((e: { purpose_id: string; event_time: string }) => [e.purpose_id, e.event_time])).toEqual([
+      ['analytics', '2026-11-20T11:00:00.000Z'],
+      ['newsletter', '2026-11-20T12:00:00.000Z'],
+    ]);
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
     expect(status).toMatchObject({ newsletter: { status: 'declined', record_id: r2 }, analytics: { status: 'granted', record_id: r2 } });
   });

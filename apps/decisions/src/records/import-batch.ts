@@ -1326,7 +1326,10 @@ export class ImportBatch {
               withdrawn: withdrawal.withdrawn,
               ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
               ...(withdrawal.channel !== undefined ? { channel: withdrawal.channel } : {}),
-              ...(carried ? { carried_from: withdrawal.carriedFrom, withdrawn_at: withdrawal.at } : {}),
+              // When it was made: the newer record's decision, or the person's own time (carried);
+              // `occurred_at` is when the service recorded it. The receipt's event time.
+              withdrawn_at: withdrawal.at,
+              ...(carried ? { carried_from: withdrawal.carriedFrom } : {}),
               // A carried withdrawal is the person's own (their records page); a newer record's, the writer's.
               actor: carried && (PERSON_WITHDRAWAL_CHANNELS as readonly string[]).includes(withdrawal.channel ?? '') ? { type: 'participant', id: person.id } : actor,
               ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),

@@ -137,6 +137,8 @@ export class ReceiptFreezer implements OnModuleInit {
     if (events.length === 0) return 0;
     const facts = events.flatMap((event) => {
       const channel = typeof event.data.channel === 'string' ? event.data.channel : undefined;
+      // When it was made (a newer record's decision, a carried withdrawal's own time), else when it was recorded.
+      const at = typeof event.data.withdrawn_at === 'string' && Number.isFinite(Date.parse(event.data.withdrawn_at)) ? event.data.withdrawn_at : event.occurred_at;
       // Scoped: a purpose withdrawn while others stay (consent.purpose_revoked), or the last one given withdrawn by name (consent.revoked with scope purpose).
       const scoped = event.type === 'consent.purpose_revoked' || event.data.scope === 'purpose';
       // `withdrawn` names what the event withdrew (`purposes` is each purpose's outcome since the
@@ -145,10 +147,10 @@ export class ReceiptFreezer implements OnModuleInit {
       const purposes = scoped && named ? (named as string[]) : [undefined];
       const objected = Array.isArray(event.data.objected) ? (event.data.objected as unknown[]).filter((key): key is string => typeof key === 'string') : [];
       const stated = [
-        ...purposes.map((purposeId) => ({ kind: 'withdrawal', at: event.occurred_at, ...(channel ? { channel } : {}), ...(purposeId ? { purposeId } : {}) })),
-        ...objected.map((purposeId) => ({ kind: 'objection', at: event.occurred_at, ...(channel ? { channel } : {}), purposeId })),
+        ...purposes.map((purposeId) => ({ kind: 'withdrawal', at, ...(channel ? { channel } : {}), ...(purposeId ? { purposeId } : {}) })),
+        ...objected.map((purposeId) => ({ kind: 'objection', at, ...(channel ? { channel } : {}), purposeId })),
       ];
-      return stated.map((fact, n) => ({ id: n === 0 ? event.id : `${event.id}:${n + 1}`, record: event.data.record_id as string, at: event.occurred_at, fact }));
+      return stated.map((fact, n) => ({ id: n === 0 ? event.id : `${event.id}:${n + 1}`, record: event.data.record_id as string, at, fact }));
     });
     if (facts.length === 0) return 0;
     const inserted = await INSERT_LIFECYCLE_FACTS.rows(this.dataSource, [LIFECYCLE_ROWS.document(facts)]);

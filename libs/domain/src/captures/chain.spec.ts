@@ -138,6 +138,26 @@ describe('recordInChain', () => {
     expect(early.map(({ recordId, withdrawn }) => ({ recordId, withdrawn }))).toEqual([{ recordId: 'r1', withdrawn: ['newsletter'] }]);
   });
 
+  it('dates what a newer record withdraws or objects to by its decision, not by its write: a late record of history comes before the older consent\'s end', () => {
+    // R1 10:00 grants newsletter, lets fraud stand, its term ends at 11:00; R2, decided at 10:30
+    // (declining newsletter, objecting to fraud), is written at 13:00. In force when R2 was decided,
+    // so R2 withdraws and objects; the older receipt must say so at 10:30, before its consent expired
+    // at 11:00, not at 13:00 after it (a withdrawal of an expired consent, an objection out of order).
+    const r1: ChainLink = { ...link('r1', 0, { newsletter: granted, fraud: noticed }), lapsesAt: Date.parse(at(60)) };
+    const r2 = link('r2', 30, { newsletter: declined, fraud: { status: 'objected', basis: 'legitimate_interest' } });
+    const { withdrawals } = recordInChain([r1], r2, at(180));
+    expect(withdrawals.map(({ recordId, withdrawn, objected, at: made }) => ({ recordId, withdrawn, objected, at: made }))).toEqual([
+      { recordId: 'r1', withdrawn: ['newsletter'], objected: ['fraud'], at: at(30) },
+    ]);
+    // The late record itself superseded at once by the record decided after it: at that record's decision.
+    const r3 = link('r3', 20, { newsletter: granted, fraud: noticed });
+    const chain: ChainLink[] = [{ ...r1, withdrawals: [] }, link('r4', 40, { newsletter: declined, fraud: noticed })];
+    const placed = recordInChain(chain, r3, at(181));
+    expect(placed.withdrawals.filter((w) => w.channel === 'newer_record').map(({ recordId, at: made }) => ({ recordId, at: made }))).toEqual([
+      { recordId: 'r3', at: at(40) },
+    ]);
+  });
+
   it('carries a withdrawal the person made on the record it supersedes after its own decision', () => {
     // R1 10:00 grants analytics; the person withdraws it at 11:00; R2, captured 10:30, arrives after.
     const r1 = link('r1', 0, { analytics: granted, newsletter: granted, fraud: noticed }, [{ purpose: 'analytics', at: at(60), channel: 'own_records' }]);

@@ -152,7 +152,12 @@ export interface ChainWithdrawal {
   event: SupersessionEvent;
   /** A withdrawal of the whole record (else purpose by purpose; `consent.revoked` then says `scope: "purpose"`). */
   whole: boolean;
-  /** When it was made: the write's time, a carried withdrawal's own time. */
+  /**
+   * When it was made: a newer record's, that record's decision (its `captured_at`, the time the
+   * in-force check reads: a late record of history decided before the older consent's term ended
+   * withdraws, and objects, before it ended, not at the write after it); a carried withdrawal's,
+   * its own time. The marks keep the write's time.
+   */
   at: string;
   /** `newer_record`, or a carried withdrawal's own channel. */
   channel?: string;
@@ -193,7 +198,7 @@ export function recordInChain<T extends ChainLink>(
       objected: change.objected,
       event: change.event,
       whole,
-      at: recordedAt,
+      at: new Date(newer.capturedAt).toISOString(),
       channel: SUPERSEDED_BY_NEWER_RECORD,
       supersededBy: newer.recordId,
     });
