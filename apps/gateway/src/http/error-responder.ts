@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError, ErrorCode, FieldIssue, httpStatusOf } from '@dcr/domain';
+import { databaseConnectionLost, DomainError, ErrorCode, FieldIssue, httpStatusOf, isLostDatabaseConnection } from '@dcr/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
@@ -52,6 +52,8 @@ export const bodyNotAnObject = () => new DomainError('invalid_request', 'The req
 /** Turns anything thrown while answering a request into the contract's error body, in one place. */
 export function toDomainError(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
+  // The gateway's own database connection lost under the request: a retry may succeed (503, Retry-After: 1).
+  if (isLostDatabaseConnection(error)) return databaseConnectionLost();
   // Nest wraps Fastify's own errors (body parsing, size limit) in an HttpException whose cause they are.
   const cause = (error as { cause?: unknown })?.cause;
   if (error instanceof HttpException && isFastifyError(cause)) return toDomainError(cause);
@@ -107,7 +109,7 @@ const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
  * The contract's answer to anything thrown while answering a request: its status, code, body and the
  * headers it adds (its content type, and on a 429 that has none yet `Retry-After`: the error's own
  * `retry_after` seconds when it says how long, else 1; a 503 only when its error names
- * `retry_after`, a wait known to end (a receipt on its way); hence
+ * `retry_after`, a wait known to end (a receipt on its way, a database connection lost); hence
  * `hasHeader`). One mapping for the Fastify path (sendError) and the direct lane. An unexpected
  * error (5xx) stays in the log, tied to the request id; the caller sees only the id. Only its type,
  * code, message and stack: a database error also carries the query's parameters and PostgreSQL's

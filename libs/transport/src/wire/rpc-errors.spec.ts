@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
+import { QueryFailedError } from 'typeorm';
+import { createTestDatabase, lostConnectionError, TestDatabase } from '@dcr/testing';
 import { DomainError, wrongCountry } from '@dcr/domain';
 import { decodeReply, encodeReply } from './envelopes';
 import { fromSerializedError, toSerializedError } from './rpc-errors';
@@ -44,5 +46,31 @@ describe('RPC error codec', () => {
       expect('error' in reply && reply.error.code).toBe('internal_error');
     }
     expect(decodeReply('{"data":null}')).toEqual({ data: null });
+  });
+});
+
+describe('RPC error codec: a database connection lost while handling a message', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase('rpc_errors');
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('crosses as service_unavailable with retry_after (a retry gets a fresh connection), not as an internal_error', async () => {
+    // What a service saw when PostgreSQL's connections were terminated (a failover, an operator's
+    // pg_terminate_backend): its query in flight failed with 57P01, wrapped as TypeORM wraps it.
+    const failure = await lostConnectionError(database.url);
+    expect(failure.code).toBe('57P01');
+    const logger = new Logger('test');
+    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    for (const thrown of [failure, new QueryFailedError('SELECT pg_sleep(30)', [], failure)]) {
+      expect(toSerializedError(thrown, logger)).toEqual({
+        code: 'service_unavailable',
+        message: 'The database connection was lost while handling the request; try again',
+        extra: { retry_after: 1 },
+      });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { DomainError, isErrorCode, SerializedDomainError } from '@dcr/domain';
+import { databaseConnectionLost, DomainError, isErrorCode, isLostDatabaseConnection, SerializedDomainError } from '@dcr/domain';
 
 /**
  * The error half of the wire format. Only DomainErrors cross a hop with their code, message, details
@@ -40,13 +40,21 @@ function pick(error: SerializedDomainError): SerializedDomainError {
   return { code, message, ...(details !== undefined && { details }), ...(extra !== undefined && { extra }) };
 }
 
-/** What goes on the wire for whatever a handler threw. Unexpected errors are logged, never sent. */
+/**
+ * What goes on the wire for whatever a handler threw. Unexpected errors are logged, never sent; a lost
+ * database connection crosses as service_unavailable (retry_after 1), as a retry can succeed.
+ */
 export function toSerializedError(error: unknown, logger?: LoggerService): SerializedDomainError {
   if (error instanceof DomainError) return pick(error.toJSON());
   if (isSerializedDomainError(error)) return pick(error);
   // Nest's RpcException wraps a payload; accept it only when that payload is already one of ours.
   const wrapped = (error as { getError?: () => unknown } | null)?.getError?.();
   if (isSerializedDomainError(wrapped)) return pick(wrapped);
+  // A lost database connection is no fault of the request: the caller may retry (503, Retry-After).
+  if (isLostDatabaseConnection(error)) {
+    logger?.warn(`Database connection lost while handling a message: ${(error as Error).message}`);
+    return databaseConnectionLost().toJSON();
+  }
   logger?.error(
     `Unexpected error while handling a message: ${error instanceof Error ? error.message : safeStringify(error)}`,
     error instanceof Error ? error.stack : undefined,
