@@ -149,6 +149,26 @@ describe('two countries on the in-process transport', () => {
       expect(response.body).toMatchObject({ code: 'malformed_json', request_id: expect.any(String), details: [{ field: 'body', reason: 'is not valid JSON' }] });
     });
 
+    it('refuses a JSON body holding a prototype key with 400 naming where, not as malformed JSON', async () => {
+      const reason = 'is a prototype key (__proto__, or constructor holding prototype): not accepted';
+      const proto = await http(us.url, 'POST', '/api/v1/decisions', {
+        token: apiToken,
+        rawBody: '{"flow_id":"flw_x","subject":{"email":"ada@example.com","__proto__":{"admin":true}}}',
+      });
+      expect([proto.status, proto.body.code, proto.body.details]).toEqual([400, 'invalid_request', [{ field: 'subject.__proto__', reason }]]);
+      const constructor = await http(us.url, 'POST', '/api/v1/applications', {
+        token: apiToken,
+        rawBody: '{"name":"x","constructor":{"prototype":{"admin":true}}}',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
+      expect([constructor.status, constructor.body.code, constructor.body.details]).toEqual([400, 'invalid_request', [{ field: 'constructor.prototype', reason }]]);
+      // A constructor key without prototype is an ordinary (here unknown) field; JSON with a BOM is still JSON.
+      const plain = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '\uFEFF{"name":"x","environment":"sandbox","constructor":"y"}' });
+      expect([plain.status, plain.body.details]).toEqual([422, [{ field: 'constructor', reason: 'property constructor should not exist' }]]);
+      const empty = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '', headers: { 'content-type': 'application/json' } });
+      expect([empty.status, empty.body.code]).toEqual([400, 'malformed_json']);
+    });
+
     it('answers a body over 1 MiB with 413', async () => {
       const response = await http(us.url, 'POST', '/api/v1/applications', {
         token: apiToken,

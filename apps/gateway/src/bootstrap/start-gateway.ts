@@ -18,6 +18,7 @@ import { DirectLane, DirectRequest } from '../http/direct-lane';
 import { directHandlerFor } from '../http/direct-route';
 import { errorAnswer } from '../http/error-responder';
 import { clientErrorHandler, frameworkErrorHandler } from '../http/framework-errors';
+import { useJsonBodyParser } from '../http/json-body';
 import { requestIdOf } from '../http/request-id';
 import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
@@ -213,6 +214,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     done();
   });
 
+  useJsonBodyParser(app);
   app.useGlobalPipes(new EdgeValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter(context.logger));
 
