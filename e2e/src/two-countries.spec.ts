@@ -679,6 +679,45 @@ describe('two countries on the in-process transport', () => {
       expect(refused.body.message).toContain(origins.post['x-required-scopes'][0]);
     });
 
+    it('refuses, on every /api/v1 route, a query parameter the route does not take, naming it; pages and assets take any', async () => {
+      const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+      const unknown = { field: 'utm_source', reason: 'property utm_source should not exist' };
+      const answers: Array<[string, number, unknown]> = [];
+      for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+        if (!path.startsWith('/api/v1/')) continue;
+        for (const method of Object.keys(item).filter((name) => ['get', 'post', 'put', 'patch', 'delete'].includes(name))) {
+          const url = `${path.replace(/\{[^}]+\}/g, 'x')}?utm_source=newsletter`;
+          const response = await http(us.url, method.toUpperCase(), url, { token: apiToken, ...(method === 'get' || method === 'delete' ? {} : { body: {} }) });
+          // A caller refused for its credential learns nothing more (the inbox routes take an inbox
+          // token, the activity feed an admin token).
+          if (response.status === 401 || response.status === 403) continue;
+          const { request_id: _id, ...body } = response.body ?? {};
+          answers.push([`${method.toUpperCase()} ${path}`, response.status, body]);
+        }
+      }
+      expect(answers.length).toBeGreaterThan(60);
+      // Named beside anything else wrong with the query (a route with a query DTO names all of it).
+      const refusesIt = ([, status, body]: [string, number, any]) =>
+        status === 400 && body.code === 'invalid_request' && body.message === 'Invalid query parameters' && body.details?.some((issue: unknown) => JSON.stringify(issue) === JSON.stringify(unknown));
+      expect(answers.filter((answer) => !refusesIt(answer))).toEqual([]);
+      // What a route takes is still taken, with or without the unknown one beside it.
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=1`, { token: apiToken })).status).toBe(200);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=nobody`, { token: apiToken })).status).toBe(404);
+      const misspelt = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/consent_status?subject[externalid]=nobody`, { token: apiToken });
+      expect([misspelt.status, misspelt.body.details]).toEqual([400, [{ field: 'subject[externalid]', reason: 'property subject[externalid] should not exist' }]]);
+      const me = await http(us.url, 'GET', '/api/v1/me?foo=1&limit=2', { token: apiToken });
+      expect([me.status, me.body.details]).toEqual([
+        400,
+        [
+          { field: 'foo', reason: 'property foo should not exist' },
+          { field: 'limit', reason: 'property limit should not exist' },
+        ],
+      ]);
+      for (const path of ['/healthz', '/.well-known/openapi', '/.well-known/api-catalog', '/sdk/v1/manifest.json', '/js/v1/manifest.json']) {
+        expect([path, (await http(us.url, 'GET', `${path}?utm_source=newsletter&utm_medium=email`)).status]).toEqual([path, 200]);
+      }
+    });
+
     it('serves an RFC 9727 API catalog pointing at it', async () => {
       const response = await http(us.url, 'GET', '/.well-known/api-catalog');
       expect(response.status).toBe(200);
