@@ -149,6 +149,26 @@ describe('two countries on the in-process transport', () => {
       expect(response.body).toMatchObject({ code: 'malformed_json', request_id: expect.any(String), details: [{ field: 'body', reason: 'is not valid JSON' }] });
     });
 
+    it('refuses a JSON body holding a prototype key with 400 naming where, not as malformed JSON', async () => {
+      const reason = 'is a prototype key (__proto__, or constructor holding prototype): not accepted';
+      const proto = await http(us.url, 'POST', '/api/v1/decisions', {
+        token: apiToken,
+        rawBody: '{"flow_id":"flw_x","subject":{"email":"ada@example.com","__proto__":{"admin":true}}}',
+      });
+      expect([proto.status, proto.body.code, proto.body.details]).toEqual([400, 'invalid_request', [{ field: 'subject.__proto__', reason }]]);
+      const constructor = await http(us.url, 'POST', '/api/v1/applications', {
+        token: apiToken,
+        rawBody: '{"name":"x","constructor":{"prototype":{"admin":true}}}',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
+      expect([constructor.status, constructor.body.code, constructor.body.details]).toEqual([400, 'invalid_request', [{ field: 'constructor.prototype', reason }]]);
+      // A constructor key without prototype is an ordinary (here unknown) field; JSON with a BOM is still JSON.
+      const plain = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '\uFEFF{"name":"x","environment":"sandbox","constructor":"y"}' });
+      expect([plain.status, plain.body.details]).toEqual([422, [{ field: 'constructor', reason: 'property constructor should not exist' }]]);
+      const empty = await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, rawBody: '', headers: { 'content-type': 'application/json' } });
+      expect([empty.status, empty.body.code]).toEqual([400, 'malformed_json']);
+    });
+
     it('answers a body over 1 MiB with 413', async () => {
       const response = await http(us.url, 'POST', '/api/v1/applications', {
         token: apiToken,
@@ -657,6 +677,45 @@ describe('two countries on the in-process transport', () => {
       });
       expect(refused.status).toBe(403);
       expect(refused.body.message).toContain(origins.post['x-required-scopes'][0]);
+    });
+
+    it('refuses, on every /api/v1 route, a query parameter the route does not take, naming it; pages and assets take any', async () => {
+      const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+      const unknown = { field: 'utm_source', reason: 'property utm_source should not exist' };
+      const answers: Array<[string, number, unknown]> = [];
+      for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+        if (!path.startsWith('/api/v1/')) continue;
+        for (const method of Object.keys(item).filter((name) => ['get', 'post', 'put', 'patch', 'delete'].includes(name))) {
+          const url = `${path.replace(/\{[^}]+\}/g, 'x')}?utm_source=newsletter`;
+          const response = await http(us.url, method.toUpperCase(), url, { token: apiToken, ...(method === 'get' || method === 'delete' ? {} : { body: {} }) });
+          // A caller refused for its credential learns nothing more (the inbox routes take an inbox
+          // token, the activity feed an admin token).
+          if (response.status === 401 || response.status === 403) continue;
+          const { request_id: _id, ...body } = response.body ?? {};
+          answers.push([`${method.toUpperCase()} ${path}`, response.status, body]);
+        }
+      }
+      expect(answers.length).toBeGreaterThan(60);
+      // Named beside anything else wrong with the query (a route with a query DTO names all of it).
+      const refusesIt = ([, status, body]: [string, number, any]) =>
+        status === 400 && body.code === 'invalid_request' && body.message === 'Invalid query parameters' && body.details?.some((issue: unknown) => JSON.stringify(issue) === JSON.stringify(unknown));
+      expect(answers.filter((answer) => !refusesIt(answer))).toEqual([]);
+      // What a route takes is still taken, with or without the unknown one beside it.
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/api_tokens?limit=1`, { token: apiToken })).status).toBe(200);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=nobody`, { token: apiToken })).status).toBe(404);
+      const misspelt = await http(us.url, 'GET', `/api/v1/applications/${applicationId}/consent_status?subject[externalid]=nobody`, { token: apiToken });
+      expect([misspelt.status, misspelt.body.details]).toEqual([400, [{ field: 'subject[externalid]', reason: 'property subject[externalid] should not exist' }]]);
+      const me = await http(us.url, 'GET', '/api/v1/me?foo=1&limit=2', { token: apiToken });
+      expect([me.status, me.body.details]).toEqual([
+        400,
+        [
+          { field: 'foo', reason: 'property foo should not exist' },
+          { field: 'limit', reason: 'property limit should not exist' },
+        ],
+      ]);
+      for (const path of ['/healthz', '/.well-known/openapi', '/.well-known/api-catalog', '/sdk/v1/manifest.json', '/js/v1/manifest.json']) {
+        expect([path, (await http(us.url, 'GET', `${path}?utm_source=newsletter&utm_medium=email`)).status]).toEqual([path, 200]);
+      }
     });
 
     it('serves an RFC 9727 API catalog pointing at it', async () => {

@@ -7,6 +7,7 @@ import { IsEmail, IsInt } from 'class-validator';
 import pino from 'pino';
 import request from 'supertest';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
+import { useJsonBodyParser } from '../src/http/json-body';
 import { EdgeValidationPipe } from '../src/http/validation.pipe';
 
 class SignInDto {
@@ -57,6 +58,7 @@ describe('gateway error responses', () => {
 
   beforeAll(async () => {
     app = await NestFactory.create<NestFastifyApplication>(ProbeModule, new FastifyAdapter({ bodyLimit: 1024 }), { logger: false });
+    useJsonBodyParser(app);
     app.useGlobalPipes(new EdgeValidationPipe());
     app.useGlobalFilters(new AllExceptionsFilter(pino({ level: 'silent' })));
     await app.init();
@@ -110,6 +112,31 @@ describe('gateway error responses', () => {
     });
   });
 
+  it('refuses a valid JSON body holding a prototype key with 400 naming its path, not as malformed JSON', async () => {
+    const reason = 'is a prototype key (__proto__, or constructor holding prototype): not accepted';
+    const post = (raw: string, type = 'application/json') => request(app.getHttpServer()).post('/probe/sign-in').set('content-type', type).send(raw);
+    const proto = await post('{"email":"ada@example.com","subject":{"__proto__":{"admin":true}}}');
+    expect([proto.status, proto.body]).toEqual([
+      400,
+      {
+        message: 'The request body holds a prototype key (__proto__, or constructor holding prototype): such keys are not accepted',
+        code: 'invalid_request',
+        details: [{ field: 'subject.__proto__', reason }],
+        request_id: expect.any(String),
+      },
+    ]);
+    const constructor = await post('\uFEFF{"email":"ada@example.com","list":[{"constructor":{"prototype":{}}}]}', 'application/json; charset=utf-8');
+    expect([constructor.status, constructor.body.details]).toEqual([400, [{ field: 'list.0.constructor.prototype', reason }]]);
+    // Valid JSON without one is read as before (a BOM and a charset included), the literal null too.
+    const fine = await post('\uFEFF{"email":"ada@example.com"}', 'application/json; charset=utf-8');
+    expect(fine.body).toEqual({ email: 'ada@example.com', is_dto: true });
+    expect((await post('null')).body.details).toEqual([{ field: 'body', reason: 'must be a JSON object' }]);
+    // Malformed JSON that merely mentions such a key stays malformed.
+    expect((await post('{"__proto__":')).body.code).toBe('malformed_json');
+    // Other +json types are read by no route, as before.
+    expect((await post('{"email":"ada@example.com"}', 'application/merge-patch+json')).status).toBe(415);
+  });
+
   it('answers unknown routes, bad JSON and oversized bodies in the same shape', async () => {
     const missing = await request(app.getHttpServer()).get('/nowhere');
     expect(missing.status).toBe(404);
@@ -123,6 +150,8 @@ describe('gateway error responses', () => {
       const notAnObject = await request(app.getHttpServer()).post('/probe/sign-in').set('content-type', 'application/json').send(raw);
       expect([raw, notAnObject.status, notAnObject.body.code, notAnObject.body.details]).toEqual([raw, 400, 'invalid_request', [{ field: 'body', reason: 'must be a JSON object' }]]);
     }
+    const empty = await request(app.getHttpServer()).post('/probe/sign-in').set('content-type', 'application/json').send('');
+    expect([empty.status, empty.body.code]).toEqual([400, 'malformed_json']);
     const large = await request(app.getHttpServer()).post('/probe/sign-in').send({ email: 'x'.repeat(2000) });
     expect(large.status).toBe(413);
     expect(large.body.code).toBe('payload_too_large');

@@ -46,6 +46,14 @@ const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
 /** A body that is not JSON: a 4xx about the body names it, as one about a field names the field. */
 const malformedJson = () => new DomainError('malformed_json', GENERIC_MESSAGES.malformed_json!, [{ field: 'body', reason: 'is not valid JSON' }]);
 
+/**
+ * A JSON body holding a key that would replace an object's prototype (`__proto__`, a `constructor`
+ * holding `prototype`): valid JSON, so not malformedJson, but refused before any route reads it,
+ * each key named by its path (json-body.ts).
+ */
+export const prototypeKeysRefused = (issues: FieldIssue[]) =>
+  new DomainError('invalid_request', 'The request body holds a prototype key (__proto__, or constructor holding prototype): such keys are not accepted', issues);
+
 /** A JSON body that is not an object, where a route reads its fields: named like malformedJson. */
 export const bodyNotAnObject = () => new DomainError('invalid_request', 'The request body must be a JSON object', [{ field: 'body', reason: 'must be a JSON object' }]);
 

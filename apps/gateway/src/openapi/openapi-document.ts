@@ -17,6 +17,10 @@ Conventions shared by every endpoint:
   sent to two countries at the same moment is recorded in one, and the other answers 421 (a deployment that requires
   that agreement answers 503 \`service_unavailable\` to a request recording someone new while a peer country is unreachable).
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
+- Query parameters: an \`/api/v1/\` operation takes only the query parameters it lists (none if it lists none); any
+  other is 400 \`invalid_request\` naming it in \`details\`.
+- A JSON body holding a \`__proto__\` key, or a \`constructor\` key holding \`prototype\`: 400 \`invalid_request\` naming
+  each such key's path; text that is not JSON: 400 \`malformed_json\` naming \`body\`.
 - Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
   sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.
 - Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); a body in a media type read for

@@ -1,1 +1,2 @@
 export * from './storable-input';
+export * from './prototype-keys';
