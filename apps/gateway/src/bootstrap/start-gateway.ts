@@ -25,6 +25,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 import { loggableUrl } from '../observability/loggable-url';
+import { trustedProxies } from '../http/trusted-proxies';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Consent record imports carry up to 10,000 rows: that route alone takes bodies up to 16 MiB. */
@@ -76,7 +77,8 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     logger: false,
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: true,
+    // Forwarding headers only from the proxies TRUST_PROXY names (private and loopback peers by default).
+    trustProxy: trustedProxies(env),
     // No Nest middleware anywhere (hooks do that work), so no @fastify/middie: its `onRequest` hook
     // would run for every request with nothing to call. Nest middleware would need middie back.
     skipMiddie: true,
