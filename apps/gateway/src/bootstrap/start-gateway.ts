@@ -44,6 +44,16 @@ export interface RunningGateway {
 }
 
 /**
+ * What every answer under `/api/` carries, errors included, on the Fastify path and the direct lane
+ * alike: API answers name people, their decisions and credentials shown once, so no cache keeps
+ * them. A route that says otherwise for its own answers (a receipt: `private, no-store`) replaces it.
+ */
+const NO_STORE: ReadonlyArray<readonly [string, string]> = [['cache-control', 'no-store']];
+function apiAnswerHeaders(url: string): ReadonlyArray<readonly [string, string]> {
+  return url.startsWith('/api/') ? NO_STORE : [];
+}
+
+/**
  * The public HTTP edge of one country, on Fastify (chosen for throughput: the `/api/v1/me` target
  * is measured against a bare Fastify server). It is also a NATS (or in-process) microservice, for
  * configuration replicated from peer countries and for its own health round trip.
@@ -175,7 +185,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
           path: route.url,
           admit,
           answer: direct.answer,
-          before: Object.entries(deprecationHeaders(route.url) ?? {}),
+          before: [...Object.entries(deprecationHeaders(route.url) ?? {}), ...apiAnswerHeaders(route.url)],
           after: direct.headers,
           observe: metrics.forRoute(route.url),
         });
@@ -192,6 +202,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
+    for (const [name, value] of apiAnswerHeaders(request.url)) reply.header(name, value);
     const deprecated = deprecationHeaders(request.url);
     if (deprecated) reply.headers(deprecated);
     if (!cors.apply(request, reply)) done();
