@@ -2228,6 +2228,43 @@ describe('consent records', () => {
     expect(Number((await db.query(`SELECT count(*) FROM decisions.dev_mailbox WHERE to_address = $1`, [here])).rows[0].count)).toBe(5);
   });
 
+  it('refuses a withdrawal form another website posts, also a site that shares the cookie (a sibling subdomain): nothing withdrawn, a page at 403', async () => {
+    const email = 'sibling-site@example.com';
+    const made = await record({ newsletter: granted, analytics: granted }, { subject: { email }, captured_at: new Date().toISOString() });
+    expect(made.status).toBe(201);
+    const recordId = made.body.consent_record.record_id;
+    // SameSite=Strict sends the cookie to a form posted from the same site (another subdomain of the
+    // same registrable domain): only the form's Origin and Sec-Fetch-Site tell it from the page's own.
+    const cookie = `service_inbox=${await signedIn(email)}`;
+    const withdraw = (headers: Record<string, string>, locale = 'en') =>
+      fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}&via=receipt`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'accept-language': locale, ...headers },
+        body: new URLSearchParams({ purpose: 'newsletter' }).toString(),
+      });
+    const alert = (text: string) => /<div id="records-error" class="hp-error" role="alert"><p>([^<]*)<\/p>/.exec(text)?.[1];
+    for (const headers of <Record<string, string>[]>[
+      { origin: 'https://forum.decisions.example.com', 'sec-fetch-site': 'same-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example.com' },
+      { origin: 'null', 'sec-fetch-site': 'same-site' },
+    ]) {
+      const refused = await withdraw(headers);
+      const text = await refused.text();
+      expect([headers, refused.status, refused.headers.get('location'), alert(text)]).toEqual([headers, 403, null, expect.stringMatching(/^Nothing was withdrawn: .*another website/)]);
+      // The list as it stands, with its own forms to withdraw from.
+      expect(text).toContain(`action="/inbox/records/${recordId}/withdraw?application_id=${applicationId}&amp;via=receipt"`);
+    }
+    expect(alert(await (await withdraw({ 'sec-fetch-site': 'same-site' }, 'de-DE')).text())).toMatch(/^Nichts wurde widerrufen: .*anderen Website/);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject%5Bemail%5D=${encodeURIComponent(email)}`);
+    expect(status.body.purposes.newsletter).toMatchObject({ status: 'granted', record_id: recordId });
+
+    // The page's own form: withdrawn.
+    const done = await withdraw({ origin: 'https://us.decisions.example.com', 'sec-fetch-site': 'same-origin' });
+    expect([done.status, done.headers.get('location')]).toEqual([303, `/inbox/records?application_id=${applicationId}&via=receipt&withdrawn=${recordId}&purpose=newsletter`]);
+  });
+
   it('lets the person sign out of the records page: the inbox token stops working and the cookie is cleared', async () => {
     const email = 'shared-computer@example.com';
     expect((await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: new Date().toISOString() })).status).toBe(201);

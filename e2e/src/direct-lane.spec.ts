@@ -72,7 +72,7 @@ describe('the direct lane against the router, on a running gateway', () => {
     expect(lane.status).toBe(200);
     expect(router.status).toBe(200);
     expect(headerNames(lane.headers)).toEqual(headerNames(router.headers));
-    expect(headerNames(lane.headers)).toEqual(['connection', 'content-length', 'content-type', 'keep-alive', 'ratelimit', 'ratelimit-policy', 'x-request-id']);
+    expect(headerNames(lane.headers)).toEqual(['cache-control', 'connection', 'content-length', 'content-type', 'keep-alive', 'ratelimit', 'ratelimit-policy', 'x-request-id']);
     for (const name of ['content-type', 'content-length', 'ratelimit-policy']) expect(lane.headers.get(name)).toBe(router.headers.get(name));
     expect(lane.body).toEqual(router.body);
     expect(lane.body).toMatchObject({ application_id: applicationId, credential: { kind: 'api_token' }, country: 'US' });

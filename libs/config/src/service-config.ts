@@ -335,6 +335,19 @@ export class GatewayEnvironment extends ServiceEnvironment {
   RATE_LIMIT_BURST = 200;
 
   /**
+   * Which peers are proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (the client's
+   * address keys the form-builder hook's rate limit; the protocol decides the inbox cookie's
+   * `Secure`): `loopback,linklocal,uniquelocal` by default (an ingress or load balancer on a private
+   * address), a comma-separated list of addresses, CIDR ranges and those three names, `true` (every
+   * peer: only behind a proxy that overwrites the headers) or `false` (none).
+   */
+  @IsOptional()
+  @Matches(/^(true|false|(loopback|linklocal|uniquelocal|[0-9a-fA-F]*[.:][0-9a-fA-F.:]*(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F]*[.:][0-9a-fA-F.:]*(\/\d{1,3})?))*)$/, {
+    message: 'TRUST_PROXY must be true, false, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal and uniquelocal',
+  })
+  TRUST_PROXY = 'loopback,linklocal,uniquelocal';
+
+  /**
    * Which requests get an access log line: `all`, or `errors` (4xx, 5xx and requests slower than one
    * second). Errors are always logged with their request id either way.
    */

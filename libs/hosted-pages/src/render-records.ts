@@ -20,7 +20,7 @@ export interface PersonRecordItem {
 }
 
 /** Why a withdrawal made from the page was refused, as its alert says. */
-export type RecordsPageError = 'conflict' | 'not_found' | 'invalid';
+export type RecordsPageError = 'conflict' | 'not_found' | 'invalid' | 'cross_site';
 
 export interface RecordsPageOptions {
   locale?: string;
@@ -56,7 +56,7 @@ export function withdrawalConfirmation(items: readonly PersonRecordItem[], confi
   return purpose?.status === 'withdrawn' ? tr.t('records_confirmation_purpose', { purpose: purpose.label, title: item.title }) : null;
 }
 
-const ERROR_MESSAGES: Record<RecordsPageError, MessageKey> = { conflict: 'records_error_conflict', not_found: 'records_error_not_found', invalid: 'records_error_invalid' };
+const ERROR_MESSAGES: Record<RecordsPageError, MessageKey> = { conflict: 'records_error_conflict', not_found: 'records_error_not_found', invalid: 'records_error_invalid', cross_site: 'records_error_cross_site' };
 
 function record(item: PersonRecordItem, tr: Translator, view: string | undefined, via: string | undefined): SafeHtml {
   const query = view ? `?application_id=${encodeURIComponent(view)}${via ? `&via=${encodeURIComponent(via)}` : ''}` : '';

@@ -27,6 +27,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 import { loggableUrl } from '../observability/loggable-url';
+import { trustedProxies } from '../http/trusted-proxies';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Consent record imports carry up to 10,000 rows: that route alone takes bodies up to 16 MiB. */
@@ -42,6 +43,16 @@ export interface RunningGateway {
   app: INestApplication;
   url: string;
   close(): Promise<void>;
+}
+
+/**
+ * What every answer under `/api/` carries, errors included, on the Fastify path and the direct lane
+ * alike: API answers name people, their decisions and credentials shown once, so no cache keeps
+ * them. A route that says otherwise for its own answers (a receipt: `private, no-store`) replaces it.
+ */
+const NO_STORE: ReadonlyArray<readonly [string, string]> = [['cache-control', 'no-store']];
+function apiAnswerHeaders(url: string): ReadonlyArray<readonly [string, string]> {
+  return url.startsWith('/api/') ? NO_STORE : [];
 }
 
 /**
@@ -78,7 +89,8 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     logger: false,
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: true,
+    // Forwarding headers only from the proxies TRUST_PROXY names (private and loopback peers by default).
+    trustProxy: trustedProxies(env),
     // No Nest middleware anywhere (hooks do that work), so no @fastify/middie: its `onRequest` hook
     // would run for every request with nothing to call. Nest middleware would need middie back.
     skipMiddie: true,
@@ -178,7 +190,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
           path: route.url,
           admit,
           answer: direct.answer,
-          before: Object.entries(deprecationHeaders(route.url) ?? {}),
+          before: [...Object.entries(deprecationHeaders(route.url) ?? {}), ...apiAnswerHeaders(route.url)],
           after: direct.headers,
           observe: metrics.forRoute(route.url),
         });
@@ -195,6 +207,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   // Callback-style hooks: on the hot path they avoid a promise per hook per request.
   fastify.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
+    for (const [name, value] of apiAnswerHeaders(request.url)) reply.header(name, value);
     const deprecated = deprecationHeaders(request.url);
     if (deprecated) reply.headers(deprecated);
     if (!cors.apply(request, reply)) done();

@@ -134,8 +134,9 @@ export class InboxPagesController {
   }
 
   /**
-   * A withdrawal from the records page (a plain form; the SameSite=Strict cookie keeps other sites
-   * out). It states the channel of the link that opened the page (`via`: the receipt's, the receipt
+   * A withdrawal from the records page (a plain form: the SameSite=Strict cookie keeps other sites
+   * out, and a form of the same site but not of this origin is refused by its Origin and
+   * Sec-Fetch-Site, as a sign-in is). It states the channel of the link that opened the page (`via`: the receipt's, the receipt
    * mail's, else the person's own records). Done, back to the page, which confirms what was
    * withdrawn; refused (withdrawn already, replaced, not theirs, no such purpose), the page with
    * what happened and the list as it stands, at the refusal's status.
@@ -154,6 +155,11 @@ export class InboxPagesController {
     const organisation = isApplicationId(applicationId) ? applicationId : undefined;
     const link = organisation ? recordsPageVia(via) : undefined;
     const back = recordsPath(organisation, link);
+    // A form another website posted (also one of the same site, which the SameSite=Strict cookie
+    // reaches: a sibling subdomain) withdraws nothing: the list as it stands, saying why, at 403.
+    if (sentFromAnotherSite(request, ownOrigins(this.context.env as GatewayEnvironment, request))) {
+      return this.recordsPage(reply, request, locale, organisation, link, 403, { error: 'cross_site' });
+    }
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
     // An id no record has (a malformed one included): not theirs, as the service would say.

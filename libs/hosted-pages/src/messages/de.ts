@@ -220,6 +220,7 @@ export const de: Catalogue = {
   records_error_conflict: 'Nichts wurde widerrufen: Dies ist nicht mehr erteilt, oder eine neuere Einwilligung hat diese ersetzt. Die Liste unten zeigt den aktuellen Stand.',
   records_error_not_found: 'Nichts wurde widerrufen: Diese Einwilligung wurde unter Ihren nicht gefunden.',
   records_error_invalid: 'Nichts wurde widerrufen: Der Widerruf nannte keinen Zweck dieser Einwilligung.',
+  records_error_cross_site: 'Nichts wurde widerrufen: Der Widerruf wurde von einer anderen Website gesendet. Nutzen Sie zum Widerrufen die Schaltflächen auf dieser Seite.',
   records_error_elsewhere: 'Ihre Einwilligungen bei {application} werden im Land {country} des Dienstes geführt: Der Link in Ihrem Beleg oder in dessen E-Mail führt dorthin.',
   records_back: 'Zurück zu Ihren Anfragen',
   records_superseded: 'Durch eine neuere Einwilligung desselben Formulars ersetzt: Widerrufen Sie dort.',

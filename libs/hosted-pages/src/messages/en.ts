@@ -221,6 +221,7 @@ export const en = {
   records_error_conflict: 'Nothing was withdrawn: this is no longer given, or a newer record replaced this one. The list below shows how things stand.',
   records_error_not_found: 'Nothing was withdrawn: this record was not found among yours.',
   records_error_invalid: 'Nothing was withdrawn: the withdrawal did not name a purpose of this record.',
+  records_error_cross_site: 'Nothing was withdrawn: the withdrawal was sent from another website. To withdraw, use the buttons on this page.',
   records_error_elsewhere: "Your records with {application} are kept in the service's country {country}: the link in your receipt or in its e-mail leads there.",
   records_back: 'Back to your requests',
   records_superseded: 'Replaced by a newer record of the same form: withdraw there.',
