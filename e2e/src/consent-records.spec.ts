@@ -1353,6 +1353,49 @@ describe('consent records', () => {
     expect(text).not.toContain(`/inbox/records/${recordId}/withdraw`);
   });
 
+  it('lists imported history on the records page in the order the person gave their consents, not the order it was recorded', async () => {
+    const email = 'imported-history@example.com';
+    // A consent recorded through the Record API first, then years of history imported after it, listed out of order.
+    const current = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: '2026-11-20T10:00:00.000Z' });
+    expect(current.status).toBe(201);
+    const given = ['2021-05-01T09:00:00.000Z', '2019-03-01T09:00:00.000Z', '2022-07-01T09:00:00.000Z', '2020-01-01T09:00:00.000Z'];
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: given.map((captured_at) => ({ subject: { email }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at })),
+    });
+    expect(imported.status).toBe(201);
+    const idOf = new Map<string, string>(given.map((at, i) => [at, imported.body.rows[i].record_id]));
+    const newestGivenFirst = [
+      current.body.consent_record.record_id,
+      ...[...given].sort().reverse().map((at) => idOf.get(at)),
+    ];
+
+    const code = async () => /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await code() } });
+    const person = (path: string) => http(us.url, 'GET', path, { token: inbox.body.inbox_token });
+    const records = await person(`/api/v1/inbox/records?application_id=${applicationId}`);
+    expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', records)).toEqual([true, null]);
+    expect(records.body.data.map((item: { record_id: string }) => item.record_id)).toEqual(newestGivenFirst);
+    // Each says when it was given (and, apart, when the service recorded it).
+    expect(records.body.data.map((item: { captured_at: string }) => item.captured_at)).toEqual(['2026-11-20T10:00:00.000Z', ...[...given].sort().reverse()]);
+    expect(records.body.data[1].recorded_at > records.body.data[0].recorded_at).toBe(true);
+    // Paged, the same order.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await person(`/api/v1/inbox/records?application_id=${applicationId}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      paged.push(...page.body.data.map((item: { record_id: string }) => item.record_id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(paged).toEqual(newestGivenFirst);
+    // The page the receipt mail links to shows them so, each with the day it was given.
+    const html = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
+    expect([...html.matchAll(/data-record-id="(rec_[0-9a-z]+)"/g)].map((match) => match[1])).toEqual(newestGivenFirst);
+    expect(html).toContain('<time datetime="2019-03-01T09:00:00.000Z"');
+  });
+
   it('withdraws a hosted consent revoked with its session token by purpose while a noticed legitimate interest stands', async () => {
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
     const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
