@@ -458,6 +458,18 @@ describe('consent records', () => {
     }
   });
 
+  it('checks an import row\'s e-mail address as the Record API does: spaces around it are refused by name, not trimmed into another address', async () => {
+    const decisions = { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } };
+    const spaced = ' spaced@example.com ';
+    const viaRecordApi = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: spaced }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2021-03-04T05:06:07Z' });
+    expect([viaRecordApi.status, viaRecordApi.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.email']]);
+    for (const dry_run of [true, false]) {
+      const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run, records: [{ subject: { email: spaced }, decisions, captured_at: '2021-03-04T05:06:07Z' }] });
+      expect(imported.body.rows).toEqual([{ index: 0, outcome: 'refused', reasons: [{ field: 'subject.email', reason: expect.any(String) }] }]);
+    }
+    expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'spaced@example.com'`)).rowCount).toBe(0);
+  });
+
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
     const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const before = await count();

@@ -150,8 +150,9 @@ export class ImportConsentRecords {
       for (const field of Object.keys(row.subject)) if (!SUBJECT_FIELDS.includes(field)) issues.push({ field: `subject.${field}`, reason: `is not a field of subject (${SUBJECT_FIELDS.join(', ')})` });
     }
     const email = row.subject?.email;
-    // The Record API's rule (and consent_status's), so that an imported person can be named by their address.
-    if (typeof email !== 'string' || !isEmail(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
+    // The Record API's rule (and consent_status's), so that an imported person can be named by their
+    // address: as sent, spaces around it refused (not trimmed into an address the row did not give).
+    if (typeof email !== 'string' || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
     const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });
