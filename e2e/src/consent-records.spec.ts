@@ -533,6 +533,8 @@ describe('consent records', () => {
     const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 601, refused: 1 } });
+    // The same report: also when it was made (the answer's created_at is the report's, not when the last chunk was answered).
+    expect(report.body.created_at).toBe(real.body.created_at);
     expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
     expect(report.body.rows).toEqual(real.body.rows);
     // The report's id names its country: another country answers with that country only.

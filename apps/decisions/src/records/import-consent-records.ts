@@ -66,11 +66,13 @@ export class ImportConsentRecords {
     }
     const byIndex = new Map(recorded.map((row) => [row.index, row]));
     const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
+    let createdAt: string | undefined;
     if (!request.dry_run) {
       const recorded = rows.filter((row) => row.outcome === 'recorded').length;
       // In progress until the last chunk is recorded (the gateway says which), so a report read while
-      // an import runs, or after it stopped without word, does not claim to be complete.
-      await this.dataSource.query(
+      // an import runs, or after it stopped without word, does not claim to be complete. Its
+      // created_at (the first chunk's) goes back with every chunk, for the import's answer.
+      const [report]: Array<{ created_at: Date }> = await this.dataSource.query(
         `INSERT INTO "decisions"."consent_imports" ("id", "application_id", "flow_id", "summary", "rows", "status", "created_at")
          VALUES ($1, $2, $3, jsonb_build_object('recorded', $4::int, 'refused', $5::int), $6::jsonb, $7, now())
          ON CONFLICT ("id") DO UPDATE SET
@@ -79,11 +81,13 @@ export class ImportConsentRecords {
              'recorded', ("consent_imports"."summary"->>'recorded')::int + $4::int,
              'refused', ("consent_imports"."summary"->>'refused')::int + $5::int),
            "status" = EXCLUDED."status"
-         WHERE "consent_imports"."application_id" = EXCLUDED."application_id"`,
+         WHERE "consent_imports"."application_id" = EXCLUDED."application_id"
+         RETURNING "created_at"`,
         [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
       );
+      if (report) createdAt = new Date(report.created_at).toISOString();
     }
-    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}) };
+    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}), ...(createdAt ? { created_at: createdAt } : {}) };
   }
 
   /**

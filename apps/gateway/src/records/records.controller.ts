@@ -206,6 +206,8 @@ export class RecordsController {
     let flowVersion: number | undefined;
     // The purposes of the flow, which bound a chunk's reply: the most a flow can have until the first chunk says.
     let purposes: number = MAX_IMPORT_ROW_DECISIONS;
+    // A real import's report was made with its first chunk: the answer says that time, as the report does.
+    let createdAt: string | undefined;
     for (let offset = 0, end = 0; offset < body.records.length; offset = end) {
       end = importChunkEnd(sizes, decisionCounts, offset, purposes);
       const records = body.records.slice(offset, end) as unknown as ImportRowInput[];
@@ -231,6 +233,7 @@ export class RecordsController {
       }
       ledger?.add(chunk.ledger);
       flowVersion ??= chunk.flow_version;
+      createdAt ??= chunk.created_at;
       purposes = chunk.purposes ?? purposes;
       rows.push(...chunk.rows);
     }
@@ -243,7 +246,7 @@ export class RecordsController {
       status: 'completed',
       summary: { recorded, refused: rows.length - recorded },
       rows,
-      created_at: new Date().toISOString(),
+      created_at: createdAt ?? new Date().toISOString(),
     };
   }
 

@@ -254,6 +254,8 @@ export interface ImportChunkReply {
   purposes: number;
   /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */
   ledger?: DryRunLedger;
+  /** A real import's chunk: when its report was made (its first chunk), which the import's answer says as the report does. */
+  created_at?: string;
 }
 
 /** Why an import stopped: the first row of the chunk that failed, and the failure. */
