@@ -994,6 +994,33 @@ describe('consent records', () => {
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
   });
 
+  it('imports a history listed in any order as the person made it: each record supersedes the one captured before it, also across chunks', async () => {
+    const email = 'history-any-order@example.com';
+    // Three months apart, within the flow's consent term (P1Y): each decision finds the one before it in force.
+    const at = (year: number) => `2024-${String((year - 2019) * 3 + 1).padStart(2, '0')}-01T12:00:00.000Z`;
+    const decided = (year: number, newsletter: string, analytics: string) => ({ subject: { email }, decisions: { newsletter: { decision: newsletter }, analytics: { decision: analytics } }, captured_at: at(year) });
+    // An export newest first, the oldest decision after 600 other people's rows, which were captured
+    // between it and the next: in the order of capture too, it is decided in another chunk than the rest.
+    const filler = Array.from({ length: 600 }, (_, i) => ({ subject: { email: `history-filler-${i}@example.com` }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-02-01T12:00:00.000Z' }));
+    const records = [decided(2022, 'granted', 'granted'), decided(2021, 'declined', 'granted'), decided(2020, 'granted', 'granted'), ...filler, decided(2019, 'granted', 'declined')];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([dry.status, real.status, real.body.summary]).toEqual([200, 201, { recorded: 604, refused: 0 }]);
+    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(records.map((_, i) => i));
+    expect(dry.body.rows.map((row: { outcome: string }) => row.outcome)).toEqual(real.body.rows.map((row: { outcome: string }) => row.outcome));
+    const [y2022, y2021, y2020] = real.body.rows.slice(0, 3).map((row: { record_id: string }) => row.record_id);
+    const y2019 = real.body.rows[603].record_id;
+    const stored = await db.query(`SELECT record_id, supersedes, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1)`, [[y2019, y2020, y2021, y2022]]);
+    const byId = new Map<string, { supersedes: string | null; withdrawals: Array<{ purpose?: string; channel?: string }> }>(stored.rows.map((r: { record_id: string }) => [r.record_id, r as never]));
+    // One chain in the order the decisions were made, as if exported oldest first.
+    expect([y2019, y2020, y2021, y2022].map((id) => byId.get(id)!.supersedes)).toEqual([null, y2019, y2020, y2021]);
+    // 2021 took the newsletter back from 2020; nothing else was withdrawn (2020 granted what 2019 did and more).
+    expect(byId.get(y2020)!.withdrawals).toEqual([expect.objectContaining({ purpose: 'newsletter', channel: 'newer_record' })]);
+    expect([y2019, y2021, y2022].map((id) => byId.get(id)!.withdrawals)).toEqual([[], [], []]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`);
+    expect(status.body.purposes).toMatchObject({ newsletter: { record_id: y2022 }, analytics: { record_id: y2022 } });
+  });
+
   it('imports mail receipts only when asked, and only for the records they make', async () => {
     const rows = ['ida', 'jean'].map((name) => ({
       subject: { email: `${name}@example.com` },

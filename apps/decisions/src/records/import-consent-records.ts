@@ -45,7 +45,7 @@ export class ImportConsentRecords {
     }
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
-    const checked = request.records.map((row, i) => this.check(request, terms, request.offset + i, row));
+    const checked = request.records.map((row, i) => this.check(request, terms, request.indexes?.[i] ?? request.offset + i, row));
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
     let recorded: ImportRowOutcome[];
     let ledger: DryRunLedger | undefined;
