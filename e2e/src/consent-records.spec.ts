@@ -492,6 +492,18 @@ describe('consent records', () => {
     }
   });
 
+  it('checks an import row\'s e-mail address as the Record API does: spaces around it are refused by name, not trimmed into another address', async () => {
+    const decisions = { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } };
+    const spaced = ' spaced@example.com ';
+    const viaRecordApi = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: spaced }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2021-03-04T05:06:07Z' });
+    expect([viaRecordApi.status, viaRecordApi.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.email']]);
+    for (const dry_run of [true, false]) {
+      const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run, records: [{ subject: { email: spaced }, decisions, captured_at: '2021-03-04T05:06:07Z' }] });
+      expect(imported.body.rows).toEqual([{ index: 0, outcome: 'refused', reasons: [{ field: 'subject.email', reason: expect.any(String) }] }]);
+    }
+    expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'spaced@example.com'`)).rowCount).toBe(0);
+  });
+
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
     const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const before = await count();
@@ -555,6 +567,8 @@ describe('consent records', () => {
     const report = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`);
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ import_id: real.body.import_id, summary: { recorded: 601, refused: 1 } });
+    // The same report: also when it was made (the answer's created_at is the report's, not when the last chunk was answered).
+    expect(report.body.created_at).toBe(real.body.created_at);
     expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
     expect(report.body.rows).toEqual(real.body.rows);
     // The report's id names its country: another country answers with that country only.
@@ -1014,6 +1028,33 @@ describe('consent records', () => {
     expect(status.body.purposes.newsletter).toMatchObject({ status: 'declined', record_id: second.record_id });
   });
 
+  it('imports a history listed in any order as the person made it: each record supersedes the one captured before it, also across chunks', async () => {
+    const email = 'history-any-order@example.com';
+    // Three months apart, within the flow's consent term (P1Y): each decision finds the one before it in force.
+    const at = (year: number) => `2024-${String((year - 2019) * 3 + 1).padStart(2, '0')}-01T12:00:00.000Z`;
+    const decided = (year: number, newsletter: string, analytics: string) => ({ subject: { email }, decisions: { newsletter: { decision: newsletter }, analytics: { decision: analytics } }, captured_at: at(year) });
+    // An export newest first, the oldest decision after 600 other people's rows, which were captured
+    // between it and the next: in the order of capture too, it is decided in another chunk than the rest.
+    const filler = Array.from({ length: 600 }, (_, i) => ({ subject: { email: `history-filler-${i}@example.com` }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-02-01T12:00:00.000Z' }));
+    const records = [decided(2022, 'granted', 'granted'), decided(2021, 'declined', 'granted'), decided(2020, 'granted', 'granted'), ...filler, decided(2019, 'granted', 'declined')];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records });
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
+    expect([dry.status, real.status, real.body.summary]).toEqual([200, 201, { recorded: 604, refused: 0 }]);
+    expect(real.body.rows.map((row: { index: number }) => row.index)).toEqual(records.map((_, i) => i));
+    expect(dry.body.rows.map((row: { outcome: string }) => row.outcome)).toEqual(real.body.rows.map((row: { outcome: string }) => row.outcome));
+    const [y2022, y2021, y2020] = real.body.rows.slice(0, 3).map((row: { record_id: string }) => row.record_id);
+    const y2019 = real.body.rows[603].record_id;
+    const stored = await db.query(`SELECT record_id, supersedes, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1)`, [[y2019, y2020, y2021, y2022]]);
+    const byId = new Map<string, { supersedes: string | null; withdrawals: Array<{ purpose?: string; channel?: string }> }>(stored.rows.map((r: { record_id: string }) => [r.record_id, r as never]));
+    // One chain in the order the decisions were made, as if exported oldest first.
+    expect([y2019, y2020, y2021, y2022].map((id) => byId.get(id)!.supersedes)).toEqual([null, y2019, y2020, y2021]);
+    // 2021 took the newsletter back from 2020; nothing else was withdrawn (2020 granted what 2019 did and more).
+    expect(byId.get(y2020)!.withdrawals).toEqual([expect.objectContaining({ purpose: 'newsletter', channel: 'newer_record' })]);
+    expect([y2019, y2021, y2022].map((id) => byId.get(id)!.withdrawals)).toEqual([[], [], []]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`);
+    expect(status.body.purposes).toMatchObject({ newsletter: { record_id: y2022 }, analytics: { record_id: y2022 } });
+  });
+
   it('imports mail receipts only when asked, and only for the records they make', async () => {
     const rows = ['ida', 'jean'].map((name) => ({
       subject: { email: `${name}@example.com` },
@@ -1385,6 +1426,49 @@ describe('consent records', () => {
     const text = await page.text();
     expect(text).toContain(`data-record-id="${recordId}"`);
     expect(text).not.toContain(`/inbox/records/${recordId}/withdraw`);
+  });
+
+  it('lists imported history on the records page in the order the person gave their consents, not the order it was recorded', async () => {
+    const email = 'imported-history@example.com';
+    // A consent recorded through the Record API first, then years of history imported after it, listed out of order.
+    const current = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: '2026-11-20T10:00:00.000Z' });
+    expect(current.status).toBe(201);
+    const given = ['2021-05-01T09:00:00.000Z', '2019-03-01T09:00:00.000Z', '2022-07-01T09:00:00.000Z', '2020-01-01T09:00:00.000Z'];
+    const imported = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: given.map((captured_at) => ({ subject: { email }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at })),
+    });
+    expect(imported.status).toBe(201);
+    const idOf = new Map<string, string>(given.map((at, i) => [at, imported.body.rows[i].record_id]));
+    const newestGivenFirst = [
+      current.body.consent_record.record_id,
+      ...[...given].sort().reverse().map((at) => idOf.get(at)),
+    ];
+
+    const code = async () => /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code: await code() } });
+    const person = (path: string) => http(us.url, 'GET', path, { token: inbox.body.inbox_token });
+    const records = await person(`/api/v1/inbox/records?application_id=${applicationId}`);
+    expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', records)).toEqual([true, null]);
+    expect(records.body.data.map((item: { record_id: string }) => item.record_id)).toEqual(newestGivenFirst);
+    // Each says when it was given (and, apart, when the service recorded it).
+    expect(records.body.data.map((item: { captured_at: string }) => item.captured_at)).toEqual(['2026-11-20T10:00:00.000Z', ...[...given].sort().reverse()]);
+    expect(records.body.data[1].recorded_at > records.body.data[0].recorded_at).toBe(true);
+    // Paged, the same order.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await person(`/api/v1/inbox/records?application_id=${applicationId}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      paged.push(...page.body.data.map((item: { record_id: string }) => item.record_id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(paged).toEqual(newestGivenFirst);
+    // The page the receipt mail links to shows them so, each with the day it was given.
+    const html = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
+    expect([...html.matchAll(/data-record-id="(rec_[0-9a-z]+)"/g)].map((match) => match[1])).toEqual(newestGivenFirst);
+    expect(html).toContain('<time datetime="2019-03-01T09:00:00.000Z"');
   });
 
   it('withdraws a hosted consent revoked with its session token by purpose while a noticed legitimate interest stands', async () => {

@@ -108,10 +108,10 @@ describe('consent records of a flow with many purposes, over NATS', () => {
     const listed = await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}&limit=200`, { token: inbox.body.inbox_token });
     expect(listed.status).toBe(200);
     expect(Buffer.byteLength(JSON.stringify(listed.body.data))).toBeGreaterThan(1_048_576);
-    // Each once, newest first (recorded_at, then record id, as the list always orders them).
+    // Each once, newest given first (captured_at, recorded_at, then record id, as the list always orders them).
     const ids = listed.body.data.map((record: { record_id: string }) => record.record_id);
     expect([...ids].sort()).toEqual(imported.body.rows.map((row: { record_id: string }) => row.record_id).sort());
-    const positions = listed.body.data.map((record: { recorded_at: string; record_id: string }) => `${record.recorded_at} ${record.record_id}`);
+    const positions = listed.body.data.map((record: { captured_at: string; recorded_at: string; record_id: string }) => `${record.captured_at} ${record.recorded_at} ${record.record_id}`);
     expect(positions).toEqual([...positions].sort().reverse());
     expect(listed.body.next_cursor).toBeNull();
 

@@ -26,6 +26,15 @@ describe('the records page', () => {
     expect(page).not.toContain('records-confirmation');
   });
 
+  it('says when a record was given, and when it was recorded only apart from that (imported history)', () => {
+    const page = renderRecordsPage([item], { locale: 'en' });
+    expect(page).toContain('<dt>Given</dt><dd><time datetime="2026-11-20T10:00:00.000Z"');
+    expect(page).not.toContain('<dt>Recorded</dt>');
+    const imported = renderRecordsPage([{ ...item, captured_at: '2019-03-01T09:00:00.000Z' }], { locale: 'en' });
+    expect(imported).toContain('<dt>Given</dt><dd><time datetime="2019-03-01T09:00:00.000Z"');
+    expect(imported).toContain('<dt>Recorded</dt><dd><time datetime="2026-11-20T10:00:00.000Z"');
+  });
+
   it("shows one organisation's page with a link to every record, its forms coming back to it", () => {
     const page = renderRecordsPage([item], { locale: 'en', organisation: { id: 'tp_dev_0123456789abcdef', name: 'Acme' } });
     expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw\?application_id=tp_dev_0123456789abcdef"/g)).toHaveLength(3);

@@ -9,6 +9,9 @@ export interface PersonRecordItem {
   record_id: string;
   title: string;
   application_name?: string;
+  /** When the person gave it (shown as given; the list is in that order). Absent: when it was recorded. */
+  captured_at?: string;
+  /** When the service recorded it: shown apart only when it is not when it was given (imported history). */
   recorded_at: string;
   /** A newer record of the same flow replaced this one: shown, but withdrawn through the newer one. */
   superseded_by?: string;
@@ -67,12 +70,16 @@ function record(item: PersonRecordItem, tr: Translator, view: string | undefined
   const stillHere = new Set(item.withdrawable ?? []);
   const granted = replaced ? [] : Object.entries(item.purposes).filter(([, purpose]) => purpose.status === 'granted');
   const whole = item.withdrawal === 'whole';
+  const givenAt = item.captured_at ?? item.recorded_at;
+  const given = tr.dateTime(givenAt);
+  // Imported history is recorded long after it was given: both are said then, else the one time.
   const recorded = tr.dateTime(item.recorded_at);
   return html`<li class="hp-inbox-item" data-record-id="${item.record_id}">
 <h2 class="hp-inbox-title">${item.title}</h2>
 <dl class="hp-facts hp-facts-inline">
 ${item.application_name ? html`<div class="hp-fact"><dt class="hp-visually-hidden">${tr.t('application_label')}</dt><dd>${tr.t('records_from', { application: item.application_name })}</dd></div>` : null}
-${recorded ? html`<div class="hp-fact"><dt>${tr.t('records_recorded')}</dt><dd><time datetime="${item.recorded_at}" data-local-time="datetime">${recorded}</time></dd></div>` : null}
+${given ? html`<div class="hp-fact"><dt>${tr.t('records_given')}</dt><dd><time datetime="${givenAt}" data-local-time="datetime">${given}</time></dd></div>` : null}
+${recorded && recorded !== given ? html`<div class="hp-fact"><dt>${tr.t('records_recorded')}</dt><dd><time datetime="${item.recorded_at}" data-local-time="datetime">${recorded}</time></dd></div>` : null}
 </dl>
 ${replaced ? html`<p class="hp-notice" data-superseded-by="${item.superseded_by!}">${tr.t('records_superseded')}</p>` : null}
 <h3 class="hp-visually-hidden">${tr.t('records_purposes')}</h3>

@@ -45,7 +45,7 @@ export class ImportConsentRecords {
     }
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
-    const checked = request.records.map((row, i) => this.check(request, terms, request.offset + i, row));
+    const checked = request.records.map((row, i) => this.check(request, terms, request.indexes?.[i] ?? request.offset + i, row));
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
     let recorded: ImportRowOutcome[];
     let ledger: DryRunLedger | undefined;
@@ -66,11 +66,13 @@ export class ImportConsentRecords {
     }
     const byIndex = new Map(recorded.map((row) => [row.index, row]));
     const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
+    let createdAt: string | undefined;
     if (!request.dry_run) {
       const recorded = rows.filter((row) => row.outcome === 'recorded').length;
       // In progress until the last chunk is recorded (the gateway says which), so a report read while
-      // an import runs, or after it stopped without word, does not claim to be complete.
-      await this.dataSource.query(
+      // an import runs, or after it stopped without word, does not claim to be complete. Its
+      // created_at (the first chunk's) goes back with every chunk, for the import's answer.
+      const [report]: Array<{ created_at: Date }> = await this.dataSource.query(
         `INSERT INTO "decisions"."consent_imports" ("id", "application_id", "flow_id", "summary", "rows", "status", "created_at")
          VALUES ($1, $2, $3, jsonb_build_object('recorded', $4::int, 'refused', $5::int), $6::jsonb, $7, now())
          ON CONFLICT ("id") DO UPDATE SET
@@ -79,11 +81,13 @@ export class ImportConsentRecords {
              'recorded', ("consent_imports"."summary"->>'recorded')::int + $4::int,
              'refused', ("consent_imports"."summary"->>'refused')::int + $5::int),
            "status" = EXCLUDED."status"
-         WHERE "consent_imports"."application_id" = EXCLUDED."application_id"`,
+         WHERE "consent_imports"."application_id" = EXCLUDED."application_id"
+         RETURNING "created_at"`,
         [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
       );
+      if (report) createdAt = new Date(report.created_at).toISOString();
     }
-    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}) };
+    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}), ...(createdAt ? { created_at: createdAt } : {}) };
   }
 
   /**
@@ -150,8 +154,9 @@ export class ImportConsentRecords {
       for (const field of Object.keys(row.subject)) if (!SUBJECT_FIELDS.includes(field)) issues.push({ field: `subject.${field}`, reason: `is not a field of subject (${SUBJECT_FIELDS.join(', ')})` });
     }
     const email = row.subject?.email;
-    // The Record API's rule (and consent_status's), so that an imported person can be named by their address.
-    if (typeof email !== 'string' || !isEmail(email.trim())) issues.push({ field: 'subject.email', reason: 'must be an e-mail address' });
+    // The Record API's rule (and consent_status's), so that an imported person can be named by their
+    // address: as sent, spaces around it refused (not trimmed into an address the row did not give).
+    if (typeof email !== 'string' || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
     const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
     if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
       issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest, ListPart } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, hostedDecisionHistory, notFound, outcomesAfterWithdrawal, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, hostedDecisionHistory, notFound, outcomesAfterWithdrawal, recordsPagePosition, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
@@ -94,7 +94,7 @@ export class PersonRecords {
    * and the answer is that country only (`wrong_country`, `home_country`); the directory is asked
    * with the keyed references alone, and nothing of the person crosses.
    */
-  /** A part of them (snapshotPart), newest first: the later recorded_at, then the greater record id. */
+  /** A part of them (snapshotPart), newest first by when the person gave them (recordsPagePosition), not by when an import recorded them. */
   async list(request: InboxRecordsRequest): Promise<ListPart<InboxRecordMessage>> {
     const email = await this.inbox.emailOf(request.inbox_token);
     const [rows, sessions] = await Promise.all([this.rows(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
@@ -103,7 +103,7 @@ export class PersonRecords {
       if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     }
     const all = [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))];
-    return snapshotPart(all, (record) => `${record.recorded_at}#${record.record_id}`, request.after, undefined, true);
+    return snapshotPart(all, (record) => recordsPagePosition(record).join('#'), request.after, undefined, true);
   }
 
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
@@ -250,6 +250,7 @@ export class PersonRecords {
     ]);
     return {
       ...recordHead(row),
+      captured_at: new Date(row.completed_at).toISOString(),
       recorded_at: new Date(row.completed_at).toISOString(),
       channel: 'hosted',
       withdrawal: 'whole',
@@ -267,7 +268,7 @@ export class PersonRecords {
          JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
         WHERE s."email" = $1 AND ($2::text IS NULL OR r."application_id" = $2) AND ($3::text IS NULL OR r."record_id" = $3)
-        ORDER BY r."recorded_at" DESC, r."record_id" DESC
+        ORDER BY r."captured_at" DESC, r."recorded_at" DESC, r."record_id" DESC
         ${lock ? 'FOR UPDATE OF r' : ''}`,
       [email, applicationId ?? null, recordId ?? null],
     );
@@ -281,6 +282,7 @@ export class PersonRecords {
     const labels = new Map(row.terms.purposes.map((purpose) => [purpose.key, purpose.label]));
     return {
       ...recordHead(row),
+      captured_at: new Date(row.captured_at).toISOString(),
       recorded_at: new Date(row.recorded_at).toISOString(),
       channel: row.channel,
       withdrawal: 'per_purpose',

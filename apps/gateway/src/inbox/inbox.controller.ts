@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
+import { countryOfRecordId, DomainError, Page, recordsPagePosition } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -82,7 +82,7 @@ export class InboxController {
   })
   @ApiExtraModels(InboxRecordPurposeDto)
   @ApiWrongCountry("With application_id: the person's records with that organisation (the directory homes them in another country for it)")
-  @ApiPage(InboxRecordDto, 'The records, newest first')
+  @ApiPage(InboxRecordDto, 'The records, newest given first (`captured_at`, then `recorded_at`): imported history in the order the person gave it')
   async records(@Query() query: InboxRecordsQueryDto, @Headers('authorization') authorization?: string): Promise<Page<InboxRecordMessage>> {
     const token = inboxBearer(authorization);
     const { application_id: applicationId, limit, cursor } = query;
@@ -90,7 +90,8 @@ export class InboxController {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }
     const records = await personRecords(this.clients, token, applicationId);
-    return pageOf(records, (record) => [record.recorded_at, record.record_id], { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
+    // Newest given first (recordsPagePosition): imported history in the order the person gave it, not the import's.
+    return pageOf(records, recordsPagePosition, { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
   }
 
   @ApiConflict('Nothing (or not that purpose) is granted on the record any more, or the record was replaced by a newer one')

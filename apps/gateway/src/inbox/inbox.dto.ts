@@ -98,7 +98,8 @@ export class InboxRecordDto {
   @ApiProperty({ example: 'tp_dev_0123456789abcdef' }) application_id: string;
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
   @ApiProperty({ example: 'Signup form', description: "The flow's name" }) title: string;
-  @ApiProperty({ format: 'date-time' }) recorded_at: string;
+  @ApiProperty({ format: 'date-time', description: "When the person gave it (the record's `captured_at`; a hosted consent's completion): the list's order" }) captured_at: string;
+  @ApiProperty({ format: 'date-time', description: 'When the service recorded it (for imported history, the import: later than `captured_at`)' }) recorded_at: string;
   @ApiProperty({ example: 'controller_attested', description: 'How the decision reached the service; `hosted` for a consent given on the hosted pages' }) channel: string;
   @ApiProperty({ enum: ['per_purpose', 'whole'], description: '`whole`: a consent given on the hosted pages, withdrawn whole; `per_purpose`: purpose by purpose or all at once' })
   withdrawal: 'per_purpose' | 'whole';

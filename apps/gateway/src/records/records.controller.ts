@@ -16,7 +16,7 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
+import { countryOfImportId, DomainError, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
@@ -175,9 +175,10 @@ export class RecordsController {
       'Every row goes through the capture rules and is recorded with channel `imported`, its original `captured_at` and ' +
       'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
-      'rows of the whole request. Rows are decided in order, as if sent one by one. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
+      'rows of the whole request. Rows are decided in the order they were captured (`captured_at`; equal times in row order), as if sent one by one in that order, so a ' +
+      'person\'s history is linked as it was made whatever order the rows list it in; the report lists them by `index`. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
       'It is recorded in chunks (at most 500 rows, fewer for rows or flows so large that a chunk or its answer would not fit the service bus), each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
-      '`import_id` and `rows_decided`, and the report has `status: failed` with `failure: {offset, code, message}`. ' +
+      '`import_id` and `rows_decided` (how many rows were decided; the report lists which), and the report has `status: failed` with `failure: {offset, code, message}`. ' +
       'Bodies up to 16 MiB; a row over 64 KiB of JSON, or with more than 100 decisions, is refused by its index (422 naming `records[<i>]` or `records[<i>].decisions`) before anything is written.',
   })
   @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
@@ -193,6 +194,10 @@ export class RecordsController {
     if (oversized.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', oversized);
     // The id names the country that keeps the report, so another country answers 421 for it.
     const importId = newImportId(this.context.env.COUNTRY);
+    // Decided in the order they were captured, so a person's history is linked as it was made
+    // whatever order the export lists it in; the chunks carry each row's index.
+    const order = importDecisionOrder(body.records);
+    const inOrder = { sizes: order.map((i) => sizes[i]), decisionCounts: order.map((i) => decisionCounts[i]) };
     const rows: ImportRowOutcome[] = [];
     // A dry run's later chunks are told what its earlier ones would have written (a real import's find it written).
     const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
@@ -200,9 +205,12 @@ export class RecordsController {
     let flowVersion: number | undefined;
     // The purposes of the flow, which bound a chunk's reply: the most a flow can have until the first chunk says.
     let purposes: number = MAX_IMPORT_ROW_DECISIONS;
+    // A real import's report was made with its first chunk: the answer says that time, as the report does.
+    let createdAt: string | undefined;
     for (let offset = 0, end = 0; offset < body.records.length; offset = end) {
-      end = importChunkEnd(sizes, decisionCounts, offset, purposes);
-      const records = body.records.slice(offset, end) as unknown as ImportRowInput[];
+      end = importChunkEnd(inOrder.sizes, inOrder.decisionCounts, offset, purposes);
+      const indexes = order.slice(offset, end);
+      const records = indexes.map((i) => body.records[i]) as unknown as ImportRowInput[];
       const earlier = ledger?.meets(records);
       let chunk: ImportChunkReply;
       try {
@@ -217,6 +225,7 @@ export class RecordsController {
             last: end >= body.records.length,
             ...(flowVersion !== undefined ? { flow_version: flowVersion } : {}),
             records,
+            indexes,
             ...(earlier ? { earlier } : {}),
           }, { timeoutMs: IMPORT_CHUNK_TIMEOUT_MS })),
         );
@@ -225,10 +234,12 @@ export class RecordsController {
       }
       ledger?.add(chunk.ledger);
       flowVersion ??= chunk.flow_version;
+      createdAt ??= chunk.created_at;
       purposes = chunk.purposes ?? purposes;
       rows.push(...chunk.rows);
     }
     void reply.status(body.dry_run ? 200 : 201);
+    rows.sort((a, b) => a.index - b.index);
     const recorded = rows.filter((row) => row.outcome === 'recorded').length;
     return {
       import_id: importId,
@@ -237,7 +248,7 @@ export class RecordsController {
       status: 'completed',
       summary: { recorded, refused: rows.length - recorded },
       rows,
-      created_at: new Date().toISOString(),
+      created_at: createdAt ?? new Date().toISOString(),
     };
   }
 
@@ -245,19 +256,20 @@ export class RecordsController {
    * A chunk of a real import failed after earlier chunks were recorded: those rows stay recorded (each
    * chunk is its own transaction), so the report is marked `failed` with where and why, and the error
    * answered names the import (`import_id`) and how many rows were decided before it
-   * (`rows_decided`), so the caller can read the report and send the rest. A failure of the first
+   * (`rows_decided`; rows are decided in captured_at order, so the report says which), so the caller
+   * can read the report and send the others. A failure of the first
    * chunk, or of a dry run, recorded nothing: its error is answered as it is.
    */
   private async importStopped(applicationId: string, importId: string, offset: number, dryRun: boolean, error: unknown): Promise<unknown> {
     if (dryRun || offset === 0) return error;
-    if (!(error instanceof DomainError)) this.logger.error(`import ${importId} stopped at row ${offset}: ${(error as Error)?.stack ?? String(error)}`);
+    if (!(error instanceof DomainError)) this.logger.error(`import ${importId} stopped after ${offset} rows: ${(error as Error)?.stack ?? String(error)}`);
     const cause = error instanceof DomainError ? error : new DomainError('internal_error', 'The import stopped on an unexpected error');
     const failure = { offset, code: cause.code, message: cause.message };
     // Best effort: if the report cannot be marked, it stays `in_progress`, which says no more than is known.
     await firstValueFrom(this.clients.own.send(RECORDS_IMPORT_FAILED, { application_id: applicationId, import_id: importId, failure })).catch(() => undefined);
     return new DomainError(
       cause.code,
-      `${cause.message}. The import stopped at row ${offset}; the rows before it were decided and stay recorded (GET /api/v1/consent_records/imports/${importId}); send the rest again`,
+      `${cause.message}. The import stopped after ${offset} rows (decided in the order they were captured); the rows its report lists were decided and stay recorded (GET /api/v1/consent_records/imports/${importId}); send the others again`,
       cause.details,
       { ...cause.extra, import_id: importId, rows_decided: offset },
     );

@@ -209,7 +209,7 @@ export class ImportRowOutcomeDto {
 
 /** Where and why an import stopped (status `failed`). */
 export class ImportFailureDto {
-  @ApiProperty({ example: 500, description: 'The first row not decided' }) offset: number;
+  @ApiProperty({ example: 500, description: 'How many rows were decided before it (in the order rows are decided: by `captured_at`); `rows` lists which' }) offset: number;
   @ApiProperty({ example: 'service_unavailable' }) code: string;
   @ApiProperty() message: string;
 }
@@ -231,7 +231,7 @@ export class ImportReportDto {
   status: 'completed' | 'in_progress' | 'failed';
   @ApiPropertyOptional({ type: ImportFailureDto, description: 'Only with status `failed`' }) failure?: ImportFailureDto;
   @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
-  @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, in order (`failed`: the rows decided before `failure.offset`)' }) rows: ImportRowOutcomeDto[];
+  @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, by `index` (`failed`: the rows decided before the failure; rows are decided by `captured_at`, so not always the first ones)' }) rows: ImportRowOutcomeDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 
@@ -246,6 +246,6 @@ export class ImportStoppedErrorDto extends ErrorBodyDto {
   })
   import_id?: string;
 
-  @ApiPropertyOptional({ example: 500, description: 'With `import_id`: the rows decided (and kept) before the failure; the rest can be sent again' })
+  @ApiPropertyOptional({ example: 500, description: 'With `import_id`: how many rows were decided (and kept) before the failure, in `captured_at` order (the report lists which); the others can be sent again' })
   rows_decided?: number;
 }

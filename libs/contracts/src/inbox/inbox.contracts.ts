@@ -93,7 +93,7 @@ export class InboxRecordsRequest extends InboxTokenRequest {
   application_id?: string;
 
   /**
-   * The records after this key (`<recorded_at>#<record_id>`, newest first), for the next part of a
+   * The records after this key (`<captured_at>#<recorded_at>#<record_id>`, recordsPagePosition, newest first), for the next part of a
    * list longer than one message carries: the answer is a ListPart of InboxRecordMessage.
    */
   @IsOptional()
@@ -123,6 +123,9 @@ export interface InboxRecordMessage {
   application_id: string;
   flow_id: string;
   title: string;
+  /** When the person gave it (a record's `captured_at`, a hosted consent's completion): the page lists by it, newest first. */
+  captured_at: string;
+  /** When the service recorded it (later than `captured_at` for imported history). */
   recorded_at: string;
   channel: string;
   /** How it is withdrawn: purpose by purpose or all at once (a consent given on the hosted pages), or only whole. */

@@ -227,6 +227,15 @@ export class ImportRecordsRequest {
   records: ImportRowInput[];
 
   /**
+   * Each row's index in the import (the gateway decides the rows in the order they were captured,
+   * importDecisionOrder, so a chunk's rows need not be consecutive). Absent: `offset` + its place.
+   */
+  @IsOptional()
+  @IsInt({ each: true })
+  @Min(0, { each: true })
+  indexes?: number[];
+
+  /**
    * A dry run's later chunk: what its earlier chunks would have recorded that this chunk's rows
    * meet (their idempotency keys and people), since a dry run writes nothing the chunk could read.
    */
@@ -254,6 +263,8 @@ export interface ImportChunkReply {
   purposes: number;
   /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */
   ledger?: DryRunLedger;
+  /** A real import's chunk: when its report was made (its first chunk), which the import's answer says as the report does. */
+  created_at?: string;
 }
 
 /** Why an import stopped: the first row of the chunk that failed, and the failure. */

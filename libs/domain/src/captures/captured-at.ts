@@ -22,3 +22,20 @@ export function isZonedDateTime(value: unknown): value is string {
   // year 0 passed its dry run and then failed its chunk).
   return !Number.isNaN(instant) && instant >= FIRST_INSTANT;
 }
+
+/**
+ * The order an import's rows are decided in (their indexes): by when each decision was captured,
+ * rows captured at the same moment in row order. A person's history is then recorded as it was
+ * made whatever order the export lists it in (newest first, by person, shuffled): each record
+ * supersedes the one captured before it, and withdraws what it no longer grants there, as if sent
+ * one by one in that order. Decided in row order, a row captured before the person's newest record
+ * was late history, linked to nothing before it. Rows whose `captured_at` is refused come first
+ * (they are refused whatever their place).
+ */
+export function importDecisionOrder(rows: readonly unknown[]): number[] {
+  const capturedAt = rows.map((row) => {
+    const value = typeof row === 'object' && row !== null ? (row as { captured_at?: unknown }).captured_at : undefined;
+    return isZonedDateTime(value) ? Date.parse(value) : -Infinity;
+  });
+  return rows.map((_, index) => index).sort((a, b) => capturedAt[a] - capturedAt[b] || a - b);
+}

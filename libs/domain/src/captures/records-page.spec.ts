@@ -1,4 +1,4 @@
-import { recordsPageUrl, recordsPageVia, withdrawalChannelOf, stillInForceOnReplaced } from './records-page';
+import { recordsPagePosition, recordsPageUrl, recordsPageVia, withdrawalChannelOf, stillInForceOnReplaced } from './records-page';
 
 describe('records page link', () => {
   it('names the organisation, and which link it is when told: the same for every receipt, with no credential in it', () => {
@@ -21,5 +21,29 @@ describe('stillInForceOnReplaced', () => {
     expect(stillInForceOnReplaced(statuses, ['newsletter', 'fraud'])).toEqual(['analytics']);
     // A newer record that declined it still speaks for it.
     expect(stillInForceOnReplaced(statuses, ['newsletter', 'analytics'])).toEqual([]);
+  });
+});
+
+describe('recordsPagePosition', () => {
+  it('orders records by when the person gave them, not by when an import recorded them', () => {
+    const newestFirst = (entries: Array<{ record_id: string; captured_at: string; recorded_at: string }>) =>
+      [...entries]
+        .sort((a, b) => {
+          const [x, y] = [recordsPagePosition(a), recordsPagePosition(b)];
+          const part = x.findIndex((value, i) => value !== y[i]);
+          return part < 0 ? 0 : x[part] < y[part] ? 1 : -1;
+        })
+        .map((entry) => entry.record_id);
+    const entries = [
+      { record_id: 'rec_given_last', captured_at: '2026-11-20T10:00:00.000Z', recorded_at: '2026-11-20T10:00:01.000Z' },
+      // History imported later: recorded after the consent given last.
+      { record_id: 'rec_2019', captured_at: '2019-03-01T09:00:00.000Z', recorded_at: '2026-11-29T02:00:00.000Z' },
+      { record_id: 'rec_2022', captured_at: '2022-07-01T09:00:00.000Z', recorded_at: '2026-11-29T02:00:00.001Z' },
+      // Given at the same moment: the later recording first, then the greater id.
+      { record_id: 'rec_same_b', captured_at: '2020-01-01T00:00:00.000Z', recorded_at: '2026-11-29T02:00:00.002Z' },
+      { record_id: 'rec_same_a', captured_at: '2020-01-01T00:00:00.000Z', recorded_at: '2026-11-29T02:00:00.003Z' },
+      { record_id: 'rec_same_c', captured_at: '2020-01-01T00:00:00.000Z', recorded_at: '2026-11-29T02:00:00.003Z' },
+    ];
+    expect(newestFirst(entries)).toEqual(['rec_given_last', 'rec_2022', 'rec_same_c', 'rec_same_a', 'rec_same_b', 'rec_2019']);
   });
 });

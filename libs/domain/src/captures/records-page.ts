@@ -46,3 +46,23 @@ export function stillInForceOnReplaced(statuses: Record<string, { status: string
     .filter(([key, purpose]) => purpose.status === 'granted' && !newer.has(key))
     .map(([key]) => key);
 }
+
+/** What the records page orders a listed record by: when it was given, when it was recorded, its id. */
+export interface RecordsPageEntry {
+  record_id: string;
+  /** When the person gave the decision (a record's `captured_at`, a hosted consent's completion). */
+  captured_at: string;
+  /** When the service recorded it (for imported history, the import). */
+  recorded_at: string;
+}
+
+/**
+ * A listed record's place on the person's records page (newest first, compared part by part, as
+ * cursors keep it): the order the person gave their consents in, their `captured_at`, not the order
+ * the service recorded them (imported history is recorded years after it was given, and would
+ * otherwise be listed above the consent the person gave last). Equal times: the later recording,
+ * then the record id. Both times are ISO 8601 UTC strings, which compare as the times do.
+ */
+export function recordsPagePosition(entry: RecordsPageEntry): [string, string, string] {
+  return [entry.captured_at, entry.recorded_at, entry.record_id];
+}

@@ -210,6 +210,7 @@ export const de: Catalogue = {
   records_intro: 'Wozu Sie zugestimmt haben, nach Organisation. Ein Widerruf gilt sofort und wird in Ihrem Beleg vermerkt.',
   records_empty: 'Für diese E-Mail-Adresse gibt es hier keine Einwilligungen.',
   records_from: 'Von {application}',
+  records_given: 'Erteilt',
   records_recorded: 'Erfasst',
   records_purposes: 'Zwecke',
   records_withdraw: 'Widerrufen',

@@ -211,6 +211,7 @@ export const en = {
   records_intro: 'What you agreed to, organisation by organisation. Withdrawing takes effect at once and is recorded on your receipt.',
   records_empty: 'There are no consent records for this e-mail address here.',
   records_from: 'From {application}',
+  records_given: 'Given',
   records_recorded: 'Recorded',
   records_purposes: 'Purposes',
   records_withdraw: 'Withdraw',
