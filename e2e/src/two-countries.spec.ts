@@ -387,6 +387,18 @@ describe('two countries on the in-process transport', () => {
       expect((await http(de.url, 'GET', '/api/v1/me', { token: created.body.token })).status).toBe(401);
       await eventually(async () => (await http(us.url, 'GET', '/api/v1/me', { token: created.body.token })).status === 401);
     });
+
+    it('answers a credential change once every reachable country holds it: a new token works in the other country at once, a revoked one is refused there at once', async () => {
+      const tokensPath = `/api/v1/applications/${applicationId}/api_tokens`;
+      for (let round = 0; round < 8; round++) {
+        const [made, other] = round % 2 === 0 ? [us, de] : [de, us];
+        const created = await http(made.url, 'POST', tokensPath, { token: apiToken, body: { name: `at-once-${round}` } });
+        expect(created.status).toBe(201);
+        expect([round, other.country, (await http(other.url, 'GET', '/api/v1/me', { token: created.body.token })).status]).toEqual([round, other.country, 200]);
+        expect((await http(made.url, 'DELETE', `${tokensPath}/${created.body.id}`, { token: apiToken })).status).toBe(204);
+        expect([round, other.country, (await http(other.url, 'GET', '/api/v1/me', { token: created.body.token })).status]).toEqual([round, other.country, 401]);
+      }
+    });
   });
 
   describe('allowed origins', () => {

@@ -5,7 +5,9 @@ import {
   ApplicationIdentityRequest,
   ApplicationSnapshot,
   GATEWAY_APPLICATION_IDENTITY,
+  CONFIG_APPLICATION_APPLY,
   CONFIG_APPLICATION_CHANGED,
+  ConfigApplyReply,
   CONFIG_SNAPSHOT,
   ConfigSnapshotReply,
   ConfigSnapshotRequest,
@@ -26,6 +28,13 @@ export class ConfigSyncController {
   @EventPattern(CONFIG_APPLICATION_CHANGED)
   async changed(@Payload() snapshot: ApplicationSnapshot): Promise<void> {
     await this.replicator.receive(snapshot);
+  }
+
+  /** A peer's change, answered once it is stored and in force here (its caller waits for this). */
+  @MessagePattern(CONFIG_APPLICATION_APPLY)
+  async apply(@Payload() snapshot: ApplicationSnapshot): Promise<ConfigApplyReply> {
+    await this.replicator.receive(snapshot, { echoInBackground: true });
+    return { applied: true };
   }
 
   /** Who an application is, for the services of this country (a receipt names its controller). */

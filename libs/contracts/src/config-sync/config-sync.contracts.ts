@@ -20,6 +20,13 @@ import { SnapshotPartReply, SnapshotPartRequest } from '../snapshot-parts';
  * Credentials travel only as hashes.
  */
 export const CONFIG_APPLICATION_CHANGED = 'gateway.config.application-changed';
+/**
+ * The same snapshot as a request: the peer answers once it has stored and indexed it, so the country
+ * where a change is made answers its caller only when every reachable peer holds the change (a token
+ * made in one country works in the next at once, a revoked one is refused there at once). A peer that
+ * does not answer in time is sent CONFIG_APPLICATION_CHANGED instead.
+ */
+export const CONFIG_APPLICATION_APPLY = 'gateway.config.application-apply';
 /** Request for every application snapshot a country holds; a gateway asks its peers at boot. */
 export const CONFIG_SNAPSHOT = 'gateway.config.snapshot';
 
@@ -141,6 +148,11 @@ export class ApplicationSnapshot {
 }
 
 export class ConfigSnapshotRequest extends SnapshotPartRequest {}
+
+/** CONFIG_APPLICATION_APPLY's answer: the snapshot is stored and in force at the peer. */
+export interface ConfigApplyReply {
+  applied: true;
+}
 
 export interface ConfigSnapshotReply extends SnapshotPartReply {
   applications: ApplicationSnapshot[];
