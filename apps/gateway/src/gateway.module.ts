@@ -41,6 +41,7 @@ import { IdempotencyKeyRecord } from './idempotency/idempotency-key.entity';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { InboxReader } from './inbox/inbox-reader';
 import { InboxController } from './inbox/inbox.controller';
+import { SignInCodeLimit } from './inbox/sign-in-code-limit';
 import { CorsPolicy } from './http/cors.policy';
 import { RateLimitService } from './http/rate-limit.service';
 import { GatewayMetrics } from './observability/gateway-metrics';
@@ -128,6 +129,7 @@ export const GATEWAY_ENTITIES = [
     OpenApiDocument,
     DecisionAccess,
     InboxReader,
+    SignInCodeLimit,
     IdempotencyService,
     ClientScripts,
     RenderProofs,

@@ -335,6 +335,18 @@ export class GatewayEnvironment extends ServiceEnvironment {
   RATE_LIMIT_BURST = 200;
 
   /**
+   * How many inbox sign-in codes one client address may ask for within an hour (the public inbox
+   * sign-in, API and page, mails a code to any address it is given; each address gets at most 5 an
+   * hour, and this keeps one client from mailing codes to address after address). A token bucket per
+   * address (`request.ip`, read through TRUST_PROXY), per gateway process; 0 turns it off.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'SIGN_IN_CODES_PER_IP_PER_HOUR must be an integer' })
+  @Min(0, { message: 'SIGN_IN_CODES_PER_IP_PER_HOUR must be 0 (off) or more' })
+  SIGN_IN_CODES_PER_IP_PER_HOUR = 30;
+
+  /**
    * Which peers are proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (the client's
    * address keys the form-builder hook's rate limit; the protocol decides the inbox cookie's
    * `Secure`): `loopback,linklocal,uniquelocal` by default (an ingress or load balancer on a private

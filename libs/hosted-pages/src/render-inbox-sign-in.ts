@@ -12,9 +12,10 @@ export interface InboxSignInPageOptions {
   email?: string;
   /**
    * Shown as an alert tied to the field it concerns; `codes_limited` (the code step): no new code was
-   * sent, as too many were asked for the address within the hour.
+   * sent, as too many were asked for the address within the hour; `network_limited` (the e-mail
+   * step): no code was sent, as too many were asked for from the visitor's network address.
    */
-  error?: 'email' | 'code' | 'codes_limited' | null;
+  error?: 'email' | 'code' | 'codes_limited' | 'network_limited' | null;
   /** Where signing in leads (a path of the inbox, checked by the caller: inboxReturnPath). */
   next?: string;
 }
@@ -40,7 +41,11 @@ export function renderInboxSignInPage(options: InboxSignInPageOptions): string {
   const codeError = options.error === 'code';
   const next = inboxReturnPath(options.next);
   const nextField = next ? html`<input type="hidden" name="next" value="${next}">` : null;
-  const emailForm = html`<form id="inbox-sign-in" class="hp-form" method="post" action="/inbox/sign_in" novalidate>
+  const networkLimited = options.error === 'network_limited'
+    ? html`<div id="inbox-sign-in-error" class="hp-error" role="alert"><p>${tr.t('error_network_limited')}</p></div>
+`
+    : null;
+  const emailForm = html`${networkLimited}<form id="inbox-sign-in" class="hp-form" method="post" action="/inbox/sign_in" novalidate>
 ${nextField}
 <div class="hp-field">
 <label for="inbox-email" class="hp-label">${tr.t('email_label')}</label>

@@ -20,6 +20,7 @@ import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { InboxQueryDto } from '../inbox/inbox.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { InboxReader } from '../inbox/inbox-reader';
+import { SignInCodeLimit } from '../inbox/sign-in-code-limit';
 import { retryAfterOf } from '../http/error-responder';
 import { ownOrigins, sentFromAnotherSite } from '../http/cross-site';
 import { personRecords } from '../inbox/inbox-records';
@@ -69,6 +70,7 @@ export class InboxPagesController {
     private readonly clients: ServiceClients,
     private readonly reader: InboxReader,
     private readonly index: CredentialIndex,
+    private readonly codeLimit: SignInCodeLimit,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -235,6 +237,13 @@ export class InboxPagesController {
     if (refused) return refused;
     const email = field(body, 'email');
     const next = inboxReturnPath(field(body, 'next'));
+    try {
+      this.codeLimit.take(request.ip);
+    } catch (error) {
+      // Too many codes asked for from this network address: no code is mailed, the address stays filled in.
+      reply.header('retry-after', retryAfterOf(error as DomainError));
+      return this.html(reply, 429, renderInboxSignInPage({ step: 'email', email, error: 'network_limited', locale, next }));
+    }
     try {
       await firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email, locale: locale?.toLowerCase().startsWith('de') ? 'de' : 'en' }));
     } catch (error) {

@@ -10,6 +10,7 @@ import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../ope
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
 import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
+import { SignInCodeLimit } from './sign-in-code-limit';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
 import { personRecords } from './inbox-records';
@@ -34,13 +35,18 @@ export class InboxController {
     private readonly homeCountry: HomeCountry,
     private readonly clients: ServiceClients,
     private readonly reader: InboxReader,
+    private readonly codeLimit: SignInCodeLimit,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
   @Post('sign_in')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Mail a one-time code to the person (6 digits, 10 minutes, 5 attempts; at most 5 per hour)' })
-  signIn(@Body() body: InboxSignInDto, @Headers('accept-language') language?: string) {
+  @ApiOperation({
+    summary: 'Mail a one-time code to the person (6 digits, 10 minutes, 5 attempts; at most 5 per hour)',
+    description: 'At most 5 codes an address an hour, and at most `SIGN_IN_CODES_PER_IP_PER_HOUR` (30 by default) asked for from one client address an hour: beyond either, 429 `rate_limited` with `Retry-After`.',
+  })
+  signIn(@Body() body: InboxSignInDto, @Req() request: FastifyRequest, @Headers('accept-language') language?: string) {
+    this.codeLimit.take(request.ip);
     const locale = language?.toLowerCase().startsWith('de') ? 'de' : 'en';
     return firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email: body.email, locale }));
   }

@@ -135,6 +135,7 @@ export const de: Catalogue = {
   error_server: 'Bei uns ist etwas schiefgegangen. Bitte versuchen Sie es erneut.',
   error_rate_limited: 'Zu viele Versuche. Bitte warten Sie einen Moment und versuchen Sie es erneut.',
   error_codes_limited: 'Es wurde kein neuer Code gesendet: Für diese Adresse wurden in der letzten Stunde zu viele Codes angefordert. Geben Sie den neuesten erhaltenen Code ein, oder versuchen Sie es in einer Stunde erneut.',
+  error_network_limited: 'Es wurde kein Code gesendet: Aus Ihrem Netzwerk wurden in der letzten Stunde zu viele Anmeldecodes angefordert. Versuchen Sie es später erneut.',
   error_not_found: 'Diese Anfrage wurde nicht gefunden.',
   error_expired: 'Diese Anfrage ist abgelaufen.',
   error_conflict: 'Diese Anfrage hat sich geändert. Laden Sie die Seite neu, um fortzufahren.',

@@ -136,6 +136,7 @@ export const en = {
   error_server: 'Something went wrong on our side. Please try again.',
   error_rate_limited: 'Too many attempts. Please wait a moment and try again.',
   error_codes_limited: 'No new code was sent: too many codes were asked for this address within the hour. Enter the newest code you received, or try again in an hour.',
+  error_network_limited: 'No code was sent: too many sign-in codes were asked for from your network within the hour. Try again later.',
   error_not_found: 'This request could not be found.',
   error_expired: 'This request has expired.',
   error_conflict: 'This request has changed. Reload the page to continue.',
