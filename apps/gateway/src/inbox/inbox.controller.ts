@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, Page } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -8,7 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
-import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
+import { InboxItemDto, InboxOpenDto, InboxOpenReplyDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxSignInReplyDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
@@ -40,6 +40,7 @@ export class InboxController {
   @Post('sign_in')
   @HttpCode(200)
   @ApiOperation({ summary: 'Mail a one-time code to the person (6 digits, 10 minutes, 5 attempts; at most 5 per hour)' })
+  @ApiOkResponse({ type: InboxSignInReplyDto, description: 'The code was mailed' })
   signIn(@Body() body: InboxSignInDto, @Headers('accept-language') language?: string) {
     const locale = language?.toLowerCase().startsWith('de') ? 'de' : 'en';
     return firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email: body.email, locale }));
@@ -48,6 +49,7 @@ export class InboxController {
   @Post('session')
   @AnswerNotKept()
   @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)', description: 'An `Idempotency-Key` is taken and ignored here: the answer is not kept (a repeat runs again, and a spent code is refused).' })
+  @ApiCreatedResponse({ type: InboxOpenReplyDto, description: 'The inbox token' })
   open(@Body() body: InboxOpenDto): Promise<InboxOpenReply> {
     return firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, body));
   }
