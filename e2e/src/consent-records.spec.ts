@@ -1059,6 +1059,14 @@ describe('consent records', () => {
     });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.body.code).toBe('origin_not_allowed');
+    // The server's API token is not the browser's credential: the refusal says which one the route takes, and where the token goes.
+    const withApiToken = await http(us.url, 'POST', '/api/v1/captures', {
+      token: apiToken,
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } },
+      headers: { origin: 'http://localhost:5173' },
+    });
+    expect([withApiToken.status, withApiToken.body.code]).toEqual([403, 'forbidden']);
+    expect(withApiToken.body.message).toMatch(/does not take an API token: send X-Publishable-Key.*authorize/);
     expect((await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n).toBe(capturesBefore);
 
     const captured = await browser({
