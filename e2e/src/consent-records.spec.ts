@@ -1100,6 +1100,14 @@ describe('consent records', () => {
     });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.body.code).toBe('origin_not_allowed');
+    // The server's API token is not the browser's credential: the refusal says which one the route takes, and where the token goes.
+    const withApiToken = await http(us.url, 'POST', '/api/v1/captures', {
+      token: apiToken,
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined } },
+      headers: { origin: 'http://localhost:5173' },
+    });
+    expect([withApiToken.status, withApiToken.body.code]).toEqual([403, 'forbidden']);
+    expect(withApiToken.body.message).toMatch(/does not take an API token: send X-Publishable-Key.*authorize/);
     expect((await db.query('SELECT count(*)::int AS n FROM decisions.captures')).rows[0].n).toBe(capturesBefore);
 
     const captured = await browser({
@@ -1616,11 +1624,16 @@ describe('consent records', () => {
 
   it('lets the person sign in to their inbox, see their records and withdraw one purpose or all, with a confirmation', async () => {
     const email = 'ada@example.com';
-    expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } })).status).toBe(200);
+    const signIn = await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    expect(signIn.status).toBe(200);
     const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);
     const code = /\b(\d{6})\b/.exec(mail.rows[0].text)![1];
     const session = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
     expect(session.status).toBe(201);
+    // Both answers are in the OpenAPI document: a newcomer reads the inbox token's field name there.
+    const documented = await openApiConformance(us.url);
+    expect(documented('POST', '/api/v1/inbox/sign_in', signIn)).toEqual([true, null]);
+    expect(documented('POST', '/api/v1/inbox/session', session)).toEqual([true, null]);
     // The inbox keeps no address it can read: the code by a keyed digest, the signed-in inbox sealed under its token.
     const kept = await db.query(
       `SELECT (SELECT count(*)::int FROM decisions.sign_in_codes WHERE email = $1) AS codes_with_address,

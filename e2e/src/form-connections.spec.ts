@@ -254,6 +254,8 @@ describe('form connections', () => {
     const changed = submission('a3a12ec67a1365927098a606107fac15', [email('ada@example.org'), yesNo('newsletter_q', 'f_news', false), choice('analytics_no')]);
     const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
     expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    // Named by what the delivery carries (Typeform's response token), not by a field the sender never sent.
+    expect(conflict.body.details).toEqual([{ field: 'form_response.token', reason: expect.stringMatching(/recorded before with other answers/) }]);
     const conforms = await openApiConformance(us.url);
     for (const answer of [delivered, conflict]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
     expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
@@ -294,6 +296,12 @@ describe('form connections', () => {
     const forged = await deliver(connection.id, raw, sign('fcsec_guess', raw));
     expect(forged.status).toBe(401);
     expect(forged.body.code).toBe('unauthenticated');
+    expect(forged.body.message).toMatch(/does not match this connection's secret: sign the exact bytes sent/);
+    // A signature in another form than Typeform's says which form it must have.
+    const hex = await deliver(connection.id, raw, 'sha256=' + createHmac('sha256', connection.secret).update(raw).digest('hex'));
+    expect([hex.status, hex.body.message]).toEqual([401, expect.stringMatching(/hex digest; Typeform's is base64/)]);
+    const bare = await deliver(connection.id, raw, sign(connection.secret, raw).slice('sha256='.length));
+    expect([bare.status, bare.body.message]).toEqual([401, expect.stringMatching(/must start with sha256=/)]);
     expect((await deliver(connection.id, raw, null)).status).toBe(401);
     // A signature over other bytes (the same JSON re-serialised with spaces) does not match.
     expect((await deliver(connection.id, JSON.stringify(JSON.parse(raw), null, 2), sign(connection.secret, raw))).status).toBe(401);
@@ -317,6 +325,10 @@ describe('form connections', () => {
 
     const notJson = await deliver(connection.id, 'event_type=form_response', sign(connection.secret, 'event_type=form_response'));
     expect(notJson.status).toBe(400);
+    expect([notJson.body.code, notJson.body.details]).toEqual(['malformed_json', [{ field: 'body', reason: expect.any(String) }]]);
+    // Sent as text (Typeform sends JSON): read after the signature, and refused the same way once signed.
+    const text = await http(us.url, 'POST', `/hooks/typeform/${connection.id}`, { rawBody: 'abc', headers: { 'content-type': 'text/plain', 'typeform-signature': sign(connection.secret, 'abc') } });
+    expect([text.status, text.body.code, text.body.details]).toEqual([400, 'malformed_json', [{ field: 'body', reason: expect.any(String) }]]);
     const xml = '<form_response><token>rules0004</token></form_response>';
     const notJsonAtAll = await http(us.url, 'POST', `/hooks/typeform/${connection.id}`, { rawBody: xml, headers: { 'content-type': 'application/xml', 'typeform-signature': sign(connection.secret, xml) } });
     expect([notJsonAtAll.status, notJsonAtAll.body.code]).toEqual([415, 'unsupported_media_type']);
@@ -325,7 +337,7 @@ describe('form connections', () => {
     expect(tooLarge.status).toBe(413);
     // Every refusal is documented with the error body it has.
     const conforms = await openApiConformance(us.url);
-    for (const answer of [forged, refused, notJson, notJsonAtAll, tooLarge]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
+    for (const answer of [forged, refused, notJson, text, notJsonAtAll, tooLarge]) expect(conforms('POST', '/hooks/typeform/{connection_id}', answer)).toEqual([true, null]);
     expect((await openApiConformance(de.url))('POST', '/hooks/typeform/{connection_id}', misdirected)).toEqual([true, null]);
 
     const partial = JSON.stringify({ ...JSON.parse(submission('rules0003', [email('mallory@example.org')])), event_type: 'form_response_partial' });
@@ -374,6 +386,7 @@ describe('form connections', () => {
     const changed = submission('redeliver0001', [email('lin@example.org'), yesNo('newsletter_q', 'f_news', false)]);
     const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
     expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
+    expect(conflict.body.details).toEqual([{ field: 'form_response.token', reason: expect.any(String) }]);
     // A new response is still read with the flow's active version, and refused by the purpose the mapping lacks.
     const fresh = submission('redeliver0002', [email('lin@example.org')]);
     const refused = await deliver(connection.id, fresh, sign(connection.secret, fresh));

@@ -682,6 +682,12 @@ describe('two countries on the in-process transport', () => {
       expect(origins.get.security).toEqual([{ bearer: ['applications:read'] }]);
       expect(response.body.paths['/api/v1/me'].get.security).toEqual([{ bearer: [] }]);
       expect(response.body.components.securitySchemes.bearer.bearerFormat).toBe('opaque');
+      // Every list's `limit` is the integer the gateway takes (1 to 200, default 50): a generated client sends a number.
+      const limits = Object.entries(response.body.paths as Record<string, Record<string, { parameters?: { name: string; schema: unknown }[] }>>).flatMap(([path, item]) =>
+        Object.values(item).flatMap((operation) => (operation.parameters ?? []).filter((p) => p.name === 'limit').map((p) => [path, p.schema])),
+      );
+      expect(limits.length).toBeGreaterThan(10);
+      for (const [path, schema] of limits) expect([path, schema]).toEqual([path, { type: 'integer', minimum: 1, maximum: 200, default: 50 }]);
       const readOnly = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: { scopes: ['applications:read'] } });
       const refused = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
         token: readOnly.body.token,

@@ -17,6 +17,18 @@ describe('inbox sign-in', () => {
     expect(renderInboxSignInPage({ step: 'email', next: '//evil.example.com' })).not.toContain('name="next"');
   });
 
+  it('is titled after the page it leads to: the records page the receipt links to, else the pending requests', () => {
+    const title = (page: string) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page)?.[1];
+    for (const step of ['email', 'code'] as const) {
+      const records = renderInboxSignInPage({ step, email: 'ada@example.com', next: '/inbox/records?application_id=tp_dev_0123456789abcdef&via=email' });
+      expect(title(records)).toBe('Your consent records');
+      expect(records).toContain('<title>Your consent records');
+      expect(title(renderInboxSignInPage({ step, email: 'ada@example.com', next: '/inbox/records', locale: 'de' }))).toBe('Ihre Einwilligungen');
+      expect(title(renderInboxSignInPage({ step, email: 'ada@example.com', next: '/inbox' }))).toBe('Your pending requests');
+      expect(title(renderInboxSignInPage({ step, email: 'ada@example.com' }))).toBe('Your pending requests');
+    }
+  });
+
   it('offers a new code on the code step, which the rejected code\'s alert tells the person to ask for', () => {
     const next = '/inbox/records?application_id=tp_dev_0123456789abcdef';
     const page = renderInboxSignInPage({ step: 'code', email: 'ada@example.com', error: 'code', next });

@@ -79,14 +79,16 @@ ${limited
 ${nextField}
 <div class="hp-actions"><button type="submit" id="inbox-resend-code" class="hp-button hp-button-secondary">${tr.t('resend_code')}</button></div>
 </form>`}`;
+  // Titled after where signing in leads: the receipt mail's link to the records page is not about pending requests.
+  const title = next !== undefined && /^\/inbox\/records(\?|$)/.test(next) ? tr.t('records_title') : tr.t('inbox_title');
   return renderDocument({
     tr,
-    title: tr.t('inbox_title'),
+    title,
     mode: 'page',
     assetBase: options.assetBase ?? DEFAULT_ASSET_BASE,
     bodyClass: 'hp-inbox-page',
     main: html`<div id="inbox" class="hp-inbox">
-<h1 id="page-title">${tr.t('inbox_title')}</h1>
+<h1 id="page-title">${title}</h1>
 <h2>${tr.t('sign_in_title')}</h2>
 ${options.step === 'code' ? codeForm : emailForm}
 </div>`,

@@ -10,6 +10,7 @@ import {
   resolveFormMapping,
   submissionRecord,
   SubmissionRecord,
+  typeformSignatureRefusal,
   validationFailed,
   verifyTypeformSignature,
 } from '@dcr/domain';
@@ -18,8 +19,16 @@ import { RecordConsent } from '../records/record-consent';
 import { FormConnection } from './form-connection.entity';
 import { FormConnectionsService } from './form-connections.service';
 
-/** The Record API names `captured_at`; a delivery carries it as Typeform's `form_response.submitted_at`. */
+/**
+ * The Record API names `captured_at` and `idempotency_key`; a delivery carries them as Typeform's
+ * `form_response.submitted_at` and `form_response.token`.
+ */
 function namedInDelivery(error: unknown): unknown {
+  if (error instanceof DomainError && error.code === 'idempotency_conflict') {
+    return new DomainError('idempotency_conflict', 'This Typeform response was recorded before with other answers', [
+      { field: 'form_response.token', reason: 'recorded before with other answers: a redelivery carries the same body; a new submission has a new token' },
+    ]);
+  }
   if (!(error instanceof DomainError) || error.code !== 'validation_failed' || !error.details) return error;
   const details = error.details.map((issue) => (issue.field === 'captured_at' ? { ...issue, field: 'form_response.submitted_at' } : issue));
   return validationFailed(details, error.message);
@@ -46,18 +55,13 @@ export class ReceiveFormSubmission {
 
     const raw = Buffer.from(request.raw_body, 'base64');
     if (!verifyTypeformSignature(request.signature, raw, this.connections.secretsOf(row), new Date())) {
-      throw new DomainError(
-        'unauthenticated',
-        request.signature === undefined
-          ? 'The delivery carries no Typeform-Signature header: set the connection\'s secret on the Typeform webhook'
-          : "The Typeform-Signature does not match this connection's secret",
-      );
+      throw new DomainError('unauthenticated', typeformSignatureRefusal(request.signature));
     }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      throw new DomainError('malformed_json', 'The delivery is not JSON');
+      throw new DomainError('malformed_json', 'The delivery is not JSON: Typeform sends its submission as application/json', [{ field: 'body', reason: 'is not valid JSON' }]);
     }
     const submission = parseTypeformSubmission(body);
 
@@ -84,7 +88,9 @@ export class ReceiveFormSubmission {
       record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission);
     } catch (error) {
       // A response recorded before the flow or the mapping changed: its redelivery answers its record.
-      const { replayed } = await this.recordConsent.answeredBefore(replay, error);
+      const { replayed } = await this.recordConsent.answeredBefore(replay, error).catch((refused: unknown) => {
+        throw namedInDelivery(refused);
+      });
       return { accepted: true, record_id: replayed.record_id };
     }
     const { consent_record } = await this.recordConsent

@@ -12,7 +12,7 @@ class ActivityQueryDto {
   @Matches(/^[a-z_]+\.[a-z_]+$/)
   type?: string;
 
-  @ApiPropertyOptional({ maximum: 200, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @IsOptional()
   @IsString()
   limit?: string;

@@ -9,7 +9,7 @@ import type { DirectRequest, HeaderSink } from '../http/direct-lane';
 import { RateLimitService } from '../http/rate-limit.service';
 import { RenderProofs } from '../sdk/render-proofs';
 import { AuthenticatedRequest } from './auth.decorators';
-import { Principal } from './principal';
+import { CredentialKind, Principal } from './principal';
 import { RecentTokenHashes } from './recent-token-hashes';
 import { RoutePolicy } from './route-policies';
 
@@ -95,7 +95,7 @@ export class Authenticator {
         'forbidden',
         principal.kind === 'publishable_key'
           ? "A publishable key may only create sessions and captures and read a flow's published wording"
-          : `This route does not accept a credential of kind ${principal.kind}`,
+          : credentialNotTaken(principal.kind, accepted),
       );
     }
     if (principal.kind === 'api_token') {
@@ -181,4 +181,25 @@ export class Authenticator {
     }
     return { kind: 'publishable_key', application };
   }
+}
+
+/** How each credential is sent, for a refusal that says which one a route takes. */
+const CREDENTIALS: Record<CredentialKind, { name: string; sent: string }> = {
+  api_token: { name: 'an API token', sent: 'Authorization: Bearer <API token>' },
+  admin: { name: 'the admin token', sent: 'Authorization: Bearer <admin token>' },
+  publishable_key: { name: 'a publishable key', sent: 'X-Publishable-Key from a browser on an allowed origin' },
+  render_proof: { name: 'a render proof', sent: "the consent field's render_proof" },
+};
+
+/**
+ * The refusal of a credential a route does not take, naming what it takes: an API token sent to the
+ * capture route (the browser's) is told where the server's token goes instead.
+ */
+function credentialNotTaken(kind: CredentialKind, accepted: CredentialKind[]): string {
+  const taken = accepted.map((accept) => CREDENTIALS[accept].sent).join(', or ');
+  const serverSide =
+    kind === 'api_token' && accepted.includes('publishable_key') && !accepted.includes('api_token')
+      ? '; your server commits a capture with its API token at POST /api/v1/decisions/<capture_token>/authorize'
+      : '';
+  return `This route does not take ${CREDENTIALS[kind].name}: send ${taken}${serverSide}`;
 }

@@ -118,7 +118,7 @@ export class AllowedOriginEnvelopeDto {
 }
 
 export class ListQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @IsOptional()
   @IsString()
   limit?: string;

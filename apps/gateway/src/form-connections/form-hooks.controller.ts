@@ -44,10 +44,10 @@ export class FormHooksController {
   @ApiHeader({ name: 'Typeform-Signature', required: true, description: 'sha256=<base64 HMAC-SHA256 of the raw body, keyed with the secret>' })
   @ApiBody({ schema: { type: 'object', description: 'Typeform webhook payload: {event_id, event_type: "form_response", form_response: {form_id, token, submitted_at, hidden, answers}}' } })
   @ApiOkResponse({ type: FormSubmissionAcceptedDto, description: '`{accepted: true, record_id}`, or `{accepted: true, test: true}` for the test request' })
-  @ApiResponse({ status: 400, description: 'The body is missing or not JSON (`invalid_request`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 400, description: 'The body is not JSON (`malformed_json`, `details` on `body`), or missing (`invalid_request`)', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 401, description: 'Missing signature, or made with no secret of this connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 404, description: 'No such connection', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
-  @ApiResponse({ status: 409, description: "Typeform's response token was delivered before with another body (`idempotency_conflict`)", schema: { $ref: getSchemaPath(ErrorBodyDto) } })
+  @ApiResponse({ status: 409, description: "Typeform's response token was delivered before with another body (`idempotency_conflict` on `form_response.token`)", schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 413, description: 'Body larger than 512 KiB', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({ status: 421, description: 'A connection of another country', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({

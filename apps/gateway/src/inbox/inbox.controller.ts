@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
 import { countryOfRecordId, DomainError, Page, recordsPagePosition } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -8,7 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
 import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry } from '../openapi/openapi.decorators';
 import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
-import { InboxItemDto, InboxOpenDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
+import { InboxItemDto, InboxOpenDto, InboxOpenReplyDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxSignInReplyDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { SignInCodeLimit } from './sign-in-code-limit';
 import { pageOf } from '../http/paging';
@@ -45,6 +45,7 @@ export class InboxController {
     summary: 'Mail a one-time code to the person (6 digits, 10 minutes, 5 attempts; at most 5 per hour)',
     description: 'At most 5 codes an address an hour, and at most `SIGN_IN_CODES_PER_IP_PER_HOUR` (30 by default) asked for from one client address an hour: beyond either, 429 `rate_limited` with `Retry-After`.',
   })
+  @ApiOkResponse({ type: InboxSignInReplyDto, description: 'The code was mailed' })
   signIn(@Body() body: InboxSignInDto, @Req() request: FastifyRequest, @Headers('accept-language') language?: string) {
     this.codeLimit.take(request.ip);
     const locale = language?.toLowerCase().startsWith('de') ? 'de' : 'en';
@@ -54,6 +55,7 @@ export class InboxController {
   @Post('session')
   @AnswerNotKept()
   @ApiOperation({ summary: 'Trade the code for an inbox token (inb_…, 12 hours)', description: 'An `Idempotency-Key` is taken and ignored here: the answer is not kept (a repeat runs again, and a spent code is refused).' })
+  @ApiCreatedResponse({ type: InboxOpenReplyDto, description: 'The inbox token' })
   open(@Body() body: InboxOpenDto): Promise<InboxOpenReply> {
     return firstValueFrom(this.clients.own.send<InboxOpenReply>(INBOX_OPEN, body));
   }

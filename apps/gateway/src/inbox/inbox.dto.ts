@@ -20,6 +20,16 @@ export class InboxOpenDto {
   code: string;
 }
 
+export class InboxSignInReplyDto {
+  @ApiProperty({ enum: [true], description: 'A code was mailed to the address (`GET /_dev/mailbox` in development)' }) sent: true;
+  @ApiProperty({ format: 'date-time', description: 'Until when the code can be traded for an inbox token (10 minutes)' }) expires_at: string;
+}
+
+export class InboxOpenReplyDto {
+  @ApiProperty({ example: 'inb_0123456789abcdefghijklmnopqrstuvwxyzABCDE', description: 'The inbox token: `Authorization: Bearer <inbox_token>` on the inbox routes' }) inbox_token: string;
+  @ApiProperty({ format: 'date-time', description: 'When the inbox token stops working (12 hours)' }) expires_at: string;
+}
+
 export class InboxQueryDto extends ListQueryDto {
   @ApiPropertyOptional({ enum: ['consent', 'approval'] })
   @IsOptional()

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { countryOfFormConnectionId, isFormConnectionId, newFormConnectionId, newFormConnectionSecret } from './connection';
-import { PREVIOUS_SECRET_GRACE_MS, typeformSignature, verifyTypeformSignature } from './signature';
+import { PREVIOUS_SECRET_GRACE_MS, typeformSignature, typeformSignatureRefusal, verifyTypeformSignature } from './signature';
 
 const body = Buffer.from('{"event_id":"LtWXD3crgy","event_type":"form_response","form_response":{"form_id":"lT4Z3j"}}', 'utf8');
 const now = new Date('2026-11-20T12:00:00.000Z');
@@ -65,5 +65,22 @@ describe('form connection ids and secrets', () => {
     const a = newFormConnectionSecret();
     expect(a).toMatch(/^fcsec_[A-Za-z0-9_-]{43}$/);
     expect(newFormConnectionSecret()).not.toBe(a);
+  });
+});
+
+describe('typeformSignatureRefusal', () => {
+  const secret = 'fcsec_current';
+  const hex = 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
+  const base64 = createHmac('sha256', secret).update(body).digest('base64');
+
+  it('tells a sender whose header is missing or not in Typeform\'s form what the form is, and one whose header is well-formed what to sign', () => {
+    expect(typeformSignatureRefusal(undefined)).toMatch(/no Typeform-Signature header/);
+    expect(typeformSignatureRefusal(hex)).toMatch(/hex.*base64/);
+    expect(typeformSignatureRefusal(base64)).toMatch(/must start with sha256=/);
+    expect(typeformSignatureRefusal('sha1=' + base64)).toMatch(/must start with sha256=/);
+    expect(typeformSignatureRefusal('sha256=not base64')).toMatch(/not in Typeform's form: sha256=<base64 of the HMAC-SHA256 of the raw body/);
+    // Well-formed and wrong: the secret or the bytes signed.
+    expect(typeformSignatureRefusal(typeformSignature('fcsec_other', body))).toMatch(/does not match.*exact bytes.*whole secret/);
+    expect(typeformSignatureRefusal(` ${typeformSignature('fcsec_other', body)} `)).toMatch(/does not match/);
   });
 });

@@ -55,3 +55,25 @@ export function verifyTypeformSignature(header: unknown, rawBody: Buffer | strin
   if (current) return 'current';
   return previous ? 'previous' : null;
 }
+
+/** `sha256=` and the base64 of a 32-byte HMAC: the form of every Typeform-Signature. */
+const SIGNATURE_FORM = /^sha256=[A-Za-z0-9+/]{43}=$/;
+
+/**
+ * Why a delivery's signature was refused, in words that tell its sender what to do: a missing header,
+ * one not in Typeform's form (a hex digest, no `sha256=`), or a well-formed one made with another key
+ * or over other bytes. Says nothing about which secret a connection has.
+ */
+export function typeformSignatureRefusal(header: unknown): string {
+  const form = 'sha256=<base64 of the HMAC-SHA256 of the raw body, keyed with the connection\'s secret>';
+  if (header === undefined || header === '') {
+    return "The delivery carries no Typeform-Signature header: set the connection's secret on the Typeform webhook";
+  }
+  const received = typeof header === 'string' ? header.trim() : '';
+  if (SIGNATURE_FORM.test(received)) {
+    return "The Typeform-Signature does not match this connection's secret: sign the exact bytes sent (not a re-serialised body) with HMAC-SHA256, keyed with the whole secret (fcsec_…) the connection answered when created or last rotated";
+  }
+  if (/^sha256=[0-9a-f]{64}$/i.test(received)) return `The Typeform-Signature is a hex digest; Typeform's is base64: ${form}`;
+  if (!received.startsWith('sha256=')) return `The Typeform-Signature must start with sha256=: ${form}`;
+  return `The Typeform-Signature is not in Typeform's form: ${form}`;
+}
