@@ -2,6 +2,7 @@ import { DomainError } from '@dcr/domain';
 import pino from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { createTestDatabase, lostConnectionError } from '@dcr/testing';
+import { noResponder, payloadTooLarge, timedOut } from '@dcr/transport';
 import { errorAnswer } from './error-responder';
 
 describe('errorAnswer', () => {
@@ -23,6 +24,26 @@ describe('errorAnswer', () => {
   it('gives a 503 the Retry-After its error names (a receipt on its way), and none to a 503 that names no time', () => {
     expect(retryAfter(new DomainError('service_unavailable', 'The receipt is not frozen yet', undefined, { retry_after: 1 }))).toBe('1');
     expect(retryAfter(new DomainError('service_unavailable', 'No service is listening on us.receipts.export'))).toBeUndefined();
+  });
+
+  it('names no internal bus subject to the caller when a service does not answer or the bus refuses the message; the log keeps it', () => {
+    const lines: string[] = [];
+    const recording = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const subject = 'dist2.us.decisions.records.create';
+    const failures = [
+      [noResponder(subject), 503, 'service_unavailable'],
+      [timedOut(subject, 5000), 504, 'upstream_timeout'],
+      [payloadTooLarge(subject), 413, 'payload_too_large'],
+      // The same failure met by a service behind the gateway, and carried back over the bus.
+      [DomainError.fromJSON(noResponder('dist2.us.receipts.ingest').toJSON()), 503, 'service_unavailable'],
+    ] as const;
+    for (const [failure, status, code] of failures) {
+      const answer = errorAnswer(failure, 'req_1', recording, () => false);
+      expect([answer.status, answer.code]).toEqual([status, code]);
+      expect(answer.body.message).not.toMatch(/dist2|decisions\.|receipts\.|subject|\bms\b/);
+      expect(answer.body.message.length).toBeGreaterThan(20);
+    }
+    expect(lines.filter((line) => line.includes(subject))).toHaveLength(3);
   });
 
   it("answers a 503 with Retry-After, not a 500, when the gateway's own database connection was lost under the request", async () => {

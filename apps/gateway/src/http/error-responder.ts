@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import { databaseConnectionLost, DomainError, ErrorCode, FieldIssue, httpStatusOf, isLostDatabaseConnection } from '@dcr/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { withoutBusSubject } from '@dcr/transport';
 
 export interface ErrorBody {
   message: string;
@@ -129,9 +130,11 @@ export function errorAnswer(
   logger: Logger,
   hasHeader: (name: string) => boolean,
 ): { status: number; code: ErrorCode; body: ErrorBody; headers: Array<[string, string]> } {
-  const domainError = toDomainError(error);
+  const domainError = withoutBusSubject(toDomainError(error));
   const status = httpStatusOf(domainError.code);
   if (status >= 500) logger.error({ err: loggableError(error), request_id: requestId }, 'request failed');
+  // A message the bus refused (413) names its subject only here, like the 5xx above.
+  else if (error instanceof DomainError && domainError !== error) logger.warn({ err: loggableError(error), request_id: requestId }, 'request refused by the bus');
   const headers: Array<[string, string]> = [];
   const namesRetry = domainError.code === 'rate_limited' || (domainError.code === 'service_unavailable' && domainError.extra?.retry_after !== undefined);
   if (namesRetry && !hasHeader('retry-after')) headers.push(['retry-after', retryAfterOf(domainError)]);

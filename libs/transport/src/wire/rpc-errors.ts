@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { databaseConnectionLost, DomainError, isErrorCode, isLostDatabaseConnection, SerializedDomainError } from '@dcr/domain';
+import { databaseConnectionLost, DomainError, ErrorCode, isErrorCode, isLostDatabaseConnection, SerializedDomainError } from '@dcr/domain';
 
 /**
  * The error half of the wire format. Only DomainErrors cross a hop with their code, message, details
@@ -21,6 +21,25 @@ export const timedOut = (subject: string, timeoutMs: number) =>
 
 export const clientClosed = (subject: string) =>
   new DomainError('service_unavailable', `The client was closed before a reply on ${subject} arrived`);
+
+/**
+ * The transport's own failures (above) name the bus subject, which is for the log: what a caller of
+ * the public API is told instead, by code. Recognised by their words, as they cross hops as any
+ * DomainError does (a service behind the gateway that met one answers it over the bus).
+ */
+const TRANSPORT_FAILURE = /^(?:No service is listening on |No reply on |The client was closed before a reply on |The message for )\S+/;
+const CALLER_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  service_unavailable: 'A service needed to answer this request is not available; try again shortly',
+  upstream_timeout: 'A service needed to answer this request did not answer in time; the request may still have taken effect',
+  payload_too_large: 'The request is too large to pass on to the service that handles it; send a smaller body',
+};
+
+/** A transport failure in the words a caller gets (no subject); any other error as it is. */
+export function withoutBusSubject(error: DomainError): DomainError {
+  const message = CALLER_MESSAGES[error.code];
+  if (message === undefined || !TRANSPORT_FAILURE.test(error.message)) return error;
+  return new DomainError(error.code, message, error.details, error.extra);
+}
 
 /** A plain object already in the serialised shape (e.g. what the RPC exception filter emits). */
 export function isSerializedDomainError(value: unknown): value is SerializedDomainError {
