@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { Client } from 'pg';
@@ -688,6 +689,29 @@ describe('two countries on the in-process transport', () => {
       );
       expect(limits.length).toBeGreaterThan(10);
       for (const [path, schema] of limits) expect([path, schema]).toEqual([path, { type: 'integer', minimum: 1, maximum: 200, default: 50 }]);
+      // A GET reads no body (the gateway ignores one), so no GET answers 413; a body's size limit is listed where a body is read.
+      const paths = Object.entries(response.body.paths as Record<string, Record<string, { responses?: Record<string, unknown>; requestBody?: unknown }>>);
+      expect(paths.filter(([, item]) => item.get?.responses?.['413']).map(([path]) => path)).toEqual([]);
+      expect(response.body.paths['/api/v1/consent_records'].post.responses['413']).toBeDefined();
+      // The credential is each operation's security requirement, never a header parameter of its own
+      // (OpenAPI ignores one named Authorization; the inbox routes read the header themselves).
+      const authorizationParameters = paths.flatMap(([path, item]) =>
+        Object.entries(item).flatMap(([method, operation]) =>
+          ((operation as { parameters?: Array<{ in: string; name: string }> }).parameters ?? []).filter((p) => p.in === 'header' && p.name.toLowerCase() === 'authorization').map(() => `${method} ${path}`),
+        ),
+      );
+      expect(authorizationParameters).toEqual([]);
+      expect(response.body.paths['/api/v1/inbox/records'].get.security).toEqual([{ inbox_token: [] }]);
+      // (fetch sends no body with a GET; node:http does.)
+      const withBody = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${us.url}/api/v1/me`, { method: 'GET', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' } }, (answer) => {
+          answer.resume();
+          resolve(answer.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        request.end('x'.repeat(2 * 1024 * 1024));
+      });
+      expect(withBody).toBe(200);
       const readOnly = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: apiToken, body: { scopes: ['applications:read'] } });
       const refused = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
         token: readOnly.body.token,

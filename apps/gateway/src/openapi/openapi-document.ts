@@ -63,6 +63,35 @@ export class OpenApiDocument {
     this.document = SwaggerModule.createDocument(app, config);
     this.addScopes(this.document);
     this.addUnsupportedMediaType(this.document);
+    this.dropBodyLimitFromReads(this.document);
+    this.dropAuthorizationParameters(this.document);
+  }
+
+  /**
+   * A route reading `@Headers('authorization')` itself (the inbox routes, which take an inbox token)
+   * is documented by Nest with an `authorization` header parameter, required; OpenAPI ignores such a
+   * parameter (the credential is the operation's security requirement), and a generated client would
+   * ask for the token twice. Taken off here.
+   */
+  private dropAuthorizationParameters(document: OpenAPIObject): void {
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item as Record<string, OperationObject>)) {
+        if (typeof operation !== 'object' || !Array.isArray(operation?.parameters)) continue;
+        operation.parameters = operation.parameters.filter((parameter) => !('in' in parameter && parameter.in === 'header' && parameter.name.toLowerCase() === 'authorization'));
+      }
+    }
+  }
+
+  /**
+   * A GET reads no body (the gateway ignores one, whatever its size), so no GET answers 413; the
+   * controller-wide error responses (ApiErrorResponses) list it for every operation, and it is taken
+   * off the GETs here.
+   */
+  private dropBodyLimitFromReads(document: OpenAPIObject): void {
+    for (const item of Object.values(document.paths)) {
+      const read = (item as Record<string, OperationObject>).get;
+      if (read?.responses) delete read.responses['413'];
+    }
   }
 
   /**
