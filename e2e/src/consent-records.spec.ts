@@ -9,6 +9,7 @@ import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
+import { IdempotencyService } from '../../apps/gateway/src/idempotency/idempotency.service';
 
 /**
  * The Record API end to end: the capture rules refuse by name, idempotency keys replay or conflict
@@ -1280,6 +1281,65 @@ describe('consent records', () => {
     expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: false })).body.settings).toEqual({ browser_commit: false });
     expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'grace@example.com' } })).body.details[0].field).toBe('commit');
     expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(204);
+  });
+
+  it('answers a capture retried under its Idempotency-Key after the answer was lost with the first capture and record, never a second', async () => {
+    const { shop, shopToken, shopFlow, publishableKey } = await shopWithFlow('Retried capture shop', 'Retried');
+    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
+    await as('POST', `/api/v1/applications/${shop.id}/allowed_origins`, { allowed_origin: { origin: 'https://retry.example' } });
+    await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true });
+    const browser = (body: Record<string, unknown>, key?: string) =>
+      http(us.url, 'POST', '/api/v1/captures', {
+        body: { flow_id: shopFlow, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, ...body },
+        headers: { 'x-publishable-key': publishableKey, origin: 'https://retry.example', ...(key ? { 'idempotency-key': key } : {}) },
+      });
+    const count = async (sql: string) => (await db.query(sql, [shop.id])).rows[0].n as number;
+    const captures = () => count(`SELECT count(*)::int AS n FROM decisions.captures WHERE application_id = $1`);
+    const records = () => count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE application_id = $1`);
+    // The answer is lost as a 5xx loses it (a NATS restart in the drill): the gateway keeps no answer, so the retry runs again.
+    const finish = IdempotencyService.prototype.finish;
+    const lost = jest.spyOn(IdempotencyService.prototype, 'finish').mockImplementation(function (this: IdempotencyService, scope, key, _status, body, type) {
+      return finish.call(this, scope, key, 504, body, type);
+    });
+    try {
+      const browserCommit = { commit: true, subject: { email: 'retried@example.com' } };
+      const first = await browser(browserCommit, 'checkout-1');
+      expect(first.status).toBe(201);
+      const retried = await browser(browserCommit, 'checkout-1');
+      expect([retried.status, retried.body]).toEqual([201, first.body]);
+      expect({ captures: await captures(), records: await records() }).toEqual({ captures: 1, records: 1 });
+      // The same key with another body is the gateway's conflict, naming the header.
+      const other = await browser({ commit: true, subject: { email: 'someone-else@example.com' } }, 'checkout-1');
+      expect([other.status, other.body.code, other.body.details]).toEqual([409, 'idempotency_conflict', [{ field: 'Idempotency-Key', reason: expect.any(String) }]]);
+
+      // Without commit: the retry answers the same capture token (the server commits one capture).
+      const plain = await browser({}, 'checkout-2');
+      const plainAgain = await browser({}, 'checkout-2');
+      expect([plainAgain.status, plainAgain.body]).toEqual([201, plain.body]);
+      expect(await captures()).toBe(2);
+      // A browser commit of a capture first made without commit (the same body) would be another body: 409.
+      expect((await browser(browserCommit, 'checkout-2')).status).toBe(409);
+
+      // Concurrent duplicates that all reach the decisions service (past the gateway's claim) make one capture and one record.
+      const begin = jest.spyOn(IdempotencyService.prototype, 'begin').mockImplementation(async (scope, key) => ({ kind: 'proceed', scope, key }));
+      try {
+        const together = await Promise.all(Array.from({ length: 6 }, () => browser({ commit: true, subject: { email: 'together@example.com' } }, 'checkout-3')));
+        expect(together.map((answer) => answer.status)).toEqual(Array(6).fill(201));
+        expect(new Set(together.map((answer) => JSON.stringify(answer.body))).size).toBe(1);
+      } finally {
+        begin.mockRestore();
+      }
+      expect({ captures: await captures(), records: await records() }).toEqual({ captures: 3, records: 2 });
+    } finally {
+      lost.mockRestore();
+    }
+    // The capture made without commit is the one the organisation's server commits.
+    const committedAgain = await http(us.url, 'POST', `/api/v1/decisions/${(await browser({}, 'checkout-2')).body.capture_token}/authorize`, { token: shopToken, body: { subject: { email: 'later@example.com' } } });
+    expect(committedAgain.status).toBe(200);
+    // Without an Idempotency-Key a retry is another capture (as a Record API call without idempotency_key is another record).
+    await browser({});
+    await browser({});
+    expect(await captures()).toBe(5);
   });
 
   it('refuses a person named with a NUL or an unpaired surrogate by name, in a commit and a browser commit, and keeps nothing of them', async () => {

@@ -5,6 +5,7 @@ import { InProcessBus } from '@dcr/transport';
 import { expectNoAxeViolations, HostPageServer, launchChromium, PageServer, receivedMessages, startHostPageServer, startPageServer, unexpectedProblems, waitForMessage, WatchedPages } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
+import { IdempotencyService } from '../../../apps/gateway/src/idempotency/idempotency.service';
 
 jest.setTimeout(90000);
 
@@ -477,6 +478,22 @@ ${extra}
     const replayed = await capture({ render_proof: proof });
     expect(replayed.status).toBe(401);
     expect(replayed.body).toMatchObject({ code: 'unauthenticated', message: expect.stringContaining('already used') });
+    // Retried by the frame under its Idempotency-Key after the answer was lost (the gateway keeps no
+    // answer of a 5xx, so the retry runs again): the first capture's token, not a 401.
+    const { proof: fresh } = fieldConfig(await (await fetch(fieldUrl({ origin: hostOrigin }))).text());
+    const finish = IdempotencyService.prototype.finish;
+    const lost = jest.spyOn(IdempotencyService.prototype, 'finish').mockImplementation(function (this: IdempotencyService, scope, key, _status, body, type) {
+      return finish.call(this, scope, key, 504, body, type);
+    });
+    try {
+      const sent = await capture({ render_proof: fresh }, { 'idempotency-key': 'field-retry-1' });
+      const retried = await capture({ render_proof: fresh }, { 'idempotency-key': 'field-retry-1' });
+      expect([sent.status, retried.status, retried.body]).toEqual([201, 201, sent.body]);
+      // Without the key the proof is spent as before.
+      expect((await capture({ render_proof: fresh })).status).toBe(401);
+    } finally {
+      lost.mockRestore();
+    }
 
     // Forged: another host origin written into the proof, or a proof signed with another key.
     const [header, payload, signature] = proof.split('.');

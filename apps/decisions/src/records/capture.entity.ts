@@ -13,6 +13,8 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('UQ_captures_token_hash', ['tokenHash'], { unique: true })
 @Index('IX_captures_expiry', ['expiresAt'], { where: '"record_id" IS NULL' })
 @Index('UQ_captures_render_nonce', ['renderNonce'], { unique: true, where: '"render_nonce" IS NOT NULL' })
+@Index('UQ_captures_retry_key', ['applicationId', 'retryKeyDigest'], { unique: true, where: '"retry_key_digest" IS NOT NULL' })
+@Index('IX_captures_retry_expiry', ['createdAt'], { where: '"retry_key_digest" IS NOT NULL' })
 export class Capture {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -65,6 +67,22 @@ export class Capture {
    */
   @Column({ name: 'committed_in', type: 'text', nullable: true })
   committedIn: string | null;
+
+  /**
+   * A capture requested with an `Idempotency-Key` (CaptureRetry): the key's digest within the
+   * gateway's scope, unique in the application, so that a retry, also one sent at the same moment,
+   * answers this capture; the digest of the request body it compares a retry's with; and the token
+   * sealed under a secret of the key (sealForBearer), the one way a retry can be answered the token.
+   * Cleared after 24 hours, when the gateway forgets the key too (Captures.sweep).
+   */
+  @Column({ name: 'retry_key_digest', type: 'text', nullable: true })
+  retryKeyDigest: string | null;
+
+  @Column({ name: 'request_digest', type: 'text', nullable: true })
+  requestDigest: string | null;
+
+  @Column({ name: 'sealed_token', type: 'text', nullable: true })
+  sealedToken: string | null;
 
   /** Commits under way for `committed_in`: the last one that fails without a record releases the claim. */
   @Column({ name: 'commit_attempts', type: 'integer', default: 0 })

@@ -1,8 +1,23 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CreateCaptureRequest } from '@dcr/contracts';
-import { assertCapturable, DomainError, FlowTerms, hashCredential, newOpaqueId, notFound, randomString, recordAttestation, validationFailed, wordingVerdict, wrongCountry } from '@dcr/domain';
+import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CaptureRetryInput, CreateCaptureRequest } from '@dcr/contracts';
+import {
+  assertCapturable,
+  CAPTURE_RETRY_WINDOW_MS,
+  DomainError,
+  FlowTerms,
+  hashCredential,
+  newOpaqueId,
+  notFound,
+  randomString,
+  recordAttestation,
+  sealForBearer,
+  unsealWithBearer,
+  validationFailed,
+  wordingVerdict,
+  wrongCountry,
+} from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, MoreThan } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { SubjectsService } from '../subjects/subjects.service';
 import { Capture } from './capture.entity';
@@ -11,6 +26,19 @@ import { CommitCaptureHeldElsewhere } from './capture-held-elsewhere';
 import { CaptureChannel, captureExpired, committedForAnotherPerson, CommitCapture, recordedNothing } from './commit-capture';
 
 const UNIQUE_VIOLATION = '23505';
+
+const isUniqueViolation = (error: unknown, constraint: string) =>
+  (error as { code?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === constraint;
+
+/** What a capture token is sealed for under a retry's secret (sealForBearer). */
+const CAPTURE_TOKEN_SEAL = 'capture-token';
+
+/** A capture's answer: the same for the request that made it and for its retries. */
+const createdReply = (token: string, capture: Capture): CaptureCreatedReply => ({
+  capture_token: token,
+  expires_at: capture.expiresAt.toISOString(),
+  ...(capture.wordingVerdict ? { wording_verdict: capture.wordingVerdict } : {}),
+});
 
 /** An uncommitted capture is held this long, then it leaves no record. */
 export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
@@ -25,6 +53,13 @@ export const CAPTURE_TTL_MS = 24 * 3600 * 1000;
 export const CAPTURE_SWEEP_SQL = `DELETE FROM "decisions"."captures"
   WHERE "record_id" IS NULL AND (("committed_in" IS NULL AND "expires_at" < now()) OR "expires_at" < now() - interval '1 hour')
   RETURNING 1`;
+
+/**
+ * A committed capture stays (its record names it), but its Idempotency-Key, and the token sealed for
+ * it, only as long as the gateway keeps an answer: 24 hours ($1: the moment 24 hours ago).
+ */
+export const CAPTURE_RETRY_SWEEP_SQL = `UPDATE "decisions"."captures" SET "retry_key_digest" = NULL, "request_digest" = NULL, "sealed_token" = NULL
+  WHERE "retry_key_digest" IS NOT NULL AND "created_at" <= $1`;
 
 /**
  * Consent captured in the organisation's own form: the browser posts the sanitised snapshot (each
@@ -49,6 +84,73 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
   ) {}
 
   async create(request: CreateCaptureRequest): Promise<CaptureCreatedReply> {
+    const { capture, token, reply } = await this.made(request);
+    if (!request.commit) return reply;
+    // Browser commit: recorded now, at the lower assurance its channel names (a retry's capture
+    // committed before answers its record again: its record key is the capture's).
+    try {
+      const committed = await this.commitHere(capture, request.commit.subject, false, `${capture.channel}_browser` as CaptureChannel);
+      return { ...reply, record_id: committed.record_id, channel: committed.channel };
+    } catch (error) {
+      // A person homed in another country: the capture is kept, uncommitted, and its token answered
+      // with the 421, for the organisation's server to commit it at the person's home (authorize).
+      if (error instanceof DomainError && error.code === 'wrong_country') {
+        throw new DomainError(
+          'wrong_country',
+          `The person is homed in ${String(error.extra?.home_country)}: the capture was kept uncommitted; commit it from your server at that country's endpoint (authorize with capture_token)`,
+          undefined,
+          { ...error.extra, capture_token: token, expires_at: reply.expires_at },
+        );
+      }
+      // Any other refusal leaves no capture.
+      await this.dataSource.manager.delete(Capture, { id: capture.id, recordId: IsNull(), committedIn: IsNull() });
+      throw error;
+    }
+  }
+
+  /**
+   * The capture of a request: a new one, or, for a retry under the same `Idempotency-Key` (the
+   * gateway keeps no answer of a 5xx, so a retry after a lost answer reaches here again), the one the
+   * first request made, whatever refused the retry on its own (the render proof already used, the
+   * flow changed since) or made it lose the race to the key's unique index. Another body under the
+   * key is a conflict (409), as at the gateway.
+   */
+  private async made(request: CreateCaptureRequest): Promise<{ capture: Capture; token: string; reply: CaptureCreatedReply }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.makeCapture(request);
+      } catch (error) {
+        if (!request.retry) throw error;
+        const earlier = await this.earlier(request.application_id, request.retry);
+        if (earlier) return earlier;
+        // The key's capture went meanwhile (its commit refused) or is past the key's 24 hours: try again.
+        if (!isUniqueViolation(error, 'UQ_captures_retry_key') || attempt === 3) throw error;
+        await this.dataSource.query(`${CAPTURE_RETRY_SWEEP_SQL} AND "application_id" = $2 AND "retry_key_digest" = $3`, [
+          new Date(Date.now() - CAPTURE_RETRY_WINDOW_MS),
+          request.application_id,
+          request.retry.key_digest,
+        ]);
+      }
+    }
+  }
+
+  /** The capture made under a retry's key in the last 24 hours (undefined: none), or a conflict for another body. */
+  private async earlier(applicationId: string, retry: CaptureRetryInput): Promise<{ capture: Capture; token: string; reply: CaptureCreatedReply } | undefined> {
+    const capture = await this.dataSource.manager.findOne(Capture, {
+      where: { applicationId, retryKeyDigest: retry.key_digest, createdAt: MoreThan(new Date(Date.now() - CAPTURE_RETRY_WINDOW_MS)) },
+    });
+    if (!capture) return undefined;
+    if (capture.requestDigest !== retry.request_digest) {
+      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request', [
+        { field: 'Idempotency-Key', reason: 'already used with a different request' },
+      ]);
+    }
+    const token = capture.sealedToken ? unsealWithBearer(retry.secret, CAPTURE_TOKEN_SEAL, capture.sealedToken) : undefined;
+    if (!token) throw new Error(`capture ${capture.id} made under this Idempotency-Key has no token sealed for it`);
+    return { capture, token, reply: createdReply(token, capture) };
+  }
+
+  private async makeCapture(request: CreateCaptureRequest): Promise<{ capture: Capture; token: string; reply: CaptureCreatedReply }> {
     const flow = await this.flows.active(request.flow_id);
     if (!flow || flow.applicationId !== request.application_id) {
       throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
@@ -90,41 +192,22 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       recordId: null,
       committedIn: null,
       commitAttempts: 0,
+      retryKeyDigest: request.retry?.key_digest ?? null,
+      requestDigest: request.retry?.request_digest ?? null,
+      sealedToken: request.retry ? sealForBearer(request.retry.secret, CAPTURE_TOKEN_SEAL, token) : null,
     });
     const used = 'The render proof was already used: each rendering of the consent field captures once (the field renews its proof)';
     if (capture.renderNonce && (await this.dataSource.manager.exists(Capture, { where: { renderNonce: capture.renderNonce } }))) {
       throw new DomainError('unauthenticated', used);
     }
     try {
-      // The unique index decides between two uses of one proof at the same moment.
+      // The unique indexes decide between two uses of one proof, or two requests under one key, at the same moment.
       await this.dataSource.manager.insert(Capture, capture);
     } catch (error) {
-      if ((error as { code?: string; constraint?: string }).code === UNIQUE_VIOLATION && (error as { constraint?: string }).constraint === 'UQ_captures_render_nonce') {
-        throw new DomainError('unauthenticated', used);
-      }
+      if (isUniqueViolation(error, 'UQ_captures_render_nonce')) throw new DomainError('unauthenticated', used);
       throw error;
     }
-    const reply: CaptureCreatedReply = { capture_token: token, expires_at: capture.expiresAt.toISOString(), ...(verdict ? { wording_verdict: verdict } : {}) };
-    if (!request.commit) return reply;
-    // Browser commit: recorded now, at the lower assurance its channel names.
-    try {
-      const committed = await this.commitHere(capture, request.commit.subject, false, `${capture.channel}_browser` as CaptureChannel);
-      return { ...reply, record_id: committed.record_id, channel: committed.channel };
-    } catch (error) {
-      // A person homed in another country: the capture is kept, uncommitted, and its token answered
-      // with the 421, for the organisation's server to commit it at the person's home (authorize).
-      if (error instanceof DomainError && error.code === 'wrong_country') {
-        throw new DomainError(
-          'wrong_country',
-          `The person is homed in ${String(error.extra?.home_country)}: the capture was kept uncommitted; commit it from your server at that country's endpoint (authorize with capture_token)`,
-          undefined,
-          { ...error.extra, capture_token: token, expires_at: reply.expires_at },
-        );
-      }
-      // Any other refusal leaves no capture.
-      await this.dataSource.manager.delete(Capture, { id: capture.id });
-      throw error;
-    }
+    return { capture, token, reply: createdReply(token, capture) };
   }
 
   async authorize(request: AuthorizeCaptureRequest): Promise<AuthorizeCaptureReply> {
@@ -181,9 +264,13 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     if (this.sweeper) clearInterval(this.sweeper);
   }
 
-  /** Uncommitted captures past their 24 hours are deleted: they leave no record (CAPTURE_SWEEP_SQL). */
+  /**
+   * Uncommitted captures past their 24 hours are deleted: they leave no record (CAPTURE_SWEEP_SQL);
+   * the Idempotency-Keys of captures made more than 24 hours ago are forgotten (CAPTURE_RETRY_SWEEP_SQL).
+   */
   async sweep(): Promise<number> {
     const removed: unknown[] = await this.dataSource.query(CAPTURE_SWEEP_SQL);
+    await this.dataSource.query(CAPTURE_RETRY_SWEEP_SQL, [new Date(Date.now() - CAPTURE_RETRY_WINDOW_MS)]);
     return removed.length;
   }
 }

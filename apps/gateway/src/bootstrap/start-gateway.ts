@@ -24,6 +24,7 @@ import { requestIdOf } from '../http/request-id';
 import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
 import { IdempotencyService } from '../idempotency/idempotency.service';
+import { IdempotentRequest } from '../idempotency/idempotency-claim';
 import { GatewayMetrics } from '../observability/gateway-metrics';
 import { OpenApiDocument } from '../openapi/openapi-document';
 import { loggableUrl } from '../observability/loggable-url';
@@ -34,10 +35,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const IMPORT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /** With ACCESS_LOG=errors, a successful request is still logged when it took this long. */
 const SLOW_REQUEST_MS = 1000;
-
-interface IdempotentRequest extends FastifyRequest {
-  idempotency?: { scope: string; key: string };
-}
 
 export interface RunningGateway {
   app: INestApplication;

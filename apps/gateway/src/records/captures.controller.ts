@@ -4,6 +4,7 @@ import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { AuthorizeCaptureReply, CAPTURE_TOKEN, CAPTURES_AUTHORIZE, CAPTURES_CREATE, CaptureCreatedReply } from '@dcr/contracts';
 import {
+  captureRetry,
   DomainError,
   FieldIssue,
   fieldDecisionIssues,
@@ -22,6 +23,7 @@ import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '.
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
+import { IdempotencyClaim, IdempotencyClaimOf } from '../idempotency/idempotency-claim';
 
 /** What the consent field's frame observed, sent with an `embedded_field` capture. */
 export class RenderingEvidenceDto {
@@ -182,8 +184,12 @@ export class CapturesController {
     description:
       '`form_capture` (the capture snippet): with the publishable key, from an allowed origin (a request without an `Origin` header is 403 `origin_not_allowed`). `embedded_field` (the consent field): posted by the field\'s frame ' +
       'without a credential header, authenticated by `render_proof` (signature, freshness, flow and version, the host origin still allowed; each proof captures once, ' +
-      'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed.',
+      'a replay is 401); the decisions must be exactly the rendered controls as rendered, and `rendering_evidence` says what the browser observed. ' +
+      'With an `Idempotency-Key` the capture is made once for the key (24 hours): a retry with the same key and body answers the same capture token (and, with ' +
+      'browser commit, the same record), also after a lost 5xx answer the gateway did not keep, for duplicates sent at once, and for a consent field\'s spent proof; ' +
+      'without the header each request makes a capture (and with browser commit a record).',
   })
+  @ApiConflict('`idempotency_conflict` on `Idempotency-Key`: the key was used with another body (or is still being processed)')
   @ApiCreatedResponse({ type: CaptureCreatedDto, description: '`{capture_token, expires_at, wording_verdict?}`; with browser commit also `{record_id, channel}`' })
   @ApiExtraModels(BrowserCommitWrongCountryDto)
   @ApiResponse({
@@ -192,7 +198,12 @@ export class CapturesController {
       "Browser commit for a person homed in another country: `wrong_country` with `home_country`, and the capture kept uncommitted (`capture_token`, `expires_at`) for the organisation's server to authorize at that country's endpoint",
     schema: { $ref: getSchemaPath(BrowserCommitWrongCountryDto) },
   })
-  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCaptureDto, @Headers('origin') origin?: string): Promise<CaptureCreatedReply> {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateCaptureDto,
+    @Headers('origin') origin?: string,
+    @IdempotencyClaim() claim?: IdempotencyClaimOf,
+  ): Promise<CaptureCreatedReply> {
     if (principal.kind !== 'publishable_key' && principal.kind !== 'render_proof') throw new DomainError('forbidden', 'Captures are made with the publishable key');
     const field = body.channel === 'embedded_field' ? await this.fieldCapture(principal, body) : this.formCapture(principal, body, origin);
     if (body.commit && !principal.application.browserCommit) {
@@ -210,6 +221,8 @@ export class CapturesController {
         origin: field ? field.proof.host_origin : origin,
         ...(field ? { render: { nonce: field.proof.nonce, flow_version: field.proof.flow_version }, rendering_evidence: field.evidence } : {}),
         ...(body.commit ? { commit: { subject: body.subject } } : {}),
+        // The gateway keeps no answer of a 5xx: a retry under the key must find the capture made.
+        ...(claim ? { retry: captureRetry(claim.scope, claim.key, claim.body) } : {}),
       }),
     );
   }

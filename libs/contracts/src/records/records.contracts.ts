@@ -345,6 +345,18 @@ export class RenderedFieldInput {
   flow_version: number;
 }
 
+/** A capture request sent with an `Idempotency-Key` (the domain's CaptureRetry): a retry answers the capture it made. */
+export class CaptureRetryInput {
+  @Matches(/^[0-9a-f]{64}$/)
+  key_digest: string;
+
+  @Matches(/^[0-9a-f]{64}$/)
+  request_digest: string;
+
+  @Matches(/^[0-9a-f]{64}$/)
+  secret: string;
+}
+
 export class CreateCaptureRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
@@ -386,6 +398,16 @@ export class CreateCaptureRequest {
   @ValidateNested()
   @Type(() => BrowserCommitInput)
   commit?: BrowserCommitInput;
+
+  /**
+   * The request's `Idempotency-Key`, when it had one: a retry with the same key and body answers the
+   * capture the first made (committing it, for a browser commit, if it is not yet); another body is
+   * `idempotency_conflict`. Without it every request makes a capture.
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CaptureRetryInput)
+  retry?: CaptureRetryInput;
 }
 
 export interface CaptureCreatedReply {

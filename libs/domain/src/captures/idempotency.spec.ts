@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { recordRequestFingerprint } from './idempotency';
+import { captureRetry, recordRequestFingerprint } from './idempotency';
 
 const body = {
   flow_id: 'flw_123',
@@ -82,5 +82,23 @@ describe('recordRequestFingerprint properties', () => {
         );
       }),
     );
+  });
+});
+
+describe('captureRetry', () => {
+  const capture = { flow_id: 'flw_dev_0123456789abcdef', channel: 'form_capture', decisions: { newsletter: { decision: 'granted' } } };
+
+  it('names the key within its scope and the body apart, in key order or not, and keeps the secret apart from both', () => {
+    const retry = captureRetry('pk:abc', 'checkout-1', capture);
+    expect(retry).toEqual({ key_digest: expect.stringMatching(/^[0-9a-f]{64}$/), request_digest: expect.stringMatching(/^[0-9a-f]{64}$/), secret: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(captureRetry('pk:abc', 'checkout-1', { decisions: capture.decisions, channel: capture.channel, flow_id: capture.flow_id })).toEqual(retry);
+    expect(new Set([retry.key_digest, retry.secret, retry.request_digest]).size).toBe(3);
+    // Another scope (credential) or key is another key; another body under the same key is the same key.
+    expect(captureRetry('pk:abd', 'checkout-1', capture).key_digest).not.toBe(retry.key_digest);
+    expect(captureRetry('pk:abc', 'checkout-2', capture).key_digest).not.toBe(retry.key_digest);
+    const other = captureRetry('pk:abc', 'checkout-1', { ...capture, channel: 'embedded_field' });
+    expect([other.key_digest, other.secret, other.request_digest === retry.request_digest]).toEqual([retry.key_digest, retry.secret, false]);
+    // No ambiguity where the scope ends and the key begins.
+    expect(captureRetry('pk:a', 'bc', capture).key_digest).not.toBe(captureRetry('pk:ab', 'c', capture).key_digest);
   });
 });

@@ -24,3 +24,32 @@ export function recordRequestFingerprint(body: unknown): string {
   }
   return canonicalDigest(body);
 }
+
+/**
+ * How long a capture answers a retry under its `Idempotency-Key`: as long as the gateway keeps an
+ * answer (24 hours). After that the key names nothing, there as here.
+ */
+export const CAPTURE_RETRY_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * A capture request sent with an `Idempotency-Key`, as the decisions service sees it: the key named
+ * within its scope (the gateway's: the credential, or the path for a frame's render proof) as a
+ * digest it stores with the capture, the digest of the body it compares a retry's with, and a secret
+ * of the key under which it seals the capture token (it keeps the token only as a hash otherwise, and
+ * a retry must answer it again). The secret cannot be computed from the digests and is never stored;
+ * only a caller holding the key (and the credential) can have the token answered again.
+ */
+export interface CaptureRetry {
+  key_digest: string;
+  request_digest: string;
+  secret: string;
+}
+
+/** The CaptureRetry of a capture request with `idempotencyKey` in the gateway's `scope`; `body` as the client sent it. */
+export function captureRetry(scope: string, idempotencyKey: string, body: unknown): CaptureRetry {
+  return {
+    key_digest: canonicalDigest(['dcr capture retry key v1', scope, idempotencyKey]),
+    request_digest: canonicalDigest(body ?? null),
+    secret: canonicalDigest(['dcr capture retry secret v1', scope, idempotencyKey]),
+  };
+}
