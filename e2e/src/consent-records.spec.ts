@@ -1432,7 +1432,7 @@ describe('consent records', () => {
     expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
     // Both consents given, the legitimate interest (fraud) left standing: noticed.
     expect((await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: true, fraud: true } })).status).toBe(200);
-    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].record_id;
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
     const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
     // The receipt's link, told apart from the mail's (`via=receipt`), the same for every receipt of the organisation.
@@ -1550,7 +1550,7 @@ describe('consent records', () => {
     expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
     // The newsletter given, analytics declined, the legitimate interest (fraud) left standing.
     expect((await step('complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, fraud: true } })).status).toBe(200);
-    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    const recordId = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].record_id;
     await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
     expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
     await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rowCount === 1);
@@ -1575,7 +1575,7 @@ describe('consent records', () => {
     expect((await step('transitions', { to: 'reviewing' })).status).toBe(200);
     const completed = await step('complete', { outcome: 'granted', purposes });
     expect(completed.status).toBe(200);
-    const hostedId: string = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].record_id;
+    const hostedId: string = (await db.query(`SELECT record_id FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].record_id;
     return { token, step, completed, hostedId };
   };
 
@@ -1599,12 +1599,12 @@ describe('consent records', () => {
     // Nothing is granted any more, so there is nothing to withdraw (it revoked the lapsed session).
     const refused = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
     expect([refused.status, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
-    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].status).toBe('fulfilled');
+    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].status).toBe('fulfilled');
     // Nor with its session token, the organisation's way to revoke it (it was revoked: consent.revoked
     // went out and the receipt said withdrawn after expired).
     const byToken = await step('transitions', { to: 'revoked' });
     expect([byToken.status, byToken.body.code]).toEqual([409, 'conflict']);
-    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].status).toBe('fulfilled');
+    expect((await db.query(`SELECT status FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].status).toBe('fulfilled');
     const page = await (await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } })).text();
     expect(page).toContain(`data-record-id="${recordId}"`);
     expect(page).not.toContain(`/inbox/records/${recordId}/withdraw`);
@@ -1666,7 +1666,7 @@ describe('consent records', () => {
 
     // The organisation revokes it with the session token: what it gave is withdrawn, at the revocation.
     expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
-    const revokedAt = (await db.query(`SELECT updated_at FROM decisions.decision_sessions WHERE token = $1`, [token])).rows[0].updated_at.toISOString();
+    const revokedAt = (await db.query(`SELECT updated_at FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].updated_at.toISOString();
     expect((await statusOf()).purposes).toEqual({
       newsletter: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },
       analytics: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },

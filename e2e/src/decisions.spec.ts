@@ -338,6 +338,33 @@ describe('flows and decisions', () => {
       expect(listed.body.data[0].subject).toBe('Mail 59');
     });
 
+    it('keeps the session token nowhere in the decisions tables, only its hash (a credential, like every other)', async () => {
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'plain@example.com' } })).body.session_token;
+      await signIn(token, 'plain@example.com');
+      expect((await participant(token, 'complete', { outcome: 'granted' })).status).toBe(200);
+      const client = new Client({ connectionString: us.database.url });
+      await client.connect();
+      try {
+        // Every text and JSON column of the tables that held it (the sessions and the sign-in codes).
+        const { rows: columns } = await client.query(
+          `SELECT table_name, column_name FROM information_schema.columns
+            WHERE table_schema = 'decisions' AND table_name IN ('decision_sessions', 'sign_in_codes') AND data_type IN ('text', 'character varying', 'jsonb', 'json')`,
+        );
+        expect(columns.length).toBeGreaterThan(10);
+        const holding: string[] = [];
+        for (const { table_name: table, column_name: column } of columns) {
+          const { rows } = await client.query(`SELECT count(*)::int AS n FROM decisions."${table}" WHERE strpos("${column}"::text, $1) > 0`, [token]);
+          if (rows[0].n > 0) holding.push(`${table}.${column}`);
+        }
+        expect(holding).toEqual([]);
+        // Its hash, as every credential is kept, finds the session.
+        const { rows } = await client.query(`SELECT status FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token]);
+        expect(rows).toEqual([{ status: 'fulfilled' }]);
+      } finally {
+        await client.end();
+      }
+    });
+
     it('limits code attempts and expires codes and consent tokens', async () => {
       const sql = async (text: string, values: unknown[]) => {
         const client = new Client({ connectionString: us.database.url });
@@ -362,7 +389,7 @@ describe('flows and decisions', () => {
 
       // A fresh code works until it expires (moved into the past here).
       await participant(token, 'sign_in', { email: 'tries@example.com' });
-      await sql(`UPDATE decisions.sign_in_codes SET expires_at = now() - interval '1 second' WHERE session_token = $1`, [token]);
+      await sql(`UPDATE decisions.sign_in_codes SET expires_at = now() - interval '1 second' WHERE session_id = (SELECT id FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex'))`, [token]);
       const fresh = /\b(\d{6})\b/.exec((await http(us.url, 'GET', '/_dev/mailbox?to=tries@example.com')).body.data[0].text)![1];
       const expired = await participant(token, 'transitions', { to: 'verifying', email: 'tries@example.com', code: fresh });
       expect(expired.body.details[0].reason).toContain('expired');
@@ -371,8 +398,8 @@ describe('flows and decisions', () => {
       const other = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
       await signIn(other, 'tries2@example.com');
       const done = await participant(other, 'complete', { outcome: 'granted' });
-      expect(await sql(`SELECT 1 FROM decisions.decision_sessions WHERE token = $1 AND consent_token_expires_at BETWEEN now() + interval '4 minutes 50 seconds' AND now() + interval '5 minutes'`, [other])).toBe(1);
-      await sql(`UPDATE decisions.decision_sessions SET consent_token_expires_at = now() - interval '1 second' WHERE token = $1`, [other]);
+      expect(await sql(`SELECT 1 FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex') AND consent_token_expires_at BETWEEN now() + interval '4 minutes 50 seconds' AND now() + interval '5 minutes'`, [other])).toBe(1);
+      await sql(`UPDATE decisions.decision_sessions SET consent_token_expires_at = now() - interval '1 second' WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [other]);
       const old = await http(us.url, 'GET', `/api/v1/decisions/${other}/verify?consent_token=${done.body.exchange_token}`, { token: apiToken });
       expect(old.body).toEqual({ valid: false, status: 'expired' });
       // The database holds only the token's hash.
@@ -450,7 +477,7 @@ describe('flows and decisions', () => {
       const client = new Client({ connectionString: us.database.url });
       await client.connect();
       try {
-        const { rows } = await client.query(`SELECT email, email_digest FROM decisions.sign_in_codes WHERE session_token = $1`, [token]);
+        const { rows } = await client.query(`SELECT email, email_digest FROM decisions.sign_in_codes WHERE session_id = (SELECT id FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex'))`, [token]);
         expect(rows).toEqual([{ email: null, email_digest: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
         const anywhere = await client.query(`SELECT count(*)::int AS n FROM decisions.sign_in_codes WHERE email IS NOT NULL`);
         expect(anywhere.rows[0].n).toBe(0);
@@ -724,6 +751,10 @@ describe('flows and decisions', () => {
       const second = await inbox(`?limit=2&cursor=${first.body.next_cursor}`);
       expect([...first.body.data, ...second.body.data].map((i: { session_token: string }) => i.session_token)).toEqual([tokens.soon, tokens.consent, tokens.scope]);
       expect(second.body.next_cursor).toBeNull();
+      // The cursor names a position by the session's public id, not by its token (a credential).
+      const position = Buffer.from(first.body.next_cursor, 'base64url').toString('utf8');
+      expect(position).not.toContain(tokens.consent);
+      expect(JSON.parse(position)).toEqual({ k: expect.any(String), i: expect.stringMatching(/^dcs_/) });
       expect((await inbox('?sort=oldest')).status).toBe(400);
     });
 

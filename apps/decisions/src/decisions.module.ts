@@ -19,6 +19,7 @@ import { DecisionSession } from './sessions/decision-session.entity';
 import { ParticipantSteps } from './sessions/participant-steps';
 import { SessionExpiry } from './sessions/session-expiry';
 import { SessionsController } from './sessions/sessions.controller';
+import { SessionTokens } from './sessions/session-tokens';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SignInCode } from './sessions/sign-in-code.entity';
 import { Capture } from './records/capture.entity';
@@ -67,6 +68,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     OutboxRelay,
     MailTransport,
     SessionsRepository,
+    SessionTokens,
     CreateDecision,
     ParticipantSteps,
     Completion,

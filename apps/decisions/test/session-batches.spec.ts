@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { hashCredential } from '@dcr/domain';
 import { OutboxEvent, outboxRow } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { DataSource } from 'typeorm';
@@ -43,9 +44,9 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     const applicationId = options.applicationId ?? 'tp_us_app_one';
     await dataSource.query(
       `INSERT INTO "decisions"."decision_sessions"
-         ("token", "id", "application_id", "kind", "path", "status", "outcome", "created_via", "delivery_mode", "locale",
+         ("token_hash", "id", "application_id", "kind", "path", "status", "outcome", "created_via", "delivery_mode", "locale",
           "expires_at", "created_at", "updated_at", "consent_token_hash", "consent_token_expires_at")
-       VALUES ($1, $2, $3, 'consent', 'informed', $4, $5, 'decisions', 'embed', 'en',
+       VALUES (encode(sha256(convert_to($1, 'UTF8')), 'hex'), $2, $3, 'consent', 'informed', $4, $5, 'decisions', 'embed', 'en',
           now() + interval '1 day', now(), now(), $6, now() + make_interval(mins => 5 - $7::int))`,
       [token, `dcs_test_${n}`, applicationId, options.status ?? 'fulfilled', options.outcome ?? 'granted', hash, options.tokenAgeMinutes ?? 0],
     );
@@ -96,12 +97,14 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     await expect(repository.consumeConsentTokenStatus(sessions[0].token, sessions[0].applicationId, sessions[0].hash)).resolves.toBeNull();
   });
 
-  /** A new session as CreateDecision builds it, with its creation event. */
+  /** A new session as CreateDecision builds it, with its creation event and its token (the row keeps its hash). */
   function newSession(n: string, overrides: Partial<DecisionSession> = {}) {
     const now = new Date('2026-11-23T10:00:00.123Z');
+    const token = `dts_new_${n}`;
     const session = Object.assign(new DecisionSession(), {
-      token: `dts_new_${n}`,
       id: `dcs_new_${n}`,
+      tokenHash: hashCredential(token),
+      tokenNonce: `nonce-${n}`,
       applicationId: 'tp_us_app_one',
       kind: 'approval',
       path: 'standard',
@@ -135,7 +138,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       ...overrides,
     });
     const event = outboxRow({ type: 'decision.created', applicationId: 'tp_us_app_one', data: { session_id: session.id, n }, occurredAt: now });
-    return { session, event };
+    return { session, event, token };
   }
 
   it('inserts concurrent new sessions with their events, each row as one inserted alone', async () => {
@@ -144,8 +147,8 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     const many = Array.from({ length: 25 }, (_, i) => newSession(`many${i}`, { flowVersion: i, kind: i % 2 ? 'approval' : 'consent' }));
     await Promise.all(many.map(({ session, event }) => repository.insertWithEvent(session, event)));
 
-    for (const { session, event } of [lone, ...many]) {
-      const stored = await repository.find(session.token);
+    for (const { session, event, token } of [lone, ...many]) {
+      const stored = await repository.find(token);
       expect(stored).toEqual(session);
       const storedEvent = await dataSource.getRepository(OutboxEvent).findOneByOrFail({ id: event.id });
       expect(storedEvent).toEqual(event);
@@ -156,14 +159,14 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     const taken = newSession('taken');
     await repository.insertWithEvent(taken.session, taken.event);
     const batch = Array.from({ length: 6 }, (_, i) => newSession(`batch${i}`));
-    // The fourth reuses a token that exists: its row breaks the primary key.
-    batch[3] = newSession('dup', { token: taken.session.token });
+    // The fourth reuses a token that exists: its row breaks the token hash's unique index.
+    batch[3] = newSession('dup', { tokenHash: taken.session.tokenHash });
     const outcomes = await Promise.allSettled(batch.map(({ session, event }) => repository.insertWithEvent(session, event)));
 
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(((outcomes[3] as PromiseRejectedResult).reason as { driverError?: { code?: string } }).driverError?.code).toBe('23505');
-    for (const [i, { session }] of batch.entries()) {
-      if (i !== 3) expect(await repository.find(session.token)).toEqual(session);
+    for (const [i, { session, token }] of batch.entries()) {
+      if (i !== 3) expect(await repository.find(token)).toEqual(session);
     }
     // The refused row's event was not kept either.
     expect(await dataSource.getRepository(OutboxEvent).findOneBy({ id: batch[3].event.id })).toBeNull();
@@ -205,7 +208,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     await version(1, 'active');
     const onFirst = newSession('guard-first', { kind: 'consent', flowId: 'flw_guarded', flowVersion: 1 });
     await repository.insertWithEvent(onFirst.session, onFirst.event);
-    expect(await repository.find(onFirst.session.token)).toEqual(onFirst.session);
+    expect(await repository.find(onFirst.token)).toEqual(onFirst.session);
 
     // Version 2 is activated (here as another replica or the flow's home country would: in the database only).
     await dataSource.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = 'flw_guarded' AND "version" = 1`);
@@ -229,11 +232,11 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     // An event that does not name its session would be dropped by the batch statement: refused before anything is written.
     const unnamed = newSession('guard-unnamed');
     await expect(repository.insertWithEvent(unnamed.session, { ...unnamed.event, data: { n: 'unnamed' } } as OutboxEvent)).rejects.toThrow(/data\.session_id/);
-    expect(await repository.find(unnamed.session.token)).toBeNull();
+    expect(await repository.find(unnamed.token)).toBeNull();
     const events = dataSource.getRepository(OutboxEvent);
-    for (const [i, { session, event }] of [...batch.entries(), [6, stale] as const]) {
+    for (const [i, { session, event, token }] of [...batch.entries(), [6, stale] as const]) {
       const written = i === 0 || i === 2 || i === 4;
-      expect(await repository.find(session.token)).toEqual(written ? session : null);
+      expect(await repository.find(token)).toEqual(written ? session : null);
       expect(await events.findOneBy({ id: event.id })).toEqual(written ? event : null);
     }
   });
@@ -270,12 +273,12 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
   });
 
   it('locks a session in a transaction and saves every change made to it', async () => {
-    const { session, event } = newSession('saved');
+    const { session, event, token } = newSession('saved');
     await repository.insertWithEvent(session, event);
     const later = new Date('2026-11-23T10:05:00.456Z');
 
     await dataSource.transaction(async (manager) => {
-      const locked = await repository.lock(manager, session.token);
+      const locked = await repository.lock(manager, token);
       expect(locked).toEqual(session);
       Object.assign(locked!, {
         status: 'fulfilled',
@@ -290,7 +293,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       await repository.save(manager, locked!);
     });
 
-    const stored = await repository.find(session.token);
+    const stored = await repository.find(token);
     expect(stored).toEqual({
       ...session,
       status: 'fulfilled',
@@ -302,13 +305,13 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       updatedAt: later,
     });
     await expect(dataSource.transaction((manager) => repository.lock(manager, 'dts_no_such_session'))).resolves.toBeNull();
-    await expect(dataSource.transaction((manager) => repository.save(manager, Object.assign(new DecisionSession(), { ...session, token: 'dts_gone' })))).rejects.toThrow(
+    await expect(dataSource.transaction((manager) => repository.save(manager, Object.assign(new DecisionSession(), { ...session, id: 'dcs_gone' })))).rejects.toThrow(
       'was not found to save',
     );
   });
 
   it('holds a locked session until the transaction ends', async () => {
-    const { session, event } = newSession('held');
+    const { event, session, token } = newSession('held');
     await repository.insertWithEvent(session, event);
     const order: string[] = [];
     let releaseFirst!: () => void;
@@ -317,7 +320,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     const lockedOnce = new Promise<void>((resolve) => (firstLocked = resolve));
 
     const first = dataSource.transaction(async (manager) => {
-      await repository.lock(manager, session.token);
+      await repository.lock(manager, token);
       order.push('first locked');
       firstLocked();
       await firstHolds;
@@ -325,7 +328,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
     });
     await lockedOnce;
     const second = dataSource.transaction(async (manager) => {
-      await repository.lock(manager, session.token);
+      await repository.lock(manager, token);
       order.push('second locked');
     });
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -14,22 +14,27 @@ import {
   oneTimeCodeHash,
   oneTimeCodeMatches,
 } from '../mail/one-time-code';
+import { SessionTokens } from '../sessions/session-tokens';
 import { signInMail } from '../sessions/sign-in-mail';
 import { INBOX_SIGN_IN, SignInCode } from '../sessions/sign-in-code.entity';
 import { InboxSession } from './inbox-session.entity';
 
 /** What an inbox session's address is sealed for (sealForBearer). */
-const INBOX_ADDRESS = 'inbox-address';
+export const INBOX_ADDRESS = 'inbox-address';
 
 /** An inbox sign-in lasts twelve hours. */
 export const INBOX_SESSION_TTL_MS = 12 * 3600 * 1000;
 
-type Position = { k: string; t: string };
+/** A position in the list: the sort key and the session's public id (never its token, a credential). */
+type Position = { k: string; i: string };
 
 /**
  * The unified inbox: one list per person of the pending consent and approval requests addressed to
  * their e-mail (named by the organisation, or proved by signing in) in this country, with filters,
- * two orders and keyset pagination.
+ * two orders and keyset pagination. Each request's link carries its session token, derived again
+ * from the session's nonce (the row keeps none); sessions opened before tokens were derived have no
+ * nonce and are left out (they end within SESSION_TTL_SECONDS, or at their deadline, and still open
+ * through the link the organisation sent).
  */
 @Injectable()
 export class InboxService {
@@ -38,6 +43,7 @@ export class InboxService {
     @InjectRepository(SignInCode) private readonly codes: Repository<SignInCode>,
     @InjectRepository(InboxSession) private readonly sessions: Repository<InboxSession>,
     private readonly mail: MailTransport,
+    private readonly tokens: SessionTokens,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -50,7 +56,7 @@ export class InboxService {
     const email = normaliseEmail(request.email);
     const emailDigest = inboxAddressDigest(this.key, email);
     const now = new Date();
-    const recent = await this.codes.count({ where: { sessionToken: INBOX_SIGN_IN, emailDigest, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
+    const recent = await this.codes.count({ where: { sessionId: INBOX_SIGN_IN, emailDigest, createdAt: MoreThan(new Date(now.getTime() - 3600_000)) } });
     if (recent >= ONE_TIME_CODES_PER_HOUR) {
       throw new DomainError('rate_limited', 'Too many sign-in codes for this address; wait before asking again', undefined, { retry_after: 3600 });
     }
@@ -58,7 +64,7 @@ export class InboxService {
     const expiresAt = new Date(now.getTime() + ONE_TIME_CODE_TTL_MS);
     await this.codes.insert({
       id: newOpaqueId('otp', 20),
-      sessionToken: INBOX_SIGN_IN,
+      sessionId: INBOX_SIGN_IN,
       email: null,
       emailDigest,
       codeHash: oneTimeCodeHash(this.key, code, 'inbox', email),
@@ -75,7 +81,7 @@ export class InboxService {
     const email = normaliseEmail(request.email);
     const now = new Date();
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
-    const code = await this.codes.findOne({ where: { sessionToken: INBOX_SIGN_IN, emailDigest: inboxAddressDigest(this.key, email) }, order: { createdAt: 'DESC' } });
+    const code = await this.codes.findOne({ where: { sessionId: INBOX_SIGN_IN, emailDigest: inboxAddressDigest(this.key, email) }, order: { createdAt: 'DESC' } });
     if (!code || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
@@ -115,13 +121,13 @@ export class InboxService {
   async list(request: InboxListRequest): Promise<InboxPageMessage> {
     const email = await this.emailOf(request.inbox_token);
     const after = decodeCursor<Position>(request.cursor);
-    if (after && (typeof after.k !== 'string' || typeof after.t !== 'string' || Number.isNaN(Date.parse(after.k)))) {
+    if (after && (typeof after.k !== 'string' || typeof after.i !== 'string' || Number.isNaN(Date.parse(after.k)))) {
       throw new DomainError('invalid_request', 'The cursor is not valid', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
     }
     const newest = request.sort === 'newest';
     const sortKey = newest ? 's.created_at' : `COALESCE(s.deadline_at, 'infinity'::timestamptz)`;
     const params: unknown[] = [email, [...IN_FLIGHT_STATUSES]];
-    const where = ['s.subject_email = $1', 's.status = ANY($2)', 's.expires_at > now()'];
+    const where = ['s.subject_email = $1', 's.status = ANY($2)', 's.expires_at > now()', 's.token_nonce IS NOT NULL'];
     const bind = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
@@ -129,16 +135,16 @@ export class InboxService {
     if (request.kind) where.push(`s.kind = ${bind(request.kind)}`);
     if (request.trigger) where.push(`s.approval->>'trigger' = ${bind(request.trigger)}`);
     if (request.application_id) where.push(`s.application_id = ${bind(request.application_id)}`);
-    if (after) where.push(`(${sortKey}, s.token) ${newest ? '<' : '>'} (${bind(after.k)}::timestamptz, ${bind(after.t)})`);
+    if (after) where.push(`(${sortKey}, s.id) ${newest ? '<' : '>'} (${bind(after.k)}::timestamptz, ${bind(after.i)})`);
     const direction = newest ? 'DESC' : 'ASC';
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT s.token, s.kind, s.status, s.application_id, s.flow_id, s.approval->>'trigger' AS trigger,
+      `SELECT s.id, s.token_nonce, s.kind, s.status, s.application_id, s.flow_id, s.approval->>'trigger' AS trigger,
               COALESCE(s.approval->>'title', f.terms->>'title', f.terms->>'name', '') AS title,
               s.deadline_at, s.expires_at, s.created_at, ${sortKey} AS sort_key
          FROM "decisions"."decision_sessions" s
          LEFT JOIN "decisions"."flow_versions" f ON f.id = s.flow_id AND f.version = s.flow_version
         WHERE ${where.join(' AND ')}
-        ORDER BY ${sortKey} ${direction}, s.token ${direction}
+        ORDER BY ${sortKey} ${direction}, s.id ${direction}
         LIMIT ${bind(request.limit + 1)}`,
       params,
     );
@@ -148,14 +154,14 @@ export class InboxService {
     return {
       email,
       data: page.map((row) => this.item(row)),
-      next_cursor: rows.length > request.limit && last ? encodeCursor({ k: keyOf(last.sort_key), t: last.token as string }) : null,
+      next_cursor: rows.length > request.limit && last ? encodeCursor({ k: keyOf(last.sort_key), i: last.id as string }) : null,
     };
   }
 
   private item(row: Record<string, unknown>): InboxItemMessage {
     const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
     return {
-      session_token: row.token as string,
+      session_token: this.tokens.tokenOf({ tokenNonce: row.token_nonce as string }) as string,
       kind: row.kind as 'consent' | 'approval',
       status: row.status as string,
       title: row.title as string,

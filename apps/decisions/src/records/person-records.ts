@@ -7,6 +7,7 @@ import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
 import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
+import { SessionTokens } from '../sessions/session-tokens';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { SubjectsService } from '../subjects/subjects.service';
 import { ConsentRecord } from './consent-record.entity';
@@ -36,7 +37,8 @@ function recordHead(row: { record_id: string; application_id: string; flow_id: s
 
 /** A consent the person gave on the hosted pages (a decision session), as the records page shows it. */
 interface SessionRow {
-  token: string;
+  /** The session's public id (the row keeps no token). */
+  id: string;
   record_id: string;
   application_id: string;
   flow_id: string;
@@ -84,6 +86,7 @@ export class PersonRecords {
     private readonly inbox: InboxService,
     private readonly relay: OutboxRelay,
     private readonly sessions: SessionsRepository,
+    private readonly tokens: SessionTokens,
     private readonly subjects: SubjectsService,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
@@ -196,7 +199,7 @@ export class PersonRecords {
         { field: 'purpose', reason: 'this record is withdrawn whole' },
       ]);
     }
-    const session = await manager.findOneOrFail(DecisionSession, { where: { token: row.token } });
+    const session = await manager.findOneOrFail(DecisionSession, { where: { id: row.id } });
     assertTransition(session.status as DecisionStatus, 'revoked', session.path);
     const at = new Date();
     const from = session.status;
@@ -207,14 +210,15 @@ export class PersonRecords {
     await recordTransition(manager, session, from, 'revoked', actor, at);
     // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
     // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
-    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
+    // The event names the token the organisation holds, derived again (null for a session opened before tokens were derived).
+    await recordSessionRevoked(manager, session, this.tokens.tokenOf(session), at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 
   /** The person's completed consents on the hosted pages (signed in with this address), with the flow version they answered. */
   private sessionRows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<SessionRow[]> {
     return manager.query(
-      `SELECT s."token", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms"
+      `SELECT s."id", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms"
          FROM "decisions"."decision_sessions" s
          JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
         WHERE s."subject_email" = $1 AND s."signed_in_at" IS NOT NULL AND s."kind" = 'consent' AND s."record_id" IS NOT NULL

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
  * with, one indexed lookup each: for a peer country's gateway, which answers a wrong door 421 only
  * for a resource that exists (GATEWAY_RESOURCE_EXISTS). A record is a Record API record or a hosted
  * session's (a consent record: a Record API record or a consent session's, whose events freeze a
- * consent receipt); a capture is found by its token's hash, as the capture keeps it.
+ * consent receipt); a capture or a session is found by its token's hash, as each keeps it.
  */
 const OWNER_SQL: Record<ResourceKind, string> = {
   record: `SELECT "application_id" FROM "decisions"."consent_records" WHERE "record_id" = $1
@@ -20,7 +20,7 @@ const OWNER_SQL: Record<ResourceKind, string> = {
   form_connection: `SELECT "application_id" FROM "decisions"."form_connections" WHERE "id" = $1`,
   template: `SELECT "application_id" FROM "decisions"."preview_templates" WHERE "id" = $1`,
   import: `SELECT "application_id" FROM "decisions"."consent_imports" WHERE "id" = $1`,
-  session: `SELECT "application_id" FROM "decisions"."decision_sessions" WHERE "token" = $1`,
+  session: `SELECT "application_id" FROM "decisions"."decision_sessions" WHERE "token_hash" = $1`,
   subject: `SELECT "application_id" FROM "decisions"."subjects" WHERE "id" = $1`,
 };
 
@@ -29,7 +29,8 @@ export class ResourceOwners {
   constructor(private readonly dataSource: DataSource) {}
 
   async owner(kind: ResourceKind, id: string): Promise<string | null> {
-    const rows: Array<{ application_id: string }> = await this.dataSource.query(OWNER_SQL[kind], [kind === 'capture' ? hashCredential(id) : id]);
+    // Captures and sessions keep their tokens as hashes only.
+    const rows: Array<{ application_id: string }> = await this.dataSource.query(OWNER_SQL[kind], [kind === 'capture' || kind === 'session' ? hashCredential(id) : id]);
     return rows[0]?.application_id ?? null;
   }
 }

@@ -80,7 +80,7 @@ export class Completion {
         counter: request.counter ?? null,
         completedAt: now,
         // The record lives where the session does: its id names that country, like the session token.
-        recordId: newRecordId(countryOfSessionToken(session.token) ?? 'US'),
+        recordId: newRecordId(countryOfSessionToken(request.session_token) ?? 'US'),
         consentTokenHash: hashCredential(consentToken),
         consentTokenExpiresAt: new Date(now.getTime() + CONSENT_TOKEN_TTL_MS),
         consentTokenConsumedAt: null,
@@ -88,7 +88,7 @@ export class Completion {
       });
       await this.sessions.save(manager, session);
       await recordTransition(manager, session, from, session.status, { type: 'participant', id: session.subjectId ?? undefined }, now);
-      await this.recordOutcome(manager, session, purposes, now);
+      await this.recordOutcome(manager, session, request.session_token, purposes, now);
       return session;
     });
     this.relay.kick();
@@ -155,14 +155,14 @@ export class Completion {
     if (!session || session.applicationId !== applicationId) throw notFound('Decision');
   }
 
-  private recordOutcome(manager: EntityManager, session: DecisionSession, purposes: Record<string, PurposeStatus> | null, at: Date) {
+  private recordOutcome(manager: EntityManager, session: DecisionSession, token: string, purposes: Record<string, PurposeStatus> | null, at: Date) {
     const type = eventTypeFor(session.kind, session.outcome as DecisionOutcome);
     return recordEvent(manager, {
       type,
       applicationId: session.applicationId,
       occurredAt: at,
       data: {
-        ...sessionRecordOf(session),
+        ...sessionRecordOf(session, token),
         kind: session.kind,
         outcome: session.outcome,
         subject: session.subjectId ? { id: session.subjectId } : null,

@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DecisionsEnvironment } from '@dcr/config';
 import { CreateDecisionRequest, DecisionCreated } from '@dcr/contracts';
-import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, newSessionToken, normaliseEmail } from '@dcr/domain';
+import { decisionPathFor, DomainError, FlowPattern, newOpaqueId, normaliseEmail } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { FlowsRepository, SessionFlow, StaleFlowVersion } from '../flows/flows.repository';
 import { OutboxRelay, outboxRow } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { transitionEvent } from './session-events';
+import { SessionTokens } from './session-tokens';
 import { SessionsRepository } from './sessions.repository';
 
 /** A deadline may be at most this far ahead. */
@@ -23,6 +24,7 @@ export class CreateDecision {
     private readonly flows: FlowsRepository,
     private readonly subjects: SubjectsService,
     private readonly relay: OutboxRelay,
+    private readonly tokens: SessionTokens,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -71,7 +73,9 @@ export class CreateDecision {
     // The flow's version may have been read from memory: if another was activated since, the insert
     // writes nothing and the session is built again from the version the database names.
     for (let attempt = 1; ; attempt++) {
-      const session = this.newSession(request, flow, { now, deadline, expiresAt, subjectId, email, externalId });
+      // The token is answered here once; the row keeps its hash and the nonce it is derived from.
+      const { token, tokenHash, tokenNonce } = this.tokens.issue();
+      const session = this.newSession(request, flow, { now, deadline, expiresAt, subjectId, email, externalId, tokenHash, tokenNonce });
       try {
         await this.sessions.insertWithEvent(
           session,
@@ -85,7 +89,7 @@ export class CreateDecision {
       }
       this.relay.kick();
       return {
-        session_token: session.token,
+        session_token: token,
         kind: session.kind,
         status: session.status,
         delivery_mode: session.deliveryMode,
@@ -114,14 +118,14 @@ export class CreateDecision {
   private newSession(
     request: CreateDecisionRequest,
     flow: SessionFlow | null,
-    at: { now: Date; deadline: Date | null; expiresAt: Date; subjectId: string | null; email: string | null; externalId: string | null },
+    at: { now: Date; deadline: Date | null; expiresAt: Date; subjectId: string | null; email: string | null; externalId: string | null; tokenHash: string; tokenNonce: string },
   ): DecisionSession {
-    const env = this.context.env as DecisionsEnvironment;
-    const { now, deadline, expiresAt, subjectId, email, externalId } = at;
+    const { now, deadline, expiresAt, subjectId, email, externalId, tokenHash, tokenNonce } = at;
     const path = decisionPathFor(request.kind, (flow?.pattern ?? null) as FlowPattern | null);
     return Object.assign(new DecisionSession(), {
-      token: newSessionToken(env.COUNTRY),
       id: newOpaqueId('dcs', 20),
+      tokenHash,
+      tokenNonce,
       applicationId: request.application_id,
       kind: request.kind,
       path,

@@ -2,15 +2,20 @@ import type { PurposeStatus } from '@dcr/domain';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * A bounded ask (`dts_…`) and its progress. Personal data (the person's e-mail, their decisions)
- * lives only in this country's database. The session token is the participant's capability URL;
- * the consent token issued at completion is a credential and is kept only as a hash.
+ * A bounded ask and its progress. Personal data (the person's e-mail, their decisions) lives only in
+ * this country's database. The session token (`dts_…`) is the participant's capability URL and only
+ * credential, and is not kept: the row keeps its hash (`token_hash`, hashCredential, the lookup key)
+ * and the nonce it was derived from (`token_nonce`: sessionTokenFor with the key SessionTokens
+ * derives from SUBJECT_REF_KEY), so the inbox can link the session without storing its token.
+ * Sessions opened before SessionTokensKeptAsHashes1766300000000 had random tokens: they keep only
+ * the hash (no nonce), open through their link, and the inbox leaves them out. The consent token
+ * issued at completion is a credential too and is kept only as a hash.
  */
 @Entity({ name: 'decision_sessions' })
 @Index('IX_decision_sessions_in_flight', ['expiresAt'], {
   where: `"status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
 })
-@Index('UQ_decision_sessions_id', ['id'], { unique: true })
+@Index('UQ_decision_sessions_token_hash', ['tokenHash'], { unique: true })
 @Index('IX_decision_sessions_inbox', ['subjectEmail', 'createdAt'], {
   where: `"subject_email" IS NOT NULL AND "status" IN ('pending','authenticating','verifying','reviewing','informed','evidenced')`,
 })
@@ -18,12 +23,17 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('IX_decision_sessions_record', ['recordId'], { where: '"record_id" IS NOT NULL' })
 @Index('IX_decision_sessions_subject_consents', ['subjectId', 'applicationId'], { where: `"record_id" IS NOT NULL AND "kind" = 'consent'` })
 export class DecisionSession {
+  /** The session's public id (`dcs_…`), used in events, the audit trail and the inbox's cursor instead of the token. */
   @PrimaryColumn({ type: 'text' })
-  token: string;
-
-  /** The session's public id (`dcs_…`), used in events and the audit trail instead of the token. */
-  @Column({ type: 'text' })
   id: string;
+
+  /** hashCredential of the session token: how a token presented finds its session. */
+  @Column({ name: 'token_hash', type: 'text' })
+  tokenHash: string;
+
+  /** What the token is derived from (sessionTokenFor); null for a session opened before tokens were derived. */
+  @Column({ name: 'token_nonce', type: 'text', nullable: true })
+  tokenNonce: string | null;
 
   @Column({ name: 'application_id', type: 'text' })
   applicationId: string;

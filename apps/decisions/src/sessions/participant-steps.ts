@@ -45,7 +45,7 @@ export class ParticipantSteps {
     if (isInFlight(session.status) && session.expiresAt.getTime() <= Date.now()) {
       session = await this.inTransaction(token, (manager, locked) => this.expire(manager, locked, { type: 'system' }, 'time'));
     }
-    return this.viewOf(session);
+    return this.viewOf(session, token);
   }
 
   async transition(request: TransitionRequest): Promise<ParticipantViewMessage> {
@@ -80,12 +80,12 @@ export class ParticipantSteps {
       await recordTransition(manager, locked, from, to, actor, now);
       // What it withdraws, scoped by purpose while a noticed legitimate-interest purpose stands; where
       // it was made from is not known (the organisation holds the session token as well as the person).
-      if (terms) await recordSessionRevoked(manager, locked, now, sessionRevocation(terms, locked));
+      if (terms) await recordSessionRevoked(manager, locked, request.session_token, now, sessionRevocation(terms, locked));
       return locked;
     });
     if (refusal) throw refusal;
     this.relay.kick();
-    return this.viewOf(session);
+    return this.viewOf(session, request.session_token);
   }
 
   /**
@@ -121,7 +121,7 @@ export class ParticipantSteps {
     const email = normaliseEmail(request.email);
     this.requireNamedPerson(session, email);
     const now = new Date();
-    const recent = await this.sessions.countCodesSince(session.token, new Date(now.getTime() - 3600_000));
+    const recent = await this.sessions.countCodesSince(session.id, new Date(now.getTime() - 3600_000));
     if (recent >= ONE_TIME_CODES_PER_HOUR) {
       throw new DomainError('rate_limited', 'Too many sign-in codes for this request; wait before asking again', undefined, {
         retry_after: 3600,
@@ -131,12 +131,13 @@ export class ParticipantSteps {
     const expiresAt = new Date(now.getTime() + ONE_TIME_CODE_TTL_MS);
     await this.sessions.insertCode({
       id: newOpaqueId('otp', 20),
-      sessionToken: session.token,
+      sessionId: session.id,
       // Only the address's keyed digest: a person homed in another country who signs in here is
       // refused when the code is checked (wrong_country), and leaves no address here.
       email: null,
       emailDigest: inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email),
-      codeHash: oneTimeCodeHash(this.context.env.SUBJECT_REF_KEY, code, 'sign-in', session.token, email),
+      // Bound to the token presented, as before the row stopped keeping it (codes mailed then still match).
+      codeHash: oneTimeCodeHash(this.context.env.SUBJECT_REF_KEY, code, 'sign-in', request.session_token, email),
       attempts: 0,
       expiresAt,
       consumedAt: null,
@@ -161,7 +162,7 @@ export class ParticipantSteps {
       }
       return this.expire(manager, locked, { type: request.cancelled_by === 'host' ? 'host' : 'participant' }, request.reason ?? 'cancelled');
     });
-    return this.viewOf(session);
+    return this.viewOf(session, request.session_token);
   }
 
   /** Ends an in-flight session as `expired`, with the reason in the audit event. */
@@ -182,9 +183,10 @@ export class ParticipantSteps {
     return session;
   }
 
-  async viewOf(session: DecisionSession): Promise<ParticipantViewMessage> {
+  /** The participant's view of a session, reached with `token`. */
+  async viewOf(session: DecisionSession, token: string): Promise<ParticipantViewMessage> {
     const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion) : null;
-    return toParticipantView(session, flow);
+    return toParticipantView(session, token, flow);
   }
 
   private async inTransaction(
@@ -239,12 +241,12 @@ export class ParticipantSteps {
     }
     const email = normaliseEmail(request.email);
     this.requireNamedPerson(session, email);
-    const code = await this.sessions.latestCode(manager, session.token);
+    const code = await this.sessions.latestCode(manager, session.id);
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
     if (!code || code.emailDigest !== inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email) || code.consumedAt) throw wrong('request a code for this address first');
     if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
-    if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', session.token, email)) {
+    if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', request.session_token, email)) {
       code.attempts += 1;
       await this.sessions.saveCode(manager, code);
       return wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');

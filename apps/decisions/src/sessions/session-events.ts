@@ -28,9 +28,13 @@ export function recordTransition(
   return recordEvent(manager, transitionEvent(session, from, to, actor, at));
 }
 
-/** What every outcome event of a session names: the session, its record and the flow version it answered. */
-export function sessionRecordOf(session: DecisionSession): Record<string, unknown> {
-  return { session_id: session.id, session_token: session.token, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
+/**
+ * What every outcome event of a session names: the session, its record and the flow version it
+ * answered, and the session token the organisation was answered (null when the one revoking does
+ * not hold it and it cannot be derived: a session opened before tokens were derived).
+ */
+export function sessionRecordOf(session: DecisionSession, token: string | null): Record<string, unknown> {
+  return { session_id: session.id, session_token: token, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
 }
 
 /**
@@ -69,11 +73,17 @@ export function sessionRevocation(
  * which purposes were given, its channel and the person as actor; a revocation with the session
  * token says nothing more).
  */
-export function recordSessionRevoked(manager: EntityManager, session: DecisionSession, at: Date, extra: Record<string, unknown> = {}): Promise<unknown> {
+export function recordSessionRevoked(
+  manager: EntityManager,
+  session: DecisionSession,
+  token: string | null,
+  at: Date,
+  extra: Record<string, unknown> = {},
+): Promise<unknown> {
   return recordEvent(manager, {
     type: 'consent.revoked',
     applicationId: session.applicationId,
     occurredAt: at,
-    data: { ...sessionRecordOf(session), subject: { id: session.subjectId }, ...extra },
+    data: { ...sessionRecordOf(session, token), subject: { id: session.subjectId }, ...extra },
   });
 }

@@ -17,10 +17,11 @@ export function participantTransitions(session: DecisionSession): string[] {
   return next.filter((status) => isInFlight(status) || (status === 'revoked' && session.kind === 'consent'));
 }
 
-export function toParticipantView(session: DecisionSession, flow: FlowVersion | null, now = new Date()): ParticipantViewMessage {
+/** The session as the participant sees it; `token` is the one they presented (the row keeps only its hash). */
+export function toParticipantView(session: DecisionSession, token: string, flow: FlowVersion | null, now = new Date()): ParticipantViewMessage {
   const terms = flow?.terms as unknown as FlowTerms | undefined;
   return {
-    session_token: session.token,
+    session_token: token,
     kind: session.kind,
     status: session.status,
     path: session.path,

@@ -3,13 +3,13 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { batchesAtOnce, CallBatcher, entityFromRow, entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { IN_FLIGHT_STATUSES } from '@dcr/domain';
+import { hashCredential, IN_FLIGHT_STATUSES } from '@dcr/domain';
 import { OutboxEvent } from '@dcr/service-kit';
 import { DecisionSession } from './decision-session.entity';
 import { SignInCode } from './sign-in-code.entity';
 import { StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 
-const CONSUME_WHERE = `WHERE "token" = $1 AND "application_id" = $2 AND "consent_token_hash" = $3
+const CONSUME_WHERE = `WHERE "token_hash" = $1 AND "application_id" = $2 AND "consent_token_hash" = $3
     AND "consent_token_consumed_at" IS NULL AND "consent_token_expires_at" > now()`;
 
 /** On the path of every exchange: plain SQL, prepared once per connection. */
@@ -33,8 +33,8 @@ const CONSUME_CONSENT_TOKEN_STATUS = new PreparedStatement<{ status: string; out
 const CONSUME_CONSENT_TOKENS_STATUS = new PreparedStatement<{ call: number; status: string; outcome: string | null }>(
   'decisions_consume_consent_tokens_status',
   `UPDATE "decisions"."decision_sessions" AS s SET "consent_token_consumed_at" = now()
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS c("token", "application_id", "hash", "call")
-     WHERE s."token" = c."token" AND s."application_id" = c."application_id" AND s."consent_token_hash" = c."hash"
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS c("token_hash", "application_id", "hash", "call")
+     WHERE s."token_hash" = c."token_hash" AND s."application_id" = c."application_id" AND s."consent_token_hash" = c."hash"
        AND s."consent_token_consumed_at" IS NULL AND s."consent_token_expires_at" > now()
      RETURNING c."call", s."status", s."outcome"`,
   { reusePlan: false },
@@ -46,21 +46,21 @@ function parameterOf(column: ColumnMetadata, entity: object): unknown {
   return column.type === 'jsonb' && value !== null && value !== undefined ? JSON.stringify(value) : value ?? null;
 }
 
-/** A session row locked for the rest of the transaction: one move at a time per session. */
-const LOCK_SESSION = new PreparedStatement('decisions_lock_session', `SELECT * FROM "decisions"."decision_sessions" WHERE "token" = $1 FOR UPDATE`);
+/** A session row, found by its token's hash, locked for the rest of the transaction: one move at a time per session. */
+const LOCK_SESSION = new PreparedStatement('decisions_lock_session', `SELECT * FROM "decisions"."decision_sessions" WHERE "token_hash" = $1 FOR UPDATE`);
 
-/** `UPDATE … SET <every column but the token> WHERE "token" = $1`, one parameter per column. */
+/** `UPDATE … SET <every column but the id> WHERE "id" = $1`, one parameter per column. */
 function updateSessionStatement(sessionMeta: EntityMetadata): PreparedStatement {
   let parameter = 1;
   const assignments = sessionMeta.columns.filter((column) => !column.isPrimary).map((column) => `"${column.databaseName}" = $${++parameter}`);
-  return new PreparedStatement('decisions_update_session', `UPDATE "decisions"."decision_sessions" SET ${assignments.join(', ')} WHERE "token" = $1`);
+  return new PreparedStatement('decisions_update_session', `UPDATE "decisions"."decision_sessions" SET ${assignments.join(', ')} WHERE "id" = $1`);
 }
 
 /** At most this many verifications in one statement. */
 const VERIFICATIONS_PER_BATCH = 200;
 
 interface Verification {
-  token: string;
+  sessionTokenHash: string;
   applicationId: string;
   tokenHash: string;
 }
@@ -157,13 +157,14 @@ export class SessionsRepository {
     this.creations = new CallBatcher((calls) => this.insertSessions(calls), { maxBatch: SESSIONS_PER_BATCH, maxConcurrent });
   }
 
+  /** The session of a token presented, found by the token's hash (the row keeps no token). */
   find(token: string, manager: EntityManager = this.sessions.manager): Promise<DecisionSession | null> {
-    return manager.findOne(DecisionSession, { where: { token } });
+    return manager.findOne(DecisionSession, { where: { tokenHash: hashCredential(token) } });
   }
 
-  /** The session row locked for the rest of the transaction: one move at a time per session. */
+  /** The session of a token presented, locked for the rest of the transaction: one move at a time per session. */
   async lock(manager: EntityManager, token: string): Promise<DecisionSession | null> {
-    const [row] = await LOCK_SESSION.rows(manager, [token]);
+    const [row] = await LOCK_SESSION.rows(manager, [hashCredential(token)]);
     return row ? this.fromRaw(row) : null;
   }
 
@@ -241,12 +242,12 @@ export class SessionsRepository {
 
   /**
    * Writes a session the caller locked in this transaction (`lock`, `lockOverdue`): every column
-   * but the token, by one prepared UPDATE. The row is locked, so writing the unchanged columns
+   * but the id, by one prepared UPDATE. The row is locked, so writing the unchanged columns
    * back is the same as writing the changed ones only, without TypeORM's reload and diff.
    */
   async save(manager: EntityManager, session: DecisionSession): Promise<DecisionSession> {
     const statement = (this.updateStatement ??= updateSessionStatement(this.sessions.metadata));
-    const values: unknown[] = [session.token];
+    const values: unknown[] = [session.id];
     for (const column of this.sessions.metadata.columns) {
       if (column.isPrimary) continue;
       values.push(parameterOf(column, session));
@@ -258,10 +259,10 @@ export class SessionsRepository {
 
   /**
    * Marks the consent token used if it is this session's, unused and unexpired, and returns the
-   * session; null otherwise. The hash is compared by the index lookup, not in application code.
+   * session; null otherwise. The hashes are compared by the index lookup, not in application code.
    */
   async consumeConsentToken(token: string, applicationId: string, tokenHash: string): Promise<DecisionSession | null> {
-    const [row] = await CONSUME_CONSENT_TOKEN.rows(this.sessions.manager.connection, [token, applicationId, tokenHash]);
+    const [row] = await CONSUME_CONSENT_TOKEN.rows(this.sessions.manager.connection, [hashCredential(token), applicationId, tokenHash]);
     return row ? this.fromRaw(row) : null;
   }
 
@@ -271,19 +272,19 @@ export class SessionsRepository {
    * the largest single cost of a verification).
    */
   consumeConsentTokenStatus(token: string, applicationId: string, tokenHash: string): Promise<VerifiedStatus> {
-    return this.verifications.call({ token, applicationId, tokenHash });
+    return this.verifications.call({ sessionTokenHash: hashCredential(token), applicationId, tokenHash });
   }
 
   /** One batch of verifications: the single statement (its plan kept) for one, the array form for more. */
   private async consumeStatuses(calls: Verification[]): Promise<VerifiedStatus[]> {
     const connection = this.sessions.manager.connection;
     if (calls.length === 1) {
-      const [{ token, applicationId, tokenHash }] = calls;
-      const [row] = await CONSUME_CONSENT_TOKEN_STATUS.rows(connection, [token, applicationId, tokenHash]);
+      const [{ sessionTokenHash, applicationId, tokenHash }] = calls;
+      const [row] = await CONSUME_CONSENT_TOKEN_STATUS.rows(connection, [sessionTokenHash, applicationId, tokenHash]);
       return [row ?? null];
     }
     const rows = await CONSUME_CONSENT_TOKENS_STATUS.rows(connection, [
-      calls.map((call) => call.token),
+      calls.map((call) => call.sessionTokenHash),
       calls.map((call) => call.applicationId),
       calls.map((call) => call.tokenHash),
       calls.map((_, index) => index),
@@ -297,14 +298,15 @@ export class SessionsRepository {
     return entityFromRow(this.sessions.metadata, row, new DecisionSession());
   }
 
-  latestCode(manager: EntityManager, sessionToken: string): Promise<SignInCode | null> {
-    return manager.findOne(SignInCode, { where: { sessionToken }, order: { createdAt: 'DESC' } });
+  /** The latest sign-in code of a session, by its public id. */
+  latestCode(manager: EntityManager, sessionId: string): Promise<SignInCode | null> {
+    return manager.findOne(SignInCode, { where: { sessionId }, order: { createdAt: 'DESC' } });
   }
 
-  countCodesSince(sessionToken: string, since: Date): Promise<number> {
+  countCodesSince(sessionId: string, since: Date): Promise<number> {
     return this.codes
       .createQueryBuilder('c')
-      .where('c.session_token = :sessionToken', { sessionToken })
+      .where('c.session_id = :sessionId', { sessionId })
       .andWhere('c.created_at > :since', { since })
       .getCount();
   }

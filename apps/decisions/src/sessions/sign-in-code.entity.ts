@@ -1,20 +1,20 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * A one-time code mailed to a person signing in, on a session or (`sessionToken` = 'inbox') to their
- * inbox; only its keyed hash is kept.
+ * A one-time code mailed to a person signing in, on a session (named by its public id, never by its
+ * token) or (`sessionId` = 'inbox') to their inbox; only its keyed hash is kept.
  */
 @Entity({ name: 'sign_in_codes' })
-@Index('IX_sign_in_codes_session', ['sessionToken', 'createdAt'])
+@Index('IX_sign_in_codes_session', ['sessionId', 'createdAt'])
 @Index('IX_sign_in_codes_email_digest', ['emailDigest', 'createdAt'], { where: '"email_digest" IS NOT NULL' })
 @Check('CK_sign_in_codes_no_address', '"email" IS NULL')
 export class SignInCode {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
-  /** The session signed in on, or 'inbox' (INBOX_SIGN_IN). */
-  @Column({ name: 'session_token', type: 'text' })
-  sessionToken: string;
+  /** The session signed in on (its `dcs_…` id), or 'inbox' (INBOX_SIGN_IN). */
+  @Column({ name: 'session_id', type: 'text' })
+  sessionId: string;
 
   /** Always null since SignInCodesKeepNoAddress1765600000000 (a session's codes kept their address before). */
   @Column({ type: 'text', nullable: true })
@@ -40,5 +40,5 @@ export class SignInCode {
   createdAt: Date;
 }
 
-/** The `sessionToken` of inbox sign-in codes. */
+/** The `sessionId` of inbox sign-in codes. */
 export const INBOX_SIGN_IN = 'inbox';
