@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { WEBHOOK_EVENT_TYPES } from '@dcr/domain';
 import { verifyWebhook } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
 import { WEBHOOKS_SUBSCRIPTIONS_CHANGED, WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT, WebhookSubscriptionsSnapshotReply } from '@dcr/contracts';
@@ -93,6 +94,9 @@ describe('webhooks', () => {
     const unknown = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/ok`, events: ['consent.maybe'] });
     expect(unknown.status).toBe(422);
     expect(unknown.body.details[0].field).toMatch(/^events/);
+    // The OpenAPI document names the event types a subscription may ask for (it said only "string").
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    expect(document.components.schemas.CreateWebhookDto.properties.events.items).toEqual({ type: 'string', enum: [...WEBHOOK_EVENT_TYPES] });
     const missing = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/ok` });
     expect(missing.status).toBe(422);
     expect(missing.body.details.map((d: { field: string }) => d.field)).toContain('events');

@@ -293,7 +293,12 @@ describe('ImportBatch: a batch of records', () => {
         ['consent.purpose_revoked', [second], 'own_records', r1.recordId],
         ['consent.purpose_revoked', [first], 'newer_record', r2.recordId],
       ]);
-      expect(new Date(events[0].occurred_at).toISOString()).toBe(at('10:45'));
+      // The person's time is the event's `withdrawn_at` (the receipt's `consent withdrawn`); the event
+      // itself occurred when R3 was recorded, not before R3's own consent.granted: a receiver ordering
+      // a record's events by `created_at` would otherwise apply the withdrawal before the grant.
+      expect(events[0].data.withdrawn_at).toBe(at('10:45'));
+      const [granted] = await dataSource.query(`SELECT "occurred_at" FROM "decisions"."outbox" WHERE "data"->>'record_id' = $1 AND "type" = 'consent.granted'`, [r3.recordId]);
+      expect(new Date(events[0].occurred_at).getTime()).toBeGreaterThanOrEqual(new Date(granted.occurred_at).getTime());
     } finally {
       readChains.mockRestore();
     }

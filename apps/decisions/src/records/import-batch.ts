@@ -1310,8 +1310,10 @@ export class ImportBatch {
           outboxRow({
             type: withdrawal.event,
             applicationId,
-            // A carried withdrawal is the person's, made when they made it (the receipt's `consent withdrawn` time).
-            occurredAt: carried ? new Date(withdrawal.at) : now,
+            // Recorded now, with the record it is carried onto (never before that record's own
+            // consent.granted, which a receiver ordering by `created_at` would apply after it); the
+            // person's time is `withdrawn_at` (the receipt's `consent withdrawn` time).
+            occurredAt: now,
             data: {
               record_id: withdrawal.recordId,
               ...(withdrawal.supersededBy ? { superseded_by: withdrawal.supersededBy } : {}),

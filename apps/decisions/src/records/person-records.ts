@@ -173,6 +173,8 @@ export class PersonRecords {
           // receipt's `consent withdrawn` then names each purpose).
           ...(whole && !wholeRecord ? { scope: 'purpose' } : {}),
           channel,
+          // When the person withdrew, as the answer says and every other withdrawal of a record's event does.
+          withdrawn_at: at.toISOString(),
           actor: { type: 'participant', id: row.subject_id },
         },
       });

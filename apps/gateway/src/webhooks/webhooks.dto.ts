@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { WEBHOOK_EVENT_TYPES } from '@dcr/domain';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString, Length } from 'class-validator';
 
 export class CreateWebhookDto {
@@ -7,7 +8,12 @@ export class CreateWebhookDto {
   @Length(1, 2048)
   url: string;
 
-  @ApiProperty({ example: ['consent.granted', 'consent.revoked'], description: 'Event types to deliver (see docs/webhooks.md)' })
+  @ApiProperty({
+    example: ['consent.granted', 'consent.revoked'],
+    enum: WEBHOOK_EVENT_TYPES,
+    isArray: true,
+    description: 'Event types to deliver (see docs/webhooks.md); `consent.modified` and `approval.approved` are reserved names nothing emits; any other is a 422 on `events`',
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
@@ -18,7 +24,7 @@ export class CreateWebhookDto {
 export class WebhookDto {
   @ApiProperty({ example: 'whk_0123456789abcdefghij' }) id: string;
   @ApiProperty() url: string;
-  @ApiProperty({ type: [String] }) events: string[];
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, isArray: true }) events: string[];
   @ApiProperty({ enum: ['enabled', 'disabled'] }) status: string;
   @ApiProperty({ description: 'Failed deliveries in a row (test deliveries excluded); five disable the subscription' }) consecutive_failures: number;
   @ApiProperty({ nullable: true, type: String }) disabled_reason: string | null;

@@ -1,0 +1,103 @@
+import { Client } from 'pg';
+import { verifyWebhook, VerifiedWebhook } from '@dcr/server-sdk';
+import { WebhookReceiver } from '@dcr/testing';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { NEWSLETTER_FLOW } from '../support/fixtures';
+
+/**
+ * The webhooks of consent records as an organisation's CRM receives them: every withdrawal of a
+ * record says when it was made (`withdrawn_at`), and a record's events can be put in order by their
+ * `created_at` (the deliveries themselves are not ordered: a retried one arrives after later ones).
+ */
+describe('webhooks of consent records, as a receiver reads them', () => {
+  let us: RunningCountry;
+  let receiver: WebhookReceiver;
+  let db: Client;
+  const adminToken = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let flowId: string;
+  let secret: string;
+
+  const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
+  const granted = { decision: 'granted', default_checked: false, mandatory: false };
+  const record = async (email: string, captured_at: string) => {
+    const created = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at });
+    expect(created.status).toBe(201);
+    return created.body.consent_record.record_id as string;
+  };
+  const inboxOf = async (email: string) => {
+    await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email } });
+    const code = /\b(\d{6})\b/.exec((await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email])).rows[0].text)![1];
+    return (await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } })).body.inbox_token as string;
+  };
+  /** What the receiver got about one record, each delivery verified as the server library verifies it. */
+  const eventsOf = (recordId: string): Array<VerifiedWebhook<Record<string, any>>> =>
+    receiver
+      .at('/crm')
+      .map((delivery) => verifyWebhook<Record<string, any>>({ secret, headers: delivery.headers, rawBody: delivery.body }))
+      .filter((event) => event.data.record_id === recordId);
+
+  beforeAll(async () => {
+    receiver = new WebhookReceiver();
+    await receiver.start();
+    const bus = new InProcessBus();
+    us = await startCountry({ transport: 'inprocess', bus, subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'CRM sync', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW);
+    flowId = flow.body.id;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    const subscription = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, {
+      url: `${receiver.url}/crm`,
+      events: ['consent.granted', 'consent.denied', 'consent.revoked', 'consent.purpose_revoked'],
+    });
+    expect(subscription.status).toBe(201);
+    secret = subscription.body.secret;
+    db = new Client({ connectionString: us.database.url });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await us?.close();
+    await receiver?.close();
+  });
+
+  it("says when the person withdrew on their records page (withdrawn_at), as the withdrawal's answer does", async () => {
+    const email = 'page@example.com';
+    const recordId = await record(email, new Date(Date.now() - 60_000).toISOString());
+    const token = await inboxOf(email);
+    const one = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: { purpose: 'analytics', channel: 'email_link' } });
+    const rest = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: {} });
+    expect([one.status, rest.status]).toEqual([200, 200]);
+    await eventually(async () => eventsOf(recordId).length === 3);
+    expect(eventsOf(recordId).map((event) => [event.event, event.data.withdrawn, event.data.channel, event.data.withdrawn_at])).toEqual([
+      ['consent.granted', undefined, 'controller_attested', undefined],
+      ['consent.purpose_revoked', ['analytics'], 'email_link', one.body.withdrawn_at],
+      ['consent.revoked', ['newsletter'], 'own_records', rest.body.withdrawn_at],
+    ]);
+  });
+
+  it("dates a withdrawal carried onto a newer record no earlier than that record's consent.granted, the person's time in withdrawn_at", async () => {
+    const email = 'carried@example.com';
+    const first = await record(email, new Date(Date.now() - 120_000).toISOString());
+    const token = await inboxOf(email);
+    const withdrawal = await http(us.url, 'POST', `/api/v1/inbox/records/${first}/withdraw`, { token, body: { purpose: 'analytics' } });
+    expect(withdrawal.status).toBe(200);
+    // Captured before the withdrawal, sent after it: it carries the withdrawal.
+    const second = await record(email, new Date(Date.now() - 60_000).toISOString());
+    await eventually(async () => eventsOf(second).length === 2);
+    const grant = eventsOf(second).find((event) => event.event === 'consent.granted')!;
+    const carried = eventsOf(second).find((event) => event.event !== 'consent.granted')!;
+    expect(grant.data.supersedes).toBe(first);
+    // Ordered by created_at, the grant comes first (the carried withdrawal said the person's time, before it).
+    expect(Date.parse(carried.createdAt)).toBeGreaterThanOrEqual(Date.parse(grant.createdAt));
+    expect(carried).toMatchObject({
+      event: 'consent.purpose_revoked',
+      data: { withdrawn: ['analytics'], carried_from: first, withdrawn_at: withdrawal.body.withdrawn_at, purposes: { newsletter: 'granted', analytics: 'withdrawn' } },
+    });
+  });
+});
