@@ -43,10 +43,14 @@ describe('webhooks', () => {
     return flow.body.id;
   }
 
+  /** Each granted decision's public session id (`dcs_…`, in the create answer), by its session token. */
+  const sessionIds = new Map<string, string>();
+
   async function grantedDecision(flowId: string, country = us): Promise<string> {
     const created = await http(country.url, 'POST', '/api/v1/decisions', { token: apiToken, body: { kind: 'consent', flow_id: flowId } });
     expect(created.status).toBe(201);
     const token = created.body.session_token;
+    sessionIds.set(token, created.body.session_id);
     for (const to of ['informed', 'evidenced']) await http(country.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to } });
     expect((await http(country.url, 'POST', `/api/v1/decisions/${token}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
     return token;
@@ -127,7 +131,15 @@ describe('webhooks', () => {
     expect(delivery.headers['x-service-event-id']).toBe(body.id);
     expect(delivery.headers['x-service-event-type']).toBe('consent.granted');
     expect(Math.abs(Number(delivery.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-    expect(body.data).toMatchObject({ outcome: 'granted', flow_id: flowId, kind: 'consent', session_token: sessionToken });
+    expect(body.data).toMatchObject({ outcome: 'granted', flow_id: flowId, kind: 'consent', session_id: expect.stringMatching(/^dcs_/) });
+    // The create answer names the session's public id, which is how the organisation matches it; the
+    // session token (the participant's credential) is in no event, webhook or audit entry.
+    expect(body.data.session_id).toBe(sessionIds.get(sessionToken));
+    expect(delivery.body).not.toContain(sessionToken);
+    expect(body.data).not.toHaveProperty('session_token');
+    const auditPayloads = async () => (await db.query(`SELECT payload::text AS payload FROM audit_chain.entries WHERE event_type = 'consent.granted'`)).rows.map((row) => row.payload as string);
+    await eventually(async () => (await auditPayloads()).some((payload) => payload.includes(body.data.session_id)));
+    expect((await auditPayloads()).filter((payload) => payload.includes(sessionToken))).toEqual([]);
     expect(JSON.stringify(body)).not.toMatch(/"consent_token"/);
     expect(() => verifyWebhook({ secret: 'whsec_wrong', headers: delivery.headers, rawBody: delivery.body })).toThrow();
 

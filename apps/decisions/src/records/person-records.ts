@@ -7,7 +7,6 @@ import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
 import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
-import { SessionTokens } from '../sessions/session-tokens';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { SubjectsService } from '../subjects/subjects.service';
 import { ConsentRecord } from './consent-record.entity';
@@ -86,7 +85,6 @@ export class PersonRecords {
     private readonly inbox: InboxService,
     private readonly relay: OutboxRelay,
     private readonly sessions: SessionsRepository,
-    private readonly tokens: SessionTokens,
     private readonly subjects: SubjectsService,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
@@ -212,8 +210,7 @@ export class PersonRecords {
     await recordTransition(manager, session, from, 'revoked', actor, at);
     // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
     // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
-    // The event names the token the organisation holds, derived again (null for a session opened before tokens were derived).
-    await recordSessionRevoked(manager, session, this.tokens.tokenOf(session), at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
+    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 

@@ -88,7 +88,7 @@ export class Completion {
       });
       await this.sessions.save(manager, session);
       await recordTransition(manager, session, from, session.status, { type: 'participant', id: session.subjectId ?? undefined }, now);
-      await this.recordOutcome(manager, session, request.session_token, purposes, now);
+      await this.recordOutcome(manager, session, purposes, now);
       return session;
     });
     this.relay.kick();
@@ -155,14 +155,14 @@ export class Completion {
     if (!session || session.applicationId !== applicationId) throw notFound('Decision');
   }
 
-  private recordOutcome(manager: EntityManager, session: DecisionSession, token: string, purposes: Record<string, PurposeStatus> | null, at: Date) {
+  private recordOutcome(manager: EntityManager, session: DecisionSession, purposes: Record<string, PurposeStatus> | null, at: Date) {
     const type = eventTypeFor(session.kind, session.outcome as DecisionOutcome);
     return recordEvent(manager, {
       type,
       applicationId: session.applicationId,
       occurredAt: at,
       data: {
-        ...sessionRecordOf(session, token),
+        ...sessionRecordOf(session),
         kind: session.kind,
         outcome: session.outcome,
         subject: session.subjectId ? { id: session.subjectId } : null,

@@ -89,6 +89,7 @@ export class CreateDecision {
       }
       this.relay.kick();
       return {
+        session_id: session.id,
         session_token: token,
         kind: session.kind,
         status: session.status,

@@ -80,7 +80,7 @@ export class ParticipantSteps {
       await recordTransition(manager, locked, from, to, actor, now);
       // What it withdraws, scoped by purpose while a noticed legitimate-interest purpose stands; where
       // it was made from is not known (the organisation holds the session token as well as the person).
-      if (terms) await recordSessionRevoked(manager, locked, request.session_token, now, sessionRevocation(terms, locked));
+      if (terms) await recordSessionRevoked(manager, locked, now, sessionRevocation(terms, locked));
       return locked;
     });
     if (refusal) throw refusal;

@@ -29,12 +29,13 @@ export function recordTransition(
 }
 
 /**
- * What every outcome event of a session names: the session, its record and the flow version it
- * answered, and the session token the organisation was answered (null when the one revoking does
- * not hold it and it cannot be derived: a session opened before tokens were derived).
+ * What every outcome event of a session names: the session (its public id, `dcs_…`, which the
+ * create answer names too), its record and the flow version it answered. Never the session token:
+ * it is the participant's credential (a fulfilled consent can be revoked with it), and events stay
+ * in the audit trail and in the webhook delivery log, which others read.
  */
-export function sessionRecordOf(session: DecisionSession, token: string | null): Record<string, unknown> {
-  return { session_id: session.id, session_token: token, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
+export function sessionRecordOf(session: DecisionSession): Record<string, unknown> {
+  return { session_id: session.id, record_id: session.recordId, flow_id: session.flowId, flow_version: session.flowVersion };
 }
 
 /**
@@ -76,7 +77,6 @@ export function sessionRevocation(
 export function recordSessionRevoked(
   manager: EntityManager,
   session: DecisionSession,
-  token: string | null,
   at: Date,
   extra: Record<string, unknown> = {},
 ): Promise<unknown> {
@@ -84,6 +84,6 @@ export function recordSessionRevoked(
     type: 'consent.revoked',
     applicationId: session.applicationId,
     occurredAt: at,
-    data: { ...sessionRecordOf(session, token), subject: { id: session.subjectId }, ...extra },
+    data: { ...sessionRecordOf(session), subject: { id: session.subjectId }, ...extra },
   });
 }

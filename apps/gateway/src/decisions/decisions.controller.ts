@@ -170,6 +170,7 @@ export class DecisionsController {
     );
     const base = publicBaseUrl(this.context.env as GatewayEnvironment, request);
     return {
+      session_id: created.session_id,
       session_token: created.session_token,
       decision_url: `${base}/decisions/${created.session_token}`,
       embed_url: `${base}/decisions/${created.session_token}/embed`,

@@ -124,7 +124,13 @@ export class CreateConsentSessionDto extends OmitType(CreateDecisionDto, ['kind'
 }
 
 export class DecisionCreatedDto {
-  @ApiProperty({ example: 'dts_us0123456789abcdefghijklmnopqrst' }) session_token: string;
+  @ApiProperty({
+    example: 'dcs_0123456789abcdefghij',
+    description: "The session's public id: what its events, webhooks and audit entries name (the token, the participant's credential, is in none of them)",
+  })
+  session_id: string;
+  @ApiProperty({ example: 'dts_us0123456789abcdefghijklmnopqrst', description: "The participant's credential (the decision page's capability): give it only to the person; kept by the service only as a hash" })
+  session_token: string;
   @ApiProperty({ example: 'http://127.0.0.1:3001/decisions/dts_…' }) decision_url: string;
   @ApiProperty({ example: 'http://127.0.0.1:3001/decisions/dts_…/embed' }) embed_url: string;
   @ApiProperty({ enum: ['consent', 'approval'] }) kind: string;

@@ -132,6 +132,8 @@ export class CreateDecisionRequest {
 }
 
 export interface DecisionCreated {
+  /** The session's public id (`dcs_…`): what its events and webhooks name (never the token). */
+  session_id: string;
   session_token: string;
   kind: 'consent' | 'approval';
   status: string;

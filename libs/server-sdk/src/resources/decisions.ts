@@ -62,7 +62,9 @@ export type SessionCreateParams = Omit<DecisionCreateParams, 'kind' | 'approval'
 
 /** The session: send the person to `decision_url` (or frame `embed_url`). */
 export interface Decision {
-  /** `dts_…`: opaque; it names the session's home country. */
+  /** `dcs_…`: the session's public id, which its webhooks name (`data.session_id`). */
+  session_id: string;
+  /** `dts_…`: opaque; it names the session's home country. The person's credential: no webhook carries it. */
   session_token: string;
   decision_url: string;
   embed_url: string;
