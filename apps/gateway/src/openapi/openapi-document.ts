@@ -4,6 +4,7 @@ import { GatewayEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { ErrorBodyDto } from './openapi.decorators';
+import { addWebhooks } from './webhook-events.openapi';
 
 /** A response key's place: statuses by number, `default` last. */
 const statusOrder = (key: string) => (/^\d+$/.test(key) ? Number(key) : 1000);
@@ -65,6 +66,7 @@ export class OpenApiDocument {
     this.addUnsupportedMediaType(this.document);
     this.dropBodyLimitFromReads(this.document);
     this.dropAuthorizationParameters(this.document);
+    addWebhooks(this.document);
   }
 
   /**

@@ -1,0 +1,123 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '@dcr/domain';
+import { verifyWebhook } from '@dcr/server-sdk';
+import { WebhookReceiver } from '@dcr/testing';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { NEWSLETTER_FLOW } from '../support/fixtures';
+
+/**
+ * The served OpenAPI document's `webhooks` section describes what a receiver really gets: real
+ * deliveries (a hosted consent, a Record API record, its withdrawals, a flow activation, a test
+ * delivery) validate against the entry of their event type, and every event type has one.
+ */
+describe("the OpenAPI document's webhooks, against real deliveries", () => {
+  let us: RunningCountry;
+  let receiver: WebhookReceiver;
+  const adminToken = randomSecret();
+  let apiToken: string;
+  let applicationId: string;
+  let document: any;
+  let secret: string;
+  let subscriptionId: string;
+
+  const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
+  const delivered = () => receiver.at('/all').map((delivery) => ({ delivery, body: JSON.parse(delivery.body) }));
+  const validatorOf = (ajv: Ajv2020, event: string) =>
+    ajv.compile({ $ref: `openapi.json#/webhooks/${event}/post/requestBody/content/application~1json/schema` });
+
+  beforeAll(async () => {
+    receiver = new WebhookReceiver();
+    await receiver.start();
+    us = await startCountry({ transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
+    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Schemas', environment: 'sandbox' } })).body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const subscription = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/all`, events: [...WEBHOOK_EVENT_TYPES] });
+    expect(subscription.status).toBe(201);
+    secret = subscription.body.secret;
+    subscriptionId = subscription.body.id;
+    document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+  });
+
+  afterAll(async () => {
+    await us?.close();
+    await receiver?.close();
+  });
+
+  it('has a webhooks entry, a signed POST with its headers, for every event type and webhook.test', () => {
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT].sort());
+    for (const event of Object.keys(document.webhooks)) {
+      const post = document.webhooks[event].post;
+      expect([event, post.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`).sort()]).toEqual([
+        event,
+        ['header:X-Service-Event-ID', 'header:X-Service-Event-Type', 'header:X-Service-Signature', 'header:X-Service-Timestamp'],
+      ]);
+      expect(post.requestBody.content['application/json'].schema.properties.event.const).toBe(event);
+    }
+  });
+
+  it('describes the bodies really delivered: a hosted consent and its revocation, a record, its withdrawals, a flow activation, a test', async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW);
+    const flowId = flow.body.id as string;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+
+    // A hosted consent (informed path), granted and then revoked with its session token.
+    const hosted = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Hosted',
+      pattern: 'informed',
+      purposes: ['newsletter'],
+      purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } },
+      consent_duration: 'P1Y',
+    });
+    expect((await api('POST', `/api/v1/flows/${hosted.body.id}/activate`)).status).toBe(200);
+    const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: hosted.body.id });
+    expect(created.status).toBe(201);
+    const sessionToken = created.body.session_token;
+    for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to } });
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to: 'revoked' } })).status).toBe(200);
+
+    // A Record API record, then a newer one that withdraws analytics from it (consent.purpose_revoked).
+    const granted = { decision: 'granted', default_checked: false, mandatory: false };
+    const record = async (decisions: Record<string, unknown>, capturedAt: number) => {
+      const answer = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'schemas@example.com' }, decisions, captured_at: new Date(capturedAt).toISOString() });
+      expect(answer.status).toBe(201);
+      return answer.body.consent_record.record_id as string;
+    };
+    const first = await record({ newsletter: granted, analytics: granted }, Date.now() - 60_000);
+    await record({ newsletter: granted, analytics: { ...granted, decision: 'declined' } }, Date.now() - 30_000);
+    expect((await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscriptionId}/test`)).status).toBe(202);
+
+    const sessionId = created.body.session_id;
+    const seen = (predicate: (body: any) => boolean) => delivered().some(({ body }) => predicate(body));
+    await eventually(async () =>
+      seen((body) => body.event === 'consent.granted' && body.data.session_id === sessionId) &&
+      seen((body) => body.event === 'consent.revoked' && body.data.session_id === sessionId) &&
+      seen((body) => body.event === 'consent.granted' && body.data.record_id === first) &&
+      seen((body) => body.event === 'consent.purpose_revoked' && body.data.record_id === first) &&
+      seen((body) => body.event === 'flow.activated') &&
+      seen((body) => body.event === WEBHOOK_TEST_EVENT),
+    );
+
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components, webhooks: document.webhooks });
+    for (const { delivery, body } of delivered()) {
+      // What the server library accepts (the documented signature scheme), and the documented headers.
+      expect(verifyWebhook({ secret, headers: delivery.headers, rawBody: delivery.body }).id).toBe(body.id);
+      expect(delivery.headers['x-service-signature']).toMatch(new RegExp(document.webhooks[body.event].post.parameters.find((p: { name: string }) => p.name === 'X-Service-Signature').schema.pattern));
+      const validate = validatorOf(ajv, body.event);
+      expect([body.event, validate(body), validate.errors]).toEqual([body.event, true, null]);
+    }
+    // The schemas are not so loose that anything passes: a record's grant without its channel, or a
+    // withdrawal with purposes as a list, is refused.
+    const recordGrant = delivered().find(({ body }) => body.event === 'consent.granted' && body.data.record_id === first)!.body;
+    const withdrawal = delivered().find(({ body }) => body.event === 'consent.purpose_revoked')!.body;
+    expect(withdrawal.data).toMatchObject({ withdrawn: ['analytics'], channel: 'newer_record', purposes: { analytics: 'withdrawn' } });
+    const { channel: _channel, ...withoutChannel } = recordGrant.data;
+    expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, data: withoutChannel })).toBe(false);
+    expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: { ...withdrawal.data, purposes: ['analytics'] } })).toBe(false);
+    expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, event: 'consent.denied' })).toBe(false);
+  });
+});
