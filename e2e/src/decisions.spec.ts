@@ -777,6 +777,23 @@ describe('flows and decisions', () => {
     });
   });
 
+  it('answers a signature request, the third kind of decision, 501 not_implemented (not a 422 on a kind the specification names), and writes nothing', async () => {
+    const db = new Client({ connectionString: us.database.url });
+    await db.connect();
+    const sessions = async () => (await db.query(`SELECT count(*)::int AS n FROM decisions.decision_sessions`)).rows[0].n;
+    const before = await sessions();
+    const asked = await api('POST', '/api/v1/decisions', { kind: 'signature_request' });
+    expect(asked.status).toBe(501);
+    expect(asked.body).toEqual(expect.objectContaining({ code: 'not_implemented', message: expect.stringContaining('signature_request') }));
+    expect(await sessions()).toBe(before);
+    await db.end();
+    // A kind the specification does not name is still a 422 on kind.
+    const unknown = await api('POST', '/api/v1/decisions', { kind: 'petition' });
+    expect([unknown.status, unknown.body.details?.[0]?.field]).toEqual([422, 'kind']);
+    const documented = (await http(us.url, 'GET', '/.well-known/openapi')).body.paths['/api/v1/decisions'].post;
+    expect(documented.responses['501']).toBeDefined();
+  });
+
   it('completes many decisions at once with a small connection pool (DB_POOL_SIZE=3)', async () => {
     const flowId = await activeFlow({ ...newsletterFlow, name: 'Crowd', pattern: 'informed' });
     const tokens = await Promise.all(

@@ -18,7 +18,7 @@ import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex, IndexedApplication } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
-import { ApiErrorResponses, ErrorBodyDto } from '../openapi/openapi.decorators';
+import { ApiErrorResponses, ApiNotImplemented, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { DecisionAccess } from './decision-access';
 import {
   CreateConsentSessionDto,
@@ -65,8 +65,13 @@ export class DecisionsController {
   })
   @ApiCreatedResponse({ type: DecisionCreatedDto })
   @ApiResponse(WRONG_COUNTRY)
+  @ApiNotImplemented('A decision of kind `signature_request` (cross-border signing) is not built yet')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateDecisionDto, @Req() request: FastifyRequest) {
-    return this.open(principal, { ...body, delivery_mode: body.delivery_mode ?? 'direct' }, 'decisions', request);
+    const { kind } = body;
+    if (kind === 'signature_request') {
+      throw new DomainError('not_implemented', 'Decisions of kind signature_request (cross-border signing) are not implemented yet; consent and approval are');
+    }
+    return this.open(principal, { ...body, kind, delivery_mode: body.delivery_mode ?? 'direct' }, 'decisions', request);
   }
 
   @Post('api/v1/consent_sessions')
@@ -142,7 +147,7 @@ export class DecisionsController {
 
   private async open(
     principal: Principal,
-    body: Omit<CreateDecisionDto, 'delivery_mode'> & { delivery_mode: CreateDecisionRequest['delivery_mode'] },
+    body: Omit<CreateDecisionDto, 'delivery_mode' | 'kind'> & { kind: CreateDecisionRequest['kind']; delivery_mode: CreateDecisionRequest['delivery_mode'] },
     via: 'decisions' | 'consent_sessions',
     request: FastifyRequest,
   ) {

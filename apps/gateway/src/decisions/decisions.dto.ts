@@ -62,9 +62,9 @@ export class ApprovalDto {
 }
 
 export class CreateDecisionDto {
-  @ApiProperty({ enum: ['consent', 'approval'] })
-  @IsIn(['consent', 'approval'])
-  kind: 'consent' | 'approval';
+  @ApiProperty({ enum: ['consent', 'approval', 'signature_request'], description: '`signature_request` is not built yet: 501 `not_implemented`' })
+  @IsIn(['consent', 'approval', 'signature_request'])
+  kind: 'consent' | 'approval' | 'signature_request';
 
   @ApiPropertyOptional({ example: 'flw_dev_0123456789abcdef', description: 'Required for consent; optional for approval' })
   @IsOptional()
