@@ -1486,6 +1486,9 @@ describe('consent records', () => {
       ['analytics', 'receipt_link'],
       ['newsletter', 'receipt_link'],
     ]);
+    // Like every withdrawal the person makes on their records page, the event says when they made it:
+    // the time of the receipt's `consent withdrawn`.
+    expect(revoked[0].payload.withdrawn_at).toBe(withdrawn[0].event_time);
     // Withdrawn already: the 409 names what it refuses, as every 4xx does (it named nothing).
     const again = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
     expect([again.status, again.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { Client } from 'pg';
 import { InProcessBus } from '@dcr/transport';
 import { expectNoAxeViolations, launchChromium, PageServer, startPageServer, unexpectedProblems, waitForStep, WatchedPages } from '../../support/browser';
 import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
@@ -220,7 +221,7 @@ ${script}
            window.service = service;
            service.consent({ flowId: ${JSON.stringify(flowId)}, container: '#consent', onReady: record('ready'), onStep: record('step'),
              onComplete: record('complete'), onCancel: record('cancel'), onError: record('error'), onResize: record('resize') })
-             .then((d) => record('embedded')({ sessionToken: d.sessionToken, src: d.frame.getAttribute('src'), sandbox: d.frame.getAttribute('sandbox'), allow: d.frame.getAttribute('allow'), title: d.frame.title }), record('rejected'));`,
+             .then((d) => record('embedded')({ sessionToken: d.sessionToken, sessionId: d.session.sessionId, src: d.frame.getAttribute('src'), sandbox: d.frame.getAttribute('sandbox'), allow: d.frame.getAttribute('allow'), title: d.frame.title }), record('rejected'));`,
         ),
       ),
     );
@@ -228,6 +229,8 @@ ${script}
     const embedded = (await waitForEvent(page, 'embedded')).value;
     expect(embedded).toEqual({
       sessionToken: expect.stringMatching(/^dts_us/),
+      // The id the webhooks name (they never carry the token), so the integrator can match them.
+      sessionId: expect.stringMatching(/^dcs_/),
       src: `${us.url}/decisions/${embedded.sessionToken}/embed`,
       sandbox: expect.stringContaining('allow-forms allow-scripts allow-same-origin'),
       allow: 'publickey-credentials-get',
@@ -260,6 +263,17 @@ ${script}
     expect(recorded.filter((e) => ['error', 'cancel', 'rejected'].includes(e.type))).toEqual([]);
 
     expect((await verify(embedded.sessionToken, complete.exchangeToken)).body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });
+    // The consent.granted event (what a webhook delivers) names the session by the id the client gave.
+    const client = new Client({ connectionString: us.database.url });
+    await client.connect();
+    try {
+      await eventually(async () => {
+        const { rows } = await client.query(`SELECT 1 FROM audit_chain.entries WHERE source = 'decisions' AND event_type = 'consent.granted' AND payload->>'session_id' = $1`, [embedded.sessionId]);
+        return rows.length === 1;
+      });
+    } finally {
+      await client.end();
+    }
     expect(problems).toEqual([]);
   });
 

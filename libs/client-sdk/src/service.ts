@@ -48,6 +48,9 @@ export interface ServiceOptions {
 }
 
 export interface Session {
+  /** The session's public id (`dcs_…`): the one its webhooks and events name (they never carry the token). */
+  sessionId: string;
+  /** The participant's credential: it opens the hosted page; keep it out of logs. */
   sessionToken: string;
   decisionUrl: string;
   embedUrl: string;
@@ -140,6 +143,7 @@ function toSession(body: Record<string, any>): Session {
     throw new ServiceError('The service answered without a session token', { code: 'invalid_response' });
   }
   return {
+    sessionId: body.session_id,
     sessionToken: body.session_token,
     decisionUrl: body.decision_url,
     embedUrl: body.embed_url,

@@ -210,7 +210,8 @@ export class PersonRecords {
     await recordTransition(manager, session, from, 'revoked', actor, at);
     // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
     // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
-    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', actor });
+    // When the person withdrew, as the answer says and every withdrawal of a record's event does.
+    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', withdrawn_at: at.toISOString(), actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 
