@@ -237,9 +237,12 @@ describe('flows and decisions', () => {
       expect((await participant(token, 'transitions', { to: 'verifying', email: 'ada@example.com', code })).status).toBe(200);
       expect((await participant(token, 'transitions', { to: 'reviewing' })).status).toBe(200);
 
-      const unknownPurpose = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, billing: true } });
+      const unknownPurpose = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, billing: true } });
       expect(unknownPurpose.status).toBe(422);
       expect(unknownPurpose.body.details).toEqual([{ field: 'purposes.billing', reason: expect.stringContaining('notice-only') }]);
+      // A list that leaves a consent purpose out grants nothing by silence: it names the one left out.
+      const partial = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true } });
+      expect([partial.status, partial.body.details]).toEqual([422, [{ field: 'purposes.analytics', reason: expect.stringContaining('must be decided') }]]);
 
       const done = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, fraud: false } });
       expect(done.status).toBe(200);

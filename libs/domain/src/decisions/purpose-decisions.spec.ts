@@ -41,7 +41,7 @@ describe('decidePurposes', () => {
   });
 
   it('refuses unknown and notice-only keys and non-boolean values, by name', () => {
-    expect(issues(() => decidePurposes(terms, 'granted', { ads: true, billing: true, newsletter: 'yes' as unknown as boolean }))).toEqual({
+    expect(issues(() => decidePurposes(terms, 'granted', { ads: true, billing: true, newsletter: 'yes' as unknown as boolean, analytics: true }))).toEqual({
       code: 'validation_failed',
       details: [
         { field: 'purposes.ads', reason: 'not a purpose of this flow' },
@@ -49,6 +49,17 @@ describe('decidePurposes', () => {
         { field: 'purposes.newsletter', reason: 'must be true or false' },
       ],
     });
+  });
+
+  it('refuses a grant whose list leaves a consent purpose out, by name, rather than granting it by silence; a legitimate interest left out stands', () => {
+    expect(issues(() => decidePurposes(terms, 'granted', { newsletter: true }))).toEqual({
+      code: 'validation_failed',
+      details: [{ field: 'purposes.analytics', reason: expect.stringContaining('must be decided') }],
+    });
+    expect(issues(() => decidePurposes(terms, 'granted', {}))).toMatchObject({ details: [{ field: 'purposes.newsletter' }, { field: 'purposes.analytics' }] });
+    expect(decidePurposes(terms, 'granted', { newsletter: true, analytics: false })).toEqual({ newsletter: 'granted', analytics: 'declined', fraud: 'noticed', billing: 'noticed' });
+    // A decline declines every consent purpose, so its list needs none of them.
+    expect(decidePurposes(terms, 'declined', { newsletter: true })).toMatchObject({ newsletter: 'declined', analytics: 'declined' });
   });
 
   it('refuses a grant that grants nothing', () => {

@@ -19,6 +19,15 @@ export function decidePurposes(terms: FlowTerms, outcome: DecisionOutcome, given
     else if (!purpose.takes_decision) issues.push({ field: `purposes.${key}`, reason: `${purpose.basis} purpose is notice-only and takes no decision` });
     else if (typeof value !== 'boolean') issues.push({ field: `purposes.${key}`, reason: 'must be true or false' });
   }
+  // A grant with a list decides each consent purpose by the list: one it leaves out would otherwise be
+  // granted by silence (the capture rules refuse a missing consent purpose by name, as here).
+  if (given !== undefined && outcome === 'granted') {
+    for (const purpose of terms.purposes) {
+      if (purpose.takes_decision && purpose.basis !== 'legitimate_interest' && !Object.prototype.hasOwnProperty.call(given, purpose.key)) {
+        issues.push({ field: `purposes.${purpose.key}`, reason: 'must be decided, true or false: a list of purposes names every consent purpose (without a list a grant grants them all)' });
+      }
+    }
+  }
   if (issues.length > 0) throw new DomainError('validation_failed', 'The purposes are not valid', issues);
 
   const result: Record<string, PurposeStatus> = {};
