@@ -525,9 +525,11 @@ ${script}
   });
 
   /** A consent() whose frame (the session's real embed URL) is replaced by `framePage`, served from the flow host. */
-  async function withForgedFrame(path: string, framePage: string): Promise<{ page: Page; context: BrowserContext; problems: string[] }> {
+  /** `routes`: more routes of the context, registered before the page loads (a frame may navigate to one at once). */
+  async function withForgedFrame(path: string, framePage: string, routes?: (context: BrowserContext) => Promise<unknown>): Promise<{ page: Page; context: BrowserContext; problems: string[] }> {
     const { page, context, problems } = await newPage();
     await context.route(`${us.url}/decisions/*/embed`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: framePage }));
+    await routes?.(context);
     await page.goto(
       pages.serve(
         path,
@@ -549,9 +551,11 @@ ${script}
       parent.postMessage(envelope('service:resize', 'consent', { height: 321 }), '*');
       setTimeout(function () { location.href = ${JSON.stringify(`${pages.otherOrigin}/evil`)}; }, 100);
     </script></body></html>`;
-    const { page, context, problems } = await withForgedFrame('/other-origin', framePage);
-    // Fulfilled like the forged frame: Chromium treats fulfilled documents as public and would refuse their navigation to loopback.
-    await context.route(`${pages.otherOrigin}/evil`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: EVIL_PAGE }));
+    // Fulfilled like the forged frame: Chromium treats fulfilled documents as public and would refuse
+    // their navigation to loopback. Registered before the page loads: the frame goes there 100 ms in.
+    const { page, problems } = await withForgedFrame('/other-origin', framePage, (context) =>
+      context.route(`${pages.otherOrigin}/evil`, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: EVIL_PAGE })),
+    );
     await waitForEvent(page, 'resize');
     await eventually(async () => page.frames().some((f) => f.url() === `${pages.otherOrigin}/evil`));
     const evil = page.frames().find((f) => f.url() === `${pages.otherOrigin}/evil`)!;
