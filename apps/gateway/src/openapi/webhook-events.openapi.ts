@@ -1,4 +1,5 @@
-import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '@dcr/domain';
+import { RECORD_CHANNELS } from '@dcr/contracts';
+import { PERSON_WITHDRAWAL_CHANNELS, SUPERSEDED_BY_NEWER_RECORD, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '@dcr/domain';
 import type { OpenAPIObject } from '@nestjs/swagger';
 
 /**
@@ -22,8 +23,7 @@ const outcomes = (values: string[], description: string): Schema => ({
   description,
 });
 
-const RECORD_CHANNELS = ['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser', 'form_platform_webhook'];
-const WITHDRAWAL_CHANNELS = ['own_records', 'email_link', 'receipt_link', 'newer_record'];
+const WITHDRAWAL_CHANNELS = [...PERSON_WITHDRAWAL_CHANNELS, SUPERSEDED_BY_NEWER_RECORD];
 
 const ACTOR: Schema = {
   type: 'object',

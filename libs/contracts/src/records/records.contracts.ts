@@ -8,6 +8,10 @@ export const IMPORT_ID = /^imp_([a-z]{2})?[0-9a-z]{20}$/;
 /** decisions: consent the organisation collected in its own form, recorded through the Record API. */
 export const RECORDS_CREATE = 'decisions.records.create';
 export const RECORDS_CONSENT_STATUS = 'decisions.records.consent-status';
+/** How a consent record reached the service: its `channel` (records, their events and receipts). */
+export const RECORD_CHANNELS = ['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser', 'form_platform_webhook'] as const;
+export type RecordChannel = (typeof RECORD_CHANNELS)[number];
+
 export const RECORDS_IMPORT = 'decisions.records.import';
 export const CAPTURES_CREATE = 'decisions.captures.create';
 export const CAPTURES_AUTHORIZE = 'decisions.captures.authorize';
@@ -52,8 +56,8 @@ export class CreateConsentRecordRequest {
   @Matches(/^[0-9a-f]{64}$/)
   notice_digest?: string;
 
-  @IsIn(['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser', 'form_platform_webhook'])
-  channel: 'controller_attested' | 'imported' | 'form_capture' | 'embedded_field' | 'form_capture_browser' | 'embedded_field_browser' | 'form_platform_webhook';
+  @IsIn(RECORD_CHANNELS as unknown as string[])
+  channel: RecordChannel;
 
   /** The hosted form builder that delivered a `form_platform_webhook` record (the receipt's `collection_platform`). */
   @IsOptional()
