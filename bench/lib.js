@@ -488,7 +488,14 @@ async function settlePostgres(databaseUrl) {
 function postgresWork(databaseUrl, { statements = false, top = 15 } = {}) {
   const { Client } = require('pg');
   const client = new Client({ connectionString: databaseUrl });
-  const wal = async () => (await client.query('SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal')).rows[0];
+  // WAL from pg_stat_wal; commits from pg_stat_database, every database of the cluster (both
+  // countries' in embedded mode), less the ones this probe's own queries make.
+  const wal = async () =>
+    (
+      await client.query(
+        'SELECT w.wal_records, w.wal_fpi, w.wal_bytes, (SELECT sum(xact_commit) FROM pg_stat_database) AS commits FROM pg_stat_wal w',
+      )
+    ).rows[0];
   let before;
   return {
     async start() {
@@ -507,6 +514,10 @@ function postgresWork(databaseUrl, { statements = false, top = 15 } = {}) {
           wal_records_per_unit: per(Number(after.wal_records) - Number(before.wal_records)),
           wal_full_page_images_per_unit: per(Number(after.wal_fpi) - Number(before.wal_fpi)),
           wal_bytes_per_unit: Math.round((Number(after.wal_bytes) - Number(before.wal_bytes)) / Math.max(1, units)),
+          // pg_stat_database is the cumulative statistics system's: a backend reports its counts
+          // when it goes idle (at most once a second), so a window's count can be short by what the
+          // last second's busy backends had not reported yet.
+          commits_per_unit: per(Number(after.commits) - Number(before.commits)),
         };
         if (statements) {
           const { rows } = await client.query(

@@ -181,7 +181,7 @@ async function main() {
       const ceiling = ceilingRate(cpu, recordsPerSecond, service.placement, inserts.tps);
       log(`records: ${recordsPerSecond}/s, ${Math.round(share * 100)} % of this round's pgbench; the service's event loop ${cpu.service_busiest_main_thread_cores} of a core busy; cores ${cpu.machine_core_busy_percent.join(' / ')} % busy`);
       log(`records: at this round's CPU per record the cores allow at most ${ceiling.records_per_second}/s, ${Math.round(100 * ceiling.share_of_pgbench)} % of its pgbench (bound by ${ceiling.bound_by})`);
-      log(`records: PostgreSQL wrote ${postgres.wal_records_per_unit} WAL records (${postgres.wal_bytes_per_unit} bytes, ${postgres.wal_full_page_images_per_unit} full pages) per record`);
+      log(`records: PostgreSQL wrote ${postgres.wal_records_per_unit} WAL records (${postgres.wal_bytes_per_unit} bytes, ${postgres.wal_full_page_images_per_unit} full pages) and committed ${postgres.commits_per_unit} transactions per record`);
       recordRounds.push({ ...measured.summary, cpu, records_per_second: recordsPerSecond, share_of_pgbench: share, ceiling, postgres });
     }
     const byShare = [...recordRounds.keys()].sort((a, b) => recordRounds[a].share_of_pgbench - recordRounds[b].share_of_pgbench);
@@ -194,10 +194,15 @@ async function main() {
     // contention in it.
     const half = Number(option('paced-rate', '0')) || Math.max(1, Math.round(rate / 2));
     log(`records: the median round ${rate}/s (${Math.round(100 * share)} % of its pgbench); evenly paced ${half}/s for ${duration} s`);
+    const pacedWork = postgresWork(service.databaseUrl('US'), { statements: process.argv.includes('--pg-stat-statements') });
+    await pacedWork.start();
     const pacedMeter = cpuMeter(service.child.pid);
     const pacedFrom = new Date().toISOString();
     const pacedRun = await paced({ base, rate: half, total: half * duration, next: () => ({ method: 'POST', path: '/api/v1/consent_records', headers, body: body() }) });
     pacedRun.cpu = pacedMeter.stop(pacedRun.requests);
+    // What PostgreSQL did per record at half the rate (WAL, commits, with --pg-stat-statements its
+    // costliest statements): smaller batches than at saturation, so more of it per record.
+    pacedRun.postgres = await pacedWork.stop(pacedRun.requests);
     // When it ran, to read a probe's log (`--stall-probe`) for that window.
     pacedRun.window = { from: pacedFrom, to: new Date().toISOString() };
     result.records = {
