@@ -931,6 +931,21 @@ describe('consent records', () => {
     expect([notRows.status, notRows.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['records[1]', 'records[3]']]);
   });
 
+  it('takes a capture time from year 1 on as imports do: the Record API refused years 1 to 99 as "not an ISO 8601 date-time"', async () => {
+    const capturedAt = '0050-06-01T10:00:00Z';
+    const row = { subject: { email: 'year-fifty@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: capturedAt };
+    const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [row] });
+    expect([imported.status, imported.body.rows[0].outcome]).toEqual([200, 'recorded']);
+    const byApi = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'year-fifty@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: capturedAt });
+    expect([byApi.status, byApi.body.details]).toEqual([201, undefined]);
+    expect(byApi.body.consent_record.captured_at).toBe('0050-06-01T10:00:00.000Z');
+    // The refusals stay as they were, each naming captured_at: before year 1 in UTC, a day the month does not have.
+    for (const refused of ['0001-01-01T00:30:00+01:00', '0000-06-01T10:00:00Z', '2026-02-30T10:00:00Z']) {
+      const answer = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email: 'year-fifty@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: refused });
+      expect([refused, answer.status, answer.body.details?.map((d: { field: string }) => d.field)]).toEqual([refused, 422, ['captured_at']]);
+    }
+  });
+
   it('answers an import report only to its application: another application of the account gets 404 in every country', async () => {
     const real = await api('POST', '/api/v1/consent_records/imports', {
       flow_id: flowId,

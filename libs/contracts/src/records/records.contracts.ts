@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { isZonedDateTime } from '@dcr/domain';
 import { APPLICATION_ID, COUNTRY_CODE, FLOW_ID } from '../patterns';
 
 /** An import's id: `imp_`, its country (since the thirtieth session; earlier ids carry none) and 20 characters. */
@@ -44,7 +45,7 @@ export class CreateConsentRecordRequest {
   @IsObject()
   decisions: Record<string, { decision: string; default_checked?: boolean; mandatory?: boolean }>;
 
-  @IsISO8601({ strict: true })
+  @ValidateBy({ name: 'isZonedDateTime', validator: { validate: (value: unknown) => isZonedDateTime(value) } })
   captured_at: string;
 
   @IsOptional()
