@@ -114,7 +114,9 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
     // withdrawal with purposes as a list, is refused.
     const recordGrant = delivered().find(({ body }) => body.event === 'consent.granted' && body.data.record_id === first)!.body;
     const withdrawal = delivered().find(({ body }) => body.event === 'consent.purpose_revoked')!.body;
-    expect(withdrawal.data).toMatchObject({ withdrawn: ['analytics'], channel: 'newer_record', purposes: { analytics: 'withdrawn' } });
+    expect(withdrawal.data).toMatchObject({ withdrawn: ['analytics'], channel: 'newer_record', purposes: { analytics: 'withdrawn' }, flow_version: 1 });
+    const { flow_version: _version, ...withoutVersion } = withdrawal.data;
+    expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: withoutVersion })).toBe(false);
     const { channel: _channel, ...withoutChannel } = recordGrant.data;
     expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, data: withoutChannel })).toBe(false);
     expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: { ...withdrawal.data, purposes: ['analytics'] } })).toBe(false);

@@ -106,12 +106,16 @@ const RECORD_DECISION: Schema = {
 const RECORD_WITHDRAWAL: Schema = {
   type: 'object',
   additionalProperties: true,
-  required: ['record_id', 'flow_id', 'subject', 'purposes', 'withdrawn', 'withdrawn_at', 'actor'],
+  required: ['record_id', 'flow_id', 'flow_version', 'subject', 'purposes', 'withdrawn', 'withdrawn_at', 'actor'],
   description: 'Something was withdrawn from (or objected to on) a consent record.',
   properties: {
     record_id: string('The record (`rec_…`)'),
     superseded_by: string('The newer record that replaced it (`channel: newer_record`)'),
     flow_id: string('The flow (`flw_…`)'),
+    flow_version: {
+      type: 'integer',
+      description: "The flow version of the record withdrawn from, as that record's `consent.granted`/`consent.denied` names it (not the newer record's, which may be of a later version)",
+    },
     subject: SUBJECT(false),
     purposes: outcomes(['granted', 'declined', 'objected', 'noticed', 'withdrawn'], "Each purpose's outcome on the record after the withdrawal"),
     withdrawn: strings('The purposes this event withdrew (may be empty when only `objected` changed)'),
