@@ -929,6 +929,9 @@ describe('consent records', () => {
     // A row that is not an object at all: the 422 names each such row.
     const notRows = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [records[5], null, records[5], 'kept@example.com'] });
     expect([notRows.status, notRows.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['records[1]', 'records[3]']]);
+    // Text no field could keep, in a row: named the same way, the row's index in brackets.
+    const unkeepable = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [records[5], records[5], { ...records[5], subject: { email: 'kept\u0000@example.com' } }] });
+    expect([unkeepable.status, unkeepable.body.details]).toEqual([422, [{ field: 'records[2].subject.email', reason: 'must not contain the character U+0000' }]]);
   });
 
   it('takes a capture time from year 1 on as imports do: the Record API refused years 1 to 99 as "not an ISO 8601 date-time"', async () => {

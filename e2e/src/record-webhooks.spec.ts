@@ -74,10 +74,51 @@ describe('webhooks of consent records, as a receiver reads them', () => {
     const rest = await http(us.url, 'POST', `/api/v1/inbox/records/${recordId}/withdraw`, { token, body: {} });
     expect([one.status, rest.status]).toEqual([200, 200]);
     await eventually(async () => eventsOf(recordId).length === 3);
-    expect(eventsOf(recordId).map((event) => [event.event, event.data.withdrawn, event.data.channel, event.data.withdrawn_at])).toEqual([
-      ['consent.granted', undefined, 'controller_attested', undefined],
-      ['consent.purpose_revoked', ['analytics'], 'email_link', one.body.withdrawn_at],
-      ['consent.revoked', ['newsletter'], 'own_records', rest.body.withdrawn_at],
+    expect(eventsOf(recordId).map((event) => [event.event, event.data.withdrawn, event.data.channel, event.data.withdrawn_at, event.data.flow_version])).toEqual([
+      ['consent.granted', undefined, 'controller_attested', undefined, 1],
+      ['consent.purpose_revoked', ['analytics'], 'email_link', one.body.withdrawn_at, 1],
+      ['consent.revoked', ['newsletter'], 'own_records', rest.body.withdrawn_at, 1],
+    ]);
+  });
+
+  it('names on every withdrawal the flow version of the record withdrawn from, as that record\'s consent.granted does', async () => {
+    const email = 'versions@example.com';
+    const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Versioned form' });
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const declined = { ...granted, decision: 'declined' };
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const recordOn = async (decisions: Record<string, unknown>, captured_at: string) => {
+      const created = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions, captured_at });
+      expect(created.status).toBe(201);
+      return created.body.consent_record.record_id as string;
+    };
+    // R1 on version 1; then version 2 is active, and the person withdraws analytics on R1 (records page).
+    const r1 = await recordOn({ newsletter: granted, analytics: granted }, minutesAgo(10));
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/versions`, { consent_duration: 'P2Y' })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    const token = await inboxOf(email);
+    expect((await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { purpose: 'analytics' } })).status).toBe(200);
+    // R2 on version 2, captured before that withdrawal (it carries it) and declining newsletter (it
+    // withdraws newsletter from R1); R3 on version 2, captured between them (late: R2 withdraws from it).
+    const r2 = await recordOn({ newsletter: declined, analytics: granted }, minutesAgo(8));
+    const r3 = await recordOn({ newsletter: granted, analytics: granted }, minutesAgo(9));
+    await eventually(async () => eventsOf(r1).length === 3 && eventsOf(r2).length === 2 && eventsOf(r3).length === 3);
+    const versionOf = new Map([r1, r2, r3].map((id) => [id, eventsOf(id).find((event) => event.event === 'consent.granted')!.data.flow_version]));
+    expect([versionOf.get(r1), versionOf.get(r2), versionOf.get(r3)]).toEqual([1, 2, 2]);
+    // Per record, by channel (deliveries are not ordered): the person's own, on R1 and carried onto
+    // R2 and R3 (version 2), and what a newer record withdrew, from R1 (version 1, though R2 and R3,
+    // which withdrew it, are of version 2) and from R3.
+    const withdrawals = [r1, r2, r3].flatMap((id) =>
+      eventsOf(id)
+        .filter((event) => event.event !== 'consent.granted')
+        .sort((a, b) => a.data.channel.localeCompare(b.data.channel)),
+    );
+    expect(withdrawals.map((event) => [event.data.record_id, event.data.channel, event.data.withdrawn, event.data.flow_version])).toEqual([
+      [r1, 'newer_record', ['newsletter'], 1],
+      [r1, 'own_records', ['analytics'], 1],
+      [r2, 'own_records', ['analytics'], 2],
+      [r3, 'newer_record', ['newsletter'], 2],
+      [r3, 'own_records', ['analytics'], 2],
     ]);
   });
 

@@ -75,7 +75,11 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
     expect(created.status).toBe(201);
     const sessionToken = created.body.session_token;
     for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to } });
-    expect((await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/complete`, { body: { outcome: 'granted' } })).status).toBe(200);
+    const completed = await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/complete`, { body: { outcome: 'granted' } });
+    expect(completed.status).toBe(200);
+    // The organisation's read of it names no person as null, as its events do (below).
+    const exchanged = await api('POST', `/api/v1/decisions/${sessionToken}/exchange`, { exchange_token: completed.body.exchange_token });
+    expect([exchanged.status, exchanged.body.claims?.subject]).toEqual([200, null]);
     expect((await http(us.url, 'POST', `/api/v1/decisions/${sessionToken}/transitions`, { body: { to: 'revoked' } })).status).toBe(200);
 
     // A Record API record, then a newer one that withdraws analytics from it (consent.purpose_revoked).
@@ -110,11 +114,19 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
       const validate = validatorOf(ajv, body.event);
       expect([body.event, validate(body), validate.errors]).toEqual([body.event, true, null]);
     }
+    // A session that named no person: `subject` is null in its outcome and its revocation alike, and
+    // the revocation's schema takes no other shape for it ({id: null} included).
+    const sessionEvents = delivered().filter(({ body }) => body.data.session_id === sessionId).map(({ body }) => [body.event, body.data.subject]);
+    expect(sessionEvents.sort()).toEqual([['consent.granted', null], ['consent.revoked', null]]);
+    const revocation = delivered().find(({ body }) => body.event === 'consent.revoked' && body.data.session_id === sessionId)!.body;
+    expect(validatorOf(ajv, 'consent.revoked')({ ...revocation, data: { ...revocation.data, subject: { id: null } } })).toBe(false);
     // The schemas are not so loose that anything passes: a record's grant without its channel, or a
     // withdrawal with purposes as a list, is refused.
     const recordGrant = delivered().find(({ body }) => body.event === 'consent.granted' && body.data.record_id === first)!.body;
     const withdrawal = delivered().find(({ body }) => body.event === 'consent.purpose_revoked')!.body;
-    expect(withdrawal.data).toMatchObject({ withdrawn: ['analytics'], channel: 'newer_record', purposes: { analytics: 'withdrawn' } });
+    expect(withdrawal.data).toMatchObject({ withdrawn: ['analytics'], channel: 'newer_record', purposes: { analytics: 'withdrawn' }, flow_version: 1 });
+    const { flow_version: _version, ...withoutVersion } = withdrawal.data;
+    expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: withoutVersion })).toBe(false);
     const { channel: _channel, ...withoutChannel } = recordGrant.data;
     expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, data: withoutChannel })).toBe(false);
     expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: { ...withdrawal.data, purposes: ['analytics'] } })).toBe(false);

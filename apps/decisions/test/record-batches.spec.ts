@@ -163,7 +163,7 @@ describe('ImportBatch: a batch of records', () => {
       // Read with the people (as the writer's people stage does), unchanged at the write: not read again.
       const people = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
       expect(people.latest).toEqual(
-        new Map([[first.subjectId, { recordId: first.recordId, purposes: purposes('granted', 'granted'), withdrawals: [], capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
+        new Map([[first.subjectId, { recordId: first.recordId, flowVersion: 1, purposes: purposes('granted', 'granted'), withdrawals: [], capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
       );
       // Its recorded_at to the microsecond, as the table holds it (the record that supersedes it is recorded after it).
       const recordedAt = people.latest!.get(first.subjectId)!.recordedAt!;

@@ -126,7 +126,7 @@ describe('gateway error responses', () => {
       },
     ]);
     const constructor = await post('\uFEFF{"email":"ada@example.com","list":[{"constructor":{"prototype":{}}}]}', 'application/json; charset=utf-8');
-    expect([constructor.status, constructor.body.details]).toEqual([400, [{ field: 'list.0.constructor.prototype', reason }]]);
+    expect([constructor.status, constructor.body.details]).toEqual([400, [{ field: 'list[0].constructor.prototype', reason }]]);
     // Valid JSON without one is read as before (a BOM and a charset included), the literal null too.
     const fine = await post('\uFEFF{"email":"ada@example.com"}', 'application/json; charset=utf-8');
     expect(fine.body).toEqual({ email: 'ada@example.com', is_dto: true });

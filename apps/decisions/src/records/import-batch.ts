@@ -84,6 +84,8 @@ const isConflict = (value: unknown): value is SubjectConflict => typeof value ==
 
 export interface Latest {
   recordId: string;
+  /** The flow version it was decided under: a withdrawal from it names that version, not the batch's. */
+  flowVersion: number;
   /** Its purposes as decided (purposesInForce reads its withdrawals into them). */
   purposes: Record<string, RecordedPurpose>;
   /** Its withdrawal marks: what a newer record withdraws from it, and what it carries (recordInChain). */
@@ -129,7 +131,7 @@ interface NewRecord {
 }
 
 /** A record of a person's chain in a batch's plan: written before the batch (with its marks then), or one of its own. */
-type Link = ChainLink & { recordedAt?: string; marksBefore?: number; own?: NewRecord };
+type Link = ChainLink & { flowVersion: number; recordedAt?: string; marksBefore?: number; own?: NewRecord };
 
 /** A record written before the batch as a link of its chain (its marks copied: the plan appends to them). */
 const linkOf = (record: Latest): Link => ({ ...record, withdrawals: [...record.withdrawals], marksBefore: record.withdrawals.length });
@@ -368,6 +370,7 @@ type ChainRow = {
 /** A chain row as Latest (and a link of the chain: recordInChain), with its version's consent term (`durations`). */
 const latestOf = (row: ChainRow, durations: Map<number, string | null>): Latest => ({
   recordId: row.record_id,
+  flowVersion: row.flow_version,
   purposes: row.purposes,
   withdrawals: row.withdrawals,
   capturedAt: new Date(row.captured_at).getTime(),
@@ -758,6 +761,7 @@ export class ImportBatch {
                 ? null
                 : {
                     recordId: person.latest_record,
+                    flowVersion: person.latest_version!,
                     purposes: person.latest_purposes!,
                     withdrawals: person.latest_withdrawals!,
                     capturedAt: new Date(person.latest_captured!).getTime(),
@@ -1264,7 +1268,7 @@ export class ImportBatch {
       const actor = channel.endsWith('_browser') ? { type: 'participant', id: person.id } : { type: 'application' };
       const capturedAt = Date.parse(row.capturedAt);
       const record: NewRecord = { recordId, person: person.id, row, status, supersedes: null, after: null, n: planned.records.length + 1, withdrawals: [] };
-      const link: Link = { recordId, purposes: row.purposes, withdrawals: record.withdrawals, capturedAt, lapsesAt: lapseOf(capturedAt, flow.consentDuration), own: record };
+      const link: Link = { recordId, flowVersion: flow.version, purposes: row.purposes, withdrawals: record.withdrawals, capturedAt, lapsesAt: lapseOf(capturedAt, flow.consentDuration), own: record };
       // Where the decision was made in the person's chain: it supersedes the record made before it;
       // one decided before their newest record (an import of history, a form builder's late
       // delivery) is late, and the record made after it supersedes it at once, as if the two had
@@ -1306,6 +1310,8 @@ export class ImportBatch {
       );
       for (const withdrawal of withdrawals) {
         const carried = withdrawal.carriedFrom !== undefined;
+        // Withdrawn from the predecessor (its own version, perhaps older than the batch's) or from this record.
+        const withdrawnFrom = withdrawal.recordId === predecessor?.recordId ? predecessor : link;
         planned.events.push(
           outboxRow({
             type: withdrawal.event,
@@ -1318,6 +1324,8 @@ export class ImportBatch {
               record_id: withdrawal.recordId,
               ...(withdrawal.supersededBy ? { superseded_by: withdrawal.supersededBy } : {}),
               flow_id: flow.id,
+              // The version of the record withdrawn from, as its consent.granted names it.
+              flow_version: withdrawnFrom.flowVersion,
               subject: { id: person.id },
               // Each purpose's outcome on the record now, which of them this withdrew, and which
               // legitimate interests it let stand the newer record objects to (the older receipt's

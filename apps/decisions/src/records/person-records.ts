@@ -16,6 +16,8 @@ interface Row {
   record_id: string;
   application_id: string;
   flow_id: string;
+  /** The flow version the record was decided under (its events name it). */
+  flow_version: number;
   subject_id: string;
   recorded_at: Date;
   captured_at: Date;
@@ -161,6 +163,8 @@ export class PersonRecords {
         data: {
           record_id: row.record_id,
           flow_id: row.flow_id,
+          // The version the record was decided under, as its consent.granted names it.
+          flow_version: row.flow_version,
           subject: { id: row.subject_id },
           // Each purpose's outcome on the record now (as consent.granted carries them), and the
           // purposes this withdrew, also when that is all of them (consent.revoked), as a newer record's withdrawal says.
@@ -264,7 +268,7 @@ export class PersonRecords {
 
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {
     return manager.query(
-      `SELECT r."record_id", r."application_id", r."flow_id", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
+      `SELECT r."record_id", r."application_id", r."flow_id", r."flow_version", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
               (SELECT n."record_id" FROM "decisions"."consent_records" n WHERE ${madeAfter('n', 'r')} ORDER BY ${madeOrder('n')} LIMIT 1) AS "superseded_by",
               (SELECT array_agg(DISTINCT k) FROM "decisions"."consent_records" n CROSS JOIN LATERAL jsonb_object_keys(n."purposes") AS k
                 WHERE ${madeAfter('n', 'r')}) AS "newer_purposes"

@@ -84,6 +84,7 @@ export function recordSessionRevoked(
     type: 'consent.revoked',
     applicationId: session.applicationId,
     occurredAt: at,
-    data: { ...sessionRecordOf(session), subject: { id: session.subjectId }, ...extra },
+    // null when the session named no person, as its outcome event and the exchange's claims say it.
+    data: { ...sessionRecordOf(session), subject: session.subjectId ? { id: session.subjectId } : null, ...extra },
   });
 }

@@ -236,7 +236,22 @@ export class ExchangeResultDto {
   @ApiProperty() status: string;
   @ApiProperty() outcome: string;
   @ApiProperty({ example: 'rec_0123456789abcdefghij' }) record_id: string;
-  @ApiProperty({ type: 'object', additionalProperties: true }) claims: Record<string, unknown>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    required: ['subject'],
+    properties: {
+      subject: {
+        oneOf: [
+          { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', example: 'sub_us0123456789abcdefgh' }, email: { type: 'string', description: 'Once the person signed in' } } },
+          { type: 'null' },
+        ],
+        description: 'The person, or null when the session named none (as its webhook events say it)',
+      },
+    },
+    description: '`{session_id, kind, outcome, flow_id, flow_version, purposes?, approval?, counter?, subject, completed_at}`',
+  })
+  claims: Record<string, unknown>;
   @ApiProperty({ type: 'array', items: { type: 'object' } }) attestations: unknown[];
   @ApiProperty({ type: 'array', items: { type: 'object' } }) credentials: unknown[];
 }

@@ -87,7 +87,7 @@ describe('EdgeValidationPipe', () => {
     const nul = await refusal(pipe.transform({ name: 'Ada\u0000' }, body(NameBody)));
     expect([nul.code, nul.details]).toEqual(['validation_failed', [{ field: 'name', reason: 'must not contain the character U+0000' }]]);
     const untyped = await refusal(pipe.transform({ steps: [{ title: '\ud800' }] }, { type: 'body', metatype: Object, data: undefined }));
-    expect([untyped.code, untyped.details?.map((issue) => issue.field)]).toEqual(['validation_failed', ['steps.0.title']]);
+    expect([untyped.code, untyped.details?.map((issue) => issue.field)]).toEqual(['validation_failed', ['steps[0].title']]);
     // A text/plain body, or a form's (the inbox pages answer it in HTML), is its route's own to read.
     expect(await pipe.transform('plain\u0000', { type: 'body', metatype: String, data: undefined })).toBe('plain\u0000');
     const form = parsedQuery([['email', 'ada\u0000@example.com']]);

@@ -2,7 +2,11 @@ import { applyDecorators, Type } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 
 export class ErrorDetailDto {
-  @ApiProperty({ example: 'allowed_origin.origin' }) field: string;
+  @ApiProperty({
+    example: 'allowed_origin.origin',
+    description: "The field's path in the body: an object's key after a dot, an array's element by its index in brackets (`subject.email`, `purposes[1]`, `records[3].subject.email`)",
+  })
+  field: string;
   @ApiProperty({ example: 'must not have a path' }) reason: string;
 }
 

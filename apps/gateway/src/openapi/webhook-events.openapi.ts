@@ -33,12 +33,15 @@ const ACTOR: Schema = {
   properties: { type: { type: 'string', enum: ['application', 'participant'] }, id: string('The person (`sub_…`), for a participant') },
 };
 
-const SUBJECT = (nullableId: boolean): Schema => ({
+const SUBJECT: Schema = {
   type: 'object',
   required: ['id'],
   additionalProperties: true,
-  properties: { id: nullableId ? { type: ['string', 'null'], description: 'The person (`sub_…`); null for a session no person was named in' } : string('The person (`sub_…`)') },
-});
+  properties: { id: string('The person (`sub_…`)') },
+};
+
+/** A session's person: null when the session named none (its outcome, its revocation and the exchange's claims alike). */
+const SESSION_SUBJECT: Schema = { oneOf: [SUBJECT, { type: 'null' }], description: 'The person, or null when the session named none' };
 
 const SCOPE: Schema = {
   type: 'string',
@@ -60,7 +63,7 @@ const sessionOutcome = (kind: 'consent' | 'approval', outcomesOf: string[]): Sch
     outcome: { type: 'string', enum: outcomesOf },
     flow_id: { type: ['string', 'null'], description: 'The flow (`flw_…`)' },
     flow_version: { type: ['integer', 'null'], description: 'The flow version answered' },
-    subject: { oneOf: [SUBJECT(false), { type: 'null' }], description: 'The person, or null when the session named none' },
+    subject: SESSION_SUBJECT,
     ...(kind === 'consent'
       ? { purposes: outcomes(['granted', 'declined', 'objected', 'noticed'], "Each purpose's outcome (absent for sessions completed before purpose outcomes were kept)") }
       : {
@@ -87,7 +90,7 @@ const RECORD_DECISION: Schema = {
     outcome: { type: 'string', enum: ['granted', 'declined'] },
     flow_id: string('The flow (`flw_…`)'),
     flow_version: { type: 'integer' },
-    subject: SUBJECT(false),
+    subject: SUBJECT,
     purposes: outcomes(['granted', 'declined', 'objected', 'noticed'], "Each purpose's outcome"),
     channel: { type: 'string', enum: RECORD_CHANNELS, description: 'How the decision reached the service' },
     captured_at: dateTime('When the person decided'),
@@ -106,13 +109,17 @@ const RECORD_DECISION: Schema = {
 const RECORD_WITHDRAWAL: Schema = {
   type: 'object',
   additionalProperties: true,
-  required: ['record_id', 'flow_id', 'subject', 'purposes', 'withdrawn', 'withdrawn_at', 'actor'],
+  required: ['record_id', 'flow_id', 'flow_version', 'subject', 'purposes', 'withdrawn', 'withdrawn_at', 'actor'],
   description: 'Something was withdrawn from (or objected to on) a consent record.',
   properties: {
     record_id: string('The record (`rec_…`)'),
     superseded_by: string('The newer record that replaced it (`channel: newer_record`)'),
     flow_id: string('The flow (`flw_…`)'),
-    subject: SUBJECT(false),
+    flow_version: {
+      type: 'integer',
+      description: "The flow version of the record withdrawn from, as that record's `consent.granted`/`consent.denied` names it (not the newer record's, which may be of a later version)",
+    },
+    subject: SUBJECT,
     purposes: outcomes(['granted', 'declined', 'objected', 'noticed', 'withdrawn'], "Each purpose's outcome on the record after the withdrawal"),
     withdrawn: strings('The purposes this event withdrew (may be empty when only `objected` changed)'),
     objected: strings('Legitimate-interest purposes a newer record objects to'),
@@ -136,7 +143,7 @@ const SESSION_REVOCATION: Schema = {
     record_id: { type: ['string', 'null'] },
     flow_id: { type: ['string', 'null'] },
     flow_version: { type: ['integer', 'null'] },
-    subject: SUBJECT(true),
+    subject: SESSION_SUBJECT,
     purposes: outcomes(['withdrawn', 'declined'], "Each consent purpose's outcome: `withdrawn`, or `declined` if it never was given"),
     withdrawn: strings('The purposes withdrawn'),
     scope: SCOPE,

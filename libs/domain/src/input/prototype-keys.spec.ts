@@ -1,12 +1,12 @@
 import { MAX_PROTOTYPE_KEY_ISSUES, PROTOTYPE_KEY_REFUSED, prototypeKeyIssues } from './prototype-keys';
 
 describe('prototypeKeyIssues', () => {
-  it('names each __proto__ key, and each constructor holding prototype, by its path', () => {
+  it('names each __proto__ key, and each constructor holding prototype, by its path (an array\'s index in brackets, as every 4xx names a field)', () => {
     const body = JSON.parse('{"subject":{"email":"a@example.com","__proto__":{"admin":true}},"records":[{"constructor":{"prototype":{"x":1}}}],"__proto__":1}');
     expect(prototypeKeyIssues(body)).toEqual([
       { field: '__proto__', reason: PROTOTYPE_KEY_REFUSED },
       { field: 'subject.__proto__', reason: PROTOTYPE_KEY_REFUSED },
-      { field: 'records.0.constructor.prototype', reason: PROTOTYPE_KEY_REFUSED },
+      { field: 'records[0].constructor.prototype', reason: PROTOTYPE_KEY_REFUSED },
     ]);
   });
 
@@ -23,5 +23,6 @@ describe('prototypeKeyIssues', () => {
     expect(issue.field).toBe(`${'a.'.repeat(depth)}__proto__`);
     const many = JSON.parse(`[${Array.from({ length: 100 }, () => '{"__proto__":1}').join(',')}]`);
     expect(prototypeKeyIssues(many)).toHaveLength(MAX_PROTOTYPE_KEY_ISSUES);
+    expect(prototypeKeyIssues(many)[1].field).toBe('[1].__proto__');
   });
 });

@@ -6,19 +6,24 @@ export const PROTOTYPE_KEY_REFUSED = 'is a prototype key (__proto__, or construc
 /** How many prototype keys a refusal names: a body of thousands of them is refused by the first. */
 export const MAX_PROTOTYPE_KEY_ISSUES = 20;
 
-type Node = { value: unknown; key?: string; parent?: Node };
+/** A key of an object, or (`index`) the position of an element of an array. */
+type Node = { value: unknown; key?: string; index?: boolean; parent?: Node };
 
+/** An object's key after a dot, an array's index in brackets (`records[0].constructor.prototype`). */
 const pathOf = (node: Node): string => {
-  const keys: string[] = [];
-  for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) keys.push(at.key);
-  return keys.reverse().join('.');
+  const parts: string[] = [];
+  for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) {
+    const [head, parent] = [at.index ? `[${at.key}]` : at.key, at.parent];
+    parts.push(parent?.key !== undefined && !at.index ? `.${head}` : head);
+  }
+  return parts.reverse().join('');
 };
 
 /**
  * The keys of a parsed JSON value that would replace an object's prototype once the value is copied
  * or merged: an own `__proto__` key, and a `constructor` key whose value is an object with its own
  * `prototype` key (the keys secure-json-parse, Fastify's JSON parser, refuses). Each is named by its
- * dotted path (`subject.__proto__`, `records.0.constructor.prototype`), as unstorableInputIssues
+ * path (`subject.__proto__`, `records[0].constructor.prototype`), as unstorableInputIssues
  * names its issues; at most MAX_PROTOTYPE_KEY_ISSUES, depth first. Iterative, keeping a
  * link to the parent instead of a path per value, so that a value nested a million levels deep is
  * walked without running out of stack or building a path for every level.
@@ -42,7 +47,7 @@ export function prototypeKeyIssues(value: unknown): FieldIssue[] {
         issues.push({ field: pathOf({ value: undefined, key: 'prototype', parent: { value: child, key, parent: node } }), reason: PROTOTYPE_KEY_REFUSED });
         continue;
       }
-      children.push({ value: child, key, parent: node });
+      children.push({ value: child, key, index: Array.isArray(current), parent: node });
     }
     // Depth first, in the value's order: children are stacked last first.
     for (let index = children.length - 1; index >= 0; index--) pending.push(children[index]);

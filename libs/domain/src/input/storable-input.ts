@@ -27,8 +27,9 @@ type Pending = { value: unknown; path: string; depth: number; name?: string };
 /**
  * The problems of a parsed JSON request body that no field rule sees: a string, or a field name,
  * that could not be stored as sent, and an object or array nested deeper than MAX_BODY_DEPTH
- * (not looked into). Each is named by its dotted path (`subject.external_id`,
- * `records.0.idempotency_key`), as the field rules name theirs. Caught at the edge, such a value
+ * (not looked into). Each is named by its path, an object's key after a dot and an array's index
+ * in brackets (`subject.external_id`, `records[0].idempotency_key`), as the field rules name theirs
+ * (`purposes[1]`, `data_fields[0].key`, `records[3]`). Caught at the edge, such a value
  * is a 422 before anything is written; further in, it failed half-way through a request (a
  * person's directory entry kept, the person not) or as a 500.
  */
@@ -42,6 +43,7 @@ export function unstorableInputIssues(body: unknown): FieldIssue[] {
     for (let index = children.length - 1; index >= 0; index--) pending.push(children[index]);
   };
   const at = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+  const atIndex = (path: string, index: number) => `${path}[${index}]`;
   while (pending.length > 0) {
     const { value, path, depth, name } = pending.pop()!;
     const nameReason = name === undefined ? undefined : unstorableReason(name);
@@ -53,7 +55,7 @@ export function unstorableInputIssues(body: unknown): FieldIssue[] {
     } else if (typeof value === 'object' && value !== null && depth >= MAX_BODY_DEPTH) {
       issues.push({ field: path, reason: NESTED_TOO_DEEP });
     } else if (Array.isArray(value)) {
-      stack(value.map((item, index) => ({ value: item, path: at(path, String(index)), depth: depth + 1 })));
+      stack(value.map((item, index) => ({ value: item, path: atIndex(path, index), depth: depth + 1 })));
     } else if (typeof value === 'object' && value !== null) {
       stack(Object.entries(value).map(([key, item]) => ({ value: item, path: at(path, key), depth: depth + 1, name: key })));
     }
