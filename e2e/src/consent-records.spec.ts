@@ -2475,6 +2475,16 @@ describe('consent records', () => {
     expect((await openApiConformance(de.url))('POST', '/api/v1/consent_records', elsewhere)).toEqual([true, null]);
   });
 
+  it('answers wrong_country to every duplicate of an idempotency key sent at once for a person homed in another country (they were a 422 "import them there")', async () => {
+    // Duplicates written in one batch: the first of the key is refused as homed in the US, the
+    // others take its outcome, and they must take its wrong country with it.
+    const body = { newsletter: granted, analytics: declined };
+    const subject = { email: 'homed-in-us@example.com' };
+    expect((await record(body, { subject }, us)).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => record(body, { subject, idempotency_key: 'homed-elsewhere-duplicates' }, de)));
+    expect(answers.map((answer) => [answer.status, answer.body.code, answer.body.home_country])).toEqual(answers.map(() => [421, 'wrong_country', 'US']));
+  });
+
   it('records against the version active now, also one activated behind the service\'s back, and refuses a person homed elsewhere by e-mail alone', async () => {
     const byEmail = (email: string, country = us) =>
       api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
