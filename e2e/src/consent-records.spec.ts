@@ -2493,6 +2493,16 @@ describe('consent records', () => {
     expect((await openApiConformance(de.url))('POST', '/api/v1/consent_records', elsewhere)).toEqual([true, null]);
   });
 
+  it('answers wrong_country to every duplicate of an idempotency key sent at once for a person homed in another country (they were a 422 "import them there")', async () => {
+    // Duplicates written in one batch: the first of the key is refused as homed in the US, the
+    // others take its outcome, and they must take its wrong country with it.
+    const body = { newsletter: granted, analytics: declined };
+    const subject = { email: 'homed-in-us@example.com' };
+    expect((await record(body, { subject }, us)).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => record(body, { subject, idempotency_key: 'homed-elsewhere-duplicates' }, de)));
+    expect(answers.map((answer) => [answer.status, answer.body.code, answer.body.home_country])).toEqual(answers.map(() => [421, 'wrong_country', 'US']));
+  });
+
   it('records against the version active now, also one activated behind the service\'s back, and refuses a person homed elsewhere by e-mail alone', async () => {
     const byEmail = (email: string, country = us) =>
       api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
@@ -2553,5 +2563,43 @@ describe('consent records', () => {
       const again = await byEmail(email, homes[i] === 'US' ? de : us);
       expect([email, again.status, again.body.home_country]).toEqual([email, 421, homes[i]]);
     }
+  });
+
+  it('homes no one on a claim of this country that is still being confirmed: a request meeting it waits, and is refused when a peer\'s earlier claim wins', async () => {
+    // DE claims the person first, then the US (a subjects call); both confirmations are held on
+    // the bus. A Record API call in the US meanwhile finds the US claim in the directory: it was
+    // answered "homed here" at once and recorded the person in the US, though the US claim then
+    // lost to DE's earlier one, so the person lived in both countries.
+    const bus = us.bus;
+    if (!bus) return; // E2E_TRANSPORT=nats: nothing here can hold a confirmation.
+    const email = 'claimed-while-confirming@example.com';
+    const original = bus.call.bind(bus);
+    let held = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const patched = jest.spyOn(bus, 'call').mockImplementation((subject, ...rest) => {
+      if (!subject.endsWith('residency-router.directory.confirm')) return original(subject, ...rest);
+      held++;
+      return { reply: gate.then(() => original(subject, ...rest).reply), cancel: () => undefined };
+    });
+    try {
+      const byEmail = (country: RunningCountry) =>
+        api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
+      const inDe = byEmail(de);
+      await eventually(async () => held === 1);
+      const claim = api('POST', `/api/v1/applications/${applicationId}/subjects`, { email });
+      await eventually(async () => held === 2);
+      const inUs = byEmail(us);
+      // The US record, before the fix answered at once; a request that waits for the claim, past this.
+      await Promise.race([inUs, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      open();
+      const [de201, claimed, us421] = await Promise.all([inDe, claim, inUs]);
+      expect([de201.status, claimed.status, claimed.body.home_country, us421.status, us421.body.home_country]).toEqual([201, 421, 'DE', 421, 'DE']);
+    } finally {
+      open();
+      patched.mockRestore();
+    }
+    // Nothing of the person is stored in the US.
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.subjects WHERE email = $1', [email])).rows[0].n).toBe(0);
   });
 });

@@ -94,6 +94,26 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     await Promise.all([usDatabase?.close(), deDatabase?.close()]);
   });
 
+  it('confirms again a person found homed here by a claim made moments ago (another replica\'s, still being confirmed), and yields to a peer\'s earlier claim', async () => {
+    // Another US replica has just inserted its claim and is still asking DE, which holds an earlier
+    // claim of its own it has not told the US yet. Before, a registration finding the US entry
+    // answered "US" at once and its request recorded the person in the US, while the claim it
+    // relied on then went to DE: the person was recorded in both countries.
+    const insert = (dataSource: DataSource, label: string, country: string, at: string) =>
+      dataSource.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") VALUES ($1, $2, 'active', ${at}, ${at})`, [ref(label), country]);
+    await insert(usDatabase.dataSource, 'replica-claim:email', 'US', 'now()');
+    await insert(deDatabase.dataSource, 'replica-claim:email', 'DE', "now() - interval '1 second'");
+    const replica = serviceFor('US', usDatabase.dataSource, new Map([['DE', peerOf(() => de)]]));
+    expect(await replica.registerMany([{ references: [ref('replica-claim:email')] }])).toEqual(['DE']);
+    expect(await homeIn(usDatabase.dataSource, 'replica-claim:email')).toBe('DE');
+    // A person homed here by a claim settled long ago is answered at once, and no peer asked.
+    await insert(usDatabase.dataSource, 'settled-claim:email', 'US', "now() - interval '1 hour'");
+    const asking = jest.fn(peerOf(() => de).send);
+    const quiet = serviceFor('US', usDatabase.dataSource, new Map([['DE', { ...peerOf(() => de), send: asking }]]));
+    expect(await quiet.registerMany([{ references: [ref('settled-claim:email')] }])).toEqual(['US']);
+    expect(asking).not.toHaveBeenCalled();
+  });
+
   it('claims each new person in exactly one of two countries claiming them at once, and both directories agree', async () => {
     const people = Array.from({ length: 40 }, (_, i) => `race-${i}:email`);
     // Each country makes its own id for the person; DE asks in the reverse order.
@@ -284,7 +304,8 @@ describe('DirectoryService: a peer that does not confirm', () => {
     expect([await homeOf('strict-two:external'), await homeOf('strict-two:email')]).toEqual([undefined, undefined]);
     expect(asked).toEqual([RESIDENCY_DIRECTORY_CONFIRM]);
     expect(synced).toEqual([]);
-    // Someone homed before needs no confirmation: still answered.
+    // Someone homed before (a claim settled long ago) needs no confirmation: still answered.
+    await database.dataSource.query(`UPDATE "residency_router"."directory_entries" SET "recorded_at" = "recorded_at" - interval '1 hour', "updated_at" = "updated_at" - interval '1 hour' WHERE "reference" = $1`, [ref('alone:email')]);
     expect(await strict.registerMany([{ references: [ref('alone:email')] }])).toEqual(['US']);
   });
 });

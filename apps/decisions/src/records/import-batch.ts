@@ -485,14 +485,23 @@ function sortByKey(rows: CheckedRow[], earlier: Map<string, EarlierKey>, outcome
   return { fresh, firstOfKey };
 }
 
-/** Later rows repeating a key of the rows: the same body answers as the first row of that key, another body is refused. */
-function settleRepeatedKeys(rows: CheckedRow[], firstOfKey: Map<string, CheckedRow>, outcomes: Map<number, ImportRowOutcome>): void {
+/**
+ * Later rows repeating a key of the rows: the same body answers as the first row of that key, another
+ * body is refused. A first row refused because its person is homed in another country (`elsewhere`)
+ * passes that country on to its repeats, so a Record API duplicate is the same 421 as the first,
+ * never the import row's refusal on `subject`.
+ */
+function settleRepeatedKeys(rows: CheckedRow[], firstOfKey: Map<string, CheckedRow>, outcomes: Map<number, ImportRowOutcome>, elsewhere?: Map<number, string>): void {
   for (const row of rows) {
     if (outcomes.has(row.index)) continue;
     const first = firstOfKey.get(row.idempotencyKey!)!;
     const answered = outcomes.get(first.index);
     if (first.fingerprint !== row.fingerprint) outcomes.set(row.index, refusal(row, [KEY_REUSED]));
-    else outcomes.set(row.index, answered ? { ...answered, index: row.index } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
+    else {
+      outcomes.set(row.index, answered ? { ...answered, index: row.index } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
+      const home = elsewhere?.get(first.index);
+      if (home !== undefined) elsewhere!.set(row.index, home);
+    }
   }
 }
 
@@ -1015,8 +1024,9 @@ export class ImportBatch {
     const recorded = written.records.length;
     if (recorded > 0) this.relay.kick();
 
-    // Later rows repeating a key of this chunk: the same body answers the record made for the first.
-    settleRepeatedKeys(rows, firstOfKey, outcomes);
+    // Later rows repeating a key of this chunk: the same body answers the record made for the first
+    // (or its person's home country).
+    settleRepeatedKeys(rows, firstOfKey, outcomes, elsewhere);
     return { outcomes: rows.map((row) => outcomes.get(row.index)!), created, made, elsewhere };
   }
 

@@ -31,6 +31,13 @@ const toMessage = (entry: PeerEntry): DirectoryEntryMessage => ({
 const SYNC_MAX_ENTRIES = 1000;
 /** How long a peer that did not confirm is not asked again (its entries go as sync events meanwhile). */
 const UNANSWERING_PAUSE_MS = 10_000;
+/**
+ * How many confirmation timeouts (DIRECTORY_CONFIRM_TIMEOUT_MS) after its claim an entry homed here
+ * may still be waiting for its peers' confirmation (a claim of up to 2,000 references asks each peer
+ * in two messages, one after the other), so that a registration finding it confirms it again
+ * (settleFoundClaims).
+ */
+const FOUND_CLAIM_UNSETTLED_TIMEOUTS = 3;
 /** Entries per page of a start's catch-up with a peer (`directory.pull`; the contract's limit). */
 const PULL_PAGE = 1000;
 
@@ -137,7 +144,44 @@ export class DirectoryService implements OnApplicationBootstrap {
     const written = new Set(inserted);
     const fresh = subjects.flatMap((person, i) => (homes.has(i) ? [] : [{ index: i, references: [...person.references, ...(person.minted ?? [])].filter((r) => written.has(r)) }]));
     const lost = await this.settleWithPeers(inserted, fresh, recordedAt);
-    return subjects.map((_, i) => lost.get(i) ?? homes.get(i) ?? country);
+    const answers = subjects.map((_, i) => lost.get(i) ?? homes.get(i) ?? country);
+    for (const [i, home] of await this.settleFoundClaims(subjects, homes)) answers[i] = home;
+    return answers;
+  }
+
+  /**
+   * People this call found homed here whose every entry here was claimed moments ago (within
+   * FOUND_CLAIM_UNSETTLED_TIMEOUTS confirmation timeouts: another request's claim, in this replica
+   * or another, whose confirmation with the peers may still be under way), confirmed with the peers
+   * as this call's own claims are: a peer's earlier claim takes them there (settleWithPeers' rule),
+   * and they are answered that country. Before, such a person was answered "homed here" at once and
+   * their request wrote them here, while the claim it relied on went to the peer's earlier one: the
+   * person was recorded in both countries. People homed here before that (any older entry here) keep
+   * their home, as settleWithPeers keeps it for a new reference of theirs. Answers the people taken
+   * elsewhere, by index. Costs a read, and a round trip to the peers only for such a recent claim.
+   */
+  private async settleFoundClaims(subjects: DirectoryPerson[], homes: Map<number, string>): Promise<Map<number, string>> {
+    const country = this.context.env.COUNTRY;
+    const foundHere = subjects.flatMap((_, i) => (homes.get(i) === country ? [i] : []));
+    if (foundHere.length === 0) return new Map();
+    const env = this.context.env as Partial<ResidencyRouterEnvironment>;
+    const unsettledSince = Date.now() - FOUND_CLAIM_UNSETTLED_TIMEOUTS * (env.DIRECTORY_CONFIRM_TIMEOUT_MS ?? 2000);
+    const here = new Map(
+      (await this.directory.findMany([...new Set(foundHere.flatMap((i) => subjects[i].references))]))
+        .filter((entry) => entry.homeCountry === country)
+        .map((entry) => [entry.reference.trim(), entry] as const),
+    );
+    const recent = foundHere.flatMap((index) => {
+      const entries = subjects[index].references.flatMap((reference) => (here.has(reference) ? [here.get(reference)!] : []));
+      return entries.length > 0 && entries.every((entry) => entry.recordedAt.getTime() > unsettledSince) ? [{ index, entries }] : [];
+    });
+    if (recent.length === 0) return new Map();
+    const entries = [...new Map(recent.flatMap((person) => person.entries).map((entry) => [entry.reference.trim(), toMessage(entry)])).values()];
+    const answers = await Promise.all(this.clients.peerCountries().map((peer) => this.confirmWith(peer, entries)));
+    return this.yieldToEarlierClaims(
+      answers,
+      recent.map(({ index, entries: own }) => ({ index, references: own.map((entry) => entry.reference.trim()) })),
+    );
   }
 
   /**
@@ -219,6 +263,17 @@ export class DirectoryService implements OnApplicationBootstrap {
       await this.directory.withdrawClaims(inserted, country, recordedAt);
       throw error;
     }
+    return this.yieldToEarlierClaims(answers, fresh);
+  }
+
+  /**
+   * The peers' answers to a confirmation of entries homed here: a person (`fresh`: by index, their
+   * references here) whose reference a peer answers as claimed earlier by another country is homed
+   * there instead (settleWithPeers). Answers those people's country by index.
+   */
+  private async yieldToEarlierClaims(answers: DirectoryEntryMessage[][], fresh: Array<{ index: number; references: string[] }>): Promise<Map<number, string>> {
+    const lost = new Map<number, string>();
+    const country = this.context.env.COUNTRY;
     // Per reference, the earliest claim a peer holds that is not this one.
     const earlier = new Map<string, DirectoryEntryMessage>();
     for (const entry of answers.flat()) {
