@@ -7,6 +7,7 @@ import { IsEmail, IsInt } from 'class-validator';
 import pino from 'pino';
 import request from 'supertest';
 import { AllExceptionsFilter } from '../src/http/all-exceptions.filter';
+import { useFormBodyParser } from '../src/http/form-body';
 import { useJsonBodyParser } from '../src/http/json-body';
 import { EdgeValidationPipe } from '../src/http/validation.pipe';
 
@@ -43,6 +44,11 @@ class ProbeController {
     return { email: body.email, is_dto: body instanceof SignInDto };
   }
 
+  @Post('form')
+  form(@Body() body: Record<string, unknown>) {
+    return { ...body };
+  }
+
   @Post('page')
   page(@Body() body: PageDto) {
     return { limit: body.limit, is_dto: body instanceof PageDto };
@@ -59,6 +65,7 @@ describe('gateway error responses', () => {
   beforeAll(async () => {
     app = await NestFactory.create<NestFastifyApplication>(ProbeModule, new FastifyAdapter({ bodyLimit: 1024 }), { logger: false });
     useJsonBodyParser(app);
+    useFormBodyParser(app);
     app.useGlobalPipes(new EdgeValidationPipe());
     app.useGlobalFilters(new AllExceptionsFilter(pino({ level: 'silent' })));
     await app.init();
@@ -135,6 +142,33 @@ describe('gateway error responses', () => {
     expect((await post('{"__proto__":')).body.code).toBe('malformed_json');
     // Other +json types are read by no route, as before.
     expect((await post('{"email":"ada@example.com"}', 'application/merge-patch+json')).status).toBe(415);
+  });
+
+  it('refuses a form body (x-www-form-urlencoded) with a prototype key as the JSON body is refused, naming the field as the form sent it', async () => {
+    const reason = 'is a prototype key (__proto__, or constructor holding prototype): not accepted';
+    const post = (raw: string) => request(app.getHttpServer()).post('/probe/form').set('content-type', 'application/x-www-form-urlencoded').send(raw);
+    const proto = await post('email=ada%40example.com&__proto__=x');
+    expect([proto.status, proto.body]).toEqual([
+      400,
+      {
+        message: 'The request body holds a prototype key (__proto__, or constructor holding prototype): such keys are not accepted',
+        code: 'invalid_request',
+        details: [{ field: '__proto__', reason }],
+        request_id: expect.any(String),
+      },
+    ]);
+    // Percent-encoded, and in the bracket and dot notation forms use for nesting.
+    for (const [raw, fields] of [
+      ['%5F%5Fproto%5F%5F=x', ['__proto__']],
+      ['constructor[prototype]=x', ['constructor[prototype]']],
+      ['constructor%5Bprototype%5D%5Badmin%5D=1', ['constructor[prototype][admin]']],
+      ['subject[__proto__][admin]=1&list.constructor.prototype=2', ['subject[__proto__][admin]', 'list.constructor.prototype']],
+    ] as const) {
+      const refused = await post(raw);
+      expect([raw, refused.status, refused.body.details]).toEqual([raw, 400, fields.map((field) => ({ field, reason }))]);
+    }
+    // A form without one is read as before: a plain `constructor` or `prototype` field is no prototype key.
+    expect((await post('email=ada%40example.com&constructor=x&prototype=y&a=1&a=2')).body).toEqual({ email: 'ada@example.com', constructor: 'x', prototype: 'y', a: ['1', '2'] });
   });
 
   it('answers unknown routes, bad JSON and oversized bodies in the same shape', async () => {

@@ -111,6 +111,18 @@ describe('query parameters an /api/v1 route does not take', () => {
     expect([dto.status, dto.body]).toEqual([400, refused('foo')]);
   });
 
+  it('refuses a parameter with an empty name (`?=x`, `?&=x`) with 400 saying so, on routes with and without a query DTO', async () => {
+    const empty = { field: '', reason: 'a query parameter has an empty name (`=value` with nothing before the `=`)' };
+    for (const path of ['/api/v1/me?=x', '/api/v1/me?&=x', '/api/v1/me?=', '/api/v1/activity?=x', '/api/v1/activity?type=x&=1', '/api/v1/flows/f1?version=2&=x']) {
+      const answer = await request(app.getHttpServer()).get(path);
+      expect([path, answer.status, answer.body]).toEqual([path, 400, { message: 'Invalid query parameters', code: 'invalid_request', details: [empty], request_id: expect.any(String) }]);
+    }
+    // Named beside the route's other unknown parameters, in the order sent.
+    expect((await request(app.getHttpServer()).get('/api/v1/me?foo=1&=x')).body.details).toEqual([{ field: 'foo', reason: 'property foo should not exist' }, empty]);
+    // Empty pairs without a name or a value (`?&&`) are no parameter at all.
+    expect((await request(app.getHttpServer()).get('/api/v1/me?&&')).body).toEqual({ ok: true });
+  });
+
   it('takes what a route declares: @Query() names, @ApiQuery() names, its query DTO', async () => {
     expect((await request(app.getHttpServer()).get('/api/v1/flows/f1?version=2')).body).toEqual({ version: '2' });
     expect((await request(app.getHttpServer()).get('/api/v1/flows/f1?version=2&versoin=3')).body).toEqual(refused('versoin'));
@@ -122,6 +134,7 @@ describe('query parameters an /api/v1 route does not take', () => {
   it('leaves pages and scripts their query parameters (tracking ones included)', async () => {
     expect((await request(app.getHttpServer()).get('/accord/flw_1?utm_source=newsletter&utm_medium=email')).body).toEqual({ page: true });
     expect((await request(app.getHttpServer()).get('/sdk/v1/manifest.json?v=3')).body).toEqual({ sdk: true });
+    expect((await request(app.getHttpServer()).get('/accord/flw_1?=x&&=y')).body).toEqual({ page: true });
   });
 
   it('fails the start for a route reading its query whole with neither a DTO nor @ApiQuery() declarations', () => {

@@ -349,6 +349,33 @@ describe('hosted decision pages in a browser', () => {
     });
   });
 
+  describe('the hosted flow page', () => {
+    it('shows the "code sent" notice on the step where the code is entered only, not on the later steps', async () => {
+      const flowId = await activeFlow('Code notice');
+      const email = 'nora.notice@example.com';
+      const { page, problems } = await newPage();
+      await page.goto(`${us.url}/accord/${flowId}`);
+      const frame = page.mainFrame();
+      await frame.waitForSelector('#decision-root[data-ready="true"]');
+      const notice = `We sent a code to ${email}.`;
+      /** The text a person sees on the page now (innerText leaves out what is hidden). */
+      const visibleText = () => frame.$eval('#decision-root', (root: any) => root.innerText as string);
+      const seen: Record<string, boolean> = {};
+      await signIn(frame, email, async (step) => {
+        if (step === 'sign-in-code') await frame.waitForFunction((text: string) => (globalThis as any).document.getElementById('status-message').textContent.includes(text), notice);
+        // The script's own timers (the notice is announced 50 ms after it is cleared) have run.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        seen[step] = (await visibleText()).includes(notice);
+      });
+      expect(seen).toEqual({ start: false, 'sign-in': false, 'sign-in-code': true, decision: false });
+      expect(await frame.textContent('#status-message')).toBe('');
+      await frame.click('#decline-button');
+      await waitForStep(frame, 'done');
+      expect((await visibleText()).includes(notice)).toBe(false);
+      expect(problems).toEqual([]);
+    });
+  });
+
   describe('accessibility (axe-core, WCAG 2.2 A and AA)', () => {
     it('has no violations on the English decision page at every step, an error included', async () => {
       const flowId = await activeFlow('Accessible');

@@ -436,14 +436,35 @@
 
     /* ------------------------------------------------------------------------------- rendering */
 
-    function announce(text) {
+    /**
+     * What the notice in the status region is about when it is about one part of the page only
+     * (`code`: the code was sent, which means something only where the code is entered), else null
+     * (a deadline warning: the whole decision). endNotice() takes such a notice away when its part goes.
+     */
+    var noticeAbout = null;
+    var noticeTimer = null;
+
+    function announce(text, about) {
       var region = $('status-message');
       if (!region) return;
+      clearTimeout(noticeTimer);
       region.textContent = '';
+      noticeAbout = about || null;
       // A fresh text node after clearing makes screen readers announce repeated messages too.
-      setTimeout(function () {
+      noticeTimer = setTimeout(function () {
+        noticeTimer = null;
         region.textContent = text;
       }, 50);
+    }
+
+    /** Clears the status region if its notice is about `about` (also one still to be shown). */
+    function endNotice(about) {
+      if (noticeAbout !== about) return;
+      clearTimeout(noticeTimer);
+      noticeTimer = null;
+      noticeAbout = null;
+      var region = $('status-message');
+      if (region) region.textContent = '';
     }
 
     function clearErrors() {
@@ -615,6 +636,8 @@
       var deadlineEl = $('deadline');
       if (deadlineEl && step === 'done') deadlineEl.hidden = true;
       if (step === 'sign-in' && renderedStep !== 'sign-in') showCodeForm(false);
+      // "We sent a code" belongs to the code form: the steps after it (verifying, the review) do not show it.
+      if (step !== 'sign-in') endNotice('code');
       if (step === 'decision' && view.signed_in && view.signed_in.email_hint && $('signed-in-as')) {
         $('signed-in-as').textContent = t('signed_in_as', { email: view.signed_in.email_hint });
         $('signed-in-as').hidden = false;
@@ -633,6 +656,7 @@
       if (!signIn || !code) return;
       signIn.hidden = show;
       code.hidden = !show;
+      if (!show) endNotice('code');
     }
 
     /** Takes a fresh view from the server; emits service:state and re-renders on a status change. */
@@ -750,7 +774,7 @@
             var text = t(resend ? 'code_resent' : 'code_sent', { email: address });
             if (sent) sent.textContent = text;
             showCodeForm(true);
-            announce(text);
+            announce(text, 'code');
             var code = $('sign-in-code');
             if (code) {
               code.value = '';

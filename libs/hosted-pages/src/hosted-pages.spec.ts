@@ -294,7 +294,7 @@ describe('escaping', () => {
     const inbox = renderInboxPage(items, { filters: { application_id: evil }, nextCursor: evil });
     expect(inbox).not.toContain('<script>alert');
     expectWellFormed(inbox);
-    const error = renderErrorPage({ status: 404, title: evil, message: evil, requestId: evil, homeUrl: 'javascript:alert(1)' });
+    const error = renderErrorPage({ status: 404, title: evil, message: evil, requestId: evil, homeUrl: 'javascript:alert(1)', details: [{ field: evil, reason: evil }] });
     expect(error).not.toContain('<script>alert');
     expect(error).not.toContain('javascript:');
   });
@@ -374,6 +374,11 @@ describe('error pages', () => {
     expect(textOf(renderErrorPage({ status: 421, locale: 'de', homeCountry: 'US' }), 'page-message')).toBe(
       'Ihre Daten werden in Ihrem Heimatland Vereinigte Staaten (US) gespeichert. Bitte fahren Sie dort fort.',
     );
+    const refused = renderErrorPage({ status: 400, locale: 'en', message: 'Invalid query parameters', details: [{ field: 'kind', reason: 'kind must be one of the following values: consent, approval' }, { field: '', reason: 'no field' }] });
+    expectWellFormed(refused);
+    expect(textOf(refused, 'page-message')).toBe('Invalid query parameters');
+    expect(refused).toContain('<ul id="error-details"><li><code>kind</code>: kind must be one of the following values: consent, approval</li><li>no field</li></ul>');
+    expect(renderErrorPage({ status: 400, details: [] })).not.toContain('error-details');
     const custom = renderErrorPage({ status: 503, title: 'Down', message: 'Later.' });
     expect(textOf(custom, 'page-title')).toBe('Down');
     expect(textOf(custom, 'error-status')).toBe('Error 503');

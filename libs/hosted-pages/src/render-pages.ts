@@ -20,6 +20,8 @@ export interface ErrorPageInput extends SimplePageOptions {
   homeCountry?: string;
   /** 421: where to continue (the home country's page), `http(s)` only. */
   homeUrl?: string;
+  /** What of the request was refused (a 4xx's `details`): each field named, with why. */
+  details?: ReadonlyArray<{ field: string; reason: string }>;
   /** Shown as a reference for support. */
   requestId?: string;
 }
@@ -64,6 +66,9 @@ export function renderErrorPage(input: ErrorPageInput): string {
   const homeUrl = safeUrl(input.homeUrl);
   const body = html`<p id="error-status" class="hp-eyebrow">${tr.t('error_status_label', { status })}</p>
 <p id="page-message">${message}</p>
+${input.details && input.details.length > 0
+    ? html`<ul id="error-details">${input.details.map((issue) => html`<li>${issue.field ? html`<code>${issue.field}</code>: ` : null}${issue.reason}</li>`)}</ul>`
+    : null}
 ${homeUrl ? html`<p><a id="home-link" class="hp-button hp-button-primary" href="${homeUrl}">${tr.t('error_421_link', { country: vars.country || country || '' })}</a></p>` : null}
 ${input.requestId ? html`<p id="error-reference" class="hp-hint">${tr.t('error_reference', { id: input.requestId })}</p>` : null}`;
   return messagePage(tr, input, 'error-page', title, body, html` data-status="${status}"${country ? html` data-home-country="${country}"` : null}`);

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { InboxItemMessage, InboxListRequest, InboxOpenReply, InboxOpenRequest, InboxPageMessage, InboxSignInRequest, InboxTokenRequest } from '@dcr/contracts';
-import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, inboxAddressDigest, newOpaqueId, normaliseEmail, sealForBearer, unsealWithBearer } from '@dcr/domain';
+import { decodeCursor, DomainError, encodeCursor, hashCredential, IN_FLIGHT_STATUSES, inboxAddressDigest, newInboxToken, newOpaqueId, normaliseEmail, sealForBearer, unsealWithBearer } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { randomBytes } from 'node:crypto';
 import { DataSource, IsNull, MoreThan, Repository } from 'typeorm';
 import { MailTransport } from '../mail/mail-transport';
 import {
@@ -95,7 +94,8 @@ export class InboxService {
     }
     const consumed = await this.codes.update({ id: code.id, consumedAt: IsNull() }, { consumedAt: now });
     if (consumed.affected === 0) throw wrong('request a code for this address first');
-    const token = `inb_${randomBytes(32).toString('base64url')}`;
+    // Naming this country, so that another country answers it with wrong_country from the token alone.
+    const token = newInboxToken(this.context.env.COUNTRY);
     const expiresAt = new Date(now.getTime() + INBOX_SESSION_TTL_MS);
     // The address only sealed under the token, which is kept as a hash: readable when the person presents it.
     await this.sessions.insert({ id: newOpaqueId('inbs', 20), tokenHash: hashCredential(token), emailSealed: sealForBearer(token, INBOX_ADDRESS, email), createdAt: now, expiresAt });

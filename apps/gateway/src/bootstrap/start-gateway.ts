@@ -18,6 +18,7 @@ import { DirectLane, DirectRequest } from '../http/direct-lane';
 import { directHandlerFor } from '../http/direct-route';
 import { errorAnswer } from '../http/error-responder';
 import { clientErrorHandler, frameworkErrorHandler } from '../http/framework-errors';
+import { useFormBodyParser } from '../http/form-body';
 import { useJsonBodyParser } from '../http/json-body';
 import { queryParameterCheck } from '../http/query-parameters';
 import { requestIdOf } from '../http/request-id';
@@ -229,6 +230,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   });
 
   useJsonBodyParser(app);
+  useFormBodyParser(app);
   app.useGlobalPipes(new EdgeValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter(context.logger));
 

@@ -9,7 +9,6 @@ import {
   ASSET_CONTENT_TYPES,
   AssetFile,
   ASSET_FILES,
-  contentSecurityPolicy,
   DEFAULT_ASSET_BASE,
   ParticipantView,
   readAsset,
@@ -25,6 +24,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { DecisionAccess } from '../decisions/decision-access';
 import { embedOriginFromReferer, embedOriginNow } from '../decisions/embed-origin';
 import { publicBaseUrl } from '../http/public-url';
+import { sendPage } from './page-answer';
 
 /** The frame protocol's schemas, byte for byte, for hosts that validate what the frame posts. */
 const FRAME_SCHEMAS = new Map<string, Buffer>(SCHEMA_NAMES.map((name) => [`${name}.json`, readFileSync(schemaPath(name))]));
@@ -169,13 +169,6 @@ export class HostedPagesController {
   }
 
   private html(reply: FastifyReply, status: number, body: string, frameAncestors: string[] = []) {
-    return reply
-      .status(status)
-      .header('content-security-policy', contentSecurityPolicy({ frameAncestors }))
-      .header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer')
-      .header('x-content-type-options', 'nosniff')
-      .type('text/html; charset=utf-8')
-      .send(body);
+    return sendPage(reply, status, body, frameAncestors);
   }
 }

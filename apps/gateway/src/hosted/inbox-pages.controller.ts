@@ -4,7 +4,6 @@ import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply,
 import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
 import { GatewayEnvironment } from '@dcr/config';
 import {
-  contentSecurityPolicy,
   inboxReturnPath,
   RecordsPageError,
   RecordsPageOptions,
@@ -14,6 +13,7 @@ import {
   renderRecordsPage,
 } from '@dcr/hosted-pages';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { checkAsMessage } from '@dcr/transport';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { AnswerNotKept, PublicRoute } from '../auth/auth.decorators';
@@ -24,6 +24,7 @@ import { SignInCodeLimit } from '../inbox/sign-in-code-limit';
 import { retryAfterOf } from '../http/error-responder';
 import { ownOrigins, sentFromAnotherSite } from '../http/cross-site';
 import { personRecords } from '../inbox/inbox-records';
+import { sendPage } from './page-answer';
 
 export const INBOX_COOKIE = 'service_inbox';
 /** The inbox cookie, cleared. */
@@ -50,6 +51,16 @@ function cookie(request: FastifyRequest, name: string): string | undefined {
     if (key === name) return decodeURIComponent(value.join('='));
   }
   return undefined;
+}
+
+/** The inbox page's filters: the parameters of InboxQueryDto, checked as on the API. */
+const INBOX_FILTERS: ReadonlyArray<keyof InboxQueryDto> = ['kind', 'trigger', 'application_id', 'sort', 'limit', 'cursor'];
+
+function inboxFilters(query: Record<string, unknown>): InboxQueryDto {
+  const given = Object.fromEntries(INBOX_FILTERS.filter((name) => query[name] !== undefined).map((name) => [name, query[name]]));
+  const checked = checkAsMessage(InboxQueryDto, given);
+  if ('issues' in checked) throw new DomainError('invalid_request', 'Invalid query parameters', checked.issues);
+  return checked.instance as InboxQueryDto;
 }
 
 const field = (body: unknown, name: string): string => {
@@ -190,14 +201,20 @@ export class InboxPagesController {
     return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next }));
   }
 
+  /**
+   * The inbox page. Its filters are read as the API reads them (InboxQueryDto: a bad value is a 400
+   * page naming the parameter); any other parameter is no filter of it and is left alone, as every
+   * page leaves it (a tracking parameter, one with an empty name: `?=x`), where the API refuses it.
+   */
   @Get()
-  async inbox(@Query() query: InboxQueryDto, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+  async inbox(@Query() query: Record<string, unknown>, @Headers('accept-language') locale: string | undefined, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const filters = inboxFilters(query);
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale }));
     try {
-      const page = await this.reader.page(token, query, request);
+      const page = await this.reader.page(token, filters, request);
       const items = page.data.map(({ status: _status, ...item }) => item);
-      const body = renderInboxPage(items, { locale, filters: query, sort: query.sort, nextCursor: page.next_cursor });
+      const body = renderInboxPage(items, { locale, filters, sort: filters.sort, nextCursor: page.next_cursor });
       return this.html(reply, 200, body);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') {
@@ -283,13 +300,6 @@ export class InboxPagesController {
   }
 
   private html(reply: FastifyReply, status: number, body: string) {
-    return reply
-      .status(status)
-      .header('content-security-policy', contentSecurityPolicy({}))
-      .header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer')
-      .header('x-content-type-options', 'nosniff')
-      .type('text/html; charset=utf-8')
-      .send(body);
+    return sendPage(reply, status, body);
   }
 }

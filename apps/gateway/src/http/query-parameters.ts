@@ -1,19 +1,29 @@
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { DECORATORS } from '@nestjs/swagger';
-import { DomainError } from '@dcr/domain';
+import { DomainError, FieldIssue } from '@dcr/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ControllerMethod } from './controller-methods';
 
 /** Where a query parameter a route does not take is refused: the API, not pages, scripts or discovery. */
 export const API_PREFIX = '/api/v1/';
 
+/** Why a query parameter with an empty name (`?=x`, `?&=x`, `?=`) is refused: its name cannot say it. */
+export const EMPTY_QUERY_NAME = 'a query parameter has an empty name (`=value` with nothing before the `=`)';
+
+/**
+ * The query issues of a refusal as the caller reads them: the issue of a parameter with an empty
+ * name (field `''`), which the validation says as "property  should not exist", says what is wrong.
+ */
+export const describedQueryIssues = (issues: FieldIssue[]): FieldIssue[] =>
+  issues.map((issue) => (issue.field === '' ? { field: '', reason: EMPTY_QUERY_NAME } : issue));
+
 /** The refusal of query parameters a route does not take, as a query DTO refuses them (forbidNonWhitelisted). */
 export const unknownQueryParameters = (names: string[]) =>
   new DomainError(
     'invalid_request',
     'Invalid query parameters',
-    names.map((name) => ({ field: name, reason: `property ${name} should not exist` })),
+    describedQueryIssues(names.map((name) => ({ field: name, reason: `property ${name} should not exist` }))),
   );
 
 /** Types the validation pipe does not validate: a `@Query()` of one of them is read whole, unchecked. */

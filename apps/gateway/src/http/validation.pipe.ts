@@ -1,6 +1,7 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { DomainError, unstorableInputIssues } from '@dcr/domain';
 import { bodyNotAnObject } from './error-responder';
+import { describedQueryIssues } from './query-parameters';
 import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, isPlainObject, toFieldIssues } from '@dcr/transport';
 
 /**
@@ -58,13 +59,14 @@ export class EdgeValidationPipe extends ValidationPipe {
       const checked = checkAsMessage(metadata.metatype as Class, value as Record<string, unknown>);
       if (!('issues' in checked)) return checked.instance;
       if (metadata.type === 'body') throw new DomainError('validation_failed', 'The request did not pass validation', checked.issues);
-      throw new DomainError('invalid_request', 'Invalid query parameters', checked.issues);
+      throw new DomainError('invalid_request', 'Invalid query parameters', describedQueryIssues(checked.issues));
     }
     try {
       return await super.transform(value, metadata);
     } catch (error) {
       if (error instanceof DomainError && metadata.type !== 'body') {
-        throw new DomainError('invalid_request', `Invalid ${metadata.type} parameters`, (error as DomainError).details);
+        const details = (error as DomainError).details;
+        throw new DomainError('invalid_request', `Invalid ${metadata.type} parameters`, metadata.type === 'query' && details ? describedQueryIssues(details) : details);
       }
       throw error;
     }

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { countryOfRecordId, DomainError, Page, recordsPagePosition } from '@dcr/domain';
+import { countryOfInboxToken, countryOfRecordId, DomainError, isInboxToken, Page, recordsPagePosition, wrongCountry } from '@dcr/domain';
+import { ServiceEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -15,9 +16,22 @@ import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
 import { personRecords } from './inbox-records';
 
-export function inboxBearer(authorization: string | undefined): string {
-  const token = /^Bearer\s+(inb_[A-Za-z0-9_-]{43})\s*$/.exec(authorization ?? '')?.[1];
-  if (!token) throw new DomainError('unauthenticated', 'Send Authorization: Bearer <inbox token> (from POST /api/v1/inbox/session)');
+/** What a 421 of an inbox route may be about first. */
+const TOKEN_COUNTRY = 'The inbox (its token, `inb_<cc>…`, names the country that issued it)';
+
+/**
+ * The inbox token the request carries. One naming another country (`inb_de…`: countryOfInboxToken) is
+ * answered as the session tokens are, 421 `wrong_country` with that country and nothing else, before
+ * anything is looked up: the country is read from the token alone, which its holder has, so the
+ * answer tells them nothing they could not try, and nothing about the person travels or is looked up
+ * (the home country answers 401 there if the token opens no inbox any more). A token naming no
+ * country (issued before tokens named theirs) or a country that is no peer is looked up here: 401.
+ */
+export function inboxBearer(authorization: string | undefined, here: Pick<ServiceEnvironment, 'COUNTRY' | 'PEER_COUNTRIES'>): string {
+  const token = /^Bearer\s+(\S+?)\s*$/.exec(authorization ?? '')?.[1];
+  if (!isInboxToken(token)) throw new DomainError('unauthenticated', 'Send Authorization: Bearer <inbox token> (from POST /api/v1/inbox/session)');
+  const home = countryOfInboxToken(token);
+  if (home && home !== here.COUNTRY && here.PEER_COUNTRIES.includes(home)) throw wrongCountry(home);
   return token;
 }
 
@@ -62,11 +76,12 @@ export class InboxController {
 
   @Delete('session')
   @HttpCode(204)
+  @ApiWrongCountry(TOKEN_COUNTRY)
   @ApiBearerAuth(INBOX_TOKEN_SCHEME)
   @ApiOperation({ summary: 'Sign out of the inbox' })
   @ApiNoContentResponse()
   async close(@Headers('authorization') authorization?: string): Promise<void> {
-    await firstValueFrom(this.clients.own.send(INBOX_CLOSE, { inbox_token: inboxBearer(authorization) }));
+    await firstValueFrom(this.clients.own.send(INBOX_CLOSE, { inbox_token: inboxBearer(authorization, this.context.env) }));
   }
 
   @Get()
@@ -75,9 +90,10 @@ export class InboxController {
     summary: 'Pending consent and approval requests of the signed-in person',
     description: 'Filter by kind, by approval trigger and by application_id; sort by deadline (soonest first) or newest first. Each row leads to /decisions/<session_token>.',
   })
+  @ApiWrongCountry(TOKEN_COUNTRY)
   @ApiPage(InboxItemDto)
   list(@Query() query: InboxQueryDto, @Req() request: FastifyRequest, @Headers('authorization') authorization?: string) {
-    return this.reader.page(inboxBearer(authorization), query, request);
+    return this.reader.page(inboxBearer(authorization, this.context.env), query, request);
   }
 
   @Get('records')
@@ -89,10 +105,10 @@ export class InboxController {
       '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`.',
   })
   @ApiExtraModels(InboxRecordPurposeDto)
-  @ApiWrongCountry("With application_id: the person's records with that organisation (the directory homes them in another country for it)")
+  @ApiWrongCountry(`${TOKEN_COUNTRY}, or, with application_id, the person's records with that organisation (the directory homes them in another country for it),`)
   @ApiPage(InboxRecordDto, 'The records, newest given first (`captured_at`, then `recorded_at`): imported history in the order the person gave it')
   async records(@Query() query: InboxRecordsQueryDto, @Headers('authorization') authorization?: string): Promise<Page<InboxRecordMessage>> {
-    const token = inboxBearer(authorization);
+    const token = inboxBearer(authorization, this.context.env);
     const { application_id: applicationId, limit, cursor } = query;
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
@@ -103,7 +119,7 @@ export class InboxController {
   }
 
   @ApiConflict('Nothing (or not that purpose) is granted on the record any more, or the record was replaced by a newer one')
-  @ApiWrongCountry('The record (its id names the country)')
+  @ApiWrongCountry(`${TOKEN_COUNTRY}, or the record (its id names the country),`)
   @ApiOkResponse({ type: InboxWithdrawReplyDto, description: 'The confirmation: what was withdrawn, when, and the record as it stands now' })
   @Post('records/:record_id/withdraw')
   @HttpCode(200)
@@ -116,7 +132,7 @@ export class InboxController {
   })
   async withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {
     // The inbox token first: without it nothing about the record is told (not even where it is kept).
-    const token = inboxBearer(authorization);
+    const token = inboxBearer(authorization, this.context.env);
     if (!/^rec_[a-z]{2}[0-9a-z]{20}$/.test(recordId)) throw new DomainError('not_found', 'Record was not found');
     const withdraw = () =>
       firstValueFrom(this.clients.own.send<InboxWithdrawReply>(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, purpose: body.purpose, channel: body.channel }));

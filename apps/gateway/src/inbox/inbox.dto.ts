@@ -26,7 +26,11 @@ export class InboxSignInReplyDto {
 }
 
 export class InboxOpenReplyDto {
-  @ApiProperty({ example: 'inb_0123456789abcdefghijklmnopqrstuvwxyzABCDE', description: 'The inbox token: `Authorization: Bearer <inbox_token>` on the inbox routes' }) inbox_token: string;
+  @ApiProperty({
+    example: 'inb_us0123456789abcdefghijklmnopqrstuvwxyzABCDE',
+    description: "The inbox token: `Authorization: Bearer <inbox_token>` on the inbox routes of the country that issued it (opaque; another country answers 421 `wrong_country` with that country)",
+  })
+  inbox_token: string;
   @ApiProperty({ format: 'date-time', description: 'When the inbox token stops working (12 hours)' }) expires_at: string;
 }
 

@@ -19,9 +19,12 @@ Conventions shared by every endpoint:
   that agreement answers 503 \`service_unavailable\` to a request recording someone new while a peer country is unreachable).
 - Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
 - Query parameters: an \`/api/v1/\` operation takes only the query parameters it lists (none if it lists none); any
-  other is 400 \`invalid_request\` naming it in \`details\`.
+  other is 400 \`invalid_request\` naming it in \`details\`, and one with an empty name (\`?=x\`) is named by \`field: ""\`
+  with a reason saying so.
 - A JSON body holding a \`__proto__\` key, or a \`constructor\` key holding \`prototype\`: 400 \`invalid_request\` naming
-  each such key's path; text that is not JSON: 400 \`malformed_json\` naming \`body\`.
+  each such key's path; text that is not JSON: 400 \`malformed_json\` naming \`body\`. A form body
+  (\`application/x-www-form-urlencoded\`) with a field \`__proto__\`, or one that in bracket or dot notation holds
+  \`__proto__\` or \`constructor\` followed by \`prototype\` (\`constructor[prototype]\`): the same 400, naming each field as sent.
 - Rate limits per application (token bucket, default 100/s, burst 200; the public form-builder hook per
   sending address): \`RateLimit-Policy\` and \`RateLimit\` headers, and \`Retry-After\` on 429.
 - Bodies over 1 MiB: 413 (imports and the form-builder hook have their own limits); a body in a media type read for
@@ -56,7 +59,13 @@ export class OpenApiDocument {
         description: 'API token (opaque, not a JWT). An operation lists the scopes the token needs in its `bearer` security requirement and in `x-required-scopes`.',
       })
       .addBearerAuth(
-        { type: 'http', scheme: 'bearer', bearerFormat: 'opaque', description: "The person's inbox token (`inb_…`, 12 hours) from `POST /api/v1/inbox/session`: the inbox routes take it, never an API token." },
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'opaque',
+          description:
+            "The person's inbox token (`inb_…`, 12 hours) from `POST /api/v1/inbox/session`: the inbox routes of the country that issued it take it, never an API token. Another country answers it 421 `wrong_country` with that country.",
+        },
         INBOX_TOKEN_SCHEME,
       )
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Publishable-Key' }, 'publishable_key')

@@ -5,3 +5,4 @@ export * from './approvals';
 export * from './session-token';
 export * from './purpose-decisions';
 export * from './record-id';
+export * from './inbox-token';

@@ -54,3 +54,24 @@ export function prototypeKeyIssues(value: unknown): FieldIssue[] {
   }
   return issues.slice(0, MAX_PROTOTYPE_KEY_ISSUES);
 }
+
+/**
+ * The names of a form's fields (`application/x-www-form-urlencoded`) that are prototype keys:
+ * `__proto__`, and, read as the bracket or dot paths forms write nesting in (`subject[email]`,
+ * `subject.email`), a name with a `__proto__` part or a `constructor` part followed by `prototype`
+ * (`constructor[prototype]`), which a reader nesting the names would turn into the keys
+ * prototypeKeyIssues refuses in a JSON body. Each is named as the form sent it (decoded); at most
+ * MAX_PROTOTYPE_KEY_ISSUES.
+ */
+export function formFieldPrototypeKeyIssues(names: readonly string[]): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  for (const name of names) {
+    if (issues.length === MAX_PROTOTYPE_KEY_ISSUES) break;
+    // Only a name holding one of the two words can be one: the others are not split.
+    if (!name.includes('__proto__') && !name.includes('prototype')) continue;
+    const parts = name.split(/[[\].]+/);
+    const refused = parts.some((part, index) => part === '__proto__' || (part === 'constructor' && parts[index + 1] === 'prototype'));
+    if (refused) issues.push({ field: name, reason: PROTOTYPE_KEY_REFUSED });
+  }
+  return issues;
+}
