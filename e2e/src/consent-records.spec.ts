@@ -281,7 +281,8 @@ describe('consent records', () => {
     });
     expect(next.status).toBe(201);
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
-    const fresh = await api('POST', '/api/v1/consent_records', { ...body, idempotency_key: 'replay-2' });
+    // Captured now, under version 2 (the first body's capture time is version 1's, which still decides it).
+    const fresh = await api('POST', '/api/v1/consent_records', { ...body, captured_at: new Date().toISOString(), idempotency_key: 'replay-2' });
     expect([fresh.status, fresh.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['decisions.sms']]);
     // The repeat is the contract's: the first answer's record, not the new version's refusal.
     const again = await api('POST', '/api/v1/consent_records', body);
@@ -500,7 +501,7 @@ describe('consent records', () => {
     expect([viaRecordApi.status, viaRecordApi.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['subject.email']]);
     for (const dry_run of [true, false]) {
       const imported = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run, records: [{ subject: { email: spaced }, decisions, captured_at: '2021-03-04T05:06:07Z' }] });
-      expect(imported.body.rows).toEqual([{ index: 0, outcome: 'refused', reasons: [{ field: 'subject.email', reason: expect.any(String) }] }]);
+      expect(imported.body.rows).toEqual([{ index: 0, outcome: 'refused', reasons: [{ field: 'subject.email', reason: expect.any(String) }], flow_version: 1 }]);
     }
     expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'spaced@example.com'`)).rowCount).toBe(0);
   });
@@ -519,7 +520,7 @@ describe('consent records', () => {
     const conforms = await openApiConformance(us.url);
     expect(conforms('POST', '/api/v1/consent_records/imports', dry)).toEqual([true, null]);
     expect(dry.body).toMatchObject({ dry_run: true, status: 'completed', summary: { recorded: 1, refused: 2 } });
-    expect(dry.body.rows[0]).toEqual({ index: 0, outcome: 'recorded' });
+    expect(dry.body.rows[0]).toEqual({ index: 0, outcome: 'recorded', flow_version: 1 });
     expect(dry.body.rows[1]).toMatchObject({ index: 1, outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.newsletter' })] });
     expect(dry.body.rows[2].reasons.map((r: { field: string }) => r.field)).toEqual(expect.arrayContaining(['subject.email', 'captured_at']));
     expect(await count()).toBe(before);
@@ -886,8 +887,8 @@ describe('consent records', () => {
     }
     const versions = await db.query(`SELECT flow_version, count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1 GROUP BY flow_version`, [own.body.id]);
     expect(versions.rows).toEqual([{ flow_version: 1, n: 600 }]);
-    // A new import meets the version active now.
-    const after = await api('POST', '/api/v1/consent_records/imports', { flow_id: own.body.id, dry_run: true, records: rows.slice(0, 1) });
+    // A new import meets the version active now, for a row captured since it was activated.
+    const after = await api('POST', '/api/v1/consent_records/imports', { flow_id: own.body.id, dry_run: true, records: [{ ...rows[0], captured_at: new Date().toISOString() }] });
     expect(after.body.rows[0]).toMatchObject({ outcome: 'refused', reasons: [expect.objectContaining({ field: 'decisions.sms' })] });
   });
 
@@ -1029,7 +1030,7 @@ describe('consent records', () => {
     const [first, second, hedy, keyed, repeat, clash, adaFirst, adaSecond] = imported.body.rows;
     expect(first).toMatchObject({ outcome: 'recorded' });
     expect(second).toMatchObject({ outcome: 'recorded' });
-    expect(hedy).toEqual({ index: 2, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }] });
+    expect(hedy).toEqual({ index: 2, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }], flow_version: 1 });
     expect(repeat).toEqual({ ...keyed, index: 4 });
     expect(clash).toMatchObject({ outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] });
     const margaret = await db.query(`SELECT record_id, supersedes, status, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1) ORDER BY recorded_at, record_id`, [[first.record_id, second.record_id]]);
@@ -2035,7 +2036,11 @@ describe('consent records', () => {
     const email = 'dropped@example.com';
     const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
     const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Dropping form' });
+    // Each version activated before the records captured under it (a record is decided by the version in force at its capture).
+    const activatedAgo = (version: number, minutes: number) =>
+      db.query(`UPDATE decisions.flow_versions SET activated_at = now() - make_interval(mins => $3) WHERE id = $1 AND version = $2`, [own.body.id, version, minutes]);
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    await activatedAgo(1, 90);
     const older = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: ago(60) });
     expect(older.status).toBe(201);
     // Version 2 no longer asks for analytics; the newer record speaks for the newsletter only.
@@ -2045,6 +2050,7 @@ describe('consent records', () => {
     });
     expect(next.status).toBe(201);
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    await activatedAgo(2, 45);
     const newer = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted }, captured_at: ago(30) });
     expect(newer.body.consent_record.supersedes).toBe(older.body.consent_record.record_id);
     const olderId = older.body.consent_record.record_id;
@@ -2066,6 +2072,7 @@ describe('consent records', () => {
     // it: it carries the withdrawal (it was withdrawn in consent_status only, granted everywhere else).
     expect((await api('POST', `/api/v1/flows/${own.body.id}/versions`, { purposes: NEWSLETTER_FLOW.purposes, purpose_definitions: NEWSLETTER_FLOW.purpose_definitions })).status).toBe(201);
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    await activatedAgo(3, 25);
     const third = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: ago(20) });
     const thirdId = third.body.consent_record.record_id;
     expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: thirdId, updated_at: onAnalytics.body.withdrawn_at });
@@ -2504,8 +2511,9 @@ describe('consent records', () => {
   });
 
   it('records against the version active now, also one activated behind the service\'s back, and refuses a person homed elsewhere by e-mail alone', async () => {
+    // Captured now: after each version's activation, so the version active is the one in force.
     const byEmail = (email: string, country = us) =>
-      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }, country);
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: new Date().toISOString() }, country);
     // Two records in a row: the second is written against the version the first one read.
     const before = (await byEmail('version-a@example.com')).body.consent_record.flow_version;
     expect((await byEmail('version-b@example.com')).body.consent_record.flow_version).toBe(before);
@@ -2514,7 +2522,7 @@ describe('consent records', () => {
     // replicating): the remembered version is refused at the insert, and the records use the new one.
     await db.query('BEGIN');
     await db.query(`CREATE TEMP TABLE next_version ON COMMIT DROP AS SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "version" = $2`, [flowId, before]);
-    await db.query(`UPDATE next_version SET "version" = "version" + 1`);
+    await db.query(`UPDATE next_version SET "version" = "version" + 1, "activated_at" = now()`);
     await db.query(`UPDATE "decisions"."flow_versions" SET "status" = 'superseded' WHERE "id" = $1 AND "version" = $2`, [flowId, before]);
     await db.query(`INSERT INTO "decisions"."flow_versions" SELECT * FROM next_version`);
     await db.query('COMMIT');
@@ -2534,6 +2542,151 @@ describe('consent records', () => {
     }
     expect((await byEmail('version-z@example.com', de)).status).toBe(201);
     expect((await byEmail('version-b@example.com', de)).status).toBe(421);
+  });
+
+  /**
+   * A flow whose version 2 changed the purposes (profiling dropped, ads added, analytics made a
+   * legitimate interest) and the term (P1Y to P6M), with the time between the two activations.
+   */
+  const twoVersionFlow = async (name: string) => {
+    const v1 = {
+      ...NEWSLETTER_FLOW,
+      name,
+      purposes: ['newsletter', 'analytics', 'profiling', 'fraud', 'billing'],
+      purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, profiling: { label: 'Profiling for offers', basis: 'consent' } },
+      consent_duration: 'P1Y',
+    };
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, v1);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const between = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const next = await api('POST', `/api/v1/flows/${flow.body.id}/versions`, {
+      purposes: ['newsletter', 'analytics', 'ads', 'fraud', 'billing'],
+      purpose_definitions: {
+        newsletter: NEWSLETTER_FLOW.purpose_definitions.newsletter,
+        analytics: { label: 'Usage analytics', basis: 'legitimate_interest' },
+        ads: { label: 'Personalised ads', basis: 'consent' },
+        fraud: NEWSLETTER_FLOW.purpose_definitions.fraud,
+        billing: NEWSLETTER_FLOW.purpose_definitions.billing,
+      },
+      consent_duration: 'P6M',
+    });
+    expect(next.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    return { flowId: flow.body.id as string, between };
+  };
+  const v1Decisions = { newsletter: granted, analytics: granted, profiling: granted };
+  const v2Decisions = { newsletter: granted, analytics: { ...granted, default_checked: true }, ads: declined };
+  const fieldsOf = (answer: { body: { details?: Array<{ field: string }> } }) => answer.body.details?.map((d) => d.field).sort();
+
+  it('decides a record against the flow version in force at its captured_at, or the one it pins, and its receipt shows that version', async () => {
+    const { flowId: own, between } = await twoVersionFlow('Versions in force');
+    const send = (email: string, decisions: Record<string, unknown>, captured_at: string, extra: Record<string, unknown> = {}) =>
+      api('POST', '/api/v1/consent_records', { flow_id: own, subject: { email }, decisions, captured_at, ...extra });
+
+    // Captured before the service had any version (history): the first version governs it.
+    const history = await send('in-force-a@example.com', v1Decisions, '2025-03-01T00:00:00Z', { idempotency_key: 'in-force-history' });
+    expect([history.status, history.body.consent_record?.flow_version, history.body.details]).toEqual([201, 1, undefined]);
+    expect(history.body.consent_record.purposes).toMatchObject({ analytics: { status: 'granted', basis: 'consent' }, profiling: { status: 'granted', basis: 'consent' } });
+    // Shaped like version 2, it was not what the person was shown then: refused by name.
+    const v2ShapedThen = await send('in-force-b@example.com', v2Decisions, '2025-03-01T00:00:00Z');
+    expect([v2ShapedThen.status, fieldsOf(v2ShapedThen)]).toEqual([422, ['decisions.ads', 'decisions.analytics', 'decisions.profiling']]);
+    // Captured between the two activations: version 1; captured now: version 2.
+    const betweenAnswer = await send('in-force-c@example.com', v1Decisions, between);
+    expect([betweenAnswer.status, betweenAnswer.body.consent_record?.flow_version]).toEqual([201, 1]);
+    const now = await send('in-force-d@example.com', v2Decisions, new Date().toISOString());
+    expect([now.status, now.body.consent_record?.flow_version, now.body.consent_record?.purposes.analytics]).toEqual([201, 2, { status: 'noticed', basis: 'legitimate_interest' }]);
+    const v1ShapedNow = await send('in-force-e@example.com', v1Decisions, new Date().toISOString());
+    expect([v1ShapedNow.status, fieldsOf(v1ShapedNow)]).toEqual([422, ['decisions.ads', 'decisions.profiling']]);
+
+    // The same key and body answer the same record.
+    const again = await send('in-force-a@example.com', v1Decisions, '2025-03-01T00:00:00Z', { idempotency_key: 'in-force-history' });
+    expect([again.status, again.body.consent_record]).toEqual([200, history.body.consent_record]);
+
+    // Pinned: an activated version, shown no earlier than it was activated (the first version also before).
+    const pinnedOld = await send('in-force-f@example.com', v1Decisions, new Date().toISOString(), { flow_version: 1 });
+    expect([pinnedOld.status, pinnedOld.body.consent_record?.flow_version]).toEqual([201, 1]);
+    const pinnedFirst = await send('in-force-g@example.com', v1Decisions, '2024-01-01T00:00:00Z', { flow_version: 1 });
+    expect([pinnedFirst.status, pinnedFirst.body.consent_record?.flow_version]).toEqual([201, 1]);
+    const pinnedTooEarly = await send('in-force-h@example.com', v2Decisions, between, { flow_version: 2 });
+    expect([pinnedTooEarly.status, pinnedTooEarly.body.details]).toEqual([422, [{ field: 'captured_at', reason: expect.stringContaining('version 2') }]]);
+    expect((await api('POST', `/api/v1/flows/${own}/versions`, { title: 'A draft' })).status).toBe(201);
+    for (const version of [3, 9]) {
+      const notActivated = await send('in-force-i@example.com', v2Decisions, new Date().toISOString(), { flow_version: version });
+      expect([version, notActivated.status, fieldsOf(notActivated)]).toEqual([version, 422, ['flow_version']]);
+    }
+    const notAVersion = await send('in-force-i@example.com', v2Decisions, new Date().toISOString(), { flow_version: 'two' });
+    expect([notAVersion.status, fieldsOf(notAVersion)]).toEqual([422, ['flow_version']]);
+    const stored = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE flow_id = $1`, [own]);
+    expect(stored.rows[0].n).toBe(5);
+
+    // The receipt shows the notice, wording and term of version 1: profiling and analytics by consent, P1Y, expired a year on.
+    const recordId = history.body.consent_record.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
+    expect(validateReceipt(receipt).valid).toBe(true);
+    const basisOf = (r: { pii_processing: { purposes: Array<{ purpose_id: string; lawful_basis: string }> } }) =>
+      Object.fromEntries(r.pii_processing.purposes.map((p) => [p.purpose_id, p.lawful_basis]));
+    expect(basisOf(receipt)).toEqual({ newsletter: 'consent', analytics: 'consent', profiling: 'consent', fraud: 'legitimate_interest' });
+    const given = receipt.event.find((e: { event_state: string }) => e.event_state === 'consent given');
+    expect(given).toMatchObject({ event_time: '2025-03-01T00:00:00.000Z', validity_duration: 'P1Y' });
+    // Every time of the receipt with milliseconds, the expiry as well.
+    expect(receipt.event.find((e: { event_state: string }) => e.event_state === 'consent expired')).toMatchObject({ event_time: '2026-03-01T00:00:00.000Z' });
+    for (const event of receipt.event) expect(event.event_time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const nowReceiptId = now.body.consent_record.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${nowReceiptId}`)).status === 200);
+    const nowReceipt = (await api('GET', `/api/v1/consent_receipts/${nowReceiptId}`)).body;
+    // The two versions' notices differ, and each receipt carries its own.
+    expect(receipt.pii_processing.privacy_notice).not.toEqual(nowReceipt.pii_processing.privacy_notice);
+    expect(nowReceipt.event.find((e: { event_state: string }) => e.event_state === 'consent given')).toMatchObject({ validity_duration: 'P6M' });
+    expect(basisOf(nowReceipt)).toEqual({ newsletter: 'consent', analytics: 'legitimate_interest', fraud: 'legitimate_interest' });
+  });
+
+  it('imports each row against the flow version in force at its captured_at, dry run and real import alike', async () => {
+    const { flowId: own, between } = await twoVersionFlow('Imported versions');
+    const now = new Date().toISOString();
+    const optional = (decisions: Record<string, { decision: string; default_checked?: boolean }>) => decisions;
+    const rows = [
+      { subject: { email: 'imp-in-force-a@example.com' }, decisions: optional({ newsletter: { decision: 'granted' }, analytics: { decision: 'declined' }, profiling: { decision: 'granted' } }), captured_at: '2025-03-01T00:00:00Z', idempotency_key: 'imp-in-force-a' },
+      { subject: { email: 'imp-in-force-b@example.com' }, decisions: optional({ newsletter: { decision: 'granted' }, analytics: { decision: 'granted', default_checked: true }, ads: { decision: 'declined' } }), captured_at: now },
+      { subject: { email: 'imp-in-force-c@example.com' }, decisions: optional({ newsletter: { decision: 'granted' }, analytics: { decision: 'granted', default_checked: true }, ads: { decision: 'declined' } }), captured_at: '2025-03-01T00:00:00Z' },
+      { subject: { email: 'imp-in-force-d@example.com' }, decisions: optional({ newsletter: { decision: 'granted' }, analytics: { decision: 'granted' }, profiling: { decision: 'declined' } }), captured_at: between },
+    ];
+    const expected = [
+      { index: 0, outcome: 'recorded', flow_version: 1 },
+      { index: 1, outcome: 'recorded', flow_version: 2 },
+      { index: 2, outcome: 'refused', flow_version: 1 },
+      { index: 3, outcome: 'recorded', flow_version: 1 },
+    ];
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: own, dry_run: true, records: rows });
+    expect([dry.status, dry.body.summary]).toEqual([200, { recorded: 3, refused: 1 }]);
+    expect(dry.body.rows.map((row: Record<string, unknown>) => ({ index: row.index, outcome: row.outcome, flow_version: row.flow_version }))).toEqual(expected);
+    expect(dry.body.rows[2].reasons.map((r: { field: string }) => r.field).sort()).toEqual(['decisions.ads', 'decisions.analytics', 'decisions.profiling']);
+
+    const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: own, dry_run: false, records: rows });
+    expect([real.status, real.body.status, real.body.summary]).toEqual([201, 'completed', { recorded: 3, refused: 1 }]);
+    expect(real.body.rows.map((row: Record<string, unknown>) => ({ index: row.index, outcome: row.outcome, flow_version: row.flow_version }))).toEqual(expected);
+    expect((await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`)).body.rows).toEqual(real.body.rows);
+    const stored = await db.query(
+      `SELECT s.email, r.flow_version, r.purposes FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE r.flow_id = $1 ORDER BY s.email`,
+      [own],
+    );
+    expect(stored.rows.map((row) => [row.email, row.flow_version])).toEqual([
+      ['imp-in-force-a@example.com', 1],
+      ['imp-in-force-b@example.com', 2],
+      ['imp-in-force-d@example.com', 1],
+    ]);
+    expect(stored.rows[0].purposes.profiling).toEqual({ status: 'granted', basis: 'consent' });
+    // Its receipt: version 1's term, expired a year after the capture.
+    const recordId = real.body.rows[0].record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body;
+    expect(receipt.event.find((e: { event_state: string }) => e.event_state === 'consent given')).toMatchObject({ validity_duration: 'P1Y' });
+    expect(receipt.event.find((e: { event_state: string }) => e.event_state === 'consent expired')).toMatchObject({ event_time: '2026-03-01T00:00:00.000Z' });
+    // Imported again, the same key and body answer the same record.
+    const repeated = await api('POST', '/api/v1/consent_records/imports', { flow_id: own, dry_run: false, records: rows.slice(0, 1) });
+    expect(repeated.body.rows[0]).toMatchObject({ outcome: 'recorded', record_id: recordId });
   });
 
   it('records a new person asked for in both countries at the same moment in one of them only; the other answers wrong_country with it', async () => {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { FlowVersion } from '../src/flows/flow-version.entity';
 import { FlowsRepository, StaleFlowVersion } from '../src/flows/flows.repository';
 import { BatchResult, CheckedRow, ImportBatch, KnownPerson } from '../src/records/import-batch';
-import { RecordWriter } from '../src/records/record-writer';
+import { RecordWriter, VersionNotInForce } from '../src/records/record-writer';
 
 /** What the stand-in ImportBatch.record answers: every row recorded. */
 const allRecorded = (rows: Array<CheckedRow & { index: number }>): BatchResult => ({
@@ -151,4 +151,46 @@ describe('RecordWriter: a write failing unexpectedly', () => {
     await expect(write('first@example.com')).rejects.toThrow('the flows cache failed');
     await expect(write('second@example.com')).resolves.toMatchObject({ created: true, outcome: { outcome: 'recorded', record_id: 'rec_second@example.com' } });
   });
+});
+
+/**
+ * A record to be decided by the version in force at its capture (RecordRequest.inForce) is written
+ * against the active version only when that version was activated by then, or is the flow's first;
+ * else it is refused with VersionNotInForce and nothing of it is written, on the remembered path and
+ * on the path that reads the version.
+ */
+describe('RecordWriter: the version in force at the capture', () => {
+  const activatedAt = new Date('2026-06-10T00:00:00.000Z');
+  const flow = Object.assign(new FlowVersion(), { id: 'flw_us_inforce', version: 2, applicationId: 'tp_us_inforce', status: 'active', activatedAt });
+  const written: string[] = [];
+  const batch = {
+    knownAndClaimed: async (_: string, rows: Array<{ email: string }>) => ({ known: [], claimed: new Map(rows.map((row) => [row.email, `sub_${row.email}`])) }),
+    flowAndKnownPeople: async () => ({ flow, known: [] }),
+    record: async (_: string, __: unknown, rows: Array<CheckedRow & { index: number }>): Promise<BatchResult> => {
+      written.push(...rows.map((row) => row.email));
+      return allRecorded(rows);
+    },
+  } as unknown as ImportBatch;
+  const capturedAt = (at: string, first?: number) => ({ at: Date.parse(at), ...(first !== undefined ? { first } : {}) });
+  const writeAt = (writer: RecordWriter, email: string, inForce: { at: number; first?: number }) =>
+    writer.write({ applicationId: flow.applicationId, flowId: flow.id, email, inForce, check: () => ({ index: 0, email, purposes: {}, capturedAt: new Date(inForce.at).toISOString(), fingerprint: '' }) });
+
+  for (const [path, flows] of [
+    ['remembered', remembering(flow)],
+    ['read', { rememberedForRecords: () => undefined, rememberForRecords: () => undefined, forget: () => undefined } as unknown as FlowsRepository],
+  ] as const) {
+    it(`refuses a record captured before the active version was activated, unless that version is the first (${path})`, async () => {
+      written.length = 0;
+      const writer = new RecordWriter(batch, flows);
+      const answers = await Promise.allSettled([
+        writeAt(writer, 'before@example.com', capturedAt('2026-06-09T23:59:59.999Z')),
+        writeAt(writer, 'at@example.com', capturedAt('2026-06-10T00:00:00.000Z')),
+        writeAt(writer, 'first@example.com', capturedAt('2020-01-01T00:00:00.000Z', 2)),
+        writeAt(writer, 'after@example.com', capturedAt('2026-07-01T00:00:00.000Z')),
+      ]);
+      expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect((answers[0] as PromiseRejectedResult).reason).toBeInstanceOf(VersionNotInForce);
+      expect(written.sort()).toEqual(['after@example.com', 'at@example.com', 'first@example.com']);
+    });
+  }
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { FlowActivation } from '@dcr/domain';
 import { batchesAtOnce, CallBatcher, entityFromRow, PreparedStatement } from '@dcr/persistence';
 import { EntityManager, Repository } from 'typeorm';
 import { FlowVersion } from './flow-version.entity';
@@ -84,6 +85,26 @@ const ACTIVE_VERSION = new PreparedStatement(
   `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "status" = 'active' ORDER BY "version" DESC LIMIT 1`,
 );
 
+/**
+ * The versions of a flow that were activated (every version but a draft), oldest first, with when:
+ * which one was in force at a capture time (versionInForce). A version activated before the
+ * service kept activation times would have none: its creation stands in.
+ */
+const ACTIVATIONS = new PreparedStatement<{ application_id: string; version: number; activated_at: Date }>(
+  'decisions_flow_activations',
+  `SELECT "application_id", "version", COALESCE("activated_at", "created_at") AS "activated_at" FROM "decisions"."flow_versions"
+    WHERE "id" = $1 AND "status" <> 'draft' ORDER BY "version"`,
+);
+
+/** The same versions whole (imports check each row against the version in force at its capture). */
+const ACTIVATED_VERSIONS = new PreparedStatement('decisions_flow_activated_versions', `SELECT * FROM "decisions"."flow_versions" WHERE "id" = $1 AND "status" <> 'draft' ORDER BY "version"`);
+
+/** A flow's activated versions and its application (FlowsRepository.activations). */
+export interface FlowActivations {
+  applicationId: string;
+  activations: FlowActivation[];
+}
+
 /** Flow versions in this country's database; no rules here, only queries. */
 @Injectable()
 export class FlowsRepository {
@@ -108,6 +129,13 @@ export class FlowsRepository {
    * once superseded either.
    */
   private readonly recordedVersions = new Map<string, FlowVersion>();
+  /**
+   * The activated versions of each flow the Record API was asked about lately, for records captured
+   * before the version remembered above was activated (RecordConsent). A version's activation time
+   * never changes; only newer activations are missing from what is remembered, which the writer
+   * notices when it meets the version active now (VersionNotInForce) and then reads afresh.
+   */
+  private readonly activationsOf = new Map<string, FlowActivations>();
 
   constructor(@InjectRepository(FlowVersion) private readonly versions: Repository<FlowVersion>) {
     this.currentLookups = new CallBatcher((flowIds) => this.currentOf(flowIds), {
@@ -153,6 +181,29 @@ export class FlowsRepository {
   forget(flowId: string): void {
     this.activeVersions.delete(flowId);
     this.recordedVersions.delete(flowId);
+    this.activationsOf.delete(flowId);
+  }
+
+  /**
+   * The activated versions of a flow and when each was activated (null: no such flow), remembered
+   * (see `activationsOf`); `fresh` reads them again.
+   */
+  async activations(flowId: string, options: { fresh?: boolean } = {}): Promise<FlowActivations | null> {
+    const remembered = options.fresh ? undefined : this.activationsOf.get(flowId);
+    if (remembered) return remembered;
+    const rows = await ACTIVATIONS.rows(this.versions.manager, [flowId]);
+    const found = rows.length === 0 ? null : { applicationId: rows[0].application_id, activations: rows.map((row) => ({ version: row.version, activatedAt: new Date(row.activated_at).getTime() })) };
+    this.activationsOf.delete(flowId);
+    if (this.activationsOf.size >= REMEMBERED_FLOWS) this.activationsOf.delete(this.activationsOf.keys().next().value as string);
+    // A flow not found is not remembered: it may be replicated here in a moment.
+    if (found) this.activationsOf.set(flowId, found);
+    return found;
+  }
+
+  /** Every activated version of a flow, oldest first. */
+  async activatedVersions(flowId: string): Promise<FlowVersion[]> {
+    const rows = await ACTIVATED_VERSIONS.rows(this.versions.manager, [flowId]);
+    return rows.map((row) => entityFromRow(this.versions.metadata, row, new FlowVersion()));
   }
 
   /** The active version of a flow the Record API remembered (`rememberForRecords`), if any. */

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations } from '@dcr/domain';
+import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
+import { FlowVersion } from '../flows/flow-version.entity';
 import { FlowsRepository } from '../flows/flows.repository';
 import { ConsentImport } from './consent-import.entity';
 import { BatchFlow, CheckedRow, ImportBatch } from './import-batch';
@@ -35,17 +36,25 @@ export class ImportConsentRecords {
     private readonly receipts: ReceiptMailer,
   ) {}
 
-  /** One chunk: its rows checked (and, unless a dry run, recorded), its outcomes added to the import's report. */
+  /**
+   * One chunk: its rows checked (and, unless a dry run, recorded), its outcomes added to the import's
+   * report. Each row is decided against the flow version in force at its captured_at, one version
+   * per chunk (one transaction): the chunk's rows come in captured_at order, and when they reach a
+   * time in force under a later version, only those before it are decided (`decided`); the gateway
+   * sends the others again in its next chunk.
+   */
   async execute(request: ImportRecordsRequest): Promise<ImportChunkReply> {
-    // The import's first chunk takes the active version; the later ones the same version, also when
-    // another was activated meanwhile (ImportRecordsRequest.flow_version).
-    const flow = request.flow_version === undefined ? await this.flows.active(request.flow_id) : await this.flows.version(request.flow_id, request.flow_version);
-    if (!flow || flow.applicationId !== request.application_id || flow.status === 'draft') {
-      throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
-    }
+    const { versions, newest } = await this.importVersions(request);
+    const activations = versions.map((version) => ({ version: version.version, activatedAt: new Date(version.activatedAt ?? version.createdAt).getTime() }));
+    // A row without a valid capture time (refused for it) is checked against the first version.
+    const inForce = request.records.map((row) => (isZonedDateTime(row.captured_at) ? versionInForce(activations, Date.parse(row.captured_at))! : versions[0].version));
+    const chunkVersion = inForce[0] ?? versions[0].version;
+    let decided = Math.min(1, request.records.length);
+    while (decided < request.records.length && inForce[decided] === chunkVersion) decided++;
+    const flow = versions.find((version) => version.version === chunkVersion)!;
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
-    const checked = request.records.map((row, i) => this.check(request, terms, request.indexes?.[i] ?? request.offset + i, row));
+    const checked = request.records.slice(0, decided).map((row, i) => this.check(request, terms, request.indexes?.[i] ?? request.offset + i, row));
     const passing = checked.filter((row): row is CheckedRow => !('outcome' in row));
     let recorded: ImportRowOutcome[];
     let ledger: DryRunLedger | undefined;
@@ -65,7 +74,7 @@ export class ImportConsentRecords {
       }
     }
     const byIndex = new Map(recorded.map((row) => [row.index, row]));
-    const rows = checked.map((row) => ('outcome' in row ? row : byIndex.get(row.index)!));
+    const rows = checked.map((row) => ({ ...('outcome' in row ? row : byIndex.get(row.index)!), flow_version: flow.version }));
     let createdAt: string | undefined;
     if (!request.dry_run) {
       const recorded = rows.filter((row) => row.outcome === 'recorded').length;
@@ -83,11 +92,33 @@ export class ImportConsentRecords {
            "status" = EXCLUDED."status"
          WHERE "consent_imports"."application_id" = EXCLUDED."application_id"
          RETURNING "created_at"`,
-        [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false ? 'in_progress' : 'completed'],
+        [request.import_id, request.application_id, request.flow_id, recorded, rows.length - recorded, JSON.stringify(rows), request.last === false || decided < request.records.length ? 'in_progress' : 'completed'],
       );
       if (report) createdAt = new Date(report.created_at).toISOString();
     }
-    return { rows, flow_version: flow.version, purposes: terms.purposes.length, ...(ledger ? { ledger } : {}), ...(createdAt ? { created_at: createdAt } : {}) };
+    return {
+      rows,
+      ...(decided < request.records.length ? { decided } : {}),
+      flow_version: newest,
+      purposes: Math.max(...versions.map((version) => (version.terms as unknown as FlowTerms).purposes.length)),
+      ...(ledger ? { ledger } : {}),
+      ...(createdAt ? { created_at: createdAt } : {}),
+    };
+  }
+
+  /**
+   * The versions an import's rows are decided against: the flow's activated ones up to the one
+   * active when its first chunk was decided (ImportRecordsRequest.flow_version on the later chunks),
+   * so that a version activated while an import runs does not change it, oldest first.
+   */
+  private async importVersions(request: ImportRecordsRequest): Promise<{ versions: FlowVersion[]; newest: number }> {
+    const activated = await this.flows.activatedVersions(request.flow_id);
+    const newest = request.flow_version ?? activated.find((version) => version.status === 'active')?.version;
+    const versions = activated.filter((version) => newest !== undefined && version.version <= newest);
+    if (newest === undefined || versions.length === 0 || versions[0].applicationId !== request.application_id) {
+      throw new DomainError('validation_failed', 'The request did not pass validation', [{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
+    }
+    return { versions, newest };
   }
 
   /**

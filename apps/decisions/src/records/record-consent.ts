@@ -1,12 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { ConsentRecordMessage, CreateConsentRecordReply, CreateConsentRecordRequest } from '@dcr/contracts';
-import { assertCapturable, DomainError, FlowTerms, normaliseEmail, recordAttestation, statedPresentations, validationFailed, wrongCountry } from '@dcr/domain';
+import {
+  assertCapturable,
+  DomainError,
+  FlowTerms,
+  normaliseEmail,
+  pinnedVersionIssue,
+  recordAttestation,
+  statedPresentations,
+  validationFailed,
+  versionInForce,
+  wrongCountry,
+} from '@dcr/domain';
 import { DataSource } from 'typeorm';
 import { ConsentRecord } from './consent-record.entity';
 import { ReceiptMailer } from './receipt-mailer';
 import { noticeDigestOf } from '../flows/flow-message';
+import { FlowsRepository } from '../flows/flows.repository';
 import { madeAfter, madeOrder } from './record-order';
-import { RecordWriter } from './record-writer';
+import { RecordRequest, RecordWriter, VersionNotInForce, WrittenRow } from './record-writer';
+
+/** How many times a record's version is chosen when newer versions keep being activated meanwhile (VersionNotInForce). */
+const VERSION_CHOICES = 3;
 
 /**
  * A late record's `superseded_by` as its first answer gave it: the record captured next after it
@@ -64,6 +79,7 @@ export class RecordConsent {
     private readonly dataSource: DataSource,
     private readonly writer: RecordWriter,
     private readonly receipts: ReceiptMailer,
+    private readonly flows: FlowsRepository,
   ) {}
 
   async execute(request: CreateConsentRecordRequest): Promise<CreateConsentRecordReply> {
@@ -74,12 +90,13 @@ export class RecordConsent {
     const email = normaliseEmail(request.subject.email);
     const externalId = request.subject.external_id?.trim() || undefined;
 
-    // Written with the other records arriving now, in one transaction (see RecordWriter).
-    const written = await this.writer
-      .write({
+    // Written with the other records arriving now, in one transaction (see RecordWriter), against
+    // the version chosen for it (versionFor), chosen again if a newer one was activated meanwhile.
+    const write = (version: Pick<RecordRequest, 'flowVersion' | 'inForce'>) =>
+      this.writer.write({
         applicationId: request.application_id,
         flowId: request.flow_id,
-        ...(request.flow_version ? { flowVersion: request.flow_version } : {}),
+        ...version,
         email,
         ...(externalId ? { externalId } : {}),
         check: (flow) => {
@@ -101,8 +118,17 @@ export class RecordConsent {
             presentationStated: statedPresentations(request.decisions as never),
           };
         },
-      })
-      .catch((error: unknown) => this.answeredBefore(request, error));
+      });
+    const chooseAndWrite = async (): Promise<WrittenRow> => {
+      for (let choice = 1; ; choice++) {
+        try {
+          return await write(await this.versionFor(request, capturedAt.getTime(), choice > 1));
+        } catch (error) {
+          if (!(error instanceof VersionNotInForce) || choice >= VERSION_CHOICES) throw error;
+        }
+      }
+    };
+    const written = await chooseAndWrite().catch((error: unknown) => this.answeredBefore(request, error));
     if ('replayed' in written) return { consent_record: written.replayed, created: false };
     if (written.homeCountry) throw wrongCountry(written.homeCountry);
     const { outcome, made, flow } = written;
@@ -134,6 +160,39 @@ export class RecordConsent {
     const existing = await this.dataSource.manager.findOne(ConsentRecord, { where: { recordId: outcome.record_id, applicationId: request.application_id } });
     if (!existing) throw new Error(`record ${outcome.record_id} answered for a repeated idempotency key was not found`);
     return { consent_record: await replayedMessage(this.dataSource, existing), created: false };
+  }
+
+  /**
+   * The version a record is written against. The Record API's (`version_rule: in_force_at_capture`):
+   * the one in force at its capture time (versionInForce), or the one it pins, which must have been
+   * activated, by the capture time unless it is the first (pinnedVersionIssue: a 422 naming
+   * `flow_version` or `captured_at`). A record captured since the version the writer remembers as
+   * active was activated (the common case: captured now) is left to the writer's active version
+   * without a read; any other reads the flow's activations (remembered; `fresh` reads them again).
+   * The newest of them is left to the writer's active version too, which must have been activated
+   * by the capture time (or be the first): a newer one is refused there (VersionNotInForce) and the
+   * choice made again afresh. Others (captures, form builders): the pinned version, else the active one.
+   */
+  private async versionFor(request: CreateConsentRecordRequest, capturedAt: number, fresh: boolean): Promise<Pick<RecordRequest, 'flowVersion' | 'inForce'>> {
+    if (request.version_rule !== 'in_force_at_capture') return request.flow_version ? { flowVersion: request.flow_version } : {};
+    if (request.flow_version === undefined && !fresh) {
+      const activatedAt = this.flows.rememberedForRecords(request.flow_id)?.activatedAt;
+      if (activatedAt && new Date(activatedAt).getTime() <= capturedAt) return { inForce: { at: capturedAt } };
+    }
+    let known = await this.flows.activations(request.flow_id, { fresh });
+    // A pinned version activated since the activations were remembered (here, or replicated) is looked for afresh.
+    if (!fresh && request.flow_version !== undefined && !known?.activations.some((activation) => activation.version === request.flow_version)) {
+      known = await this.flows.activations(request.flow_id, { fresh: true });
+    }
+    if (!known || known.applicationId !== request.application_id) throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
+    if (request.flow_version !== undefined) {
+      const issue = pinnedVersionIssue(known.activations, request.flow_version, capturedAt);
+      if (issue) throw validationFailed([issue]);
+      return { flowVersion: request.flow_version };
+    }
+    const version = versionInForce(known.activations, capturedAt);
+    if (version === known.activations[known.activations.length - 1].version) return { inForce: { at: capturedAt, first: known.activations[0].version } };
+    return { flowVersion: version };
   }
 
   /**

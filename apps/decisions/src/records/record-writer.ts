@@ -24,6 +24,13 @@ export interface RecordRequest {
   applicationId: string;
   flowId: string;
   flowVersion?: number;
+  /**
+   * A record pinning no version that is to be decided against the version in force at its capture
+   * time `at` (ms; RecordConsent): the active version decides it only if it was activated by then,
+   * or is the flow's `first` activated version; else the request is refused with VersionNotInForce
+   * (a newer version was activated since the caller chose), and the caller chooses again.
+   */
+  inForce?: { at: number; first?: number };
   /** The person as the request names them (the row `check` answers repeats them). */
   email: string;
   externalId?: string;
@@ -51,6 +58,27 @@ interface WriteOptions {
   earlier?: Map<string, EarlierKey>;
   /** The known people's newest records of the flow, read with them (checked by the write; a row tried again alone reads them afresh). */
   latest?: Map<string, Latest | null>;
+}
+
+/**
+ * A record pinning no version met an active version activated after its capture time
+ * (RecordRequest.inForce): nothing was written; its version is to be chosen again.
+ */
+export class VersionNotInForce extends Error {
+  constructor(readonly flowId: string, readonly version: number) {
+    super(`Version ${version} of flow ${flowId} is active, activated after the record's capture time`);
+  }
+}
+
+/** The requests of `group` that `flow` may decide (RecordRequest.inForce); the others are refused with VersionNotInForce. */
+function inForceUnder(flow: FlowVersion, group: Pending[]): Pending[] {
+  const activatedAt = flow.activatedAt ? new Date(flow.activatedAt).getTime() : undefined;
+  return group.filter((pending) => {
+    const { inForce } = pending.request;
+    if (!inForce || flow.version === inForce.first || (activatedAt !== undefined && activatedAt <= inForce.at)) return true;
+    pending.reject(new VersionNotInForce(flow.id, flow.version));
+    return false;
+  });
 }
 
 /** Each request checked against `flow` by the capture rules: those that pass, and those refused with why. */
@@ -205,8 +233,11 @@ export class RecordWriter {
         const { applicationId, flowId, flowVersion } = group[0].request;
         const remembered = flowVersion === undefined ? this.flows.rememberedForRecords(flowId) : undefined;
         if (!remembered || remembered.applicationId !== applicationId || !group.every((pending) => pending.request.externalId === undefined)) return guarded(group, () => this.writeGroup(group));
-        const { checked, refused } = checkEach(remembered, group);
-        if (refused.length > 0) return guarded(group, () => this.writeGroup(group));
+        // Records captured before the remembered version was activated are not its to decide.
+        const decided = inForceUnder(remembered, group);
+        if (decided.length === 0) return async () => undefined;
+        const { checked, refused } = checkEach(remembered, decided);
+        if (refused.length > 0) return guarded(decided, () => this.writeGroup(decided));
         let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> };
         try {
           people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew, lookUpFirst: this.lastAllKnown, flowId });
@@ -219,7 +250,7 @@ export class RecordWriter {
         }
         // Written while the version is still active; rows found stale are written again against the
         // version read now, and the people the directory homed keep their ids.
-        return guarded(group, async () => {
+        return guarded(decided, async () => {
           const stale = await this.writeChecked(remembered, checked, { ...people, whileActive: true });
           if (stale.length === 0) return;
           this.flows.forget(flowId);
@@ -257,7 +288,7 @@ export class RecordWriter {
       return;
     }
     if (flowVersion === undefined) this.flows.rememberForRecords(flow);
-    const { checked, refused } = checkEach(flow, group);
+    const { checked, refused } = checkEach(flow, flowVersion === undefined ? inForceUnder(flow, group) : group);
     for (const { pending, error } of refused) pending.reject(error);
     if (checked.length === 0) return;
     await this.writeChecked(flow, checked, { known, claimed });

@@ -135,12 +135,16 @@ export class RecordsController {
   @ApiOperation({
     summary: 'Record a consent captured in your own form',
     description:
-      'Every purpose is checked against the active flow version: a consent purpose must be a decision that was neither ' +
+      'Every purpose is checked against the flow version in force at `captured_at`: the newest version activated at or before it ' +
+      '(the flow\'s first version for a capture before every activation: history from before the service), or the activated ' +
+      'version `flow_version` pins (422 naming `flow_version` for a draft or unknown one, naming `captured_at` for a capture before its ' +
+      'activation, except for the first version). A version activated later supersedes it for later captures only; the record, its ' +
+      'receipt (notice, wording, term) and consent_status keep the version it was decided against. A consent purpose must be a decision that was neither ' +
       'ticked by default nor mandatory (an unticked box is a decline); a legitimate-interest purpose ticked is noticed, ' +
       'unticked an objection; notice-only purposes take no decision. Refusals are a 422 naming each purpose. A later ' +
       'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted. ' +
-      'The record is written against the version active when it is written: a version activated while the request was ' +
-      'being handled (by another replica, or in the flow\'s home country) is the one it gets.',
+      'A version activated while the request was being handled (by another replica, or in the flow\'s home country) is the ' +
+      'one it gets when it was activated by `captured_at`.',
   })
   @ApiCreatedResponse({ type: ConsentRecordEnvelopeDto, description: 'The record' })
   @ApiOkResponse({ type: ConsentRecordEnvelopeDto, description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
@@ -157,6 +161,8 @@ export class RecordsController {
       captured_at: body.captured_at,
       idempotency_key: body.idempotency_key,
       notice_digest: body.notice_digest,
+      ...(body.flow_version !== undefined ? { flow_version: body.flow_version } : {}),
+      version_rule: 'in_force_at_capture',
       channel: 'controller_attested',
       // With a key, the body as JSON (the edge turned it into DTO instances), so a retry of the same
       // JSON maps to the same record; without one nothing compares it.
@@ -173,7 +179,8 @@ export class RecordsController {
     summary: 'Import historical consent records (dry run first)',
     description:
       'Every row goes through the capture rules and is recorded with channel `imported`, its original `captured_at` and ' +
-      'the service\'s `recorded_at`. A dry run writes nothing and reports per row what would be recorded or refused (by ' +
+      'the service\'s `recorded_at`, against the flow version in force at its `captured_at`, as a record is (the newest activated at or before it; ' +
+      'the first version for a time before every activation; a version activated after the import began is not used); each row\'s outcome names it (`flow_version`). A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
       'rows of the whole request. Rows are decided in the order they were captured (`captured_at`; equal times in row order), as if sent one by one in that order, so a ' +
       'person\'s history is linked as it was made whatever order the rows list it in; the report lists them by `index`. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
@@ -201,7 +208,8 @@ export class RecordsController {
     const rows: ImportRowOutcome[] = [];
     // A dry run's later chunks are told what its earlier ones would have written (a real import's find it written).
     const ledger = body.dry_run ? new DryRunLedgerOfRun() : undefined;
-    // The version the first chunk was checked against: every later chunk is checked against it too.
+    // The version active when the first chunk was decided: every row is decided against the version
+    // in force at its captured_at among it and the ones before it, also when another is activated meanwhile.
     let flowVersion: number | undefined;
     // The purposes of the flow, which bound a chunk's reply: the most a flow can have until the first chunk says.
     let purposes: number = MAX_IMPORT_ROW_DECISIONS;
@@ -232,6 +240,8 @@ export class RecordsController {
       } catch (error) {
         throw await this.importStopped(principal.application.id, importId, offset, body.dry_run, error);
       }
+      // A chunk decides its rows one flow version at a time: the rows after those it decided go in the next one.
+      if (chunk.decided !== undefined && chunk.decided >= 1 && chunk.decided < end - offset) end = offset + chunk.decided;
       ledger?.add(chunk.ledger);
       flowVersion ??= chunk.flow_version;
       createdAt ??= chunk.created_at;

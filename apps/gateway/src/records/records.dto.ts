@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, buildMessage, IS_EMAIL, IsArray, IsBoolean, IsDefined, IsEmail, isEmail, IsIn, IsObject, IsOptional, IsString, Length, Matches, ValidateBy, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, buildMessage, IS_EMAIL, IsArray, IsBoolean, IsDefined, IsEmail, isEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { isZonedDateTime, subjectTextProblem } from '@dcr/domain';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
@@ -98,10 +98,25 @@ export class CreateConsentRecordDto {
   @ApiProperty({
     format: 'date-time',
     example: '2026-11-20T10:00:00Z',
-    description: 'When the organisation captured the decision: a date and time with its zone (UTC `Z`, or an offset, which is converted); a date alone or a time without a zone is refused',
+    description:
+      'When the organisation captured the decision: a date and time with its zone (UTC `Z`, or an offset, which is converted); a date alone or a time without a zone is refused. ' +
+      'It chooses the flow version the record is decided against: the one in force then (the newest activated at or before it; the first version for a time before every activation), unless `flow_version` pins one',
   })
   @IsCaptureTime()
   captured_at: string;
+
+  @ApiPropertyOptional({
+    example: 1,
+    minimum: 1,
+    description:
+      'The flow version the person was shown, when you know it: it must be an activated version of the flow (a draft or an unknown version is a 422 naming `flow_version`), ' +
+      'and `captured_at` must not precede its activation (a 422 naming `captured_at`), except for the flow\'s first version. An older version than the one in force is taken (a form still showing it). ' +
+      'Absent: the version in force at `captured_at`',
+  })
+  @IsOptional()
+  @IsInt({ message: 'flow_version must be a version number of the flow (an integer)' })
+  @Min(1, { message: 'flow_version must be 1 or more' })
+  flow_version?: number;
 
   @ApiPropertyOptional({ description: 'Same key and body → the same record (200); same key, other body → 409' })
   @IsOptional()
@@ -145,7 +160,12 @@ export class ImportRowDto {
     description: 'Every purpose the flow resolves that takes a decision, keyed by purpose',
   })
   decisions: Record<string, ImportedDecisionDto>;
-  @ApiProperty({ format: 'date-time', example: '2021-03-04T05:06:07Z', description: 'When the decision was captured, with its zone (`Z` or an offset), as the Record API takes it' }) captured_at: string;
+  @ApiProperty({
+    format: 'date-time',
+    example: '2021-03-04T05:06:07Z',
+    description: 'When the decision was captured, with its zone (`Z` or an offset), as the Record API takes it; the row is decided against the flow version in force then, as a record is',
+  })
+  captured_at: string;
   @ApiPropertyOptional({ description: 'A key used before answers the earlier record (the same body) or refuses the row (another body)' }) idempotency_key?: string;
 }
 
@@ -218,6 +238,11 @@ export class ImportRowOutcomeDto {
   @ApiProperty({ enum: ['recorded', 'refused'] }) outcome: 'recorded' | 'refused';
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'recorded: the record (a dry run: the earlier record a used idempotency key names)' }) record_id?: string;
   @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'refused: every problem of the row, by field' }) reasons?: ErrorDetailDto[];
+  @ApiPropertyOptional({
+    example: 1,
+    description: 'The flow version the row was decided against: the one in force at its `captured_at` (the first version for a time before every activation, and for a `captured_at` that is not a time). Absent in reports made before the service said it',
+  })
+  flow_version?: number;
 }
 
 /** Where and why an import stopped (status `failed`). */

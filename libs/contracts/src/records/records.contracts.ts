@@ -65,11 +65,25 @@ export class CreateConsentRecordRequest {
   @IsIn(['typeform'])
   collection_platform?: 'typeform';
 
-  /** Pins the flow version a capture was made against (otherwise the active one). */
+  /**
+   * Pins the flow version a capture was made against, or (`version_rule: in_force_at_capture`) the
+   * version the Record API's caller names, which must have been activated, by `captured_at` unless
+   * it is the flow's first. Otherwise as `version_rule` says.
+   */
   @IsOptional()
   @IsInt()
   @Min(1)
   flow_version?: number;
+
+  /**
+   * Which version decides a record that pins none. `in_force_at_capture` (the Record API): the
+   * version in force at `captured_at` (versionInForce: the newest activated at or before it, else
+   * the first), and a pinned one is checked against `captured_at` (pinnedVersionIssue). Absent: the
+   * version active when the record is written (form builders, whose mapping is read against it).
+   */
+  @IsOptional()
+  @IsIn(['in_force_at_capture'])
+  version_rule?: 'in_force_at_capture';
 
   /** Per purpose: did the attested label text match the published wording (recorded, never refused). */
   @IsOptional()
@@ -213,9 +227,10 @@ export class ImportRecordsRequest {
   send_receipts: boolean;
 
   /**
-   * The flow version the import's first chunk was checked against (ImportChunkReply.flow_version):
-   * every later chunk is checked and recorded against it too, so a version activated while an import
-   * runs does not split it. Absent on the first chunk (the active version).
+   * The flow version active when the import's first chunk was decided (ImportChunkReply.flow_version):
+   * every row is decided against the version in force at its `captured_at` among this one and those
+   * activated before it, so a version activated while an import runs does not change it. Absent on
+   * the first chunk (the active version).
    */
   @IsOptional()
   @IsInt()
@@ -255,15 +270,24 @@ export interface ImportRowOutcome {
   outcome: 'recorded' | 'refused';
   record_id?: string;
   reasons?: Array<{ field: string; reason: string }>;
+  /** The flow version the row was decided against (in force at its captured_at; reports made before it say none). */
+  flow_version?: number;
 }
 
 export interface ImportChunkReply {
+  /** The outcomes of the rows decided: the chunk's first `decided` rows (all of them when absent). */
   rows: ImportRowOutcome[];
-  /** The flow version the chunk was checked against (the next chunks are sent it). */
+  /**
+   * The rows are decided one flow version at a time, each chunk in one transaction: when the
+   * chunk's rows (in captured_at order) reach a capture time in force under a later version, only
+   * the rows before it are decided, and the gateway sends the others in its next chunk.
+   */
+  decided?: number;
+  /** The flow version active when the import's first chunk was decided (the next chunks are sent it). */
   flow_version: number;
   /**
-   * How many purposes that version has: the gateway sizes the next chunks by it, since a refused row's
-   * reasons can name every purpose and the reply must fit the bus (docs/api.md, imports).
+   * How many purposes the import's versions have at most: the gateway sizes the next chunks by it,
+   * since a refused row's reasons can name every purpose and the reply must fit the bus (docs/api.md, imports).
    */
   purposes: number;
   /** A dry run's chunk: what it would write that later chunks' rows may meet (the gateway sends it on with them). */

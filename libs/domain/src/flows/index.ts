@@ -4,3 +4,4 @@ export * from './flow-terms';
 export * from './capture';
 export * from './fingerprint';
 export * from './participant-flow';
+export * from './version-in-force';

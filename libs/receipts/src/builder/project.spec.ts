@@ -105,11 +105,22 @@ describe('projectReceipt', () => {
 
   describe('expiry', () => {
     it('derives the expiry from the given time and validity_duration', () => {
-      expect(consentExpiresAt(frozenHosted())).toBe('2026-03-01T10:00:00Z');
-      expect(consentExpiresAt(freezeConsentReceipt(importedRecordInput()))).toBe('2024-06-15T12:00:00Z');
+      expect(consentExpiresAt(frozenHosted())).toBe('2026-03-01T10:00:00.000Z');
+      expect(consentExpiresAt(freezeConsentReceipt(importedRecordInput()))).toBe('2024-06-15T12:00:00.000Z');
       const noDuration = freezeConsentReceipt({ ...hostedConsentInput(), flow: { id: 'flw_dev_fedcba9876543210', terms: normaliseFlowTerms({ ...NEWSLETTER_FLOW_BODY, consent_duration: null }) } });
       expect(consentExpiresAt(noDuration)).toBeUndefined();
       expect(read(noDuration, [], '2099-01-01T00:00:00Z').event.some((e) => e.event_state === 'consent expired')).toBe(false);
+    });
+
+    it('writes the expiry with its milliseconds, as every other time of the API (it dropped them when they were zero)', () => {
+      const decidedWhole = deepFreeze(freezeConsentReceipt({ ...hostedConsentInput(), decision: { ...hostedConsentInput().decision, decidedAt: '2025-03-01T10:00:00.000Z' } }));
+      const receipt = read(decidedWhole, [], '2027-01-01T00:00:00.000Z');
+      expect(receipt.event.map((e) => [e.event_state, e.event_time]).filter(([state]) => state === 'consent given' || state === 'consent expired')).toEqual([
+        ['consent given', '2025-03-01T10:00:00.000Z'],
+        ['consent expired', '2026-03-01T10:00:00.000Z'],
+      ]);
+      const decidedInPart = deepFreeze(freezeConsentReceipt({ ...hostedConsentInput(), decision: { ...hostedConsentInput().decision, decidedAt: '2025-03-01T10:00:00.250Z' } }));
+      expect(consentExpiresAt(decidedInPart)).toBe('2026-03-01T10:00:00.250Z');
     });
 
     it('reads a term ending past the last instant a date can name as one that never lapses (it threw, and every read of the receipt failed)', () => {
@@ -125,7 +136,7 @@ describe('projectReceipt', () => {
       expect(read(frozen, [], '2026-03-01T09:59:59Z').event).toHaveLength(3);
       expect(read(frozen, []).event).toHaveLength(3);
       const expired = read(frozen, [], '2026-03-01T10:00:00Z');
-      expect(expired.event.at(-1)).toEqual({ event_time: '2026-03-01T10:00:00Z', entity_id: 'decision-service', event_type: 'regular', event_state: 'consent expired' });
+      expect(expired.event.at(-1)).toEqual({ event_time: '2026-03-01T10:00:00.000Z', entity_id: 'decision-service', event_type: 'regular', event_state: 'consent expired' });
       expect(receiptStatus(expired)).toBe('expired');
       const withDate = projectReceipt(frozen, [], { schemaUrl: SCHEMA_URL_BASE, now: new Date('2030-01-01T00:00:00Z') });
       expectSchemaValid(withDate);
@@ -134,7 +145,7 @@ describe('projectReceipt', () => {
 
     it('counts an imported record from its original capture time', () => {
       const receipt = read(deepFreeze(freezeConsentReceipt(importedRecordInput())), [], '2025-03-03T16:20:00Z');
-      expect(receipt.event.at(-1)).toMatchObject({ event_state: 'consent expired', event_time: '2024-06-15T12:00:00Z' });
+      expect(receipt.event.at(-1)).toMatchObject({ event_state: 'consent expired', event_time: '2024-06-15T12:00:00.000Z' });
     });
 
     it('places the expiry among withdrawals in time order', () => {
@@ -148,7 +159,7 @@ describe('projectReceipt', () => {
       );
       expect(receipt.event.slice(3).map((e) => [e.event_state, e.event_time])).toEqual([
         ['consent withdrawn', '2025-05-01T00:00:00Z'],
-        ['consent expired', '2026-03-01T10:00:00Z'],
+        ['consent expired', '2026-03-01T10:00:00.000Z'],
         ['consent withdrawn', '2026-05-01T00:00:00Z'],
       ]);
       expect(receiptStatus(receipt)).toBe('expired');

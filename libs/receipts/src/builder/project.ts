@@ -63,10 +63,6 @@ const EVENT_TYPE_OF_CHANNEL: Record<EventChannel, EventType> = {
   unspecified: 'explicit',
 };
 
-function toUtcText(date: Date): string {
-  return date.toISOString().replace('.000Z', 'Z');
-}
-
 /**
  * When the consent expires: the `consent given` time plus its `validity_duration` (UTC calendar
  * arithmetic), as ISO 8601 UTC; undefined when the record carries no expiry, or when it ends past
@@ -84,7 +80,8 @@ export function consentExpiresAt(frozen: Pick<FrozenReceipt, 'event'>): string |
   } catch {
     return undefined;
   }
-  return toUtcText(expiry);
+  // With its milliseconds, as every other time of a receipt and of the API (2026-03-01T10:00:00.000Z).
+  return expiry.toISOString();
 }
 
 function schemaUrlOf(value: string): string {

@@ -24,7 +24,7 @@ export interface RecordSubject {
 }
 
 export interface ConsentRecordCreateParams {
-  /** A capturable flow (decisions only, a consent duration); its active version applies. */
+  /** A capturable flow (decisions only, a consent duration); its version in force at `captured_at` applies, unless `flow_version` pins one. */
   flow_id: string;
   subject: RecordSubject;
   /** Every purpose of the flow that takes a decision, by key. */
@@ -39,6 +39,11 @@ export interface ConsentRecordCreateParams {
   idempotency_key?: string;
   /** SHA-256 (hex) of the notice text the person saw. */
   notice_digest?: string;
+  /**
+   * The activated flow version the person was shown (else the one in force at `captured_at`); a
+   * `captured_at` before its activation is refused, except for the flow's first version.
+   */
+  flow_version?: number;
 }
 
 export type RecordedPurposeStatus = 'granted' | 'declined' | 'objected' | 'noticed';
@@ -122,6 +127,8 @@ export interface ImportRowOutcome {
   record_id?: string;
   /** Why a row was refused, by field. */
   reasons?: Array<{ field: string; reason: string }>;
+  /** The flow version the row was decided against (in force at its `captured_at`). */
+  flow_version?: number;
 }
 
 export interface ImportReport {
