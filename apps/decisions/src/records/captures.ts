@@ -1,5 +1,14 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AuthorizeCaptureReply, AuthorizeCaptureRequest, CaptureCreatedReply, CaptureRetryInput, CreateCaptureRequest } from '@dcr/contracts';
+import {
+  AuthorizeCaptureReply,
+  AuthorizeCaptureRequest,
+  CAPTURES_RETRY_KEY_HELD,
+  CaptureCreatedReply,
+  CaptureRetryInput,
+  CaptureRetryKeyHeldReply,
+  CaptureRetryKeyHeldRequest,
+  CreateCaptureRequest,
+} from '@dcr/contracts';
 import {
   assertCapturable,
   CAPTURE_RETRY_WINDOW_MS,
@@ -16,7 +25,8 @@ import {
   wordingVerdict,
   wrongCountry,
 } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
+import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { firstValueFrom } from 'rxjs';
 import { DataSource, IsNull, MoreThan } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
 import { SubjectsService } from '../subjects/subjects.service';
@@ -80,6 +90,7 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly commit: CommitCapture,
     private readonly heldElsewhere: CommitCaptureHeldElsewhere,
     private readonly subjects: SubjectsService,
+    private readonly clients: ServiceClients,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -95,6 +106,19 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
       // A person homed in another country: the capture is kept, uncommitted, and its token answered
       // with the 421, for the organisation's server to commit it at the person's home (authorize).
       if (error instanceof DomainError && error.code === 'wrong_country') {
+        const home = String(error.extra?.home_country);
+        // A retry of a browser commit the person's home made first (its answer lost, the retry sent
+        // to this country's endpoint): that capture is the key's, and its record the person's. This
+        // one goes, and the retry is sent there, which answers the first capture and record.
+        if (request.retry && (await this.madeIn(home, request.application_id, request.retry))) {
+          await this.dataSource.manager.delete(Capture, { id: capture.id, recordId: IsNull(), committedIn: IsNull() });
+          throw new DomainError(
+            'wrong_country',
+            `The capture under this Idempotency-Key was made at ${home}'s endpoint, the person's home: send the retry there, which answers it`,
+            undefined,
+            { home_country: home },
+          );
+        }
         throw new DomainError(
           'wrong_country',
           `The person is homed in ${String(error.extra?.home_country)}: the capture was kept uncommitted; commit it from your server at that country's endpoint (authorize with capture_token)`,
@@ -132,6 +156,31 @@ export class Captures implements OnApplicationBootstrap, OnApplicationShutdown {
         ]);
       }
     }
+  }
+
+  /**
+   * Whether `country` made a capture under the retry's key in its last 24 hours (CAPTURES_RETRY_KEY_HELD:
+   * the key's digest out, yes or no back). A peer that does not answer counts as no: the retry is then
+   * kept here, as before the question was asked.
+   */
+  private async madeIn(country: string, applicationId: string, retry: CaptureRetryInput): Promise<boolean> {
+    if (!this.context.env.PEER_COUNTRIES.includes(country)) return false;
+    try {
+      const reply = await firstValueFrom(
+        this.clients.peer(country).send<CaptureRetryKeyHeldReply, CaptureRetryKeyHeldRequest>(CAPTURES_RETRY_KEY_HELD, { application_id: applicationId, key_digest: retry.key_digest }),
+      );
+      return reply.held === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A peer asks whether a capture was made here under a retry's key digest in the last 24 hours. */
+  async heldUnderRetryKey(request: CaptureRetryKeyHeldRequest): Promise<CaptureRetryKeyHeldReply> {
+    const held = await this.dataSource.manager.exists(Capture, {
+      where: { applicationId: request.application_id, retryKeyDigest: request.key_digest, createdAt: MoreThan(new Date(Date.now() - CAPTURE_RETRY_WINDOW_MS)) },
+    });
+    return { held };
   }
 
   /** The capture made under a retry's key in the last 24 hours (undefined: none), or a conflict for another body. */

@@ -5,8 +5,10 @@ import {
   CAPTURES_AUTHORIZE,
   CAPTURES_CLAIM,
   CAPTURES_CREATE,
+  CAPTURES_RETRY_KEY_HELD,
   CAPTURES_SETTLE,
   CaptureClaimRequest,
+  CaptureRetryKeyHeldRequest,
   CaptureSettleRequest,
   CreateCaptureRequest,
   ConsentStatusRequest,
@@ -56,6 +58,12 @@ export class RecordsController {
   @MessagePattern(CAPTURES_SETTLE)
   settleCapture(@Payload() request: CaptureSettleRequest) {
     return this.claims.settleForPeer(request);
+  }
+
+  /** From a peer country: whether a browser commit retried there under an Idempotency-Key was first made here. */
+  @MessagePattern(CAPTURES_RETRY_KEY_HELD)
+  retryKeyHeld(@Payload() request: CaptureRetryKeyHeldRequest) {
+    return this.captures.heldUnderRetryKey(request);
   }
 
   @MessagePattern(RECORDS_IMPORT)

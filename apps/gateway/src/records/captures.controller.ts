@@ -137,13 +137,20 @@ export class CaptureAuthorizedDto {
   channel: string;
 }
 
-/** A browser commit's 421: the person is homed in another country, and the capture was kept for the organisation's server to commit there. */
+/**
+ * A browser commit's 421: the person is homed in another country, and the capture was kept for the
+ * organisation's server to commit there; or, without a capture token, a retry whose Idempotency-Key's
+ * capture the person's home made (send the retry there).
+ */
 export class BrowserCommitWrongCountryDto extends ErrorBodyDto {
-  @ApiProperty({ example: 'cap_de0123456789abcdefghijklmnopqrst', description: 'The capture, kept uncommitted: authorize it at the home country\'s endpoint' })
-  capture_token: string;
+  @ApiPropertyOptional({
+    example: 'cap_de0123456789abcdefghijklmnopqrst',
+    description: "The capture, kept uncommitted: authorize it at the home country's endpoint. Absent when the Idempotency-Key's capture was made at the home country's endpoint: retry there",
+  })
+  capture_token?: string;
 
-  @ApiProperty({ example: '2026-11-21T10:00:00.000Z', description: 'Until when the capture can be committed' })
-  expires_at: string;
+  @ApiPropertyOptional({ example: '2026-11-21T10:00:00.000Z', description: 'Until when the capture can be committed (with capture_token)' })
+  expires_at?: string;
 }
 
 export class AuthorizeCaptureDto {
@@ -195,7 +202,8 @@ export class CapturesController {
   @ApiResponse({
     status: 421,
     description:
-      "Browser commit for a person homed in another country: `wrong_country` with `home_country`, and the capture kept uncommitted (`capture_token`, `expires_at`) for the organisation's server to authorize at that country's endpoint",
+      "Browser commit for a person homed in another country: `wrong_country` with `home_country`, and the capture kept uncommitted (`capture_token`, `expires_at`) for the organisation's server to authorize at that country's endpoint; " +
+      "without them, a retry under an Idempotency-Key whose capture that country's endpoint made first: send the retry there, which answers it",
     schema: { $ref: getSchemaPath(BrowserCommitWrongCountryDto) },
   })
   async create(

@@ -534,3 +534,24 @@ export class CaptureSettleRequest extends CaptureClaimRequest {
 export interface CaptureSettleReply {
   settled: boolean;
 }
+
+/**
+ * Cross-border, decisions → decisions of a person's home country: a browser commit retried at another
+ * country's endpoint under the same `Idempotency-Key` asks the person's home whether it made the
+ * key's capture (within its 24 hours). Only the key's digest (within the gateway's scope) travels,
+ * and only whether a capture is held under it comes back: never the person, the body or the token.
+ */
+export const CAPTURES_RETRY_KEY_HELD = 'decisions.captures.retry_key_held';
+
+export class CaptureRetryKeyHeldRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  /** The retry's key digest (CaptureRetry.key_digest). */
+  @Matches(CAPTURE_TOKEN_HASH, { message: 'key_digest must be 64 lower-case hex characters' })
+  key_digest: string;
+}
+
+export interface CaptureRetryKeyHeldReply {
+  held: boolean;
+}
