@@ -96,6 +96,9 @@ describe('webhooks of consent records, as a receiver reads them', () => {
     const r1 = await recordOn({ newsletter: granted, analytics: granted }, minutesAgo(10));
     expect((await api('POST', `/api/v1/flows/${own.body.id}/versions`, { consent_duration: 'P2Y' })).status).toBe(201);
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
+    // Version 2 dated as activated 9.5 minutes ago, so that R2 and R3 below, captured after that, are
+    // decided against it (a record is decided against the version in force at its captured_at).
+    await db.query(`UPDATE decisions.flow_versions SET activated_at = now() - interval '570 seconds' WHERE id = $1 AND version = 2`, [own.body.id]);
     const token = await inboxOf(email);
     expect((await http(us.url, 'POST', `/api/v1/inbox/records/${r1}/withdraw`, { token, body: { purpose: 'analytics' } })).status).toBe(200);
     // R2 on version 2, captured before that withdrawal (it carries it) and declining newsletter (it
