@@ -165,7 +165,7 @@ describe('form connections', () => {
       [{ platform: 'jotform', form_id: 'no such id!' }, [['platform', /./], ['form_id', /./]]],
       // 2,000 levels were accepted and kept (and thousands more overflowed the transport's encoding, a 500);
       // any body is refused past 64 levels, named where it crosses them.
-      [{ form_definition: { ...TYPEFORM_FORM, settings: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) } }, [['form_definition.settings' + '.0'.repeat(62), /nests deeper than 64 levels/]]],
+      [{ form_definition: { ...TYPEFORM_FORM, settings: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) } }, [['form_definition.settings' + '[0]'.repeat(62), /nests deeper than 64 levels/]]],
     ];
     for (const [change, expected] of cases) {
       const refused = await create(change);
