@@ -14,6 +14,7 @@ import {
   validationFailed,
   verifyTypeformSignature,
 } from '@dcr/domain';
+import { isEmail } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { RecordConsent } from '../records/record-consent';
 import { FormConnection } from './form-connection.entity';
@@ -85,7 +86,8 @@ export class ReceiveFormSubmission {
     try {
       // Read with the flow's active version: a purpose added since the mapping was saved is named here.
       const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
-      record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission);
+      // The e-mail answer by the Record API's rule (validator.js's isEmail), so the person can be named afterwards.
+      record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission, isEmail);
     } catch (error) {
       // A response recorded before the flow or the mapping changed: its redelivery answers its record.
       const { replayed } = await this.recordConsent.answeredBefore(replay, error).catch((refused: unknown) => {

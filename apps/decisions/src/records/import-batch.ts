@@ -76,6 +76,8 @@ interface Person {
   isNew: boolean;
   /** A person found by e-mail address who has no external id yet, and a row that names one: it is kept for them. */
   bindExternalId?: string;
+  /** A person found by external id who has no e-mail address yet (recorded as a subject by id alone): the row's is kept for them. */
+  bindEmail?: string;
 }
 
 /** A row's person cannot be told apart: its e-mail address and external id name different people. */
@@ -327,6 +329,13 @@ const STATEMENTS = {
      SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($2::jsonb) AS r(${PEOPLE_ROWS.columns})
      ON CONFLICT DO NOTHING RETURNING "id"`,
   ),
+  // E-mail addresses kept for people found by external id who had none ($2 ids, $3 addresses).
+  bindEmails: new PreparedStatement(
+    'decisions_records_bind_emails',
+    `UPDATE "decisions"."subjects" AS s SET "email" = b."email"
+       FROM unnest($2::text[], $3::text[]) AS b("id", "email")
+      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."email" IS NULL`,
+  ),
   // External ids kept for people found by e-mail address who had none ($2 ids, $3 external ids).
   bindExternalIds: new PreparedStatement(
     'decisions_records_bind_external_ids',
@@ -392,6 +401,7 @@ function subjectConflict(
   byAddress: KnownPerson | undefined,
   bindingInBatch: string | undefined,
   newHere: ReadonlySet<string>,
+  emailInBatch?: string,
 ): SubjectConflict | undefined {
   if (!row.externalId) return undefined;
   const conflict = (reason: string): SubjectConflict => ({ field: 'subject.external_id', reason });
@@ -403,6 +413,9 @@ function subjectConflict(
     return conflict(newHere.has(byAddress.id) ? 'an earlier row gives the person of this e-mail address another external_id' : 'the person recorded with this e-mail address has another external_id');
   }
   if (!byId && bindingInBatch !== undefined && bindingInBatch !== row.externalId) return conflict('an earlier row gives the person of this e-mail address another external_id');
+  if (byId && !byAddress && byId.email === null && emailInBatch !== undefined && emailInBatch !== row.email) {
+    return conflict('an earlier row gives the person of this external_id another e-mail address');
+  }
   return undefined;
 }
 
@@ -411,7 +424,7 @@ function subjectConflict(
  * earlier row of the batch introduced or this row introduces (`newcomer`: the same object for every
  * row of that person, with the external id the rows give them), or a conflict.
  */
-type PersonMatch = { found: KnownPerson; bindExternalId?: string } | { newcomer: KnownPerson } | SubjectConflict;
+type PersonMatch = { found: KnownPerson; bindExternalId?: string; bindEmail?: string } | { newcomer: KnownPerson } | SubjectConflict;
 
 /**
  * Each row's person, in row order, by subjectConflict's rules: the people already recorded
@@ -425,13 +438,15 @@ function matchPeople(rows: CheckedRow[], known: KnownPerson[]): Map<number, Pers
   const byEmail = new Map(known.filter((s) => s.email).map((s) => [s.email!, s]));
   /** External ids rows give recorded people who have none (kept for them by the write), by person id. */
   const binding = new Map<string, string>();
+  /** E-mail addresses rows give recorded people who have none (found by external id), by person id. */
+  const emailBinding = new Map<string, string>();
   /** The people earlier rows introduce, under ids of their own here (made when they are written). */
   const newHere = new Set<string>();
   const matches = new Map<number, PersonMatch>();
   for (const row of rows) {
     const byId = row.externalId ? byExternal.get(row.externalId) : undefined;
     const byAddress = byEmail.get(row.email);
-    const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined, newHere);
+    const conflict = subjectConflict(row, byId, byAddress, byAddress ? binding.get(byAddress.id) : undefined, newHere, byId ? emailBinding.get(byId.id) : undefined);
     if (conflict) {
       matches.set(row.index, conflict);
       continue;
@@ -447,11 +462,17 @@ function matchPeople(rows: CheckedRow[], known: KnownPerson[]): Map<number, Pers
       if (newHere.has(person.id)) person.external_id = row.externalId;
       else binding.set(person.id, row.externalId);
       byExternal.set(row.externalId, person);
+    } else if (person.email === null && !emailBinding.has(person.id)) {
+      // The first address given to a person recorded by external id alone: theirs from now on, so
+      // the address names them (here, and in the directory) and not a second person.
+      emailBinding.set(person.id, row.email);
+      byEmail.set(row.email, person);
     }
     if (newHere.has(person.id)) matches.set(row.index, { newcomer: person });
     else {
       const bindExternalId = binding.get(person.id);
-      matches.set(row.index, bindExternalId ? { found: person, bindExternalId } : { found: person });
+      const bindEmail = emailBinding.get(person.id);
+      matches.set(row.index, { found: person, ...(bindExternalId ? { bindExternalId } : {}), ...(bindEmail ? { bindEmail } : {}) });
     }
   }
   return matches;
@@ -916,7 +937,7 @@ export class ImportBatch {
     const { fresh, firstOfKey } = sortByKey(rows, earlier, outcomes);
 
     const people = await this.people(applicationId, fresh, known, options.claimed, homing);
-    const homed = fresh.filter((row) => {
+    let homed = fresh.filter((row) => {
       const person = people.get(row.index);
       if (typeof person === 'string') {
         refuse(row, [{ field: 'subject', reason: `the person's home country is ${person}; import them there` }]);
@@ -929,10 +950,31 @@ export class ImportBatch {
       }
       return true;
     });
-    const persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
-    // External ids kept for people found by e-mail address: the directory learns the new reference first.
-    const binding = persons.filter((person) => person.bindExternalId !== undefined);
-    if (binding.length > 0) await this.registerExternalIds(applicationId, binding);
+    let persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+    // Identifiers kept for people found by the other one (an external id for a person found by
+    // e-mail address, an address for one found by external id): refused when the directory homes
+    // the identifier in another country (it names another person there), else the directory learns it first.
+    let binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
+    if (binding.length > 0) {
+      const taken = await this.bindingsHomedElsewhere(applicationId, binding);
+      if (taken.size > 0) {
+        homed = homed.filter((row) => {
+          const person = people.get(row.index) as Person;
+          const field = taken.get(person);
+          // Only the rows giving the identifier are refused: the person's other rows are theirs.
+          const gives = field === 'subject.external_id' ? row.externalId === person.bindExternalId : field === 'subject.email' ? row.email === person.bindEmail : false;
+          if (gives) refuse(row, [{ field: field!, reason: 'belongs to another person of this application' }]);
+          return !gives;
+        });
+        for (const [person, field] of taken) {
+          if (field === 'subject.external_id') delete person.bindExternalId;
+          else delete person.bindEmail;
+        }
+        persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+        binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
+      }
+      if (binding.length > 0) await this.registerBindings(applicationId, binding);
+    }
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
 
@@ -989,9 +1031,12 @@ export class ImportBatch {
           }
         }
       }
-      if (binds.length > 0) {
-        await STATEMENTS.bindExternalIds.run(manager, [applicationId, binds.map((person) => person.id), binds.map((person) => person.bindExternalId)]);
+      const externalIdBinds = binds.filter((person) => person.bindExternalId !== undefined);
+      if (externalIdBinds.length > 0) {
+        await STATEMENTS.bindExternalIds.run(manager, [applicationId, externalIdBinds.map((person) => person.id), externalIdBinds.map((person) => person.bindExternalId)]);
       }
+      const emailBinds = binds.filter((person) => person.bindEmail !== undefined);
+      if (emailBinds.length > 0) await STATEMENTS.bindEmails.run(manager, [applicationId, emailBinds.map((person) => person.id), emailBinds.map((person) => person.bindEmail)]);
       // Per-person-and-flow locks, in a fixed order against deadlocks, taken by every transaction that
       // reads the newest records (a batch extending chains takes none: the chain index stops its races).
       const lockKeys = writers.map((person) => `records:${person.id}:${flow.id}`).sort();
@@ -1102,6 +1147,7 @@ export class ImportBatch {
       else {
         outcomes.set(row.index, { index: row.index, outcome: 'recorded' });
         if ('found' in match && match.bindExternalId) ledger.people.push({ email: match.found.email!, external_id: match.bindExternalId });
+        if ('found' in match && match.bindEmail) ledger.people.push({ email: match.bindEmail, external_id: match.found.external_id });
         if ('newcomer' in match && !introduced.has(match.newcomer)) {
           introduced.add(match.newcomer);
           ledger.people.push({ email: match.newcomer.email!, external_id: match.newcomer.external_id });
@@ -1413,10 +1459,11 @@ export class ImportBatch {
           continue;
         }
         if ('found' in match) {
-          const { found, bindExternalId } = match;
+          const { found, bindExternalId, bindEmail } = match;
           let person = foundPeople.get(found.id);
           if (!person) foundPeople.set(found.id, (person = { id: found.id, email: found.email, externalId: found.external_id, isNew: false }));
           if (bindExternalId) person.bindExternalId = bindExternalId;
+          if (bindEmail) person.bindEmail = bindEmail;
           result.set(row.index, person);
           continue;
         }
@@ -1468,17 +1515,49 @@ export class ImportBatch {
     return result;
   }
 
+  /** The directory reference of the identifier a binding gives a person (bindExternalId or bindEmail), and its field. */
+  private boundReference(applicationId: string, person: Person): { reference: string; field: 'subject.external_id' | 'subject.email' } {
+    if (person.bindExternalId !== undefined) {
+      return { reference: this.subjects.newPersonReferences(applicationId, { externalId: person.bindExternalId }).references[0], field: 'subject.external_id' };
+    }
+    return { reference: this.subjects.newPersonReferences(applicationId, { email: person.bindEmail }).references[0], field: 'subject.email' };
+  }
+
   /**
-   * The external ids about to be kept for people found by e-mail address, as references of the
-   * directory (their e-mail address's reference first, so the person's known home decides), so a
-   * request naming the person by external id in another country is answered with their home.
+   * The people whose new identifier the directory homes in another country, with its field: there
+   * it names another person (this one is homed here), so keeping it would make one identifier name
+   * two people in two countries. Asks with the opaque references only.
    */
-  private async registerExternalIds(applicationId: string, people: Person[]): Promise<void> {
+  private async bindingsHomedElsewhere(applicationId: string, people: Person[]): Promise<Map<Person, 'subject.external_id' | 'subject.email'>> {
+    const taken = new Map<Person, 'subject.external_id' | 'subject.email'>();
+    for (let start = 0; start < people.length; start += 1000) {
+      const chunk = people.slice(start, start + 1000);
+      const bound = chunk.map((person) => this.boundReference(applicationId, person));
+      const { homes } = await firstValueFrom(
+        this.clients.own.send<LocateManyReply, LocateManyRequest>(RESIDENCY_LOCATE_MANY, { people: bound.map(({ reference }) => ({ references: [reference] })) }),
+      );
+      chunk.forEach((person, i) => {
+        if (homes[i] && homes[i] !== this.context.env.COUNTRY) taken.set(person, bound[i].field);
+      });
+    }
+    return taken;
+  }
+
+  /**
+   * The identifiers about to be kept for people found by the other one, as references of the
+   * directory (the reference the person is known by first, so their known home decides), so a
+   * request naming the person by the new one in another country is answered with their home.
+   */
+  private async registerBindings(applicationId: string, people: Person[]): Promise<void> {
     await firstValueFrom(
       this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
         subjects: people.map((person) => {
-          const { references } = this.subjects.newPersonReferences(applicationId, { email: person.email ?? undefined, externalId: person.bindExternalId });
-          return { references: [...references].reverse() };
+          const { references } = this.subjects.newPersonReferences(applicationId, {
+            email: person.bindEmail ?? person.email ?? undefined,
+            externalId: person.bindExternalId ?? person.externalId ?? undefined,
+          });
+          // newPersonReferences lists the external id's reference first: the known one goes first.
+          return { references: person.bindExternalId !== undefined ? [...references].reverse() : references };
         }),
       }),
     );

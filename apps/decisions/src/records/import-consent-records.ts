@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
+import { assertCapturable, externalIdProblem, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
@@ -188,10 +188,11 @@ export class ImportConsentRecords {
     // The Record API's rule (and consent_status's), so that an imported person can be named by their
     // address: as sent, spaces around it refused (not trimmed into an address the row did not give).
     if (typeof email !== 'string' || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
-    const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
-    if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
-      issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });
-    }
+    // The Record API's rule (externalIdProblem), so a row is taken or refused as the same record sent alone would be.
+    const givenExternalId: unknown = row.subject?.external_id;
+    const externalIdRefusal = givenExternalId === undefined ? undefined : externalIdProblem(givenExternalId);
+    if (externalIdRefusal) issues.push({ field: 'subject.external_id', reason: externalIdRefusal });
+    const externalId = typeof givenExternalId === 'string' && !externalIdRefusal ? normaliseExternalId(givenExternalId) : undefined;
     // As the Record API takes it: with its zone, `Z` or an offset (stored in UTC).
     if (!isZonedDateTime(row.captured_at)) {
       issues.push({ field: 'captured_at', reason: 'must be a date and time with its zone (2026-11-20T10:00:00Z, or an offset)' });

@@ -16,7 +16,7 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
+import { countryOfImportId, DomainError, externalIdProblem, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmail } from 'class-validator';
@@ -104,8 +104,9 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
     if (!isSubjectId(value)) throw invalid('must be a person id (sub_…)');
     return { subject_id: value };
   }
-  // Spaces around an external id are not part of it (a record trims them), so none but spaces is none.
-  if (value.trim().length < 1 || value.length > 200) throw invalid('must be 1 to 200 characters, not only spaces');
+  // By the rule a record takes it by (externalIdProblem), so every recorded id can be asked for.
+  const problem = externalIdProblem(value);
+  if (problem) throw invalid(problem);
   return { external_id: value };
 }
 
@@ -324,7 +325,12 @@ export class RecordsController {
       'in another country of the deployment is answered 421 with `home_country` and nothing else; 404 when no such person ' +
       'is recorded.',
   })
-  @ApiQuery({ name: 'subject[external_id]', required: false, schema: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } })
+  @ApiQuery({
+    name: 'subject[external_id]',
+    required: false,
+    description: 'As recorded: up to 200 characters without the spaces around it (which are not part of it), no control characters',
+    schema: { type: 'string', minLength: 1, pattern: '\\S' },
+  })
   @ApiQuery({ name: 'subject[email]', required: false, schema: { type: 'string', format: 'email' } })
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: `^sub_[0-9a-z]{${SUBJECT_ID_LENGTH}}$` } })
   @ApiOkResponse({ type: ConsentStatusDto })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, buildMessage, IS_EMAIL, IsArray, IsBoolean, IsDefined, IsEmail, isEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { isZonedDateTime, subjectTextProblem } from '@dcr/domain';
+import { externalIdProblem, isZonedDateTime, subjectTextProblem } from '@dcr/domain';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
 /**
@@ -18,13 +18,13 @@ const IsSubjectEmail = () =>
     },
   });
 
-/** A person's external id that can be kept as given (subjectTextProblem). */
-const IsSubjectText = () =>
+/** A person's external id by the one rule every entry point (and consent_status) takes it by: externalIdProblem. */
+const IsExternalId = () =>
   ValidateBy({
-    name: 'isSubjectText',
+    name: 'isExternalId',
     validator: {
-      validate: (value: unknown) => typeof value !== 'string' || subjectTextProblem(value) === undefined,
-      defaultMessage: (args) => `${args?.property} ${subjectTextProblem(String(args?.value)) ?? 'is not valid'}`,
+      validate: (value: unknown) => externalIdProblem(value) === undefined,
+      defaultMessage: (args) => `${args?.property} ${externalIdProblem(args?.value) ?? 'is not valid'}`,
     },
   });
 
@@ -49,14 +49,12 @@ export class RecordSubjectDto {
 
   @ApiPropertyOptional({
     example: 'crm-4711',
-    description: "The organisation's own id for the person (no control characters; kept without the spaces around it; one of spaces only is refused)",
+    description:
+      "The organisation's own id for the person: up to 200 characters without the spaces around it (which are not kept), no control characters; one of spaces only is refused. Compared exactly (case and Unicode form count)",
     pattern: '\\S',
   })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
-  @Matches(/\S/, { message: 'external_id must not be blank' })
-  @IsSubjectText()
+  @IsExternalId()
   external_id?: string;
 }
 

@@ -184,8 +184,26 @@ describe('submissionRecord', () => {
     const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('a\u0000da@example.org')], { hidden: { crm_id: 'crm\u0000-4711' } }))));
     expect(error.details).toEqual([
       { field: 'email', reason: 'the answer to email_q is not an e-mail address' },
-      { field: 'external_id', reason: 'the hidden field crm_id contains a control character' },
+      { field: 'external_id', reason: 'the hidden field crm_id must not contain control characters' },
     ]);
+  });
+});
+
+describe('submissionRecord: the person as the Record API takes them', () => {
+  it('refuses an unpaired surrogate in the hidden id or the e-mail answer (not text: it cannot be kept as given), naming each', () => {
+    const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('a\ud800da@example.org')], { hidden: { crm_id: 'crm-\udc00' } }))));
+    expect(error.details).toEqual([
+      { field: 'email', reason: 'the answer to email_q is not an e-mail address' },
+      { field: 'external_id', reason: 'the hidden field crm_id must be Unicode text (it holds an unpaired surrogate)' },
+    ]);
+  });
+
+  it('counts the hidden id in characters and without the spaces around it, as the Record API does', () => {
+    const emoji = '😀'.repeat(150);
+    expect(submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: { crm_id: emoji } }))).external_id).toBe(emoji);
+    expect(submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: { crm_id: `  ${'x'.repeat(200)} ` } }))).external_id).toBe('x'.repeat(200));
+    const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: { crm_id: '😀'.repeat(201) } }))));
+    expect(error.details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be at most 200 characters (without the spaces around it)' }]);
   });
 });
 

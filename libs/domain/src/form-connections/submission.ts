@@ -2,6 +2,7 @@ import { FieldIssue, validationFailed } from '../errors';
 import { MAX_BODY_DEPTH, NESTED_TOO_DEEP, unstorableInputIssues } from '../input/storable-input';
 import type { AttestedDecisions } from '../captures/attestation';
 import { isZonedDateTime } from '../captures/captured-at';
+import { externalIdProblem, normaliseExternalId, subjectTextProblem } from '../residency/residency';
 import { MappedPurpose, ResolvedFormMapping } from './mapping';
 
 /*
@@ -64,10 +65,11 @@ export interface SubmissionRecord {
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{1,100}$/;
-/** Typeform checks e-mail answers itself; this only keeps what is plainly not an address out of the record. */
+/**
+ * Typeform checks e-mail answers itself; this only keeps what is plainly not an address out of the
+ * record (the caller checks the rest with the Record API's rule, isEmailAddress of submissionRecord).
+ */
 const EMAIL_SHAPE = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
-/** A control character (NUL among them, which PostgreSQL cannot store in text) is in no id. */
-const CONTROL_CHARACTER = /\p{Cc}/u;
 const MAX_ANSWERS = 1000;
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -189,19 +191,27 @@ export function isTypeformTestRequest(question: ResolvedFormMapping['email'], su
  * `validation_failed` naming `email`, `external_id` or `decisions.<purpose>` when the submission
  * cannot be read with the mapping.
  */
-export function submissionRecord(mapping: ResolvedFormMapping, submission: TypeformSubmission): SubmissionRecord {
+export function submissionRecord(
+  mapping: ResolvedFormMapping,
+  submission: TypeformSubmission,
+  isEmailAddress: (email: string) => boolean = (email) => email.length <= 254 && EMAIL_SHAPE.test(email),
+): SubmissionRecord {
   const issues: FieldIssue[] = [];
   const email = submissionEmail(mapping.email, submission);
   if (!email) issues.push({ field: 'email', reason: `the e-mail question ${mapping.email.field} is unanswered: there is nobody to record the consent for` });
-  else if (email.length > 254 || !EMAIL_SHAPE.test(email)) issues.push({ field: 'email', reason: `the answer to ${mapping.email.field} is not an e-mail address` });
+  // An address the Record API would refuse is one no one could name afterwards (consent_status, the records page).
+  else if (subjectTextProblem(email) !== undefined || !EMAIL_SHAPE.test(email) || !isEmailAddress(email)) {
+    issues.push({ field: 'email', reason: `the answer to ${mapping.email.field} is not an e-mail address` });
+  }
 
   let externalId: string | undefined;
   if (mapping.external_id) {
     const value = submission.hidden[mapping.external_id];
-    if (typeof value === 'string' && value.length > 0) {
-      if (value.length > 200) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} is longer than 200 characters` });
-      else if (CONTROL_CHARACTER.test(value)) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} contains a control character` });
-      else externalId = value;
+    // An empty (or blank) hidden field names no one; anything else is taken by the Record API's rule (externalIdProblem).
+    if (typeof value === 'string' && value.trim().length > 0) {
+      const problem = externalIdProblem(value);
+      if (problem) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} ${problem}` });
+      else externalId = normaliseExternalId(value);
     }
   }
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { claimPrecedes, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, subjectReference, SubjectReferenceKind, subjectTextProblem } from './residency';
+import { claimPrecedes, externalIdProblem, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, normaliseExternalId, subjectReference, SubjectReferenceKind, subjectTextProblem } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -186,5 +186,25 @@ describe('subjectTextProblem', () => {
   it('names a control character (a NUL cannot be stored) and an unpaired surrogate (not text)', () => {
     for (const value of ['crm-\u0000', 'a\tb', '\u007f', 'x\u0085']) expect(subjectTextProblem(value)).toBe('must not contain control characters');
     for (const value of ['\ud800', 'crm-\udc00', '\ude00😀']) expect(subjectTextProblem(value)).toBe('must be Unicode text (it holds an unpaired surrogate)');
+  });
+});
+
+describe('externalIdProblem', () => {
+  it('takes up to 200 characters (code points, as JSON Schema counts them) without the spaces around it', () => {
+    // 150 emoji are 300 UTF-16 code units but 150 characters: every entry point takes them alike.
+    for (const value of ['crm-4711', '😀'.repeat(150), 'x'.repeat(200), ` ${'x'.repeat(199)}  `, '\u00a0crm\u00a0', 'jose\u0301']) expect(externalIdProblem(value)).toBeUndefined();
+    expect(normaliseExternalId(` ${'x'.repeat(199)}  `)).toBe('x'.repeat(199));
+    expect(normaliseExternalId('\u00a0crm\u00a0')).toBe('crm');
+  });
+
+  it('names what cannot be an external id: empty, spaces only, too long, a control character, an unpaired surrogate', () => {
+    expect(externalIdProblem('')).toBe('must not be blank');
+    expect(externalIdProblem('   ')).toBe('must not be blank');
+    expect(externalIdProblem('x'.repeat(201))).toBe('must be at most 200 characters (without the spaces around it)');
+    expect(externalIdProblem('😀'.repeat(201))).toBe('must be at most 200 characters (without the spaces around it)');
+    // A control character is refused even where trimming would drop it: the id given is not kept as given.
+    for (const value of ['a\tb', '\tcrm', 'crm\u0000']) expect(externalIdProblem(value)).toBe('must not contain control characters');
+    expect(externalIdProblem('crm\ud800')).toBe('must be Unicode text (it holds an unpaired surrogate)');
+    expect(externalIdProblem(42)).toBe('must be a string');
   });
 });

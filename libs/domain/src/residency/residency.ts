@@ -45,6 +45,31 @@ export function subjectTextProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** The longest external id, in characters (code points, as JSON Schema's `maxLength` counts), without the spaces around it. */
+export const MAX_EXTERNAL_ID_LENGTH = 200;
+
+/** An external id as the service keeps and compares it: without the spaces around it. */
+export function normaliseExternalId(value: string): string {
+  return value.trim();
+}
+
+/**
+ * Why a value cannot be a person's external id (undefined when it can), one rule for every entry
+ * point (the Record API, captures, imports, form builders, consent_status), so an id one of them
+ * records is one the others take: text that can be kept as given (subjectTextProblem, checked on the
+ * value as sent: a tab is refused, not trimmed away), not blank, and at most
+ * MAX_EXTERNAL_ID_LENGTH characters once the spaces around it are dropped.
+ */
+export function externalIdProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return 'must be a string';
+  const problem = subjectTextProblem(value);
+  if (problem) return problem;
+  const kept = normaliseExternalId(value);
+  if (kept.length === 0) return 'must not be blank';
+  if ([...kept].length > MAX_EXTERNAL_ID_LENGTH) return `must be at most ${MAX_EXTERNAL_ID_LENGTH} characters (without the spaces around it)`;
+  return undefined;
+}
+
 /** The value as it is hashed: e-mail addresses normalised, other kinds exactly as given. */
 export function normaliseSubjectValue(kind: SubjectReferenceKind, value: string): string {
   return kind === 'email' ? normaliseEmail(value) : value;

@@ -1,0 +1,176 @@
+import { createHmac } from 'node:crypto';
+import { Client } from 'pg';
+import { InProcessBus } from '@dcr/transport';
+import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+
+/**
+ * Who is the same person, whichever door a consent comes through: the Record API, imports, a form
+ * builder's webhook and consent_status take an external id by one rule (up to 200 characters
+ * without the spaces around it, no control character, Unicode text), a form builder's e-mail answer
+ * by the Record API's rule, and an identifier is kept for a person only when no one else, in this
+ * country or another, holds it.
+ */
+describe('subject identity across entry points', () => {
+  let us: RunningCountry;
+  let de: RunningCountry;
+  const adminToken = randomSecret();
+  const subjectRefKey = randomSecret();
+  let applicationId: string;
+  let apiToken: string;
+  let flowId: string;
+  let usDb: Client;
+  let deDb: Client;
+
+  const api = (method: string, path: string, body?: unknown, country = us) => http(country.url, method, path, { token: apiToken, body });
+  const granted = { decision: 'granted', default_checked: false, mandatory: false };
+  const declined = { decision: 'declined', default_checked: false, mandatory: false };
+  const record = (subject: Record<string, unknown>, country = us, decision = granted) =>
+    api('POST', '/api/v1/consent_records', { flow_id: flowId, subject, decisions: { newsletter: decision }, captured_at: new Date().toISOString() }, country);
+  const statusBy = (parameter: string, value: string, country = us) =>
+    api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[${parameter}]=${encodeURIComponent(value)}`, undefined, country);
+  const importRows = (records: unknown[], country = us) => api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records }, country);
+  const row = (subject: Record<string, unknown>) => ({ subject, decisions: { newsletter: { decision: 'granted' } }, captured_at: new Date().toISOString() });
+
+  beforeAll(async () => {
+    const bus = new InProcessBus();
+    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
+    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
+    applicationId = app.body.id;
+    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' });
+    flowId = flow.body.id;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    usDb = new Client({ connectionString: us.database.url });
+    deDb = new Client({ connectionString: de.database.url });
+    await Promise.all([usDb.connect(), deDb.connect()]);
+  });
+
+  afterAll(async () => {
+    await usDb?.end();
+    await deDb?.end();
+    await de?.close();
+    await us?.close();
+  });
+
+  it('takes an external id by one rule at the Record API, imports and consent_status', async () => {
+    // 150 emoji: 150 characters, 300 UTF-16 code units. Recorded, it must be askable by.
+    const emoji = '😀'.repeat(150);
+    const recorded = await record({ email: 'emoji@example.com', external_id: emoji });
+    expect(recorded.status).toBe(201);
+    const byId = await statusBy('external_id', emoji);
+    expect(byId.status).toBe(200);
+    expect(byId.body.subject.id).toBe(recorded.body.consent_record.subject.id);
+
+    // Spaces around an id are not kept, so they do not count towards its length, at either door.
+    const padded = ` ${'p'.repeat(199)}  `;
+    expect((await record({ email: 'padded@example.com', external_id: padded })).status).toBe(201);
+    expect((await statusBy('external_id', padded)).status).toBe(200);
+
+    // The import takes and refuses exactly what the Record API takes and refuses.
+    const imported = await importRows([
+      row({ email: 'emoji2@example.com', external_id: '😀'.repeat(149) + 'x' }),
+      row({ email: 'padded2@example.com', external_id: ` ${'q'.repeat(199)}  ` }),
+      row({ email: 'tab@example.com', external_id: 'crm\t4711' }),
+    ]);
+    expect(imported.status).toBe(201);
+    expect(imported.body.rows.map((r: { outcome: string }) => r.outcome)).toEqual(['recorded', 'recorded', 'refused']);
+    expect(imported.body.rows[2].reasons).toEqual([{ field: 'subject.external_id', reason: 'must not contain control characters' }]);
+    const viaApi = await record({ email: 'tab@example.com', external_id: 'crm\t4711' });
+    expect(viaApi.status).toBe(422);
+    expect(viaApi.body.details).toEqual([{ field: 'subject.external_id', reason: 'external_id must not contain control characters' }]);
+  });
+
+  it("refuses at a form builder's webhook, by field, what the Record API refuses: never a 500, never a person no one can name", async () => {
+    const form = {
+      id: 'FormId1',
+      title: 'Sign up',
+      hidden: ['crm_id'],
+      fields: [
+        { id: 'f_email', ref: 'email_q', type: 'email', title: 'E-mail', validations: { required: true } },
+        { id: 'f_news', ref: 'news_q', type: 'yes_no', title: 'Newsletter', validations: { required: false } },
+      ],
+    };
+    const connection = await api('POST', `/api/v1/applications/${applicationId}/form_connections`, {
+      platform: 'typeform',
+      form_id: form.id,
+      flow_id: flowId,
+      mapping: { email: 'email_q', external_id: 'crm_id', purposes: { newsletter: { field: 'news_q' } } },
+      form_definition: form,
+    });
+    expect(connection.status).toBe(201);
+    let n = 0;
+    // The body as raw JSON text, so an escaped unpaired surrogate (`\ud800`) reaches the service as sent.
+    const deliver = (emailJson: string, crmJson: string) => {
+      const token = `tok${n++}`;
+      const raw =
+        `{"event_id":"ev${token}","event_type":"form_response","form_response":{"form_id":"${form.id}","token":"${token}",` +
+        `"submitted_at":"${new Date().toISOString()}","hidden":{"crm_id":${crmJson}},"answers":[` +
+        `{"type":"email","email":${emailJson},"field":{"id":"f_email","type":"email","ref":"email_q"}},` +
+        `{"type":"boolean","boolean":true,"field":{"id":"f_news","type":"yes_no","ref":"news_q"}}]}}`;
+      const signature = 'sha256=' + createHmac('sha256', connection.body.secret).update(raw, 'utf8').digest('base64');
+      return http(us.url, 'POST', `/hooks/typeform/${connection.body.id}`, { rawBody: raw, headers: { 'typeform-signature': signature } });
+    };
+
+    const surrogate = await deliver('"lone@example.com"', '"crm-\\ud800"');
+    expect(surrogate.status).toBe(422);
+    expect(surrogate.body.details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be Unicode text (it holds an unpaired surrogate)' }]);
+
+    // Addresses the Record API, consent_status and the records page's sign-in refuse: recorded, no one could ever name them.
+    for (const address of ['dot@example.com.', `${'l'.repeat(65)}@example.com`]) {
+      const refused = await deliver(JSON.stringify(address), '"crm-dot"');
+      expect([address, refused.status, refused.body.details]).toEqual([address, 422, [{ field: 'email', reason: 'the answer to email_q is not an e-mail address' }]]);
+    }
+    expect((await usDb.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email LIKE 'dot@%' OR email LIKE 'lll%' OR email = 'lone@example.com'`)).rows[0].n).toBe(0);
+
+    // The same person by the same rule as the Record API: the emoji id recorded above is theirs.
+    const same = await deliver('"EMOJI@example.com"', JSON.stringify('😀'.repeat(150)));
+    expect(same.status).toBe(200);
+    const status = await statusBy('email', 'emoji@example.com');
+    expect(status.body.purposes.newsletter.record_id).toBe(same.body.record_id);
+  });
+
+  it('refuses an external id homed in another country for a person found by e-mail address here: one id, one person', async () => {
+    expect((await record({ email: 'ann@example.com' }, us)).status).toBe(201);
+    const bob = await record({ email: 'bob@example.com', external_id: 'crm-shared' }, de);
+    expect(bob.status).toBe(201);
+    // crm-shared is Bob's, in DE: giving it to Ann in US would make one id name two people.
+    const given = await record({ email: 'ann@example.com', external_id: 'crm-shared' }, us);
+    expect(given.status).toBe(422);
+    expect(given.body.details).toEqual([{ field: 'subject.external_id', reason: 'belongs to another person of this application' }]);
+    const imported = await importRows([row({ email: 'ann@example.com', external_id: 'crm-shared' })], us);
+    expect(imported.body.rows[0]).toMatchObject({ outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to another person of this application' }] });
+    expect((await usDb.query(`SELECT external_id FROM decisions.subjects WHERE email = 'ann@example.com'`)).rows).toEqual([{ external_id: null }]);
+    // Bob is still answered by his id, in his country; US sends there.
+    expect((await statusBy('external_id', 'crm-shared', de)).body.subject.id).toBe(bob.body.consent_record.subject.id);
+    expect((await statusBy('external_id', 'crm-shared', us)).status).toBe(421);
+  });
+
+  it('keeps the e-mail address a record gives a person recorded by external id alone: one person, in one country', async () => {
+    const subject = await api('POST', `/api/v1/applications/${applicationId}/subjects`, { external_id: 'crm-first' }, de);
+    expect(subject.status).toBe(201);
+    const first = await record({ email: 'cleo@example.com', external_id: 'crm-first' }, de);
+    expect(first.status).toBe(201);
+    expect(first.body.consent_record.subject.id).toBe(subject.body.id);
+
+    // Named by the address alone afterwards, she is the same person: here, and at the other country's gateway.
+    const later = await record({ email: 'CLEO@example.com' }, de, declined);
+    expect(later.status).toBe(201);
+    expect(later.body.consent_record.subject.id).toBe(subject.body.id);
+    expect(later.body.consent_record.supersedes).toBe(first.body.consent_record.record_id);
+    const byEmail = await statusBy('email', 'cleo@example.com', de);
+    expect([byEmail.status, byEmail.body.subject?.id]).toEqual([200, subject.body.id]);
+    const elsewhere = await record({ email: 'cleo@example.com' }, us);
+    expect([elsewhere.status, elsewhere.body]).toEqual([421, { message: expect.any(String), code: 'wrong_country', home_country: 'DE', request_id: expect.any(String) }]);
+    expect((await usDb.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email = 'cleo@example.com'`)).rows[0].n).toBe(0);
+    expect((await deDb.query(`SELECT email, external_id FROM decisions.subjects WHERE id = $1`, [subject.body.id])).rows).toEqual([{ email: 'cleo@example.com', external_id: 'crm-first' }]);
+
+    // An address that is someone else's is not given to her.
+    expect((await record({ email: 'dora@example.com' }, us)).status).toBe(201);
+    await api('POST', `/api/v1/applications/${applicationId}/subjects`, { external_id: 'crm-second' }, de);
+    const taken = await record({ email: 'dora@example.com', external_id: 'crm-second' }, de);
+    expect([taken.status, taken.body.details]).toEqual([422, [{ field: 'subject.email', reason: 'belongs to another person of this application' }]]);
+    expect((await deDb.query(`SELECT email FROM decisions.subjects WHERE external_id = 'crm-second'`)).rows).toEqual([{ email: null }]);
+  });
+});
