@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
+import { assertCapturable, normaliseEmail, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, subjectTextProblem, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
@@ -187,10 +187,17 @@ export class ImportConsentRecords {
     const email = row.subject?.email;
     // The Record API's rule (and consent_status's), so that an imported person can be named by their
     // address: as sent, spaces around it refused (not trimmed into an address the row did not give).
-    if (typeof email !== 'string' || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
-    const externalId = typeof row.subject?.external_id === 'string' ? row.subject.external_id.trim() : row.subject?.external_id;
-    if (externalId !== undefined && (typeof externalId !== 'string' || externalId.length === 0 || externalId.length > 200)) {
-      issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters' });
+    if (typeof email !== 'string' || subjectTextProblem(email) !== undefined || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
+    // The Record API's rule: 1 to 200 characters as sent, not blank, no control character or
+    // unpaired surrogate (subjectTextProblem); kept without the spaces around it.
+    const sentExternalId = row.subject?.external_id;
+    const externalId = typeof sentExternalId === 'string' ? sentExternalId.trim() : sentExternalId;
+    if (sentExternalId !== undefined) {
+      if (typeof sentExternalId !== 'string' || externalId === '' || sentExternalId.length > 200) {
+        issues.push({ field: 'subject.external_id', reason: 'must be 1 to 200 characters, not only spaces' });
+      } else if (subjectTextProblem(sentExternalId) !== undefined) {
+        issues.push({ field: 'subject.external_id', reason: `external_id ${subjectTextProblem(sentExternalId)}` });
+      }
     }
     // As the Record API takes it: with its zone, `Z` or an offset (stored in UTC).
     if (!isZonedDateTime(row.captured_at)) {
