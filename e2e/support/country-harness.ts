@@ -187,3 +187,17 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 1000
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * An application made with the admin token at `country`, an API token of it, and a flow of `flow`
+ * (the create body) activated: what most specs start from.
+ */
+export async function activeFlowApplication(country: RunningCountry, adminToken: string, flow: Record<string, unknown>): Promise<{ applicationId: string; apiToken: string; flowId: string }> {
+  const applicationId: string = (await http(country.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } })).body.id;
+  const apiToken: string = (await http(country.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+  const created = await http(country.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: flow });
+  if (created.status !== 201) throw new Error(`the flow was not created: ${JSON.stringify(created.body)}`);
+  const activated = await http(country.url, 'POST', `/api/v1/flows/${created.body.id}/activate`, { token: apiToken });
+  if (activated.status !== 200) throw new Error(`the flow was not activated: ${JSON.stringify(activated.body)}`);
+  return { applicationId, apiToken, flowId: created.body.id };
+}
