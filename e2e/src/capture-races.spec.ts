@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
-import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { eventually, http, randomSecret, RunningCountry } from '../support/country-harness';
+import { BrowserCommitPair, startBrowserCommitPair } from '../support/browser-commit-pair';
 import { openApiConformance } from '../support/openapi-conformance';
 
 /**
@@ -43,32 +42,15 @@ describe('capture and form-builder races', () => {
     (await usDb.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE event_type IN ('consent.granted', 'consent.denied') AND payload->>'record_id' = $1`, [recordId])).rows[0].n +
     (await deDb.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE event_type IN ('consent.granted', 'consent.denied') AND payload->>'record_id' = $1`, [recordId])).rows[0].n;
 
+  let pair: BrowserCommitPair | undefined;
+
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.decisions.example.com' } });
-    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
-    applicationId = (await as('POST', '/api/v1/applications', { name: 'Shop', environment: 'sandbox' })).body.id;
-    apiToken = (await as('POST', `/api/v1/applications/${applicationId}/api_tokens`, {})).body.token;
-    publishableKey = (await as('POST', `/api/v1/applications/${applicationId}/publishable_keys`)).body.key;
-    await as('POST', `/api/v1/applications/${applicationId}/allowed_origins`, { allowed_origin: { origin: 'https://shop.example' } });
-    expect((await as('PATCH', `/api/v1/applications/${applicationId}/settings`, { browser_commit: true })).status).toBe(200);
-    flowId = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: NEWSLETTER_FLOW })).body.id;
-    expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
-    await eventually(async () => (await capture(de)).status === 201, 20_000);
-    await eventually(async () => (await http(de.url, 'GET', `/api/v1/applications/${applicationId}`, { token: apiToken })).body?.settings?.browser_commit === true);
-    usDb = new Client({ connectionString: us.database.url });
-    deDb = new Client({ connectionString: de.database.url });
-    await usDb.connect();
-    await deDb.connect();
+    pair = await startBrowserCommitPair({ adminToken });
+    ({ us, de, applicationId, apiToken, publishableKey, flowId, usDb, deDb } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    await usDb?.end();
-    await deDb?.end();
-    await de?.close();
-    await us?.close();
+    await pair?.close();
   });
 
   it('makes one capture and one record for a browser commit sent many times at once under one key', async () => {

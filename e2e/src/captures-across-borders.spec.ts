@@ -1,8 +1,7 @@
 import { Client } from 'pg';
 import { validateReceipt } from '@dcr/receipts';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
-import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { eventually, http, randomSecret, RunningCountry } from '../support/country-harness';
+import { BrowserCommitPair, startBrowserCommitPair } from '../support/browser-commit-pair';
 
 /**
  * A capture made at one country's endpoint for a person homed in another: the 421 of the country
@@ -41,34 +40,15 @@ describe('captures committed at the person\'s home country', () => {
   const heldAtDe = async (token: string) =>
     (await deDb.query(`SELECT committed_in, record_id, commit_attempts FROM decisions.captures WHERE token_hash = encode(sha256($1::bytea), 'hex')`, [token])).rows[0];
 
+  let pair: BrowserCommitPair | undefined;
+
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
-    // With a public origin, so that receipt mails are sent (they link to the records page).
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.decisions.example.com' } });
-    const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
-    applicationId = (await as('POST', '/api/v1/applications', { name: 'Shop', environment: 'sandbox' })).body.id;
-    apiToken = (await as('POST', `/api/v1/applications/${applicationId}/api_tokens`, {})).body.token;
-    publishableKey = (await as('POST', `/api/v1/applications/${applicationId}/publishable_keys`)).body.key;
-    await as('POST', `/api/v1/applications/${applicationId}/allowed_origins`, { allowed_origin: { origin: 'https://shop.example' } });
-    expect((await as('PATCH', `/api/v1/applications/${applicationId}/settings`, { browser_commit: true })).status).toBe(200);
-    flowId = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: NEWSLETTER_FLOW })).body.id;
-    expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
-    // The application (with browser commit on) and the flow reach DE.
-    await eventually(async () => (await capture(de)).status === 201, 20_000);
-    await eventually(async () => (await http(de.url, 'GET', `/api/v1/applications/${applicationId}`, { token: apiToken })).body?.settings?.browser_commit === true);
-    usDb = new Client({ connectionString: us.database.url });
-    deDb = new Client({ connectionString: de.database.url });
-    await usDb.connect();
-    await deDb.connect();
+    pair = await startBrowserCommitPair({ adminToken, subjectRefKey });
+    ({ us, de, applicationId, apiToken, publishableKey, flowId, usDb, deDb } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    await usDb?.end();
-    await deDb?.end();
-    await de?.close();
-    await us?.close();
+    await pair?.close();
   });
 
   it('commits a capture made at DE for a person homed in US at US, where the 421 sends the caller, and the person never reaches DE', async () => {

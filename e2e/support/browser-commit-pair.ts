@@ -1,0 +1,72 @@
+import { Client } from 'pg';
+import { InProcessBus } from '@dcr/transport';
+import { eventually, http, randomSecret, RunningCountry, startCountry } from './country-harness';
+import { NEWSLETTER_FLOW } from './fixtures';
+
+/** A country pair with an application whose forms commit captures in the browser (see startBrowserCommitPair). */
+export interface BrowserCommitPair {
+  us: RunningCountry;
+  de: RunningCountry;
+  applicationId: string;
+  apiToken: string;
+  publishableKey: string;
+  /** NEWSLETTER_FLOW, active. */
+  flowId: string;
+  /** Each country's database, connected. */
+  usDb: Client;
+  deDb: Client;
+  close(): Promise<void>;
+}
+
+/** The form's origin, allowed for the application's publishable key. */
+export const SHOP_ORIGIN = 'https://shop.example';
+
+/**
+ * US and DE over one in-process bus, each with a public origin (so that receipt mails are sent: they
+ * link to the records page), and an application made at US with an API token, a publishable key for
+ * SHOP_ORIGIN, browser commit on and NEWSLETTER_FLOW active; it returns once the application (with
+ * browser commit) and the flow have reached DE.
+ */
+export async function startBrowserCommitPair(options: { adminToken: string; subjectRefKey?: string }): Promise<BrowserCommitPair> {
+  const bus = new InProcessBus();
+  const common = { transport: 'inprocess' as const, bus, subjectRefKey: options.subjectRefKey ?? randomSecret(), adminToken: options.adminToken };
+  const us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
+  const de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.decisions.example.com' } });
+  const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: options.adminToken, body });
+  const applicationId: string = (await as('POST', '/api/v1/applications', { name: 'Shop', environment: 'sandbox' })).body.id;
+  const apiToken: string = (await as('POST', `/api/v1/applications/${applicationId}/api_tokens`, {})).body.token;
+  const publishableKey: string = (await as('POST', `/api/v1/applications/${applicationId}/publishable_keys`)).body.key;
+  await as('POST', `/api/v1/applications/${applicationId}/allowed_origins`, { allowed_origin: { origin: SHOP_ORIGIN } });
+  expect((await as('PATCH', `/api/v1/applications/${applicationId}/settings`, { browser_commit: true })).status).toBe(200);
+  const flowId: string = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: NEWSLETTER_FLOW })).body.id;
+  expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
+  // The application (with browser commit on) and the flow reach DE: a capture there is taken.
+  const unticked = { decision: 'declined', default_checked: false, mandatory: false };
+  const captureAtDe = () =>
+    http(de.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: unticked, analytics: unticked } },
+      headers: { 'x-publishable-key': publishableKey, origin: SHOP_ORIGIN },
+    });
+  await eventually(async () => (await captureAtDe()).status === 201, 20_000);
+  await eventually(async () => (await http(de.url, 'GET', `/api/v1/applications/${applicationId}`, { token: apiToken })).body?.settings?.browser_commit === true);
+  const usDb = new Client({ connectionString: us.database.url });
+  const deDb = new Client({ connectionString: de.database.url });
+  await usDb.connect();
+  await deDb.connect();
+  return {
+    us,
+    de,
+    applicationId,
+    apiToken,
+    publishableKey,
+    flowId,
+    usDb,
+    deDb,
+    async close() {
+      await usDb.end();
+      await deDb.end();
+      await de.close();
+      await us.close();
+    },
+  };
+}
