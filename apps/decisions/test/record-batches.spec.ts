@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ClaimNewRequest, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RegisterManyRequest } from '@dcr/contracts';
 import { RecordedPurpose } from '@dcr/domain';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -7,7 +9,7 @@ import { CountryClient } from '@dcr/transport';
 import { defer } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { decisionsService } from '../src/decisions.service';
-import { ConsentRecordChainsAreLinear1765500000000 } from '../src/migrations/1765500000000-consent-record-chains-are-linear';
+import { ConsentRecordChainsAreLinear1765500000000, RECONCILE_FORKED_CHAINS_SQL } from '../src/migrations/1765500000000-consent-record-chains-are-linear';
 import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
 import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL, recordBatchNewPeopleInserts } from '../src/records/import-batch';
@@ -800,7 +802,18 @@ describe('The migration that makes record chains linear', () => {
       await record('rec_us_fork_a', 'rec_us_fork_base');
       await record('rec_us_fork_b', 'rec_us_fork_base');
       await expect(migration.up(runner)).rejects.toThrow(/rec_us_fork_base superseded by rec_us_fork_a and rec_us_fork_b/);
-      await dataSource.query(`DELETE FROM "decisions"."consent_records" WHERE "record_id" = 'rec_us_fork_b'`);
+      // Reconciled as deploy/README.md tells the operator (which quotes this very statement): both
+      // successors kept, the later one now superseding the earlier.
+      const readme = readFileSync(join(__dirname, '../../../deploy/README.md'), 'utf8');
+      expect(readme.replace(/\s+/g, ' ')).toContain(RECONCILE_FORKED_CHAINS_SQL.replace(/\s+/g, ' '));
+      await dataSource.query(RECONCILE_FORKED_CHAINS_SQL);
+      expect(
+        (await dataSource.query(`SELECT "record_id", "supersedes" FROM "decisions"."consent_records" WHERE "application_id" = 'tp_us_forked' ORDER BY "recorded_at", "record_id"`)),
+      ).toEqual([
+        { record_id: 'rec_us_fork_base', supersedes: null },
+        { record_id: 'rec_us_fork_a', supersedes: 'rec_us_fork_base' },
+        { record_id: 'rec_us_fork_b', supersedes: 'rec_us_fork_a' },
+      ]);
       await migration.up(runner);
       await expect(record('rec_us_fork_c', 'rec_us_fork_base')).rejects.toMatchObject({ code: '23505' });
     } finally {

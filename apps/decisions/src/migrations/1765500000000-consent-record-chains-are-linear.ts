@@ -14,9 +14,21 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Earlier versions could fork a chain (a record superseded twice when two were recorded in the same
  * millisecond, or by replicas whose clocks disagreed, or before the newest record was the one
  * decided last). Such records are evidence and are not rewritten here: the migration stops, naming
- * them, so that an operator reconciles them (the later of each pair withdrawn or re-recorded by the
- * organisation) before the service starts with this version.
+ * them, so that an operator reconciles them before the service starts with this version: each fork's
+ * successors linked into one chain in the order they were recorded (deploy/README.md, Migrations,
+ * gives the statement; withdrawing or re-recording a record leaves `supersedes` as it was, so it does
+ * not end the stop).
  */
+/**
+ * The operator's reconciliation of the forks this migration stops on (deploy/README.md quotes it):
+ * the successors of each record superseded more than once linked into one chain in the order they
+ * were recorded, each superseding the one before it. No record is removed or changed but for that link.
+ */
+export const RECONCILE_FORKED_CHAINS_SQL = `UPDATE decisions.consent_records r SET supersedes = f.previous
+  FROM (SELECT record_id, lag(record_id) OVER (PARTITION BY supersedes ORDER BY recorded_at, record_id) AS previous
+          FROM decisions.consent_records WHERE supersedes IS NOT NULL) f
+ WHERE r.record_id = f.record_id AND f.previous IS NOT NULL;`;
+
 export class ConsentRecordChainsAreLinear1765500000000 implements MigrationInterface {
   name = 'ConsentRecordChainsAreLinear1765500000000';
 
