@@ -118,9 +118,13 @@ describe('subject identity across entry points', () => {
     expect(surrogate.body.details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be Unicode text (it holds an unpaired surrogate)' }]);
 
     // Addresses the Record API, consent_status and the records page's sign-in refuse: recorded, no one could ever name them.
-    for (const address of ['dot@example.com.', `${'l'.repeat(65)}@example.com`]) {
+    // An address over a limit is refused naming it, in the words every entry point uses.
+    for (const [address, reason] of [
+      ['dot@example.com.', 'is not an e-mail address'],
+      [`${'l'.repeat(65)}@example.com`, 'must have at most 64 bytes before the @ (an e-mail address limit)'],
+    ]) {
       const refused = await deliver(JSON.stringify(address), '"crm-dot"');
-      expect([address, refused.status, refused.body.details]).toEqual([address, 422, [{ field: 'email', reason: 'the answer to email_q is not an e-mail address' }]]);
+      expect([address, refused.status, refused.body.details]).toEqual([address, 422, [{ field: 'email', reason: `the answer to email_q ${reason}` }]]);
     }
     expect((await usDb.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE email LIKE 'dot@%' OR email LIKE 'lll%' OR email = 'lone@example.com'`)).rows[0].n).toBe(0);
 

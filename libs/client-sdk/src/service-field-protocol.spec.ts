@@ -45,6 +45,13 @@ describe('the consent field messages', () => {
     expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], home_country: 'Germany' }), 'frame')).toHaveLength(1);
   });
 
+  it("takes a commit's e-mail address up to the service's 254 characters, no longer (the service refuses 255 and more)", () => {
+    const commit = (email: string) => fieldMessage('service-field:capture', { request_id: REQUEST_ID, commit: { subject: { email } } });
+    const at254 = `${'a'.repeat(64)}@${'d'.repeat(185)}.com`;
+    expect(fieldMessageErrors(commit(at254), 'host')).toEqual([]);
+    for (const email of [`${at254}m`, `${'a'.repeat(64)}@${'d'.repeat(251)}.com`]) expect(fieldMessageErrors(commit(email), 'host')).toHaveLength(1);
+  });
+
   it('names what breaks a payload', () => {
     expect(fieldMessageErrors(fieldMessage('service-field:state', { controls: { newsletter: 'yes' } }), 'frame')).toEqual(['/payload/controls/newsletter: must be boolean']);
     expect(fieldMessageErrors(fieldMessage('service-field:captured', { ...samples['service-field:captured'], render_proof: 'x' }), 'frame')).toEqual([

@@ -96,7 +96,7 @@ export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
           subject: {
             type: 'object',
             required: ['email'],
-            properties: { email: { type: 'string', minLength: 3, maxLength: 320 }, external_id: { type: 'string', minLength: 1, maxLength: 200 } },
+            properties: { email: { type: 'string', minLength: 3, maxLength: 254 }, external_id: { type: 'string', minLength: 1, maxLength: 200 } },
             additionalProperties: false,
           },
         },

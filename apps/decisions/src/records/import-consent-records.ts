@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, externalIdProblem, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, subjectTextProblem, versionInForce } from '@dcr/domain';
+import { assertCapturable, emailProblem, externalIdProblem, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
@@ -187,7 +187,9 @@ export class ImportConsentRecords {
     const email = row.subject?.email;
     // The Record API's rule (and consent_status's), so that an imported person can be named by their
     // address: as sent, spaces around it refused (not trimmed into an address the row did not give).
-    if (typeof email !== 'string' || subjectTextProblem(email) !== undefined || !isEmail(email)) issues.push({ field: 'subject.email', reason: 'must be an e-mail address (without spaces around it)' });
+    // The Record API's rule (emailProblem, with its shape check), so a row is refused in the same words as the record sent alone.
+    const emailRefusal = emailProblem(email, (value) => isEmail(value));
+    if (emailRefusal) issues.push({ field: 'subject.email', reason: emailRefusal });
     // The Record API's rule (externalIdProblem), so a row is taken or refused as the same record sent alone would be.
     const givenExternalId: unknown = row.subject?.external_id;
     const externalIdRefusal = givenExternalId === undefined ? undefined : externalIdProblem(givenExternalId);

@@ -66,7 +66,7 @@ export class CreateDecision {
         application_id: request.application_id,
         email: email ?? undefined,
         external_id: externalId ?? undefined,
-      });
+      }, undefined, 'subject.');
       subjectId = subject.id;
     }
 

@@ -35,13 +35,14 @@ export class SubjectsService {
    * the home country.
    */
   /** `manager`: the caller's transaction, when it binds a person while holding a lock. */
-  async create(request: CreateSubjectRequest, manager?: EntityManager): Promise<CreateSubjectReply> {
+  /** `field`: where the request names the person (`subject.` for a decision session's subject), for the refusal of a conflict. */
+  async create(request: CreateSubjectRequest, manager?: EntityManager, field = ''): Promise<CreateSubjectReply> {
     const email = normalisedEmail(request.email);
     const externalId = request.external_id?.trim() || undefined;
     if (!email && !externalId) {
       throw validationFailed([{ field: 'subject', reason: 'email or external_id is required' }]);
     }
-    const existing = await this.subjects.findByReference(request.application_id, { email, externalId }, manager);
+    const existing = await this.existing(request.application_id, { email, externalId }, manager, field);
     if (existing) return { subject: this.toMessage(existing), created: false };
 
     const id = newSubjectId(this.context.env.COUNTRY);
@@ -50,7 +51,7 @@ export class SubjectsService {
     );
     if (registered.home_country !== this.context.env.COUNTRY) throw wrongCountry(registered.home_country);
 
-    const { subject, created } = await this.subjects.insertOrFind(
+    const inserted = await this.subjects.insertOrFind(
       Object.assign(new Subject(), {
         id,
         applicationId: request.application_id,
@@ -60,7 +61,30 @@ export class SubjectsService {
       }),
       manager,
     );
-    return { subject: this.toMessage(subject), created };
+    // Another request recorded one of these identifiers meanwhile: decided as if it had come first.
+    if (!inserted.created) {
+      const raced = await this.existing(request.application_id, { email, externalId }, manager, field);
+      return { subject: this.toMessage(raced ?? inserted.subject), created: false };
+    }
+    return { subject: this.toMessage(inserted.subject), created: true };
+  }
+
+  /**
+   * The person already recorded by these identifiers, or none; a 422 on `external_id` when they
+   * name two people or would drop one, as the Record API refuses it (import-batch's
+   * subjectConflict): the external id belongs to another person than the address, or to a person
+   * recorded with another address, or the person of the address has another external id.
+   */
+  private async existing(applicationId: string, by: { email?: string; externalId?: string }, manager: EntityManager | undefined, field: string): Promise<Subject | null> {
+    const byId = by.externalId ? await this.subjects.findByReference(applicationId, { externalId: by.externalId }, manager) : null;
+    const byAddress = by.email ? await this.subjects.findByReference(applicationId, { email: by.email }, manager) : null;
+    if (by.email && by.externalId) {
+      const conflict = (reason: string) => validationFailed([{ field: `${field}external_id`, reason }]);
+      if (byId && byAddress && byId.id !== byAddress.id) throw conflict(`belongs to another person of this application than ${field}email`);
+      if (byId && !byAddress && byId.email !== null) throw conflict('belongs to a person of this application recorded with another e-mail address');
+      if (!byId && byAddress?.externalId) throw conflict('the person recorded with this e-mail address has another external_id');
+    }
+    return byId ?? byAddress;
   }
 
   async get(request: GetSubjectRequest): Promise<SubjectMessage> {

@@ -1,17 +1,25 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
 import { Type } from 'class-transformer';
 import { IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
 
 export class DecisionSubjectDto {
-  @ApiPropertyOptional({ example: 'ada@example.com', description: 'Only this person may sign in and decide' })
+  @ApiPropertyOptional({
+    example: 'ada@example.com',
+    maxLength: 254,
+    description: 'Only this person may sign in and decide. At most 254 characters, and at most 64 bytes (UTF-8) before the @ (an address over either is a 422 naming the limit)',
+  })
   @IsOptional()
-  @IsEmail()
+  @IsSubjectEmail()
   email?: string;
 
-  @ApiPropertyOptional({ example: 'customer-42' })
+  @ApiPropertyOptional({
+    example: 'customer-42',
+    pattern: '\\S',
+    description: "The organisation's own id for the person, by the Record API's rule: up to 200 characters without the spaces around it (which are not kept), no control characters; one of spaces only is refused",
+  })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsExternalId()
   external_id?: string;
 }
 

@@ -16,10 +16,10 @@ import {
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, externalIdProblem, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
+import { countryOfImportId, DomainError, emailProblem, externalIdProblem, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
-import { isEmail } from 'class-validator';
+import { isEmailAddress } from '../residency/subject-fields';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
@@ -97,7 +97,9 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
   const name = SUBJECT_PARAMETERS[key];
   const invalid = (reason: string) => new DomainError('invalid_request', `${name} ${reason}`, [{ field: name, reason }]);
   if (key === 'email') {
-    if (!isEmail(value)) throw invalid('must be an e-mail address');
+    // By the rule a record takes it by (emailProblem), so a refusal names the limit an address is over.
+    const problem = emailProblem(value, isEmailAddress);
+    if (problem) throw invalid(problem);
     return { email: value };
   }
   if (key === 'id') {

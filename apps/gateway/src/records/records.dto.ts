@@ -1,32 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, buildMessage, IS_EMAIL, IsArray, IsBoolean, IsDefined, IsEmail, isEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { externalIdProblem, isZonedDateTime, subjectTextProblem } from '@dcr/domain';
+import { ArrayMaxSize, ArrayMinSize, buildMessage, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { isZonedDateTime } from '@dcr/domain';
+import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
-
-/**
- * `@IsEmail()` for a person's address, refusing what cannot be kept (subjectTextProblem) first:
- * validator.js throws on an unpaired surrogate, which would be a 500. Named as IsEmail, so the edge's
- * quick acceptance of plain addresses (libs/transport) still applies.
- */
-const IsSubjectEmail = () =>
-  ValidateBy({
-    name: IS_EMAIL,
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && subjectTextProblem(value) === undefined && isEmail(value),
-      defaultMessage: buildMessage((each) => `${each}$property must be an email`),
-    },
-  });
-
-/** A person's external id by the one rule every entry point (and consent_status) takes it by: externalIdProblem. */
-const IsExternalId = () =>
-  ValidateBy({
-    name: 'isExternalId',
-    validator: {
-      validate: (value: unknown) => externalIdProblem(value) === undefined,
-      defaultMessage: (args) => `${args?.property} ${externalIdProblem(args?.value) ?? 'is not valid'}`,
-    },
-  });
 
 /**
  * A capture time as imports take it (isZonedDateTime): a date and time with its zone, a day the
@@ -43,7 +20,7 @@ const IsCaptureTime = () =>
   });
 
 export class RecordSubjectDto {
-  @ApiProperty({ example: 'ada@example.com', description: 'Binds the person; kept only in their home country' })
+  @ApiProperty({ example: 'ada@example.com', maxLength: 254, description: 'Binds the person; kept only in their home country. At most 254 characters, and at most 64 bytes (UTF-8) before the @: an address over either is refused naming the limit' })
   @IsSubjectEmail()
   email: string;
 

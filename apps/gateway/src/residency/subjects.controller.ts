@@ -10,7 +10,7 @@ import {
   SUBJECTS_FIND,
   SUBJECTS_GET,
 } from '@dcr/contracts';
-import { DomainError, isSubjectId, notFound } from '@dcr/domain';
+import { DomainError, isSubjectId, normaliseExternalId, notFound } from '@dcr/domain';
 import { ServiceClients } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -44,7 +44,12 @@ export class SubjectsController {
 
   @Post()
   @RequireScopes('decisions:write')
-  @ApiOperation({ summary: 'Record a person in this country (201), or return the one already recorded here (200)' })
+  @ApiOperation({
+    summary: 'Record a person in this country (201), or return the one already recorded here (200)',
+    description:
+      'With both `email` and `external_id`, both must name the same person, or a new one: an external id that belongs to another person, or to a person recorded with another address, ' +
+      'or one given for a person whose address is recorded with another external id, is a 422 on `external_id`, as the Record API refuses it (nothing is dropped silently)',
+  })
   @ApiCreatedResponse({ type: SubjectDto, description: 'Recorded here' })
   @ApiOkResponse({ type: SubjectDto, description: 'Already recorded here: the same person' })
   @ApiResponse(WRONG_COUNTRY)
@@ -60,13 +65,15 @@ export class SubjectsController {
         { field: 'external_id', reason: 'email or external_id is required' },
       ]);
     }
-    if (body.external_id) await this.residency.requireHomedHere(applicationId, { external_id: body.external_id });
+    // Kept without the spaces around it (the Record API's rule), so it is looked up as it is kept.
+    const externalId = body.external_id === undefined ? undefined : normaliseExternalId(body.external_id);
+    if (externalId) await this.residency.requireHomedHere(applicationId, { external_id: externalId });
     if (body.email) await this.residency.requireHomedHere(applicationId, { email: body.email });
     const { subject, created } = await firstValueFrom(
       this.clients.own.send<CreateSubjectReply, CreateSubjectRequest>(SUBJECTS_CREATE, {
         application_id: applicationId,
         email: body.email,
-        external_id: body.external_id,
+        external_id: externalId,
       }),
     );
     reply.status(created ? 201 : 200);
@@ -84,7 +91,7 @@ export class SubjectsController {
     @Query() query: FindSubjectQueryDto,
   ): Promise<SubjectMessage> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    const address = query.external_id ? { external_id: query.external_id } : query.email ? { email: query.email } : undefined;
+    const address = query.external_id ? { external_id: normaliseExternalId(query.external_id) } : query.email ? { email: query.email } : undefined;
     if (!address) {
       throw new DomainError('invalid_request', 'Give external_id or email', [
         { field: 'external_id', reason: 'external_id or email is required' },

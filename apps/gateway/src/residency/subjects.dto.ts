@@ -1,29 +1,36 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, Length } from 'class-validator';
+import { IsOptional } from 'class-validator';
+import { IsExternalId, IsSubjectEmail } from './subject-fields';
+
+const EMAIL_DESCRIPTION = 'At most 254 characters, and at most 64 bytes (UTF-8) before the @ (an address over either is a 422 naming the limit); compared lower-cased, as the Record API compares it';
+const EXTERNAL_ID_DESCRIPTION =
+  "The organisation's own id for the person, by the Record API's rule: up to 200 characters without the spaces around it (which are not kept), no control characters; one of spaces only is refused";
 
 export class CreateSubjectDto {
-  @ApiPropertyOptional({ example: 'ada@example.com' })
+  @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 254, description: EMAIL_DESCRIPTION })
   @IsOptional()
-  @IsEmail()
+  @IsSubjectEmail()
   email?: string;
 
-  @ApiPropertyOptional({ example: 'crm-4711', description: "The organisation's own identifier of the person" })
+  @ApiPropertyOptional({
+    example: 'crm-4711',
+    pattern: '\\S',
+    description: `${EXTERNAL_ID_DESCRIPTION}. With \`email\`: both must name the same person (or a new one); an external id of another person, or another one than the person of the address has, is a 422 on \`external_id\``,
+  })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsExternalId()
   external_id?: string;
 }
 
 export class FindSubjectQueryDto {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ maxLength: 254, description: EMAIL_DESCRIPTION })
   @IsOptional()
-  @IsEmail()
+  @IsSubjectEmail()
   email?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ pattern: '\\S', description: EXTERNAL_ID_DESCRIPTION })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsExternalId()
   external_id?: string;
 }
 

@@ -13,6 +13,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { IsExternalId } from '../subject-fields';
 import { APPLICATION_ID, FLOW_ID } from '../patterns';
 
 /**
@@ -43,8 +44,7 @@ export class DecisionSubjectInput {
   email?: string;
 
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsExternalId()
   external_id?: string;
 }
 

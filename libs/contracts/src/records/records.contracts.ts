@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { externalIdProblem, isZonedDateTime } from '@dcr/domain';
+import { isZonedDateTime } from '@dcr/domain';
+import { IsExternalId } from '../subject-fields';
 import { APPLICATION_ID, COUNTRY_CODE, FLOW_ID } from '../patterns';
 
 /** An import's id: `imp_`, its country (since the thirtieth session; earlier ids carry none) and 20 characters. */
@@ -20,8 +21,6 @@ export const RECORDS_IMPORT_GET = 'decisions.records.import-get';
 /** An import stopped by a failed chunk after earlier chunks were recorded: its report says so. */
 export const RECORDS_IMPORT_FAILED = 'decisions.records.import-failed';
 
-/** A person's external id by the rule every entry point takes it by (externalIdProblem: spaces around it do not count). */
-const IsExternalId = () => ValidateBy({ name: 'isExternalId', validator: { validate: (value: unknown) => externalIdProblem(value) === undefined } });
 
 export class RecordSubjectInput {
   @IsEmail()

@@ -1,4 +1,5 @@
-import { IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsEmail, IsOptional, Matches } from 'class-validator';
+import { IsExternalId } from '../subject-fields';
 import { APPLICATION_ID } from '../patterns';
 
 /**
@@ -18,8 +19,7 @@ export class CreateSubjectRequest {
   email?: string;
 
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsExternalId()
   external_id?: string;
 }
 

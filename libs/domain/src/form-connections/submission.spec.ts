@@ -190,6 +190,13 @@ describe('submissionRecord', () => {
 });
 
 describe('submissionRecord: the person as the Record API takes them', () => {
+  it('names the e-mail limit an answer is over, in the words of every entry point', () => {
+    const local = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email(`${'a'.repeat(65)}@example.org`)]))));
+    expect(local.details).toEqual([{ field: 'email', reason: 'the answer to email_q must have at most 64 bytes before the @ (an e-mail address limit)' }]);
+    const long = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email(`ada@${'d'.repeat(247)}.org`)]))));
+    expect(long.details).toEqual([{ field: 'email', reason: 'the answer to email_q must be at most 254 characters (an e-mail address limit)' }]);
+  });
+
   it('refuses an unpaired surrogate in the hidden id or the e-mail answer (not text: it cannot be kept as given), naming each', () => {
     const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('a\ud800da@example.org')], { hidden: { crm_id: 'crm-\udc00' } }))));
     expect(error.details).toEqual([

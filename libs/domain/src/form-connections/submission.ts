@@ -2,7 +2,7 @@ import { FieldIssue, validationFailed } from '../errors';
 import { MAX_BODY_DEPTH, NESTED_TOO_DEEP, unstorableInputIssues } from '../input/storable-input';
 import type { AttestedDecisions } from '../captures/attestation';
 import { isZonedDateTime } from '../captures/captured-at';
-import { externalIdProblem, normaliseExternalId, subjectTextProblem } from '../residency/residency';
+import { emailProblem, externalIdProblem, normaliseExternalId } from '../residency/residency';
 import { MappedPurpose, ResolvedFormMapping } from './mapping';
 
 /*
@@ -200,8 +200,11 @@ export function submissionRecord(
   const email = submissionEmail(mapping.email, submission);
   if (!email) issues.push({ field: 'email', reason: `the e-mail question ${mapping.email.field} is unanswered: there is nobody to record the consent for` });
   // An address the Record API would refuse is one no one could name afterwards (consent_status, the records page).
-  else if (subjectTextProblem(email) !== undefined || !EMAIL_SHAPE.test(email) || !isEmailAddress(email)) {
-    issues.push({ field: 'email', reason: `the answer to ${mapping.email.field} is not an e-mail address` });
+  else {
+    // The Record API's rule (emailProblem): over a limit is said by name, as every entry point says it.
+    const problem = emailProblem(email, (value) => EMAIL_SHAPE.test(value) && isEmailAddress(value));
+    if (problem?.endsWith('(an e-mail address limit)')) issues.push({ field: 'email', reason: `the answer to ${mapping.email.field} ${problem}` });
+    else if (problem) issues.push({ field: 'email', reason: `the answer to ${mapping.email.field} is not an e-mail address` });
   }
 
   let externalId: string | undefined;

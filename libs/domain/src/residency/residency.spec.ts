@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { newSubjectId } from '../identifiers';
-import { claimPrecedes, externalIdProblem, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, normaliseExternalId, subjectReference, SubjectReferenceKind, subjectTextProblem } from './residency';
+import { claimPrecedes, emailProblem, externalIdProblem, HomeClaim, homeOfSubject, inboxAddressDigest, isCountryCode, normaliseCountry, normaliseEmail, normaliseExternalId, subjectReference, SubjectReferenceKind, subjectTextProblem } from './residency';
 
 const KEY = 'k'.repeat(32);
 const APP = 'tp_dev_0123456789abcdef';
@@ -206,5 +206,33 @@ describe('externalIdProblem', () => {
     for (const value of ['a\tb', '\tcrm', 'crm\u0000']) expect(externalIdProblem(value)).toBe('must not contain control characters');
     expect(externalIdProblem('crm\ud800')).toBe('must be Unicode text (it holds an unpaired surrogate)');
     expect(externalIdProblem(42)).toBe('must be a string');
+  });
+});
+
+describe('emailProblem', () => {
+  // The shape check is the caller's (validator.js's isEmail at the service's entry points); here a stand-in.
+  const shaped = (value: string) => /^[^@\s]+@[^@\s]+\.[a-z]+$/.test(value);
+  const local64 = 'a'.repeat(64);
+  const at254 = `${local64}@${'d'.repeat(185)}.com`;
+
+  it('takes an address of at most 254 characters with at most 64 bytes before the @', () => {
+    expect(at254.length).toBe(254);
+    for (const value of ['ada@example.com', `${local64}@example.com`, at254]) expect(emailProblem(value, shaped)).toBeUndefined();
+  });
+
+  it('names the limit an address is over, before its shape', () => {
+    expect(emailProblem(`${'a'.repeat(65)}@example.com`, shaped)).toBe('must have at most 64 bytes before the @ (an e-mail address limit)');
+    // Bytes as UTF-8 counts them: 33 two-byte letters are 66 bytes.
+    expect(emailProblem(`${'é'.repeat(33)}@example.com`, shaped)).toBe('must have at most 64 bytes before the @ (an e-mail address limit)');
+    expect(emailProblem(`${local64}@${'d'.repeat(186)}.com`, shaped)).toBe('must be at most 254 characters (an e-mail address limit)');
+    expect(emailProblem(`x@${'d'.repeat(316)}.com`, shaped)).toBe('must be at most 254 characters (an e-mail address limit)');
+  });
+
+  it('names what is not an address: not a string, a control character, an unpaired surrogate, a bad shape', () => {
+    expect(emailProblem(42, shaped)).toBe('must be an e-mail address');
+    expect(emailProblem('ada@example\u0000.com', shaped)).toBe('must not contain control characters');
+    expect(emailProblem('ada\ud800@example.com', shaped)).toBe('must be Unicode text (it holds an unpaired surrogate)');
+    expect(emailProblem('not-an-address', shaped)).toBe('must be an e-mail address');
+    expect(emailProblem(' ada@example.com', shaped)).toBe('must be an e-mail address');
   });
 });

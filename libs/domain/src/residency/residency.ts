@@ -45,6 +45,32 @@ export function subjectTextProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** The longest e-mail address, in UTF-16 code units (as validator.js's isEmail counts; characters, for any address outside the astral planes). */
+export const MAX_EMAIL_LENGTH = 254;
+/** The most bytes (UTF-8) before an e-mail address's last `@`, as validator.js's isEmail counts them (RFC 5321's local-part limit). */
+export const MAX_EMAIL_LOCAL_PART_BYTES = 64;
+
+/**
+ * Why a value cannot be a person's e-mail address (undefined when it can), one rule for every entry
+ * point that names a person (the Record API, captures, imports, form builders, consent_status, the
+ * subjects endpoint, decision sessions): text that can be kept (subjectTextProblem), then the two
+ * limits by name, then the shape (`isEmailAddress`: validator.js's isEmail at the entry points, which
+ * this lib does not depend on), so a refusal says which limit an address is over rather than only
+ * that it is not an address. The value is checked as sent: spaces around it fail the shape.
+ */
+export function emailProblem(value: unknown, isEmailAddress: (value: string) => boolean): string | undefined {
+  if (typeof value !== 'string') return 'must be an e-mail address';
+  const problem = subjectTextProblem(value);
+  if (problem) return problem;
+  if (value.length > MAX_EMAIL_LENGTH) return `must be at most ${MAX_EMAIL_LENGTH} characters (an e-mail address limit)`;
+  const at = value.lastIndexOf('@');
+  if (at >= 0 && Buffer.byteLength(value.slice(0, at), 'utf8') > MAX_EMAIL_LOCAL_PART_BYTES) {
+    return `must have at most ${MAX_EMAIL_LOCAL_PART_BYTES} bytes before the @ (an e-mail address limit)`;
+  }
+  if (!isEmailAddress(value)) return 'must be an e-mail address';
+  return undefined;
+}
+
 /** The longest external id, in characters (code points, as JSON Schema's `maxLength` counts), without the spaces around it. */
 export const MAX_EXTERNAL_ID_LENGTH = 200;
 
