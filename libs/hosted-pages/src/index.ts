@@ -9,7 +9,7 @@ export type { ErrorPageInput, SimplePageOptions } from './render-pages';
 export { renderInboxPage, INBOX_TRIGGERS } from './render-inbox';
 export type { InboxPageOptions, InboxSort } from './render-inbox';
 export { inboxReturnPath, renderInboxSignInPage, renderInboxSignInRefusedPage } from './render-inbox-sign-in';
-export { renderRecordsPage } from './render-records';
+export { recordsPageQuery, renderRecordsPage } from './render-records';
 export { renderConsentFieldPage, renderConsentFieldErrorPage } from './render-consent-field';
 export type { ConsentFieldControl, ConsentFieldErrorInput, ConsentFieldPageOptions, ConsentFieldPurpose, ConsentFieldScript, ConsentFieldTheme, ConsentFieldView } from './render-consent-field';
 export type { PersonRecordItem, RecordsPageError, RecordsPageOptions } from './render-records';

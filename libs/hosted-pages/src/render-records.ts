@@ -41,6 +41,28 @@ export interface RecordsPageOptions {
   via?: string;
   /** The person's records with the organisation are kept in another country (its code): said instead of the list. */
   homeCountry?: string;
+  /**
+   * Which page of the records this is: the page size when the link asked for one (`limit`), the
+   * cursor it was opened with (none: the newest records), and the next page's (none: the oldest
+   * are shown). Kept on the page's links and forms, so a withdrawal comes back to this page.
+   */
+  paging?: { limit?: number; cursor?: string; nextCursor?: string | null };
+}
+
+/**
+ * The query of a records page (with its `?`, or nothing): the organisation and the link that opened
+ * it (`via`, only with an organisation), the page size when one was asked for, and the cursor of the page.
+ */
+export function recordsPageQuery(page: { organisation?: string; via?: string; limit?: number; cursor?: string }): string {
+  const query = new URLSearchParams();
+  if (page.organisation) {
+    query.set('application_id', page.organisation);
+    if (page.via) query.set('via', page.via);
+  }
+  if (page.limit !== undefined) query.set('limit', String(page.limit));
+  if (page.cursor) query.set('cursor', page.cursor);
+  const text = query.toString();
+  return text ? `?${text}` : '';
 }
 
 /**
@@ -61,8 +83,8 @@ export function withdrawalConfirmation(items: readonly PersonRecordItem[], confi
 
 const ERROR_MESSAGES: Record<RecordsPageError, MessageKey> = { conflict: 'records_error_conflict', not_found: 'records_error_not_found', invalid: 'records_error_invalid', cross_site: 'records_error_cross_site' };
 
-function record(item: PersonRecordItem, tr: Translator, view: string | undefined, via: string | undefined): SafeHtml {
-  const query = view ? `?application_id=${encodeURIComponent(view)}${via ? `&via=${encodeURIComponent(via)}` : ''}` : '';
+/** One record; its forms post to `query` (the page's own), so the withdrawal comes back to this page. */
+function record(item: PersonRecordItem, tr: Translator, query: string): SafeHtml {
   const action = `/inbox/records/${encodeURIComponent(item.record_id)}/withdraw${query}`;
   // A replaced record offers no withdrawal (the newer one speaks for the person now) but of what no
   // newer record holds (a newer flow version dropped it), one purpose at a time.
@@ -101,6 +123,13 @@ ${granted.length > (whole ? 0 : 1) ? html`<form class="hp-inline-form" method="p
 export function renderRecordsPage(items: readonly PersonRecordItem[], options: RecordsPageOptions = {}): string {
   const tr = translator(options.locale);
   const confirmation = withdrawalConfirmation(items, options.confirmation, tr);
+  const view = { organisation: options.organisation?.id, via: options.via, limit: options.paging?.limit };
+  const here = recordsPageQuery({ ...view, cursor: options.paging?.cursor });
+  // A link to the older records while there are more, and back to the newest from any later page.
+  const newest = options.paging?.cursor ? html`<a id="records-newest" class="hp-button hp-button-secondary" rel="first" href="/inbox/records${recordsPageQuery(view)}">${tr.t('records_newest')}</a>` : null;
+  const older = options.paging?.nextCursor
+    ? html`<a id="records-older" class="hp-button hp-button-secondary" rel="next" href="/inbox/records${recordsPageQuery({ ...view, cursor: options.paging.nextCursor })}">${tr.t('records_older')}</a>`
+    : null;
   return renderDocument({
     tr,
     title: tr.t('records_title'),
@@ -116,8 +145,9 @@ ${options.organisation?.name ? html`<p id="records-organisation">${tr.t('records
 ${options.homeCountry
   ? html`<div id="records-error" class="hp-error" role="alert"><p>${tr.t('records_error_elsewhere', { application: options.organisation?.name ?? options.organisation?.id ?? '', country: options.homeCountry })}</p></div>`
   : items.length > 0
-  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, options.organisation?.id, options.via))}</ol>`
+  ? html`<ol id="records-list" class="hp-inbox-list" aria-label="${tr.t('records_title')}">${items.map((item) => record(item, tr, here))}</ol>`
   : html`<p id="records-empty" class="hp-notice">${tr.t('records_empty')}</p>`}
+${!options.homeCountry && (newest || older) ? html`<nav class="hp-pager" aria-label="${tr.t('records_pages')}">${newest} ${older}</nav>` : null}
 ${options.organisation ? html`<p><a id="records-all" class="hp-link" href="/inbox/records">${tr.t('records_all')}</a></p>` : null}
 <p><a class="hp-link" href="/inbox">${tr.t('records_back')}</a></p>
 ${inboxSignOutForm(tr)}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InboxRecordMessage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest, ListPart } from '@dcr/contracts';
-import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, hostedDecisionHistory, notFound, outcomesAfterWithdrawal, recordsPagePosition, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
-import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
+import { InboxRecordMessage, InboxRecordsPage, InboxRecordsRequest, InboxWithdrawReply, InboxWithdrawRequest } from '@dcr/contracts';
+import { assertTransition, consentLapsesAt, consentStatusOf, DecisionStatus, DomainError, FlowTerms, hostedDecisionHistory, notFound, outcomesAfterWithdrawal, recordsPageAfter, recordsPageCursor, recordsPageList, stillInForceOnReplaced, withdrawsAllInForce, wrongCountry } from '@dcr/domain';
+import { leadingWithin, SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
@@ -65,6 +65,18 @@ const NEWER_RECORDS_OF_FLOW = `SELECT n."record_id", ARRAY(SELECT jsonb_object_k
   ORDER BY ${madeOrder('n')}`;
 
 /**
+ * A time as a records page position (recordsPagePosition) from the database: ISO 8601 UTC to the
+ * microsecond it keeps, so that a cursor names the record exactly and positions compare as text.
+ */
+const POSITION_TIME = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** Two records page positions compared part by part (each part's text compares as its value does). */
+function comparePositions(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+/**
  * The person's side of their consent records: signed in to their inbox with a mailed one-time code
  * (the credential-free entry every receipt names), they see each record of that organisation (or of
  * every organisation) in this country and withdraw all of it or one purpose; a record a newer one of
@@ -92,21 +104,33 @@ export class PersonRecords {
   ) {}
 
   /**
-   * The person's records here. One organisation's (`application_id`), when none is here: if the
-   * directory homes the person in another country for that organisation, their records are there,
-   * and the answer is that country only (`wrong_country`, `home_country`); the directory is asked
-   * with the keyed references alone, and nothing of the person crosses.
+   * One page of the person's records here, newest given first (recordsPagePosition: when the person
+   * gave them, not when an import recorded them), after the cursor's position: only the page is
+   * read (the records and hosted consents just after it, each source in that order), with what each
+   * listed record needs of its chain (its successor, whether a newer record holds each purpose). The
+   * page holds at most `limit` records, fewer when they would not fit one message, and names the next.
+   * One organisation's (`application_id`), when none is here: if the directory homes the person in
+   * another country for that organisation, their records are there, and the answer is that country
+   * only (`wrong_country`, `home_country`); the directory is asked with the keyed references alone,
+   * and nothing of the person crosses.
    */
-  /** A part of them (snapshotPart), newest first by when the person gave them (recordsPagePosition), not by when an import recorded them. */
-  async list(request: InboxRecordsRequest): Promise<ListPart<InboxRecordMessage>> {
+  async list(request: InboxRecordsRequest): Promise<InboxRecordsPage> {
+    const list = recordsPageList(request.application_id);
+    const after = recordsPageAfter(request.cursor, list);
     const email = await this.inbox.emailOf(request.inbox_token);
-    const [rows, sessions] = await Promise.all([this.everyRow(this.dataSource.manager, email, request.application_id), this.sessionRows(this.dataSource.manager, email, request.application_id)]);
-    if (request.application_id && rows.length === 0 && sessions.length === 0) {
+    const manager = this.dataSource.manager;
+    const [rows, sessions] = await Promise.all([this.pageRows(manager, email, request.application_id, after, request.limit + 1), this.sessionRows(manager, email, request.application_id, undefined, false, after, request.limit + 1)]);
+    if (request.application_id && !after && rows.length === 0 && sessions.length === 0) {
       const home = await this.subjects.homeOf(request.application_id, { email });
       if (home && home !== this.context.env.COUNTRY) throw wrongCountry(home);
     }
-    const all = [...rows.map((row) => this.message(row)), ...sessions.map((row) => this.sessionMessage(row))];
-    return snapshotPart(all, (record) => recordsPagePosition(record).join('#'), request.after, undefined, true);
+    const listed = [
+      ...rows.map(({ captured_key, recorded_key, ...row }) => ({ position: [captured_key, recorded_key, row.record_id] as [string, string, string], message: this.message(row) })),
+      ...sessions.map(({ completed_key, ...row }) => ({ position: [completed_key, completed_key, row.record_id] as [string, string, string], message: this.sessionMessage(row) })),
+    ].sort((a, b) => comparePositions(b.position, a.position));
+    const page = leadingWithin(listed.slice(0, request.limit).map(({ message }) => message));
+    const last = listed[page.length - 1];
+    return { data: page, next_cursor: listed.length > page.length ? recordsPageCursor(list, last.position) : null };
   }
 
   async withdraw(request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
@@ -219,18 +243,26 @@ export class PersonRecords {
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 
-  /** The person's completed consents on the hosted pages (signed in with this address), with the flow version they answered. */
-  private sessionRows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<SessionRow[]> {
+  /**
+   * The person's completed consents on the hosted pages (signed in with this address), with the flow
+   * version they answered, newest first; after a records page position and at most `limit`, for a page.
+   */
+  private sessionRows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false, after?: readonly [string, string, string], limit?: number): Promise<Array<SessionRow & { completed_key: string }>> {
+    const params: unknown[] = [email, applicationId ?? null, recordId ?? null];
+    const bind = (value: unknown) => `$${params.push(value)}`;
     return manager.query(
-      `SELECT s."id", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms"
+      `SELECT s."id", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms",
+              ${POSITION_TIME('s."completed_at"')} AS "completed_key"
          FROM "decisions"."decision_sessions" s
          JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
         WHERE s."subject_email" = $1 AND s."signed_in_at" IS NOT NULL AND s."kind" = 'consent' AND s."record_id" IS NOT NULL
           AND s."status" IN ('fulfilled', 'revoked')
           AND ($2::text IS NULL OR s."application_id" = $2) AND ($3::text IS NULL OR s."record_id" = $3)
+          ${after ? `AND (s."completed_at", s."completed_at", s."record_id") < (${bind(after[0])}::timestamptz, ${bind(after[1])}::timestamptz, ${bind(after[2])})` : ''}
         ORDER BY s."completed_at" DESC, s."record_id" DESC
+        ${limit !== undefined ? `LIMIT ${bind(limit)}` : ''}
         ${lock ? 'FOR UPDATE OF s' : ''}`,
-      [email, applicationId ?? null, recordId ?? null],
+      params,
     );
   }
 
@@ -267,43 +299,43 @@ export class PersonRecords {
   }
 
   /**
-   * Every record of the person (one organisation's with `applicationId`), as rows() reads one, but
-   * in one pass over the person's chains: each record's successor (lead over its chain) and the
-   * purposes of the records after it (gathered walking each chain from its newest record). rows()
-   * asks both of every record by a subquery over its chain, which made listing a person's history
-   * quadratic (2,000 records of one flow: seconds per part, the list answered 504). A person's
-   * records of a flow are all of one application, so a chain is whole whichever filter is given.
+   * One page of the person's records (one organisation's with `applicationId`), newest given first,
+   * after a position: each of the person's subjects gives its newest `limit` records after it (an
+   * index in that order, IX_consent_records_person_page), and the newest `limit` of those are the
+   * page. Each is read as rows() reads one, with what it needs of its chain found from the record
+   * onwards (IX_consent_records_chain_order), whichever page the newer records are on: its successor
+   * (the first record made after it), and which of its own purposes a newer record holds (enough for
+   * stillInForceOnReplaced). The successor holds them but for a purpose a newer flow version
+   * dropped: only such a purpose is looked for further up the chain (written as one EXISTS over the
+   * newer records, the planner read all of them for every listed record). The whole history was read
+   * for every page before (listing 2,000 records of one flow read them all for each page).
    */
-  private async everyRow(manager: EntityManager, email: string, applicationId?: string): Promise<Row[]> {
-    const rows: Array<Omit<Row, 'newer_purposes'> & { keys: string[]; position: string }> = await manager.query(
+  private pageRows(manager: EntityManager, email: string, applicationId: string | undefined, after: readonly [string, string, string] | undefined, limit: number): Promise<Array<Row & { captured_key: string; recorded_key: string }>> {
+    const params: unknown[] = [email, applicationId ?? null, limit];
+    const bind = (value: unknown) => `$${params.push(value)}`;
+    const order = 'r."captured_at" DESC, r."recorded_at" DESC, r."record_id" DESC';
+    return manager.query(
       `SELECT r."record_id", r."application_id", r."flow_id", r."flow_version", r."subject_id", r."recorded_at", r."captured_at", r."channel", r."purposes", r."withdrawals", f."terms",
-              lead(r."record_id") OVER chain AS "superseded_by",
-              row_number() OVER chain AS "position",
-              ARRAY(SELECT jsonb_object_keys(r."purposes")) AS "keys"
-         FROM "decisions"."consent_records" r
-         JOIN "decisions"."subjects" s ON s."id" = r."subject_id"
+              ${POSITION_TIME('r."captured_at"')} AS "captured_key", ${POSITION_TIME('r."recorded_at"')} AS "recorded_key",
+              successor."record_id" AS "superseded_by",
+              ARRAY(SELECT k FROM jsonb_object_keys(r."purposes") AS k
+                     WHERE successor."record_id" IS NOT NULL
+                       AND (successor."purposes" ? k OR EXISTS (SELECT 1 FROM "decisions"."consent_records" n WHERE ${madeAfter('n', 'r')} AND n."purposes" ? k))) AS "newer_purposes"
+         FROM (SELECT r.* FROM "decisions"."subjects" s
+                CROSS JOIN LATERAL (
+                  SELECT r.* FROM "decisions"."consent_records" r
+                   WHERE r."subject_id" = s."id" AND ($2::text IS NULL OR r."application_id" = $2)
+                     ${after ? `AND (r."captured_at", r."recorded_at", r."record_id") < (${bind(after[0])}::timestamptz, ${bind(after[1])}::timestamptz, ${bind(after[2])})` : ''}
+                   ORDER BY ${order}
+                   LIMIT $3) r
+               WHERE s."email" = $1
+               ORDER BY ${order}
+               LIMIT $3) r
          JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"
-        WHERE s."email" = $1 AND ($2::text IS NULL OR r."application_id" = $2)
-       WINDOW chain AS (PARTITION BY r."subject_id", r."flow_id" ORDER BY ${madeOrder('r')})
-        ORDER BY r."captured_at" DESC, r."recorded_at" DESC, r."record_id" DESC`,
-      [email, applicationId ?? null],
+         LEFT JOIN LATERAL (SELECT n."record_id", n."purposes" FROM "decisions"."consent_records" n WHERE ${madeAfter('n', 'r')} ORDER BY ${madeOrder('n')} LIMIT 1) successor ON true
+        ORDER BY ${order}`,
+      params,
     );
-    const chains = new Map<string, typeof rows>();
-    for (const row of rows) {
-      const chain = `${row.subject_id} ${row.flow_id}`;
-      const found = chains.get(chain);
-      if (found) found.push(row);
-      else chains.set(chain, [row]);
-    }
-    const newer = new Map<string, string[] | null>();
-    for (const chain of chains.values()) {
-      const held = new Set<string>();
-      for (const row of [...chain].sort((a, b) => Number(b.position) - Number(a.position))) {
-        newer.set(row.record_id, row.superseded_by ? [...held].sort() : null);
-        for (const key of row.keys) held.add(key);
-      }
-    }
-    return rows.map(({ keys: _keys, position: _position, ...row }) => ({ ...row, newer_purposes: newer.get(row.record_id) ?? null }));
   }
 
   private rows(manager: EntityManager, email: string, applicationId?: string, recordId?: string, lock = false): Promise<Row[]> {

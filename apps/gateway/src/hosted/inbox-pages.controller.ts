@@ -1,10 +1,11 @@
 import { Body, Controller, Get, Headers, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage } from '@dcr/contracts';
-import { DomainError, isApplicationId, recordsPageUrl, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
+import { DomainError, isApplicationId, parseLimit, RecordsPageVia, recordsPageVia, withdrawalChannelOf } from '@dcr/domain';
 import { GatewayEnvironment } from '@dcr/config';
 import {
   inboxReturnPath,
+  recordsPageQuery,
   RecordsPageError,
   RecordsPageOptions,
   renderInboxPage,
@@ -23,7 +24,7 @@ import { InboxReader } from '../inbox/inbox-reader';
 import { SignInCodeLimit } from '../inbox/sign-in-code-limit';
 import { retryAfterOf } from '../http/error-responder';
 import { ownOrigins, sentFromAnotherSite } from '../http/cross-site';
-import { personRecords } from '../inbox/inbox-records';
+import { personRecordsPage } from '../inbox/inbox-records';
 import { sendPage } from './page-answer';
 
 export const INBOX_COOKIE = 'service_inbox';
@@ -31,9 +32,26 @@ export const INBOX_COOKIE = 'service_inbox';
 const SIGNED_OUT_COOKIE = `${INBOX_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
 /**
  * The records page, of one organisation when given (the page a receipt links to, on this site), with
- * the link that opened it (`via`) kept, so that signing in and withdrawing from it still say so.
+ * the link that opened it (`via`) kept, so that signing in and withdrawing from it still say so, and
+ * the page of the records it shows (`limit`, `cursor`) when given, so that a withdrawal comes back to it.
  */
-const recordsPath = (applicationId: string | undefined, via?: RecordsPageVia) => (applicationId ? recordsPageUrl('', applicationId, via) : '/inbox/records');
+const recordsPath = (applicationId: string | undefined, via?: RecordsPageVia, page: RecordsPageShown = {}) =>
+  `/inbox/records${recordsPageQuery({ organisation: applicationId, via, ...page })}`;
+
+/** Which page of the records a records page shows: its size, when the link asked for one, and its cursor. */
+interface RecordsPageShown {
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * `?limit=` and `?cursor=` of the records page: a page size of 1 to 200 (50 without one), checked as
+ * on the API (a bad value is a 400 page naming `limit`), and the cursor of a page (checked by the
+ * decisions service: one of another list, or changed by hand, is a 400 page naming `cursor`).
+ */
+function recordsPageShown(limit: unknown, cursor: unknown): RecordsPageShown {
+  return { ...(limit !== undefined && limit !== '' ? { limit: parseLimit(limit) } : {}), ...(typeof cursor === 'string' && cursor !== '' ? { cursor } : {}) };
+}
 
 /** What the page shows when a withdrawal from it was refused, and its status. */
 const REFUSALS: Partial<Record<DomainError['code'], { error: RecordsPageError; status: number }>> = {
@@ -98,22 +116,30 @@ export class InboxPagesController {
     @Query('purpose') purpose: string | undefined,
     @Query('application_id') applicationId: string | undefined,
     @Query('via') via: string | undefined,
+    @Query('limit') limit: string | undefined,
+    @Query('cursor') cursor: string | undefined,
     @Headers('accept-language') locale: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
+    const page = recordsPageShown(limit, cursor);
     const confirmation =
       typeof withdrawn === 'string' && RECORD_ID.test(withdrawn) ? { record_id: withdrawn, ...(typeof purpose === 'string' && purpose.length > 0 && purpose.length <= 64 ? { purpose } : {}) } : undefined;
-    return this.recordsPage(reply, request, locale, applicationId, via, 200, { ...(confirmation ? { confirmation } : {}) });
+    return this.recordsPage(reply, request, locale, applicationId, via, page, 200, { ...(confirmation ? { confirmation } : {}) });
   }
 
-  /** The records page (or signing in first), of one organisation when given, with the link that opened it kept. */
+  /**
+   * The records page (or signing in first), of one organisation when given, with the link that
+   * opened it kept: one page of the records (`page`; the newest 50 without one), linking to the
+   * older ones and back to the newest.
+   */
   private async recordsPage(
     reply: FastifyReply,
     request: FastifyRequest,
     locale: string | undefined,
     applicationId: string | undefined,
     via: string | undefined,
+    page: RecordsPageShown,
     status: number,
     extra: Pick<RecordsPageOptions, 'confirmation' | 'error'>,
   ) {
@@ -123,14 +149,15 @@ export class InboxPagesController {
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 200, renderInboxSignInPage({ step: 'email', locale, next: here }));
     try {
-      const records = await personRecords(this.clients, token, organisation);
-      const items = records.map((record) => ({ ...record, application_name: this.index.application(record.application_id)?.name }));
+      const records = await personRecordsPage(this.clients, token, { applicationId: organisation, limit: page.limit ?? parseLimit(undefined), cursor: page.cursor });
+      const items = records.data.map((record) => ({ ...record, application_name: this.index.application(record.application_id)?.name }));
       return this.html(
         reply,
         status,
         renderRecordsPage(items, {
           locale,
           ...extra,
+          paging: { ...page, nextCursor: records.next_cursor },
           ...(link ? { via: link } : {}),
           ...(organisation ? { organisation: { id: organisation, name: this.index.application(organisation)?.name } } : {}),
         }),
@@ -159,29 +186,33 @@ export class InboxPagesController {
     @Param('record_id') recordId: string,
     @Query('application_id') applicationId: string | undefined,
     @Query('via') via: string | undefined,
+    @Query('limit') limit: string | undefined,
+    @Query('cursor') cursor: string | undefined,
     @Body() body: unknown,
     @Headers('accept-language') locale: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
-    // Back to the page the form was on (one organisation's records, or everyone's, and the link that opened it).
+    // Back to the page the form was on (one organisation's records, or everyone's, the link that
+    // opened it, and the page of the records it showed: the withdrawn record is on it, confirmed).
     const organisation = isApplicationId(applicationId) ? applicationId : undefined;
     const link = organisation ? recordsPageVia(via) : undefined;
-    const back = recordsPath(organisation, link);
+    const page = recordsPageShown(limit, cursor);
+    const back = recordsPath(organisation, link, page);
     // A form another website posted (also one of the same site, which the SameSite=Strict cookie
     // reaches: a sibling subdomain) withdraws nothing: the list as it stands, saying why, at 403.
     if (sentFromAnotherSite(request, ownOrigins(this.context.env as GatewayEnvironment, request))) {
-      return this.recordsPage(reply, request, locale, organisation, link, 403, { error: 'cross_site' });
+      return this.recordsPage(reply, request, locale, organisation, link, page, 403, { error: 'cross_site' });
     }
     const token = cookie(request, INBOX_COOKIE);
     if (!token) return this.html(reply, 401, renderInboxSignInPage({ step: 'email', locale, next: back }));
     // An id no record has (a malformed one included): not theirs, as the service would say.
-    if (!RECORD_ID.test(recordId)) return this.recordsPage(reply, request, locale, organisation, link, 404, { error: 'not_found' });
+    if (!RECORD_ID.test(recordId)) return this.recordsPage(reply, request, locale, organisation, link, page, 404, { error: 'not_found' });
     // The page's forms send one purpose, or none (everything): a purpose sent twice, or empty, is
     // no form of the page, and is refused as naming no purpose, never read as "everything".
     const sent = (body as Record<string, unknown> | undefined)?.purpose;
     const purpose = field(body, 'purpose');
-    if (sent !== undefined && purpose === '') return this.recordsPage(reply, request, locale, organisation, link, 422, { error: 'invalid' });
+    if (sent !== undefined && purpose === '') return this.recordsPage(reply, request, locale, organisation, link, page, 422, { error: 'invalid' });
     try {
       await firstValueFrom(
         this.clients.own.send(INBOX_WITHDRAW, { inbox_token: token, record_id: recordId, ...(purpose ? { purpose } : {}), channel: withdrawalChannelOf(link) }),
@@ -189,7 +220,7 @@ export class InboxPagesController {
     } catch (error) {
       if (error instanceof DomainError && error.code === 'unauthenticated') return this.signedOut(reply, locale, back);
       const refusal = error instanceof DomainError ? REFUSALS[error.code] : undefined;
-      if (refusal) return this.recordsPage(reply, request, locale, organisation, link, refusal.status, { error: refusal.error });
+      if (refusal) return this.recordsPage(reply, request, locale, organisation, link, page, refusal.status, { error: refusal.error });
       throw error;
     }
     const done = new URLSearchParams({ withdrawn: recordId, ...(purpose ? { purpose } : {}) }).toString();

@@ -14,9 +14,9 @@ function comparePositions(a: readonly string[], b: readonly string[]): number {
 const foreignCursor = () => new DomainError('invalid_request', 'The cursor does not belong to this list', [{ field: 'cursor', reason: 'a cursor of another list' }]);
 
 /**
- * One page of a short list (the Connect surface's per-application lists, a person's records), in
- * the order of each item's position (`positionOf`: for instance its creation time and id; oldest
- * first unless `order` says newest first), with an opaque cursor
+ * One page of a short list (the Connect surface's per-application lists), in the order of each
+ * item's position (`positionOf`: for instance its creation time and id; oldest first), with an
+ * opaque cursor
  * that names the list and the last position returned. The next page starts after that position, so
  * a cursor stays good when the item it names is deleted meanwhile (a client revoking keys while it
  * pages through them); a cursor of another list (or another application's) is refused, 400 on
@@ -27,17 +27,15 @@ export function pageOf<T>(
   positionOf: (item: T) => string[],
   query: { limit?: unknown; cursor?: unknown },
   list: string,
-  order: 'oldest_first' | 'newest_first' = 'oldest_first',
 ): Page<T> {
   const limit = parseLimit(query.limit);
   const cursor = decodeCursor<{ list?: unknown; after?: unknown }>(query.cursor);
-  const direction = order === 'newest_first' ? -1 : 1;
-  const ordered = items.map((item) => ({ item, position: positionOf(item) })).sort((a, b) => direction * comparePositions(a.position, b.position));
+  const ordered = items.map((item) => ({ item, position: positionOf(item) })).sort((a, b) => comparePositions(a.position, b.position));
   let start = 0;
   if (cursor) {
     const after = cursor.after;
     if (cursor.list !== list || !Array.isArray(after) || after.length === 0 || !after.every((part) => typeof part === 'string')) throw foreignCursor();
-    start = ordered.findIndex(({ position }) => direction * comparePositions(position, after as string[]) > 0);
+    start = ordered.findIndex(({ position }) => comparePositions(position, after as string[]) > 0);
     if (start < 0) start = ordered.length;
   }
   const data = ordered.slice(start, start + limit);

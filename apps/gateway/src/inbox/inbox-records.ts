@@ -1,14 +1,19 @@
-import { INBOX_RECORDS, InboxRecordMessage, ListPart } from '@dcr/contracts';
-import { everyPart, ServiceClients } from '@dcr/service-kit';
+import { INBOX_RECORDS, InboxRecordsPage, InboxRecordsRequest } from '@dcr/contracts';
+import { ServiceClients } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 
 /**
- * Every record of the person the inbox token names (one organisation's with `applicationId`),
- * newest first, read from the decisions service in parts that each fit one message on the bus: a
- * person can have hundreds of records, of flows with many purposes.
+ * One page of the records of the person the inbox token names (one organisation's with
+ * `applicationId`), newest given first: at most `limit` records after `cursor` (a page's
+ * `next_cursor`), read by the decisions service alone (a person can have thousands of records).
+ * A cursor of another list, or changed by hand, is a 400 naming `cursor`.
  */
-export function personRecords(clients: ServiceClients, inboxToken: string, applicationId?: string): Promise<InboxRecordMessage[]> {
-  return everyPart((after) =>
-    firstValueFrom(clients.own.send<ListPart<InboxRecordMessage>>(INBOX_RECORDS, { inbox_token: inboxToken, ...(applicationId ? { application_id: applicationId } : {}), ...(after ? { after } : {}) })),
-  );
+export function personRecordsPage(clients: ServiceClients, inboxToken: string, page: { applicationId?: string; limit: number; cursor?: string }): Promise<InboxRecordsPage> {
+  const request: InboxRecordsRequest = {
+    inbox_token: inboxToken,
+    ...(page.applicationId ? { application_id: page.applicationId } : {}),
+    limit: page.limit,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+  };
+  return firstValueFrom(clients.own.send<InboxRecordsPage>(INBOX_RECORDS, request));
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { INBOX_CLOSE, INBOX_OPEN, INBOX_SIGN_IN, INBOX_WITHDRAW, InboxOpenReply, InboxRecordMessage, InboxWithdrawReply } from '@dcr/contracts';
-import { countryOfInboxToken, countryOfRecordId, DomainError, isInboxToken, Page, recordsPagePosition, wrongCountry } from '@dcr/domain';
+import { countryOfInboxToken, countryOfRecordId, DomainError, isInboxToken, Page, parseLimit, wrongCountry } from '@dcr/domain';
 import { ServiceEnvironment } from '@dcr/config';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
@@ -12,9 +12,8 @@ import { INBOX_TOKEN_SCHEME } from '../openapi/openapi-document';
 import { InboxItemDto, InboxOpenDto, InboxOpenReplyDto, InboxRecordDto, InboxRecordPurposeDto, InboxRecordsQueryDto, InboxQueryDto, InboxSignInDto, InboxSignInReplyDto, InboxWithdrawDto, InboxWithdrawReplyDto } from './inbox.dto';
 import { InboxReader } from './inbox-reader';
 import { SignInCodeLimit } from './sign-in-code-limit';
-import { pageOf } from '../http/paging';
 import { HomeCountry } from '../residency/home-country';
-import { personRecords } from './inbox-records';
+import { personRecordsPage } from './inbox-records';
 
 /** What a 421 of an inbox route may be about first. */
 const TOKEN_COUNTRY = 'The inbox (its token, `inb_<cc>…`, names the country that issued it)';
@@ -102,20 +101,23 @@ export class InboxController {
     summary: "The signed-in person's consent records in this country, with each purpose's current status",
     description:
       'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw. Consents given on the hosted pages ' +
-      '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`.',
+      '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`. ' +
+      'One page at a time: at most `limit` records (50 by default, 1 to 200; fewer when they would not fit 512 KiB), then `next_cursor` until the oldest is listed. ' +
+      'Each replaced record names its successor (`superseded_by`) also when that is on an earlier page. The cursor is opaque, names the list (every organisation\'s, or the one `application_id` names) ' +
+      'and the last position listed, nothing of the person: one of another list, or changed by hand, is a 400 naming `cursor`.',
   })
   @ApiExtraModels(InboxRecordPurposeDto)
   @ApiWrongCountry(`${TOKEN_COUNTRY}, or, with application_id, the person's records with that organisation (the directory homes them in another country for it),`)
-  @ApiPage(InboxRecordDto, 'The records, newest given first (`captured_at`, then `recorded_at`): imported history in the order the person gave it')
+  @ApiPage(InboxRecordDto, 'One page of the records, newest given first (`captured_at`, then `recorded_at`, then `record_id`): imported history in the order the person gave it; `next_cursor` names the older ones')
   async records(@Query() query: InboxRecordsQueryDto, @Headers('authorization') authorization?: string): Promise<Page<InboxRecordMessage>> {
     const token = inboxBearer(authorization, this.context.env);
     const { application_id: applicationId, limit, cursor } = query;
     if (applicationId !== undefined && !/^tp_[a-z]{2,8}_[0-9a-z]{16}$/.test(applicationId)) {
       throw new DomainError('invalid_request', 'application_id must be a tp_ id', [{ field: 'application_id', reason: 'not an application id' }]);
     }
-    const records = await personRecords(this.clients, token, applicationId);
-    // Newest given first (recordsPagePosition): imported history in the order the person gave it, not the import's.
-    return pageOf(records, recordsPagePosition, { limit, cursor }, `inbox_records:${applicationId ?? '*'}`, 'newest_first');
+    // Newest given first (recordsPagePosition): imported history in the order the person gave it, not
+    // the import's; the decisions service reads this page alone.
+    return personRecordsPage(this.clients, token, { applicationId, limit: parseLimit(limit), cursor: typeof cursor === 'string' && cursor !== '' ? cursor : undefined });
   }
 
   @ApiConflict('Nothing (or not that purpose) is granted on the record any more, or the record was replaced by a newer one')

@@ -92,14 +92,27 @@ export class InboxRecordsRequest extends InboxTokenRequest {
   @Matches(APPLICATION_ID)
   application_id?: string;
 
+  /** The most records the page holds (the answer may hold fewer, to fit one message, and still name the next page). */
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit: number;
+
   /**
-   * The records after this key (`<captured_at>#<recorded_at>#<record_id>`, recordsPagePosition, newest first), for the next part of a
-   * list longer than one message carries: the answer is a ListPart of InboxRecordMessage.
+   * The page after the one that named this cursor (`next_cursor`): opaque, naming the list (every
+   * organisation's, or one's) and the last position listed (recordsPageCursor), never the person.
+   * Its form is checked by recordsPageAfter (400 naming `cursor`); this only bounds the message.
    */
   @IsOptional()
   @IsString()
-  @Length(1, 200)
-  after?: string;
+  @Length(1, 8192)
+  cursor?: string;
+}
+
+/** One page of the person's records, newest given first (recordsPagePosition). */
+export interface InboxRecordsPage {
+  data: InboxRecordMessage[];
+  next_cursor: string | null;
 }
 
 export class InboxWithdrawRequest extends InboxTokenRequest {

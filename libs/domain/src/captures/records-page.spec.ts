@@ -1,4 +1,5 @@
-import { recordsPagePosition, recordsPageUrl, recordsPageVia, withdrawalChannelOf, stillInForceOnReplaced } from './records-page';
+import { encodeCursor } from '../paging/paging';
+import { recordsPageAfter, recordsPageCursor, recordsPageList, recordsPagePosition, recordsPageUrl, recordsPageVia, withdrawalChannelOf, stillInForceOnReplaced } from './records-page';
 
 describe('records page link', () => {
   it('names the organisation, and which link it is when told: the same for every receipt, with no credential in it', () => {
@@ -45,5 +46,35 @@ describe('recordsPagePosition', () => {
       { record_id: 'rec_same_c', captured_at: '2020-01-01T00:00:00.000Z', recorded_at: '2026-11-29T02:00:00.003Z' },
     ];
     expect(newestFirst(entries)).toEqual(['rec_given_last', 'rec_2022', 'rec_same_c', 'rec_same_a', 'rec_same_b', 'rec_2019']);
+  });
+});
+
+describe('records page cursor', () => {
+  const position: [string, string, string] = ['2020-01-01T00:00:00.000001Z', '2025-01-01T00:00:00.000000Z', `rec_us${'0'.repeat(20)}`];
+  const refusal = { code: 'invalid_request', details: [{ field: 'cursor', reason: 'not a cursor of this list' }] };
+
+  it('names the list and the position, and reads back only in that list', () => {
+    const all = recordsPageCursor(recordsPageList(), position);
+    expect(recordsPageAfter(all, recordsPageList())).toEqual(position);
+    expect(recordsPageAfter(undefined, recordsPageList())).toBeUndefined();
+    expect(() => recordsPageAfter(all, recordsPageList('tp_dev_0123456789abcdef'))).toThrow(expect.objectContaining(refusal));
+    // Nothing of the person: two times and a record id, which the page itself shows.
+    expect(JSON.parse(Buffer.from(all, 'base64url').toString())).toEqual({ list: 'inbox_records:*', after: position });
+  });
+
+  it('refuses a position changed by hand, by name, whatever it was changed to', () => {
+    const list = recordsPageList();
+    for (const after of [
+      [position[0], position[1]],
+      [position[0], position[1], position[2], 'x'],
+      ["2020-01-01'); DROP TABLE x; --", position[1], position[2]],
+      [position[0], '2025-13-45T99:00:00Z', position[2]],
+      [position[0], position[1], 'sub_us0000'],
+      [position[0], position[1], 7],
+      'rec_us',
+    ]) {
+      expect(() => recordsPageAfter(encodeCursor({ list, after }), list)).toThrow(expect.objectContaining(refusal));
+    }
+    expect(() => recordsPageAfter('not a cursor', list)).toThrow(expect.objectContaining({ code: 'invalid_request', details: [{ field: 'cursor', reason: 'malformed cursor' }] }));
   });
 });

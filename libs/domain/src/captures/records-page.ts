@@ -1,3 +1,6 @@
+import { DomainError } from '../errors';
+import { decodeCursor, encodeCursor } from '../paging/paging';
+
 /**
  * Where the person came to their records page from, as its link says (`via`): the receipt's
  * `withdrawal_method` (`receipt`) or the receipt mail (`email`). Without it they came on their own
@@ -65,4 +68,46 @@ export interface RecordsPageEntry {
  */
 export function recordsPagePosition(entry: RecordsPageEntry): [string, string, string] {
   return [entry.captured_at, entry.recorded_at, entry.record_id];
+}
+
+/** Which list of the person's records a cursor pages: every organisation's, or one's. */
+export function recordsPageList(applicationId?: string): string {
+  return `inbox_records:${applicationId ?? '*'}`;
+}
+
+/** A time of a records page position: ISO 8601 UTC, to the microsecond that the database keeps. */
+const POSITION_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+const POSITION_RECORD = /^rec_[a-z]{2}[0-9a-z]{20}$/;
+
+/**
+ * The cursor of the records page after `position` (the last one listed) in `list`
+ * (recordsPageList): opaque, naming the list and the position (two times and a record id), nothing
+ * of the person.
+ */
+export function recordsPageCursor(list: string, position: readonly [string, string, string]): string {
+  return encodeCursor({ list, after: position });
+}
+
+/**
+ * The position a records page cursor names (undefined without one). A cursor that is no cursor
+ * (malformed), or one of another list (another organisation's, or every organisation's), or one
+ * whose position is not two times and a record id (changed by hand), is `invalid_request` naming
+ * `cursor`: never read as the first page, never passed on to a query.
+ */
+export function recordsPageAfter(cursor: unknown, list: string): [string, string, string] | undefined {
+  const decoded = decodeCursor<{ list?: unknown; after?: unknown }>(cursor);
+  if (decoded === undefined) return undefined;
+  const after = decoded.after;
+  const valid =
+    decoded.list === list &&
+    Array.isArray(after) &&
+    after.length === 3 &&
+    after.every((part) => typeof part === 'string') &&
+    POSITION_TIME.test(after[0]) &&
+    POSITION_TIME.test(after[1]) &&
+    !Number.isNaN(Date.parse(after[0])) &&
+    !Number.isNaN(Date.parse(after[1])) &&
+    POSITION_RECORD.test(after[2]);
+  if (!valid) throw new DomainError('invalid_request', 'The cursor does not belong to this list', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
+  return after as [string, string, string];
 }

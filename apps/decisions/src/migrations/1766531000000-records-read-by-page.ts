@@ -1,0 +1,22 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * A person's records are read a page at a time (the records page and its API, newest given first):
+ * one index gives each of the person's subjects its records in that order, so a page reads its
+ * records and not the whole history; the other gives each chain (a person's records of one flow)
+ * in the order its decisions were made (madeOrder), so each listed record's successor, and whether
+ * a newer record holds a purpose, are found from the record onwards, not by scanning the chain.
+ */
+export class RecordsReadByPage1766531000000 implements MigrationInterface {
+  name = 'RecordsReadByPage1766531000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    await runner.query(`CREATE INDEX "IX_consent_records_person_page" ON "decisions"."consent_records" ("subject_id", "captured_at", "recorded_at", "record_id")`);
+    await runner.query(`CREATE INDEX "IX_consent_records_chain_order" ON "decisions"."consent_records" ("subject_id", "flow_id", "captured_at", "recorded_at", "record_id")`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`DROP INDEX "decisions"."IX_consent_records_chain_order"`);
+    await runner.query(`DROP INDEX "decisions"."IX_consent_records_person_page"`);
+  }
+}
