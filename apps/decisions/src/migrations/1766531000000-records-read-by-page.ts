@@ -6,6 +6,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * records and not the whole history; the other gives each chain (a person's records of one flow)
  * in the order its decisions were made (madeOrder), so each listed record's successor, and whether
  * a newer record holds a purpose, are found from the record onwards, not by scanning the chain.
+ * That one replaces IX_consent_records_subject (subject, flow, recorded_at): it serves every lookup
+ * of a chain that index served (the same leading columns), and the newest record of a chain in the
+ * order the writer reads it (LATEST_OF_PERSON: captured_at, recorded_at, record_id), so a record's
+ * insert maintains one index more than before, not two.
  */
 export class RecordsReadByPage1766531000000 implements MigrationInterface {
   name = 'RecordsReadByPage1766531000000';
@@ -13,9 +17,11 @@ export class RecordsReadByPage1766531000000 implements MigrationInterface {
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(`CREATE INDEX "IX_consent_records_person_page" ON "decisions"."consent_records" ("subject_id", "captured_at", "recorded_at", "record_id")`);
     await runner.query(`CREATE INDEX "IX_consent_records_chain_order" ON "decisions"."consent_records" ("subject_id", "flow_id", "captured_at", "recorded_at", "record_id")`);
+    await runner.query(`DROP INDEX "decisions"."IX_consent_records_subject"`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
+    await runner.query(`CREATE INDEX "IX_consent_records_subject" ON "decisions"."consent_records" ("subject_id", "flow_id", "recorded_at")`);
     await runner.query(`DROP INDEX "decisions"."IX_consent_records_chain_order"`);
     await runner.query(`DROP INDEX "decisions"."IX_consent_records_person_page"`);
   }

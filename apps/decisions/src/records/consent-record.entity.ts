@@ -7,8 +7,8 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity({ name: 'consent_records' })
 @Index('UQ_consent_records_idempotency', ['applicationId', 'idempotencyKey'], { unique: true, where: '"idempotency_key" IS NOT NULL' })
-@Index('IX_consent_records_subject', ['subjectId', 'flowId', 'recordedAt'])
-// A person's records a page at a time, and a chain in the order its decisions were made (RecordsReadByPage1766531000000).
+// A person's records a page at a time, and a chain in the order its decisions were made (RecordsReadByPage1766531000000,
+// which dropped IX_consent_records_subject: the chain's index serves its lookups).
 @Index('IX_consent_records_person_page', ['subjectId', 'capturedAt', 'recordedAt', 'recordId'])
 @Index('IX_consent_records_chain_order', ['subjectId', 'flowId', 'capturedAt', 'recordedAt', 'recordId'])
 @Index('UQ_consent_records_successor', ['supersedes'], { unique: true, where: '"supersedes" IS NOT NULL' })
