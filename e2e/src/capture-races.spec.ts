@@ -16,21 +16,14 @@ describe('capture and form-builder races', () => {
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
-  let publishableKey: string;
   let flowId: string;
   let usDb: Client;
   let deDb: Client;
+  let pair: BrowserCommitPair | undefined;
 
-  const granted = { decision: 'granted', default_checked: false, mandatory: false };
-  const declined = { decision: 'declined', default_checked: false, mandatory: false };
-  const capture = (country: RunningCountry, extra: Record<string, unknown> = {}, key?: string) =>
-    http(country.url, 'POST', '/api/v1/captures', {
-      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, ...extra },
-      headers: { 'x-publishable-key': publishableKey, origin: 'https://shop.example', ...(key ? { 'idempotency-key': key } : {}) },
-    });
+  const capture: BrowserCommitPair['capture'] = (...args) => pair!.capture(...args);
   const browserCommit = (email: string) => ({ commit: true, subject: { email } });
-  const authorize = (country: RunningCountry, token: string, email: string) =>
-    http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: { email } } });
+  const authorize: BrowserCommitPair['authorize'] = (...args) => pair!.authorize(...args);
   const recordsOf = async (email: string) => {
     const rows = async (db: Client) =>
       (await db.query(`SELECT r.record_id FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email = $1`, [email])).rows.map((row) => row.record_id as string);
@@ -42,11 +35,9 @@ describe('capture and form-builder races', () => {
     (await usDb.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE event_type IN ('consent.granted', 'consent.denied') AND payload->>'record_id' = $1`, [recordId])).rows[0].n +
     (await deDb.query(`SELECT count(*)::int AS n FROM audit_chain.entries WHERE event_type IN ('consent.granted', 'consent.denied') AND payload->>'record_id' = $1`, [recordId])).rows[0].n;
 
-  let pair: BrowserCommitPair | undefined;
-
   beforeAll(async () => {
     pair = await startBrowserCommitPair({ adminToken });
-    ({ us, de, applicationId, apiToken, publishableKey, flowId, usDb, deDb } = pair);
+    ({ us, de, applicationId, apiToken, flowId, usDb, deDb } = pair);
   }, 60_000);
 
   afterAll(async () => {

@@ -15,20 +15,14 @@ describe('captures committed at the person\'s home country', () => {
   const subjectRefKey = randomSecret();
   let applicationId: string;
   let apiToken: string;
-  let publishableKey: string;
   let flowId: string;
   let usDb: Client;
   let deDb: Client;
+  let pair: BrowserCommitPair | undefined;
 
-  const granted = { decision: 'granted', default_checked: false, mandatory: false };
   const declined = { decision: 'declined', default_checked: false, mandatory: false };
-  const capture = (country: RunningCountry, extra: Record<string, unknown> = {}) =>
-    http(country.url, 'POST', '/api/v1/captures', {
-      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, ...extra },
-      headers: { 'x-publishable-key': publishableKey, origin: 'https://shop.example' },
-    });
-  const authorize = (country: RunningCountry, token: string, email: string) =>
-    http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: { email } } });
+  const capture: BrowserCommitPair['capture'] = (...args) => pair!.capture(...args);
+  const authorize: BrowserCommitPair['authorize'] = (...args) => pair!.authorize(...args);
   /** Homes a person in `country` with a Record API record there. */
   const homeIn = async (country: RunningCountry, email: string) => {
     const recorded = await http(country.url, 'POST', '/api/v1/consent_records', {
@@ -40,11 +34,9 @@ describe('captures committed at the person\'s home country', () => {
   const heldAtDe = async (token: string) =>
     (await deDb.query(`SELECT committed_in, record_id, commit_attempts FROM decisions.captures WHERE token_hash = encode(sha256($1::bytea), 'hex')`, [token])).rows[0];
 
-  let pair: BrowserCommitPair | undefined;
-
   beforeAll(async () => {
     pair = await startBrowserCommitPair({ adminToken, subjectRefKey });
-    ({ us, de, applicationId, apiToken, publishableKey, flowId, usDb, deDb } = pair);
+    ({ us, de, applicationId, apiToken, flowId, usDb, deDb } = pair);
   }, 60_000);
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
 import { InProcessBus } from '@dcr/transport';
-import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * Who is the same person, whichever door a consent comes through: the Record API, imports, a form
@@ -36,12 +36,7 @@ describe('subject identity across entry points', () => {
     const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
-    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' });
-    flowId = flow.body.id;
-    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' }));
     usDb = new Client({ connectionString: us.database.url });
     deDb = new Client({ connectionString: de.database.url });
     await Promise.all([usDb.connect(), deDb.connect()]);

@@ -1,5 +1,5 @@
 import { InProcessBus } from '@dcr/transport';
-import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * Every entry point that names a person (the Record API, imports, the subjects endpoint, a decision
@@ -23,11 +23,7 @@ describe('subject limits at every entry point', () => {
 
   beforeAll(async () => {
     us = await startCountry({ transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
-    flowId = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' })).body.id;
-    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' }));
   });
 
   afterAll(async () => {

@@ -15,8 +15,17 @@ export interface BrowserCommitPair {
   /** Each country's database, connected. */
   usDb: Client;
   deDb: Client;
+  /**
+   * A capture at `country`'s endpoint from SHOP_ORIGIN (newsletter ticked, analytics not, neither
+   * ticked by default nor mandatory), with `extra` fields, under `key` as its Idempotency-Key.
+   */
+  capture(country: RunningCountry, extra?: Record<string, unknown>, key?: string): Promise<HttpAnswer>;
+  /** The organisation's server commits a capture at `country`, binding `email`. */
+  authorize(country: RunningCountry, token: string, email: string): Promise<HttpAnswer>;
   close(): Promise<void>;
 }
+
+type HttpAnswer = Awaited<ReturnType<typeof http>>;
 
 /** The form's origin, allowed for the application's publishable key. */
 export const SHOP_ORIGIN = 'https://shop.example';
@@ -40,14 +49,17 @@ export async function startBrowserCommitPair(options: { adminToken: string; subj
   expect((await as('PATCH', `/api/v1/applications/${applicationId}/settings`, { browser_commit: true })).status).toBe(200);
   const flowId: string = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: NEWSLETTER_FLOW })).body.id;
   expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
-  // The application (with browser commit on) and the flow reach DE: a capture there is taken.
-  const unticked = { decision: 'declined', default_checked: false, mandatory: false };
-  const captureAtDe = () =>
-    http(de.url, 'POST', '/api/v1/captures', {
-      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: unticked, analytics: unticked } },
-      headers: { 'x-publishable-key': publishableKey, origin: SHOP_ORIGIN },
+  const granted = { decision: 'granted', default_checked: false, mandatory: false };
+  const declined = { decision: 'declined', default_checked: false, mandatory: false };
+  const capture = (country: RunningCountry, extra: Record<string, unknown> = {}, key?: string) =>
+    http(country.url, 'POST', '/api/v1/captures', {
+      body: { flow_id: flowId, channel: 'form_capture', decisions: { newsletter: granted, analytics: declined }, ...extra },
+      headers: { 'x-publishable-key': publishableKey, origin: SHOP_ORIGIN, ...(key ? { 'idempotency-key': key } : {}) },
     });
-  await eventually(async () => (await captureAtDe()).status === 201, 20_000);
+  const authorize = (country: RunningCountry, token: string, email: string) =>
+    http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: apiToken, body: { subject: { email } } });
+  // The application (with browser commit on) and the flow reach DE: a capture there is taken.
+  await eventually(async () => (await capture(de)).status === 201, 20_000);
   await eventually(async () => (await http(de.url, 'GET', `/api/v1/applications/${applicationId}`, { token: apiToken })).body?.settings?.browser_commit === true);
   const usDb = new Client({ connectionString: us.database.url });
   const deDb = new Client({ connectionString: de.database.url });
@@ -62,6 +74,8 @@ export async function startBrowserCommitPair(options: { adminToken: string; subj
     flowId,
     usDb,
     deDb,
+    capture,
+    authorize,
     async close() {
       await usDb.end();
       await deDb.end();
