@@ -16,6 +16,12 @@ import { DirectoryEntry } from './directory-entry.entity';
  * waiting: nothing after it would flush it, and the peer does not send it again. A peer's
  * confirmation (MERGE_AND_ANSWER) does not wait either; see there why losing it does no harm.
  */
+/*
+ * Every statement inserting entries inserts them in the order of their reference (`ORDER BY 1`), so
+ * two statements writing some of the same references (a registration here and a peer's confirmation
+ * of its claim of the same people, their lists in any order) wait for each other, one after the
+ * other, instead of deadlocking (test/directory-lock-order.spec.ts).
+ */
 const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true) AS "commit"`;
 
 // On the path of every recorded consent and every new person (the Record API's residency round).
@@ -61,6 +67,7 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
      SELECT DISTINCT a."reference", $3::char(2), 'active', $4::timestamptz, $4::timestamptz FROM "asked" a
       WHERE NOT EXISTS (SELECT 1 FROM "found" f WHERE f."reference" = a."reference")
         AND NOT EXISTS (SELECT 1 FROM "homes" h WHERE h."person" = a."person" AND h."home_country" <> $3::char(2))
+      ORDER BY 1
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
    SELECT (SELECT COALESCE(json_agg(json_build_array("person", "home_country")), '[]') FROM "homes") AS "homes",
@@ -86,12 +93,12 @@ const INSERT_NEW_PEOPLE = new PreparedStatement<{ own: string[]; made: string[] 
   'residency_directory_insert_new_people',
   `WITH "own" AS (
      INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
-     SELECT DISTINCT r, $4::char(2), 'active', $5::timestamptz, $5::timestamptz FROM unnest($1::text[]) AS r
+     SELECT DISTINCT r::char(64), $4::char(2), 'active', $5::timestamptz, $5::timestamptz FROM unnest($1::text[]) AS r ORDER BY 1
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    ), "made" AS (
      INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
-     SELECT DISTINCT m."made", $4::char(2), 'active', $5::timestamptz, $5::timestamptz
-       FROM unnest($2::text[], $3::text[]) AS m("owner", "made") JOIN "own" o ON o."reference" = m."owner"::char(64)
+     SELECT DISTINCT m."made"::char(64), $4::char(2), 'active', $5::timestamptz, $5::timestamptz
+       FROM unnest($2::text[], $3::text[]) AS m("owner", "made") JOIN "own" o ON o."reference" = m."owner"::char(64) ORDER BY 1
      ON CONFLICT ("reference") DO NOTHING RETURNING "reference"
    )
    SELECT (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "own") AS "own",
@@ -104,7 +111,8 @@ const INSERT_NEW_PEOPLE = new PreparedStatement<{ own: string[]; made: string[] 
  * country code); within one home a status change applies.
  */
 const MERGE = `INSERT INTO "residency_router"."directory_entries" AS e (reference, home_country, status, recorded_at)
-   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+   SELECT u.reference::char(64), u.home_country, u.status, u.recorded_at
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(reference, home_country, status, recorded_at) ORDER BY 1
    ON CONFLICT (reference) DO UPDATE SET
      home_country = EXCLUDED.home_country, status = EXCLUDED.status,
      recorded_at = EXCLUDED.recorded_at, updated_at = now()
