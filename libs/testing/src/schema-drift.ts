@@ -27,7 +27,13 @@ export async function checkServiceSchema(owner: SchemaOwner): Promise<SchemaChec
   const { dataSource, applied, close } = await migratedServiceDatabase(owner, `schema_${owner.schema}`);
   try {
     const pendingAfterMigrations = await pendingSchemaChanges(dataSource);
-    for (let i = 0; i < applied.length; i++) await dataSource.undoLastMigration({ transaction: 'each' });
+    // TypeORM reverts a migration in a transaction unless told not to, whatever the migration says:
+    // one that runs outside a transaction (`transaction = false`, e.g. an index built concurrently)
+    // is reverted outside one too.
+    const byName = new Map(dataSource.migrations.map((migration) => [migration.name || migration.constructor.name, migration]));
+    for (const name of [...applied].reverse()) {
+      await dataSource.undoLastMigration({ transaction: byName.get(name)?.transaction === false ? 'none' : 'each' });
+    }
     const tables = await dataSource.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'migrations'`,
       [owner.schema],

@@ -1,3 +1,4 @@
+import { createIndexConcurrently, dropIndexConcurrently } from '@dcr/persistence';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
@@ -10,19 +11,23 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * of a chain that index served (the same leading columns), and the newest record of a chain in the
  * order the writer reads it (LATEST_OF_PERSON: captured_at, recorded_at, record_id), so a record's
  * insert maintains one index more than before, not two.
+ *
+ * Built and dropped concurrently, outside a transaction (`transaction = false`): a country upgrading
+ * with millions of records keeps recording consents while the indexes are built.
  */
 export class RecordsReadByPage1766531000000 implements MigrationInterface {
   name = 'RecordsReadByPage1766531000000';
+  transaction = false;
 
   async up(runner: QueryRunner): Promise<void> {
-    await runner.query(`CREATE INDEX "IX_consent_records_person_page" ON "decisions"."consent_records" ("subject_id", "captured_at", "recorded_at", "record_id")`);
-    await runner.query(`CREATE INDEX "IX_consent_records_chain_order" ON "decisions"."consent_records" ("subject_id", "flow_id", "captured_at", "recorded_at", "record_id")`);
-    await runner.query(`DROP INDEX "decisions"."IX_consent_records_subject"`);
+    await createIndexConcurrently(runner, 'decisions', 'IX_consent_records_person_page', `"consent_records" ("subject_id", "captured_at", "recorded_at", "record_id")`);
+    await createIndexConcurrently(runner, 'decisions', 'IX_consent_records_chain_order', `"consent_records" ("subject_id", "flow_id", "captured_at", "recorded_at", "record_id")`);
+    await dropIndexConcurrently(runner, 'decisions', 'IX_consent_records_subject');
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`CREATE INDEX "IX_consent_records_subject" ON "decisions"."consent_records" ("subject_id", "flow_id", "recorded_at")`);
-    await runner.query(`DROP INDEX "decisions"."IX_consent_records_chain_order"`);
-    await runner.query(`DROP INDEX "decisions"."IX_consent_records_person_page"`);
+    await createIndexConcurrently(runner, 'decisions', 'IX_consent_records_subject', `"consent_records" ("subject_id", "flow_id", "recorded_at")`);
+    await dropIndexConcurrently(runner, 'decisions', 'IX_consent_records_chain_order');
+    await dropIndexConcurrently(runner, 'decisions', 'IX_consent_records_person_page');
   }
 }
