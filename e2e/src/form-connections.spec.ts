@@ -387,10 +387,94 @@ describe('form connections', () => {
     const conflict = await deliver(connection.id, changed, sign(connection.secret, changed));
     expect([conflict.status, conflict.body.code]).toEqual([409, 'idempotency_conflict']);
     expect(conflict.body.details).toEqual([{ field: 'form_response.token', reason: expect.any(String) }]);
-    // A new response is still read with the flow's active version, and refused by the purpose the mapping lacks.
-    const fresh = submission('redeliver0002', [email('lin@example.org')]);
+    // A new response submitted now is read with the version in force now, and refused by the purpose the mapping lacks.
+    const fresh = submission('redeliver0002', [email('lin@example.org')], { submitted_at: new Date().toISOString() });
     const refused = await deliver(connection.id, fresh, sign(connection.secret, fresh));
     expect([refused.status, refused.body.details]).toEqual([422, [{ field: 'mapping.purposes.ads', reason: expect.any(String) }]]);
+    expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
+  });
+
+  /** The form after the organisation's second version: fraud is asked for as consent, and a question for ads. */
+  const formWithAds = {
+    ...TYPEFORM_FORM,
+    fields: [
+      ...TYPEFORM_FORM.fields.map((field) => (field.ref === 'fraud_q' ? { ...field, title: 'Run fraud checks on my account' } : field)),
+      { id: 'f_ads', ref: 'ads_q', type: 'yes_no', title: 'Show me personalised ads', validations: { required: false } },
+    ],
+  };
+  const recordOf = async (recordId: string) =>
+    (await db.query('SELECT flow_version, purposes FROM decisions.consent_records WHERE record_id = $1', [recordId])).rows[0] as { flow_version: number; purposes: Record<string, { status: string }> };
+  const statuses = (purposes: Record<string, { status: string }>) => Object.fromEntries(Object.entries(purposes).map(([key, value]) => [key, value.status]));
+
+  it('decides a late delivery against the flow version in force at its submitted_at, as the Record API decides a record', async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Typeform versions' });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const { body: connection } = await create({ flow_id: flow.body.id });
+    // Submitted while version 1 (fraud an objection, no ads) was in force, delivered after version 2.
+    const underVersion1 = new Date().toISOString();
+    const version2 = await api('POST', `/api/v1/flows/${flow.body.id}/versions`, {
+      purposes: [...NEWSLETTER_FLOW.purposes, 'ads'],
+      purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, fraud: { label: 'Fraud prevention', basis: 'consent' }, ads: { label: 'Ads', basis: 'consent' } },
+    });
+    expect(version2.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const remapped = await api('PUT', `${connections()}/${connection.id}/mapping`, { mapping: { ...MAPPING, purposes: { ...MAPPING.purposes, ads: { field: 'ads_q' } } }, form_definition: formWithAds });
+    expect(remapped.status).toBe(200);
+
+    const late = submission('inforce0001', [email('margaret@example.org'), yesNo('newsletter_q', 'f_news', true), choice('analytics_yes'), yesNo('fraud_q', 'f_fraud', true)], { submitted_at: underVersion1 });
+    const lateAnswer = await deliver(connection.id, late, sign(connection.secret, late));
+    expect(lateAnswer.status).toBe(200);
+    // Version 1's purposes and bases: the yes to fraud_q was an objection then; ads was no purpose of it.
+    const lateRecord = await recordOf(lateAnswer.body.record_id);
+    expect(lateRecord.flow_version).toBe(1);
+    expect(statuses(lateRecord.purposes)).toEqual({ newsletter: 'granted', analytics: 'granted', fraud: 'objected', billing: 'noticed' });
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${lateAnswer.body.record_id}`)).status === 200);
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${lateAnswer.body.record_id}`)).body;
+    expect(receipt.pii_processing.purposes.map((p: { purpose_id: string }) => p.purpose_id).sort()).toEqual(['analytics', 'newsletter']);
+
+    // An answer to a question for a purpose the version in force did not have cannot be recorded against it: refused by name.
+    const answeredAds = submission('inforce0002', [email('katherine@example.org'), yesNo('newsletter_q', 'f_news', true), yesNo('ads_q', 'f_ads', true)], { submitted_at: underVersion1 });
+    const refused = await deliver(connection.id, answeredAds, sign(connection.secret, answeredAds));
+    expect([refused.status, refused.body.details]).toEqual([422, [{ field: 'decisions.ads', reason: expect.stringMatching(/version 1 of the flow, in force at form_response\.submitted_at, has no purpose ads/) }]]);
+    expect((await openApiConformance(us.url))('POST', '/hooks/typeform/{connection_id}', refused)).toEqual([true, null]);
+
+    // Submitted now: version 2, its purposes and bases.
+    const now = submission('inforce0003', [email('dorothy@example.org'), yesNo('newsletter_q', 'f_news', true), yesNo('fraud_q', 'f_fraud', true), yesNo('ads_q', 'f_ads', true)], {
+      submitted_at: new Date().toISOString(),
+    });
+    const nowAnswer = await deliver(connection.id, now, sign(connection.secret, now));
+    expect(nowAnswer.status).toBe(200);
+    const nowRecord = await recordOf(nowAnswer.body.record_id);
+    expect(nowRecord.flow_version).toBe(2);
+    expect(statuses(nowRecord.purposes)).toEqual({ newsletter: 'granted', analytics: 'declined', fraud: 'granted', billing: 'noticed', ads: 'granted' });
+    expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(2);
+  });
+
+  it('refuses by name a late delivery whose version in force decides a purpose the mapping no longer maps', async () => {
+    const ads = { label: 'Ads', basis: 'consent' };
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      ...NEWSLETTER_FLOW,
+      name: 'Typeform dropped purpose',
+      purposes: [...NEWSLETTER_FLOW.purposes, 'ads'],
+      purpose_definitions: { ...NEWSLETTER_FLOW.purpose_definitions, ads },
+    });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const { body: connection } = await create({ flow_id: flow.body.id, form_definition: formWithAds, mapping: { ...MAPPING, purposes: { ...MAPPING.purposes, ads: { field: 'ads_q' } } } });
+    expect(connection.id).toMatch(/^fcn_us/);
+    const underVersion1 = new Date().toISOString();
+    // Version 2 drops the purpose, and the mapping is saved again without it.
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/versions`, { purposes: NEWSLETTER_FLOW.purposes, purpose_definitions: NEWSLETTER_FLOW.purpose_definitions })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    expect((await api('PUT', `${connections()}/${connection.id}/mapping`, { mapping: MAPPING, form_definition: formWithAds })).status).toBe(200);
+
+    // Version 1 needs a decision on ads that the mapping has no question for: nothing is made up for it.
+    const late = submission('dropped0001', [email('barbara@example.org'), yesNo('newsletter_q', 'f_news', true), yesNo('ads_q', 'f_ads', true)], { submitted_at: underVersion1 });
+    const refused = await deliver(connection.id, late, sign(connection.secret, late));
+    expect([refused.status, refused.body.details]).toEqual([422, [{ field: 'mapping.purposes.ads', reason: expect.stringMatching(/version 1 of the flow, in force at form_response\.submitted_at/) }]]);
+    const now = submission('dropped0002', [email('barbara@example.org'), yesNo('newsletter_q', 'f_news', true)], { submitted_at: new Date().toISOString() });
+    const recorded = await deliver(connection.id, now, sign(connection.secret, now));
+    expect(recorded.status).toBe(200);
+    expect((await recordOf(recorded.body.record_id)).flow_version).toBe(2);
     expect(await count(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key LIKE $1`, [`typeform:${connection.id}:%`])).toBe(1);
   });
 

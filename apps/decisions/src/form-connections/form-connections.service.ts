@@ -25,6 +25,7 @@ import {
   resolveFormMapping,
   sealWebhookSecret,
   validationFailed,
+  versionInForce,
 } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext, snapshotPart } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
@@ -178,8 +179,8 @@ export class FormConnectionsService {
     };
   }
 
-  /** The active version's terms of a flow of this application, which must be capturable (decisions only, a duration). */
-  async capturableTerms(applicationId: string, flowId: string): Promise<FlowTerms> {
+  /** The active version's terms of a flow of this application, which must be capturable (decisions only, a duration): a mapping is saved against them. */
+  private async capturableTerms(applicationId: string, flowId: string): Promise<FlowTerms> {
     const flow = await this.flows.active(flowId);
     if (!flow || flow.applicationId !== applicationId) {
       throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
@@ -187,6 +188,22 @@ export class FormConnectionsService {
     const terms = flow.terms as unknown as FlowTerms;
     assertCapturable(terms);
     return terms;
+  }
+
+  /**
+   * The version of a flow of this application in force at `capturedAt` (ms), as the Record API
+   * chooses it (versionInForce: the newest activated at or before it, else the first), with its
+   * terms, which must be capturable. The activations are read afresh: a version activated since
+   * they were remembered (here, or replicated) must not be missed, as the version is pinned.
+   */
+  async termsInForceAt(applicationId: string, flowId: string, capturedAt: number): Promise<{ version: number; terms: FlowTerms }> {
+    const known = await this.flows.activations(flowId, { fresh: true });
+    const version = known && known.applicationId === applicationId ? versionInForce(known.activations, capturedAt) : undefined;
+    const flow = version === undefined ? null : await this.flows.version(flowId, version);
+    if (!flow) throw validationFailed([{ field: 'flow_id', reason: 'no active flow with this id in this application' }]);
+    const terms = flow.terms as unknown as FlowTerms;
+    assertCapturable(terms);
+    return { version: flow.version, terms };
   }
 
   private async definitionOf(formId: string, given: Record<string, unknown> | undefined, token: string | undefined): Promise<FormDefinition> {

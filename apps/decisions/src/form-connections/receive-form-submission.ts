@@ -38,9 +38,10 @@ function namedInDelivery(error: unknown): unknown {
 /**
  * One delivery of a connected form's webhook. In order: the connection (404), the signature over the
  * raw bytes with the current secret or, for a day after a rotation, the previous one (401), the
- * builder's test request (accepted, nothing recorded), then the submission read with the mapping and
- * recorded through the Record API's path with channel `form_platform_webhook` and the platform's
- * name. Typeform's response token is the idempotency key, so a redelivery answers the same record.
+ * builder's test request (accepted, nothing recorded), then the submission read with the mapping
+ * against the flow version in force at its `submitted_at` and recorded against that version through
+ * the Record API's path with channel `form_platform_webhook` and the platform's name. Typeform's
+ * response token is the idempotency key, so a redelivery answers the same record.
  */
 @Injectable()
 export class ReceiveFormSubmission {
@@ -83,11 +84,15 @@ export class ReceiveFormSubmission {
       request_fingerprint: recordRequestFingerprint({ connection: row.id, form_response: submission.form_response }),
     };
     let record: SubmissionRecord;
+    let flowVersion: number;
     try {
-      // Read with the flow's active version: a purpose added since the mapping was saved is named here.
-      const terms = await this.connections.capturableTerms(row.applicationId, row.flowId);
+      // Read with the version in force at submitted_at, as the Record API decides a record (a late or
+      // retried delivery is not read with a version activated after it was submitted); a purpose that
+      // version decides and the mapping lacks, or an answer to one it does not decide, is named here.
+      const inForce = await this.connections.termsInForceAt(row.applicationId, row.flowId, Date.parse(submission.submitted_at));
+      flowVersion = inForce.version;
       // The e-mail answer by the Record API's rule (validator.js's isEmail), so the person can be named afterwards.
-      record = submissionRecord(resolveFormMapping(terms, row.formDefinition, row.mapping), submission, isEmail);
+      record = submissionRecord(resolveFormMapping(inForce.terms, row.formDefinition, row.mapping, { version: inForce.version }), submission, isEmail);
     } catch (error) {
       // A response recorded before the flow or the mapping changed: its redelivery answers its record.
       const { replayed } = await this.recordConsent.answeredBefore(replay, error).catch((refused: unknown) => {
@@ -102,6 +107,9 @@ export class ReceiveFormSubmission {
         subject: { email: record.email, ...(record.external_id ? { external_id: record.external_id } : {}) },
         decisions: record.decisions,
         captured_at: record.captured_at,
+        // Recorded against the version it was read with (checked as a pinned version is: activated by captured_at, or the first).
+        flow_version: flowVersion,
+        version_rule: 'in_force_at_capture',
         channel: FORM_PLATFORM_CHANNEL,
         collection_platform: 'typeform',
         send_receipt: true,

@@ -171,7 +171,8 @@ export class RecordConsent {
    * without a read; any other reads the flow's activations (remembered; `fresh` reads them again).
    * The newest of them is left to the writer's active version too, which must have been activated
    * by the capture time (or be the first): a newer one is refused there (VersionNotInForce) and the
-   * choice made again afresh. Others (captures, form builders): the pinned version, else the active one.
+   * choice made again afresh. Others (captures): the pinned version, else the active one. A form
+   * builder's delivery pins the version in force at its `submitted_at`, which it was read with.
    */
   private async versionFor(request: CreateConsentRecordRequest, capturedAt: number, fresh: boolean): Promise<Pick<RecordRequest, 'flowVersion' | 'inForce'>> {
     if (request.version_rule !== 'in_force_at_capture') return request.flow_version ? { flowVersion: request.flow_version } : {};

@@ -36,7 +36,9 @@ export class FormHooksController {
     description:
       "Typeform's webhook body, signed as Typeform documents: `Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>` " +
       "with the connection's secret, or for one day after a rotation the previous secret. A `form_response` is read with the " +
-      'mapping and recorded like the Record API with channel `form_platform_webhook` and `collection_platform: typeform`; ' +
+      'mapping against the flow version in force at its `submitted_at` (as the Record API decides against the version in force at ' +
+      '`captured_at`: a late or retried delivery is not read with a version activated after it was submitted) and recorded ' +
+      'against that version like the Record API with channel `form_platform_webhook` and `collection_platform: typeform`; ' +
       "Typeform's response token is the idempotency key, so a redelivery answers the same record. The builder's test request " +
       `is answered \`{accepted: true, test: true}\` and records nothing; it is recognised as ${TYPEFORM_TEST_REQUEST_RULE}. ` +
       'Bodies up to 512 KiB. Limited per sending address with the per-application bucket sizes (429 with Retry-After).',
@@ -52,7 +54,10 @@ export class FormHooksController {
   @ApiResponse({ status: 421, description: 'A connection of another country', schema: { $ref: getSchemaPath(ErrorBodyDto) } })
   @ApiResponse({
     status: 422,
-    description: 'The submission cannot be recorded: details name the purpose (`decisions.<key>`), `email`, `external_id`, `event_type`, `form_response` or the field of it that is wrong',
+    description:
+      'The submission cannot be recorded: details name the purpose (`decisions.<key>`, also for an answer to a question whose purpose the version ' +
+      'in force at `submitted_at` did not have; `mapping.purposes.<key>` for a purpose that version decides and the mapping lacks), `email`, ' +
+      '`external_id`, `event_type`, `form_response` or the field of it that is wrong',
     schema: { $ref: getSchemaPath(ErrorBodyDto) },
   })
   @ApiResponse({ status: 429, description: 'Rate limited per sending address; see Retry-After', schema: { $ref: getSchemaPath(ErrorBodyDto) } })

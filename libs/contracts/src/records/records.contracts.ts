@@ -79,8 +79,9 @@ export class CreateConsentRecordRequest {
   /**
    * Which version decides a record that pins none. `in_force_at_capture` (the Record API): the
    * version in force at `captured_at` (versionInForce: the newest activated at or before it, else
-   * the first), and a pinned one is checked against `captured_at` (pinnedVersionIssue). Absent: the
-   * version active when the record is written (form builders, whose mapping is read against it).
+   * the first), and a pinned one is checked against `captured_at` (pinnedVersionIssue). Form builders
+   * use it too, pinning the version in force at `submitted_at` that their mapping was read against.
+   * Absent: the version active when the record is written (captures).
    */
   @IsOptional()
   @IsIn(['in_force_at_capture'])

@@ -262,6 +262,53 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc
 
 const consentKeys = (terms: FlowTerms) => terms.purposes.filter((p) => p.basis === 'consent').map((p) => p.key);
 
+describe('resolveFormMapping for a delivery, against the flow version in force at its submission', () => {
+  const IN_FORCE = /version 1 of the flow, in force at form_response\.submitted_at/;
+
+  it('sets aside the mapped purposes the version lacks or takes no decision on, instead of refusing them as a save does', () => {
+    // Version 1: analytics was notice-only, lottery was no purpose of it.
+    const version1 = normaliseFlowTerms({
+      name: 'Sign-up',
+      pattern: 'standard',
+      consent_duration: 'P1Y',
+      purposes: ['newsletter', 'analytics', 'fraud'],
+      purpose_definitions: { analytics: { basis: 'contract' }, fraud: { basis: 'legitimate_interest' } },
+    });
+    const mapping = { ...valid, purposes: { ...valid.purposes, lottery: { field: 'legal_q' } } };
+    expect(refusedFields(() => resolveFormMapping(version1, definition, mapping))).toEqual(['mapping.purposes.analytics', 'mapping.purposes.lottery']);
+    const resolved = resolveFormMapping(version1, definition, mapping, { version: 1 });
+    expect(Object.keys(resolved.purposes)).toEqual(['newsletter', 'fraud']);
+    expect(resolved.outside_version).toEqual({
+      analytics: { field: 'analytics_q', field_id: 'f_analytics', reason: expect.stringMatching(/version 1 of the flow, in force at form_response\.submitted_at, takes no decision on analytics \(a contract purpose\)/) },
+      lottery: { field: 'legal_q', field_id: 'f_legal_optional', reason: expect.stringMatching(/version 1 of the flow, in force at form_response\.submitted_at, has no purpose lottery/) },
+    });
+  });
+
+  it("reads each question with the version's basis, and checks it with that basis", () => {
+    // Version 1 asked for fraud checks as consent: a yes is a consent, and a required question cannot carry it.
+    const version1 = normaliseFlowTerms({ name: 'Sign-up', pattern: 'standard', consent_duration: 'P1Y', purposes: ['newsletter', 'analytics', 'fraud'] });
+    expect(refusal(() => resolveFormMapping(version1, definition, valid, { version: 1 })).details).toEqual([
+      { field: 'mapping.purposes.fraud', reason: expect.stringMatching(/required question fraud_q: consent cannot be a condition/) },
+    ]);
+    const optionalFraud = parseTypeformDefinition({ ...typeformForm, fields: typeformForm.fields.map((field) => (field.ref === 'fraud_q' ? { ...field, validations: { required: false } } : field)) });
+    expect(resolveFormMapping(version1, optionalFraud, valid, { version: 1 }).purposes.fraud).toEqual({ field: 'fraud_q', field_id: 'f_fraud', field_type: 'yes_no', basis: 'consent' });
+    expect(resolveFormMapping(terms, optionalFraud, valid, { version: 2 }).purposes.fraud.basis).toBe('legitimate_interest');
+  });
+
+  it('refuses a purpose the version decides and the mapping has no question for, naming the version', () => {
+    const version1 = normaliseFlowTerms({
+      name: 'Sign-up',
+      pattern: 'standard',
+      consent_duration: 'P1Y',
+      purposes: ['newsletter', 'analytics', 'fraud', 'partners'],
+      purpose_definitions: { fraud: { basis: 'legitimate_interest' } },
+    });
+    expect(refusal(() => resolveFormMapping(version1, definition, valid, { version: 1 })).details).toEqual([
+      { field: 'mapping.purposes.partners', reason: expect.stringMatching(IN_FORCE) },
+    ]);
+  });
+});
+
 describe('resolveFormMapping properties', () => {
   it('accepts every mapping of each decision purpose to an optional decision question', () => {
     fc.assert(

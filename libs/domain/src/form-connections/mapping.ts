@@ -55,11 +55,36 @@ export interface MappedPurpose {
   choice?: FormChoice;
 }
 
+/** A mapped purpose the flow version a delivery is read against takes no decision on (it lacks it, or it is notice-only there). */
+export interface PurposeOutsideVersion {
+  field: string;
+  /** The question's id in the form's definition; null when the form no longer has the question. */
+  field_id: string | null;
+  /** Why its answer cannot be recorded against that version. */
+  reason: string;
+}
+
 /** A mapping checked against a form and a flow version: what a submission is read with. */
 export interface ResolvedFormMapping {
   email: { field: string; field_id: string };
   external_id?: string;
   purposes: Record<string, MappedPurpose>;
+  /**
+   * Only for a delivery (resolveFormMapping's `inForce`): the purposes set aside because the version
+   * in force decides nothing on them. A submission that answers one of their questions is refused
+   * by its name (submissionRecord); one that leaves it unanswered is recorded without it.
+   */
+  outside_version?: Record<string, PurposeOutsideVersion>;
+}
+
+/**
+ * The flow version a delivery is read against: the one in force at its `submitted_at`, as the
+ * Record API decides a record against the version in force at its `captured_at`. The mapping is
+ * saved against the flow's active version, so it may map purposes that version lacks or took no
+ * decision on; they are set aside (ResolvedFormMapping.outside_version), not refused.
+ */
+export interface VersionInForceAtSubmission {
+  version: number;
 }
 
 export const FORM_MAPPING_REFUSED_MESSAGE = 'The field mapping breaks the mapping rules';
@@ -87,8 +112,13 @@ const describeChoices = (field: FormField) =>
  * mapping (question ids and types, the yes-choice) that submissions are read with, or throws
  * `validation_failed` with one issue per problem, in this order: e-mail, external id, the mapping's
  * purposes in the order given, then the flow's purposes left unmapped in flow order.
+ *
+ * With `inForce` (a delivery read against the version in force at its submission): a mapped purpose
+ * that version lacks or takes no decision on is set aside (`outside_version`) instead of refused,
+ * every question is read with that version's basis, and a purpose it decides that the mapping
+ * leaves unmapped is refused naming the version: nothing is made up for a question never mapped.
  */
-export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition, input: unknown): ResolvedFormMapping {
+export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition, input: unknown, inForce?: VersionInForceAtSubmission): ResolvedFormMapping {
   if (!isPlainObject(input)) throw validationFailed([{ field: 'mapping', reason: 'must be an object {email, external_id?, purposes}' }], FORM_MAPPING_REFUSED_MESSAGE);
   const issues: FieldIssue[] = [];
   const byRef = new Map(definition.fields.map((field) => [field.ref, field]));
@@ -116,6 +146,13 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
   }
 
   const purposes: Record<string, MappedPurpose> = {};
+  const outside: Record<string, PurposeOutsideVersion> = {};
+  const versionInForce = inForce ? `version ${inForce.version} of the flow, in force at form_response.submitted_at,` : '';
+  /** A purpose a delivery's version decides nothing on: its question, when the mapping names one, is set aside. */
+  const setAside = (key: string, entry: unknown, reason: string) => {
+    if (!isPlainObject(entry) || typeof entry.field !== 'string' || entry.field.length === 0) return;
+    outside[key] = { field: entry.field, field_id: byRef.get(entry.field)?.id ?? null, reason };
+  };
   if (!isPlainObject(input.purposes)) {
     issues.push({ field: 'mapping.purposes', reason: 'must be an object of purpose key to {field, choice?}' });
   } else {
@@ -125,11 +162,13 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
       const at = `mapping.purposes.${key}`;
       const purpose = flowPurposes.get(key);
       if (!purpose) {
-        issues.push({ field: at, reason: 'is not a purpose of this flow' });
+        if (inForce) setAside(key, entry, `${versionInForce} has no purpose ${key}`);
+        else issues.push({ field: at, reason: 'is not a purpose of this flow' });
         continue;
       }
       if (!purpose.takes_decision) {
-        issues.push({ field: at, reason: `is a ${purpose.basis} purpose: notice-only, it takes no decision and is not mapped to a question` });
+        if (inForce) setAside(key, entry, `${versionInForce} takes no decision on ${key} (a ${purpose.basis} purpose)`);
+        else issues.push({ field: at, reason: `is a ${purpose.basis} purpose: notice-only, it takes no decision and is not mapped to a question` });
         continue;
       }
       if (!isPlainObject(entry) || typeof entry.field !== 'string' || entry.field.length === 0) {
@@ -187,11 +226,14 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
     }
     for (const purpose of terms.purposes) {
       if (purpose.takes_decision && !Object.prototype.hasOwnProperty.call(input.purposes, purpose.key)) {
-        issues.push({ field: `mapping.purposes.${purpose.key}`, reason: 'is not mapped: every purpose of the flow that takes a decision needs a question' });
+        const reason = inForce
+          ? `is not mapped: ${versionInForce} decides ${purpose.key} (a ${purpose.basis} purpose), and the mapping has no question for it, so the submission cannot be read against that version`
+          : 'is not mapped: every purpose of the flow that takes a decision needs a question';
+        issues.push({ field: `mapping.purposes.${purpose.key}`, reason });
       }
     }
   }
 
   if (issues.length > 0 || !email) throw validationFailed(issues, FORM_MAPPING_REFUSED_MESSAGE);
-  return { email, ...(externalId ? { external_id: externalId } : {}), purposes };
+  return { email, ...(externalId ? { external_id: externalId } : {}), purposes, ...(Object.keys(outside).length > 0 ? { outside_version: outside } : {}) };
 }

@@ -189,6 +189,29 @@ describe('submissionRecord', () => {
   });
 });
 
+describe('submissionRecord against the flow version in force at the submission', () => {
+  // ads is mapped (for the active version) but was no purpose of the version in force at the submission.
+  const lateMapping: ResolvedFormMapping = {
+    ...mapping,
+    outside_version: { ads: { field: 'ads_q', field_id: 'f_ads', reason: 'version 1 of the flow, in force at form_response.submitted_at, has no purpose ads' } },
+  };
+
+  it("records the version's purposes when the question of a purpose outside it was not answered", () => {
+    const record = submissionRecord(lateMapping, parseTypeformSubmission(delivery([email('ada@example.org'), yesNo('newsletter_q', 'f_news', true)])));
+    expect(Object.keys(record.decisions)).toEqual(['newsletter', 'analytics', 'offers', 'fraud']);
+    expect(record.decisions.newsletter.decision).toBe('granted');
+  });
+
+  it('refuses by name an answer to the question of a purpose outside the version, matched by ref or by id', () => {
+    for (const field of [{ id: 'f_ads', type: 'yes_no', ref: 'ads_q' }, { id: 'f_ads', type: 'yes_no', ref: null }]) {
+      const answered = parseTypeformSubmission(delivery([email('ada@example.org'), { type: 'boolean', boolean: false, field }]));
+      expect(refusal(() => submissionRecord(lateMapping, answered)).details).toEqual([
+        { field: 'decisions.ads', reason: 'the answer to ads_q cannot be recorded: version 1 of the flow, in force at form_response.submitted_at, has no purpose ads' },
+      ]);
+    }
+  });
+});
+
 describe('submissionRecord: the person as the Record API takes them', () => {
   it('names the e-mail limit an answer is over, in the words of every entry point', () => {
     const local = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email(`${'a'.repeat(65)}@example.org`)]))));

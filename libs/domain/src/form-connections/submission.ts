@@ -23,6 +23,9 @@ import { MappedPurpose, ResolvedFormMapping } from './mapping';
  *   on required questions, and Typeform pre-selects no answer.
  * - An answer whose shape does not fit the mapped question (the form changed after the mapping was
  *   saved) is refused by purpose name.
+ * - Read against the flow version in force at `submitted_at`: an answer to the question of a mapped
+ *   purpose that version decides nothing on (ResolvedFormMapping.outside_version) is refused by
+ *   purpose name; left unanswered, the purpose is not recorded, as the version does not have it.
  */
 
 /** Typeform's "Send test request" fills every e-mail question with this address (see TYPEFORM_TEST_REQUEST_RULE). */
@@ -137,8 +140,8 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
   };
 }
 
-function answerTo(submission: TypeformSubmission, ref: string, id: string): TypeformAnswer | undefined {
-  return submission.answers.find((answer) => answer.field.ref === ref) ?? submission.answers.find((answer) => answer.field.id === id);
+function answerTo(submission: TypeformSubmission, ref: string, id: string | null): TypeformAnswer | undefined {
+  return submission.answers.find((answer) => answer.field.ref === ref) ?? (id === null ? undefined : submission.answers.find((answer) => answer.field.id === id));
 }
 
 function stringsOf(value: unknown): string[] {
@@ -232,6 +235,13 @@ export function submissionRecord(
     }
     const granted = mapped.basis === 'consent' ? yes : !yes;
     decisions[key] = { decision: granted ? 'granted' : 'declined', default_checked: false, mandatory: false };
+  }
+  // The person answered a question the version in force decides nothing on: recording without it
+  // would drop what they said (an objection, say), and no version in force then can hold it.
+  for (const [key, question] of Object.entries(mapping.outside_version ?? {})) {
+    if (answerTo(submission, question.field, question.field_id)) {
+      issues.push({ field: `decisions.${key}`, reason: `the answer to ${question.field} cannot be recorded: ${question.reason}` });
+    }
   }
 
   if (issues.length > 0) throw validationFailed(issues, 'The submission cannot be recorded with this connection\'s mapping');
