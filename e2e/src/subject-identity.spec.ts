@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
+import { subjectReference } from '@dcr/domain';
 import { InProcessBus } from '@dcr/transport';
-import { activeFlowApplication, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * Who is the same person, whichever door a consent comes through: the Record API, imports, a form
@@ -30,6 +31,16 @@ describe('subject identity across entry points', () => {
     api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[${parameter}]=${encodeURIComponent(value)}`, undefined, country);
   const importRows = (records: unknown[], country = us) => api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records }, country);
   const row = (subject: Record<string, unknown>) => ({ subject, decisions: { newsletter: { decision: 'granted' } }, captured_at: new Date().toISOString() });
+  const subjects = (country = us) => ({
+    create: (body: Record<string, unknown>) => api('POST', `/api/v1/applications/${applicationId}/subjects`, body, country),
+    find: (parameter: string, value: string) => api('GET', `/api/v1/applications/${applicationId}/subjects?${parameter}=${encodeURIComponent(value)}`, undefined, country),
+  });
+  /** The home country a country's directory holds for an identifier of this application, or undefined. */
+  const directoryHome = async (db: Client, kind: 'email' | 'external_id', value: string): Promise<string | undefined> => {
+    const reference = subjectReference(subjectRefKey, applicationId, kind, value);
+    const { rows } = await db.query(`SELECT home_country FROM residency_router.directory_entries WHERE reference = $1`, [reference]);
+    return rows[0]?.home_country;
+  };
 
   beforeAll(async () => {
     const bus = new InProcessBus();
@@ -171,5 +182,118 @@ describe('subject identity across entry points', () => {
     const taken = await record({ email: 'dora@example.com', external_id: 'crm-second' }, de);
     expect([taken.status, taken.body.details]).toEqual([422, [{ field: 'subject.email', reason: 'belongs to another person of this application' }]]);
     expect((await deDb.query(`SELECT email FROM decisions.subjects WHERE external_id = 'crm-second'`)).rows).toEqual([{ email: null }]);
+  });
+
+  describe('the subjects endpoint binds an identifier to the person the other one names, as the Record API does', () => {
+    it('keeps an external id given for a person recorded by e-mail address alone: found by it afterwards, and homed with them', async () => {
+      const erin = await subjects(us).create({ email: 'erin@example.com' });
+      expect([erin.status, erin.body.external_id]).toEqual([201, null]);
+      const bound = await subjects(us).create({ email: 'ERIN@example.com', external_id: ' crm-erin ' });
+      expect([bound.status, bound.body]).toEqual([200, { ...erin.body, external_id: 'crm-erin' }]);
+      expect((await usDb.query(`SELECT email, external_id FROM decisions.subjects WHERE id = $1`, [erin.body.id])).rows).toEqual([{ email: 'erin@example.com', external_id: 'crm-erin' }]);
+
+      // Found by it: the lookup, and consent_status of a record made by the address alone.
+      const found = await subjects(us).find('external_id', 'crm-erin');
+      expect([found.status, found.body.id]).toEqual([200, erin.body.id]);
+      const recorded = await record({ email: 'erin@example.com' }, us);
+      expect(recorded.body.consent_record.subject.id).toBe(erin.body.id);
+      const status = await statusBy('external_id', 'crm-erin', us);
+      expect([status.status, status.body.subject?.id, status.body.purposes?.newsletter?.record_id]).toEqual([200, erin.body.id, recorded.body.consent_record.record_id]);
+
+      // The directory learnt it, homed where she is, and the other country sends there.
+      expect(await directoryHome(usDb, 'external_id', 'crm-erin')).toBe('US');
+      await eventually(async () => (await directoryHome(deDb, 'external_id', 'crm-erin')) === 'US');
+      const elsewhere = await subjects(de).find('external_id', 'crm-erin');
+      expect([elsewhere.status, elsewhere.body.home_country]).toEqual([421, 'US']);
+      expect((await record({ email: 'erin-two@example.com', external_id: 'crm-erin' }, de)).status).toBe(421);
+      expect((await deDb.query(`SELECT count(*)::int AS n FROM decisions.subjects WHERE external_id = 'crm-erin'`)).rows[0].n).toBe(0);
+
+      // Given again with both: the same person (200), nothing changes.
+      const again = await subjects(us).create({ email: 'erin@example.com', external_id: 'crm-erin' });
+      expect([again.status, again.body]).toEqual([200, bound.body]);
+    });
+
+    it('keeps an e-mail address given for a person recorded by external id alone', async () => {
+      const fay = await subjects(de).create({ external_id: 'crm-fay' });
+      expect([fay.status, fay.body.email]).toEqual([201, null]);
+      const bound = await subjects(de).create({ email: 'Fay@example.com', external_id: 'crm-fay' });
+      expect([bound.status, bound.body]).toEqual([200, { ...fay.body, email: 'fay@example.com' }]);
+      const found = await subjects(de).find('email', 'fay@example.com');
+      expect([found.status, found.body.id]).toEqual([200, fay.body.id]);
+      expect(await directoryHome(deDb, 'email', 'fay@example.com')).toBe('DE');
+      await eventually(async () => (await directoryHome(usDb, 'email', 'fay@example.com')) === 'DE');
+      const elsewhere = await subjects(us).create({ email: 'fay@example.com' });
+      expect([elsewhere.status, elsewhere.body.home_country]).toEqual([421, 'DE']);
+    });
+
+    it('binds at a decision session naming the person by both, by the same rules', async () => {
+      const gus = await subjects(us).create({ email: 'gus@example.com' });
+      const session = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'gus@example.com', external_id: 'crm-gus' } });
+      expect(session.status).toBe(201);
+      const found = await subjects(us).find('external_id', 'crm-gus');
+      expect([found.status, found.body.id]).toEqual([200, gus.body.id]);
+      // Another external id for him now is refused, naming the session's field.
+      const other = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'gus@example.com', external_id: 'crm-gus-2' } });
+      expect([other.status, other.body.details]).toEqual([422, [{ field: 'subject.external_id', reason: 'the person recorded with this e-mail address has another external_id' }]]);
+    });
+
+    it('refuses an identifier the directory homes in another country (it is another person there), and writes nothing', async () => {
+      expect((await subjects(us).create({ email: 'hal@example.com' })).status).toBe(201);
+      expect((await subjects(de).create({ email: 'ivy@example.com', external_id: 'crm-ivy' })).status).toBe(201);
+      await eventually(async () => (await directoryHome(usDb, 'external_id', 'crm-ivy')) === 'DE');
+      const given = await subjects(us).create({ email: 'hal@example.com', external_id: 'crm-ivy' });
+      expect([given.status, given.body.details]).toEqual([422, [{ field: 'external_id', reason: 'belongs to another person of this application' }]]);
+      expect((await usDb.query(`SELECT external_id FROM decisions.subjects WHERE email = 'hal@example.com'`)).rows).toEqual([{ external_id: null }]);
+      expect(await directoryHome(usDb, 'external_id', 'crm-ivy')).toBe('DE');
+
+      // The other way round: an address homed elsewhere for a person recorded here by external id alone.
+      expect((await subjects(us).create({ external_id: 'crm-jay' })).status).toBe(201);
+      await eventually(async () => (await directoryHome(usDb, 'email', 'ivy@example.com')) === 'DE');
+      const address = await subjects(us).create({ email: 'ivy@example.com', external_id: 'crm-jay' });
+      expect([address.status, address.body.details]).toEqual([422, [{ field: 'email', reason: 'belongs to another person of this application' }]]);
+      expect((await usDb.query(`SELECT email FROM decisions.subjects WHERE external_id = 'crm-jay'`)).rows).toEqual([{ email: null }]);
+
+      // Neither named here: the person lives where the external id is homed (421), as before.
+      const neither = await subjects(us).create({ email: 'nobody-here@example.com', external_id: 'crm-ivy' });
+      expect([neither.status, neither.body.home_country]).toEqual([421, 'DE']);
+    });
+
+    it('binds one of two external ids sent for the same person at the same moment; the other is refused and leaves nothing behind', async () => {
+      for (let n = 0; n < 4; n++) {
+        const person = await subjects(us).create({ email: `race${n}@example.com` });
+        expect(person.status).toBe(201);
+        const ids = [`crm-race${n}-a`, `crm-race${n}-b`];
+        const answers = await Promise.all(ids.map((externalId) => subjects(us).create({ email: `race${n}@example.com`, external_id: externalId })));
+        expect(answers.map((answer) => answer.status).sort()).toEqual([200, 422]);
+        const won = answers.findIndex((answer) => answer.status === 200);
+        const [winner, loser] = [ids[won], ids[1 - won]];
+        expect(answers[won].body).toEqual({ ...person.body, external_id: winner });
+        expect(answers[1 - won].body.details).toEqual([{ field: 'external_id', reason: 'the person recorded with this e-mail address has another external_id' }]);
+        expect((await usDb.query(`SELECT external_id FROM decisions.subjects WHERE id = $1`, [person.body.id])).rows).toEqual([{ external_id: winner }]);
+        expect((await subjects(us).find('external_id', winner)).body.id).toBe(person.body.id);
+        expect((await subjects(us).find('external_id', loser)).status).toBe(404);
+        // The directory keeps the winner's reference only, in both countries (the loser's claim is released).
+        expect(await directoryHome(usDb, 'external_id', winner)).toBe('US');
+        expect(await directoryHome(usDb, 'external_id', loser)).toBeUndefined();
+        await eventually(async () => (await directoryHome(deDb, 'external_id', loser)) === undefined);
+        // So the loser's id is free: another country records someone new under it.
+        expect((await subjects(de).create({ external_id: loser })).status).toBe(201);
+      }
+    });
+
+    it('binds an external id sent for two people at the same moment to one of them; the other is refused', async () => {
+      for (let n = 0; n < 4; n++) {
+        const people = await Promise.all([0, 1].map((i) => subjects(us).create({ email: `pair${n}-${i}@example.com` })));
+        const externalId = `crm-pair${n}`;
+        const answers = await Promise.all(people.map((person) => subjects(us).create({ email: person.body.email, external_id: externalId })));
+        expect(answers.map((answer) => answer.status).sort()).toEqual([200, 422]);
+        const won = answers.findIndex((answer) => answer.status === 200);
+        expect(answers[1 - won].body.details).toEqual([{ field: 'external_id', reason: 'belongs to another person of this application than email' }]);
+        expect((await usDb.query(`SELECT id FROM decisions.subjects WHERE external_id = $1`, [externalId])).rows).toEqual([{ id: people[won].body.id }]);
+        expect((await usDb.query(`SELECT external_id FROM decisions.subjects WHERE id = $1`, [people[1 - won].body.id])).rows).toEqual([{ external_id: null }]);
+        expect(await directoryHome(usDb, 'external_id', externalId)).toBe('US');
+        expect((await statusBy('external_id', externalId, us)).body.subject?.id).toBe(people[won].body.id);
+      }
+    });
   });
 });

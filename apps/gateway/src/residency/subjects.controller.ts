@@ -48,11 +48,14 @@ export class SubjectsController {
     summary: 'Record a person in this country (201), or return the one already recorded here (200)',
     description:
       'With both `email` and `external_id`, both must name the same person, or a new one: an external id that belongs to another person, or to a person recorded with another address, ' +
-      'or one given for a person whose address is recorded with another external id, is a 422 on `external_id`, as the Record API refuses it (nothing is dropped silently)',
+      'or one given for a person whose address is recorded with another external id, is a 422 on `external_id`, as the Record API refuses it (nothing is dropped silently). ' +
+      'A person recorded by one of them alone is given the other, as the Record API gives it: afterwards either names them (lookups, `consent_status`), here and, through the residency directory, ' +
+      'in every country (421 elsewhere). An identifier the directory homes in another country names another person there and is not given (422 on `external_id` or `email`, ' +
+      '"belongs to another person of this application"). Of two requests giving the same person different identifiers at the same moment, one is kept and the other refused (422), leaving nothing behind.',
   })
   @ApiCreatedResponse({ type: SubjectDto, description: 'Recorded here' })
-  @ApiOkResponse({ type: SubjectDto, description: 'Already recorded here: the same person' })
-  @ApiResponse(WRONG_COUNTRY)
+  @ApiOkResponse({ type: SubjectDto, description: 'Already recorded here: the same person (with the identifier given for them, if they lacked it)' })
+  @ApiResponse({ ...WRONG_COUNTRY, description: `${WRONG_COUNTRY.description}; given both identifiers, one homed here and the other elsewhere is a 422 instead (two people)` })
   async create(
     @CurrentPrincipal() principal: Principal,
     @Param('application_id') applicationId: string,
@@ -67,8 +70,7 @@ export class SubjectsController {
     }
     // Kept without the spaces around it (the Record API's rule), so it is looked up as it is kept.
     const externalId = body.external_id === undefined ? undefined : normaliseExternalId(body.external_id);
-    if (externalId) await this.residency.requireHomedHere(applicationId, { external_id: externalId });
-    if (body.email) await this.residency.requireHomedHere(applicationId, { email: body.email });
+    await this.residency.requireNamedHere(applicationId, { external_id: externalId || undefined, email: body.email || undefined });
     const { subject, created } = await firstValueFrom(
       this.clients.own.send<CreateSubjectReply, CreateSubjectRequest>(SUBJECTS_CREATE, {
         application_id: applicationId,

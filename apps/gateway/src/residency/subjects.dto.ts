@@ -15,7 +15,9 @@ export class CreateSubjectDto {
   @ApiPropertyOptional({
     example: 'crm-4711',
     pattern: '\\S',
-    description: `${EXTERNAL_ID_DESCRIPTION}. With \`email\`: both must name the same person (or a new one); an external id of another person, or another one than the person of the address has, is a 422 on \`external_id\``,
+    description:
+      `${EXTERNAL_ID_DESCRIPTION}. With \`email\`: both must name the same person, one recorded by the other alone (who is given it, as the Record API gives it), or a new one; ` +
+      'an external id of another person, or another one than the person of the address has, is a 422 on `external_id`',
   })
   @IsOptional()
   @IsExternalId()

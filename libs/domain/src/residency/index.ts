@@ -1,1 +1,2 @@
 export * from './residency';
+export * from './subject-match';
