@@ -40,7 +40,7 @@ describe('import reports in pages', () => {
     await us?.close();
   });
 
-  it("pages a real import's report by index, 50 rows by default and up to 200, with the whole summary on every page", async () => {
+  it("answers a real import's report whole without parameters, and by index a page at a time with limit or cursor (50 rows by default, up to 200), with the whole summary on every page", async () => {
     const records = rows('paged', 450);
     const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records });
     expect([real.status, real.body.status, real.body.summary]).toEqual([201, 'completed', { recorded: 400, refused: 50 }]);
@@ -48,9 +48,16 @@ describe('import reports in pages', () => {
     expect(indexesOf(real.body.rows)).toEqual(records.map((_, i) => i));
     expect(real.body.next_cursor).toBeUndefined();
 
-    const first = await report(real.body.import_id);
+    // Without parameters, the whole report as the import answered it.
+    const whole = await report(real.body.import_id);
+    expect([whole.status, whole.body.next_cursor]).toEqual([200, null]);
+    const { next_cursor: _wholeNext, ...wholeReport } = whole.body;
+    expect(wholeReport).toEqual(real.body);
+
+    const first = await report(real.body.import_id, '?limit=50');
     expect(first.status).toBe(200);
     const conforms = await openApiConformance(us.url);
+    expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', whole)).toEqual([true, null]);
     expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', first)).toEqual([true, null]);
     const { rows: _rows, next_cursor: _next, ...head } = first.body;
     expect(head).toEqual({ import_id: real.body.import_id, flow_id: flowId, dry_run: false, status: 'completed', summary: { recorded: 400, refused: 50 }, created_at: real.body.created_at });
@@ -59,7 +66,8 @@ describe('import reports in pages', () => {
 
     // Walked to the end, at any page size: every row once, by index, the summary whole on every page.
     for (const [limit, sizes] of [
-      [undefined, Array.from({ length: 9 }, () => 50)],
+      [undefined, [450]],
+      [50, Array.from({ length: 9 }, () => 50)],
       [200, [200, 200, 50]],
       [64, [...Array.from({ length: 7 }, () => 64), 2]],
       [450, undefined],
@@ -80,8 +88,8 @@ describe('import reports in pages', () => {
 
     // A report that fits one page says so at once.
     const small = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows('small', 3) });
-    const whole = await report(small.body.import_id);
-    expect([whole.status, indexesOf(whole.body.rows), whole.body.next_cursor]).toEqual([200, [0, 1, 2], null]);
+    const onePage = await report(small.body.import_id, '?limit=50');
+    expect([onePage.status, indexesOf(onePage.body.rows), onePage.body.next_cursor]).toEqual([200, [0, 1, 2], null]);
   });
 
   it('refuses a bad limit or cursor with a 400 naming it', async () => {
@@ -121,7 +129,7 @@ describe('import reports in pages', () => {
   it("answers an import's pages only to its application (404 to another, with or without a cursor) and in its own country", async () => {
     const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows('scoped', 60) });
     expect(real.status).toBe(201);
-    const cursor = (await report(real.body.import_id)).body.next_cursor;
+    const cursor = (await report(real.body.import_id, '?limit=50')).body.next_cursor;
     expect(cursor).toEqual(expect.any(String));
     const other = (await api('POST', '/api/v1/applications', { name: 'Other shop', environment: 'sandbox' })).body.id;
     const otherToken = (await api('POST', `/api/v1/applications/${other}/api_tokens`, {})).body.token;

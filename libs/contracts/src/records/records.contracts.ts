@@ -348,6 +348,9 @@ export class ImportReportPositionMessage {
   of: number;
 }
 
+/** The most rows one message of an import's report asks for when the gateway reads it whole (an import's most rows); a message still stops at what fits the bus. */
+export const IMPORT_REPORT_MESSAGE_ROWS = 10_000;
+
 export class ImportGetRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
@@ -355,10 +358,14 @@ export class ImportGetRequest {
   @Matches(IMPORT_ID)
   import_id: string;
 
-  /** The most rows the page holds (the answer may hold fewer, to fit one message, and still name the next page). */
+  /**
+   * The most rows the page holds (the answer may hold fewer, to fit one message, and still name the
+   * next page): the client's `limit` (1 to 200), or IMPORT_REPORT_MESSAGE_ROWS when the gateway
+   * reads the whole report.
+   */
   @IsInt()
   @Min(1)
-  @Max(200)
+  @Max(IMPORT_REPORT_MESSAGE_ROWS)
   limit: number;
 
   /**

@@ -167,9 +167,10 @@ export class Imports {
   }
 
   /**
-   * `GET /api/v1/consent_records/imports/<import_id>`: the report again, a page of its rows at a time
-   * (`limit` 1 to 200, default 50; `cursor`: the previous page's `next_cursor`), its `summary` whole
-   * on every page. `rows` walks them all.
+   * `GET /api/v1/consent_records/imports/<import_id>`: the report again; without `limit` and
+   * `cursor` whole (`next_cursor` null), with either a page of its rows at a time (`limit` 1 to 200,
+   * default 50; `cursor`: the previous page's `next_cursor`), its `summary` whole on every page.
+   * `rows` walks them all.
    */
   async get(importId: string, params: ListParams = {}, options?: RequestOptions): Promise<WithResponse<ImportReportPage>> {
     return this.requester.send<ImportReportPage>({ method: 'GET', path: route`/api/v1/consent_records/imports/${importId}`, query: { ...params } }, options);
