@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { DomainError, inboxAddressDigest, subjectReference } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { eventually, http, importReportPages, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
@@ -572,7 +572,8 @@ describe('consent records', () => {
     // The same report: also when it was made (the answer's created_at is the report's, not when the last chunk was answered).
     expect(report.body.created_at).toBe(real.body.created_at);
     expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
-    expect(report.body.rows).toEqual(real.body.rows);
+    // Read again a page at a time: the same rows.
+    expect((await importReportPages(us.url, real.body.import_id, apiToken, 200)).rows).toEqual(real.body.rows);
     // The report's id names its country: another country answers with that country only.
     expect(real.body.import_id).toMatch(/^imp_us[0-9a-z]{20}$/);
     const elsewhere = await api('GET', `/api/v1/consent_records/imports/${real.body.import_id}`, undefined, de);
@@ -825,7 +826,7 @@ describe('consent records', () => {
       const report = await api('GET', `/api/v1/consent_records/imports/${stopped.body.import_id}`);
       expect(report.body).toMatchObject({ status: 'failed', failure: { offset: first, code: 'service_unavailable' }, summary: { recorded: first, refused: 0 } });
       expect(conforms('GET', '/api/v1/consent_records/imports/{import_id}', report)).toEqual([true, null]);
-      expect(report.body.rows).toHaveLength(first);
+      expect((await importReportPages(us.url, stopped.body.import_id, apiToken, 200)).rows).toHaveLength(first);
       const kept = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records r JOIN decisions.subjects s ON s.id = r.subject_id WHERE s.email LIKE 'stopped-%'`);
       expect(kept.rows[0].n).toBe(first);
       // The first chunk failing records nothing and names no import.

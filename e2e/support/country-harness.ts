@@ -180,6 +180,25 @@ export async function allPages(url: string, path: string, token: string): Promis
   return { ids, pages };
 }
 
+/**
+ * An import's report read page by page (`GET /api/v1/consent_records/imports/<id>`, `?limit=` when
+ * given), following `next_cursor` until it is null: every page's answer, and their rows in order. A
+ * page that does not answer 200 fails the test.
+ */
+export async function importReportPages(url: string, importId: string, token: string, limit?: number): Promise<{ rows: any[]; pages: any[] }> {
+  const pages: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = [limit !== undefined ? `limit=${limit}` : '', cursor ? `cursor=${cursor}` : ''].filter(Boolean).join('&');
+    const page = await http(url, 'GET', `/api/v1/consent_records/imports/${importId}${query ? `?${query}` : ''}`, { token });
+    if (page.status !== 200) throw new Error(`the report of ${importId} answered ${page.status}: ${JSON.stringify(page.body).slice(0, 500)}`);
+    if (pages.length > 10_000) throw new Error(`the report of ${importId} does not end`);
+    pages.push(page.body);
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return { rows: pages.flatMap((page) => page.rows), pages };
+}
+
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 10000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -125,6 +125,7 @@ describe('ServiceClient', () => {
         [() => c.consentRecords.status(app, { subject: { id: 'sub_1' } }), 'GET', `/api/v1/applications/${app}/consent_status`, { 'subject[id]': 'sub_1' }],
         [() => c.imports.create({ flow_id: flow, dry_run: true, records: [] }), 'POST', '/api/v1/consent_records/imports', {}, { flow_id: flow, dry_run: true, records: [] }],
         [() => c.imports.get('imp_1'), 'GET', '/api/v1/consent_records/imports/imp_1', {}],
+        [() => c.imports.get('imp_1', { limit: 200, cursor: 'c2' }), 'GET', '/api/v1/consent_records/imports/imp_1', { limit: '200', cursor: 'c2' }],
         [() => c.receipts.get('rec_us1'), 'GET', '/api/v1/consent_receipts/rec_us1', {}],
         [() => c.receipts.get('rec_us1', { flavor: 'signed' }), 'GET', '/api/v1/consent_receipts/rec_us1', { flavor: 'signed' }],
         [() => c.receipts.get('rec_us1', { flavor: 'dpv' }), 'GET', '/api/v1/consent_receipts/rec_us1', { flavor: 'dpv' }],
@@ -492,6 +493,18 @@ describe('ServiceClient', () => {
       for await (const hook of paginate((cursor) => c.webhooks.list('tp_dev_1', { cursor, limit: 2 }))) ids.push(hook.id);
       expect(ids).toEqual(['whk_1', 'whk_2', 'whk_3']);
       expect(api.requests.map((request) => request.query.get('cursor'))).toEqual([null, 'c1']);
+    });
+
+    it("walks an import report's rows by cursor", async () => {
+      const head = { import_id: 'imp_us1', flow_id: 'flw_1', dry_run: false, status: 'completed', summary: { recorded: 3, refused: 0 }, created_at: '2026-01-01T00:00:00.000Z' };
+      api.replies(
+        { status: 200, body: { ...head, rows: [{ index: 0, outcome: 'recorded' }, { index: 1, outcome: 'recorded' }], next_cursor: 'r1' } },
+        { status: 200, body: { ...head, rows: [{ index: 2, outcome: 'recorded' }], next_cursor: null } },
+      );
+      const indexes: number[] = [];
+      for await (const row of client().imports.rows('imp_us1', { limit: 2 })) indexes.push(row.index);
+      expect(indexes).toEqual([0, 1, 2]);
+      expect(api.requests.map((request) => [request.query.get('limit'), request.query.get('cursor')])).toEqual([['2', null], ['2', 'r1']]);
     });
   });
 });

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportGetRequest, ImportRecordsRequest, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
-import { assertCapturable, emailProblem, externalIdProblem, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
+import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportFailure, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
+import { assertCapturable, emailProblem, externalIdProblem, importReportPage, importReportSnapshot, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { FlowsRepository } from '../flows/flows.repository';
-import { ConsentImport } from './consent-import.entity';
 import { BatchFlow, CheckedRow, ImportBatch } from './import-batch';
 import { ReceiptMailer } from './receipt-mailer';
 
@@ -153,27 +152,49 @@ export class ImportConsentRecords {
   }
 
   /**
-   * A page of an import's report: its rows in order from `from_row`, as many as fit REPORT_PAGE_BYTES
-   * of JSON (at least one), and `next_row` while any are left. A report of 10,000 rows refused for
-   * the purposes of a large flow is megabytes, more than one message on the bus carries.
+   * A page of an import's report: its head and whole summary as they stand, and the rows of the
+   * walk after the request's position by index, at most `limit` of them and as many as fit one
+   * message on the bus (a report of 10,000 rows refused for the purposes of a large flow is
+   * megabytes), with the position of the next page while rows are left. The walk covers the rows
+   * the report held at its first page (importReportSnapshot): each chunk appends its rows, in
+   * captured_at order, so those never change and a walk lists each once, also while the import
+   * still adds rows. Only the page's rows leave the database.
    */
   async get(request: ImportGetRequest): Promise<ImportReportPage> {
-    const found = await this.dataSource.manager.findOne(ConsentImport, { where: { id: request.import_id, applicationId: request.application_id } });
+    const [found]: Array<{ flow_id: string; summary: ImportReport['summary']; status: ImportReport['status']; failure: ImportFailure | null; created_at: Date; held: number }> = await this.dataSource.query(
+      `SELECT "flow_id", "summary", "status", "failure", "created_at", jsonb_array_length("rows") AS "held"
+         FROM "decisions"."consent_imports" WHERE "id" = $1 AND "application_id" = $2`,
+      [request.import_id, request.application_id],
+    );
     if (!found) throw notFound('Import');
-    const all = (found.rows as unknown as ImportRowOutcome[]).sort((a, b) => a.index - b.index);
-    const from = request.from_row ?? 0;
-    const rows = leadingWithin(all.slice(from));
-    const next = from + rows.length;
+    const walk = importReportSnapshot(request.position, found.held);
+    // The walk's rows after its position, by index: one more than the page, to tell whether more follow.
+    const following: Array<{ row: ImportRowOutcome }> = await this.dataSource.query(
+      `SELECT "listed"."row"
+         FROM "decisions"."consent_imports" AS "report",
+              jsonb_array_elements("report"."rows") WITH ORDINALITY AS "listed"("row", "position")
+        WHERE "report"."id" = $1 AND "report"."application_id" = $2
+          AND "listed"."position" <= $3 AND ("listed"."row"->>'index')::int > $4
+        ORDER BY ("listed"."row"->>'index')::int
+        LIMIT $5`,
+      [request.import_id, request.application_id, walk.of, walk.after, request.limit + 1],
+    );
+    const page = importReportPage(
+      following.map(({ row }) => row),
+      request.limit,
+      walk.of,
+      (rows) => leadingWithin(rows),
+    );
     return {
-      import_id: found.id,
-      flow_id: found.flowId,
+      import_id: request.import_id,
+      flow_id: found.flow_id,
       dry_run: false,
       status: found.status,
       ...(found.failure ? { failure: found.failure } : {}),
       summary: found.summary,
-      rows,
-      created_at: found.createdAt.toISOString(),
-      ...(next < all.length ? { next_row: next } : {}),
+      rows: page.rows,
+      created_at: new Date(found.created_at).toISOString(),
+      ...(page.next ? { next: page.next } : {}),
     };
   }
 

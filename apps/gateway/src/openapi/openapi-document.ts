@@ -17,7 +17,8 @@ Conventions shared by every endpoint:
   country that first records them; the countries agree on it before any of their data is written, so a new person
   sent to two countries at the same moment is recorded in one, and the other answers 421 (a deployment that requires
   that agreement answers 503 \`service_unavailable\` to a request recording someone new while a peer country is unreachable).
-- Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\`.
+- Lists: \`?limit=\` (default 50, max 200) and \`?cursor=\`; answer \`{data, next_cursor}\` (an import's report pages its
+  \`rows\` the same way, with \`next_cursor\` beside them and its whole \`summary\` on every page).
 - Query parameters: an \`/api/v1/\` operation takes only the query parameters it lists (none if it lists none); any
   other is 400 \`invalid_request\` naming it in \`details\`, and one with an empty name (\`?=x\`) is named by \`field: ""\`
   with a reason saying so.

@@ -2,8 +2,9 @@ import { applyDecorators, Body, Controller, Get, Inject, Logger, Param, Post, Qu
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import {
   ImportChunkReply,
+  ImportGetRequest,
   ImportReport,
-  ImportReportPage,
+  ImportReportPage as ImportReportPageMessage,
   ImportRowInput,
   ImportRowOutcome,
   RECORDS_IMPORT,
@@ -15,8 +16,9 @@ import {
   CreateConsentRecordRequest,
   RECORDS_CONSENT_STATUS,
   RECORDS_CREATE,
+  IMPORT_REPORT_MESSAGE_ROWS,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, emailProblem, externalIdProblem, importDecisionOrder, isImportId, isSubjectId, newImportId, notFound, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
+import { countryOfImportId, DomainError, emailProblem, externalIdProblem, importDecisionOrder, importReportCursor, importReportPosition, isImportId, isSubjectId, newImportId, notFound, parseLimit, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmailAddress } from '../residency/subject-fields';
@@ -37,12 +39,17 @@ import {
   ImportConsentRecordsDto,
   ImportedDecisionDto,
   ImportReportDto,
+  ImportReportPageDto,
   ImportStoppedErrorDto,
   importRowsNotObjects,
   PurposeStatusDto,
   RecordedPurposeDto,
 } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
+import { ListQueryDto } from '../connect/connect.dto';
+
+/** A page of an import's report as answered: the report with this page's rows, and the cursor of the next page. */
+type ImportReportPage = ImportReport & { next_cursor: string | null };
 
 /**
  * How long the gateway waits for a chunk: a chunk keeps being written after its caller stops
@@ -186,7 +193,7 @@ export class RecordsController {
       'the first version for a time before every activation; a version activated after the import began is not used); each row\'s outcome names it (`flow_version`). A dry run writes nothing and reports per row what would be recorded or refused (by ' +
       'name), as the real import would answer: idempotency keys, people and their identifiers, residency, also across the ' +
       'rows of the whole request. Rows are decided in the order they were captured (`captured_at`; equal times in row order), as if sent one by one in that order, so a ' +
-      'person\'s history is linked as it was made whatever order the rows list it in; the report lists them by `index`. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again. ' +
+      'person\'s history is linked as it was made whatever order the rows list it in; the report lists them by `index`. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again, whole or a page of rows at a time (`limit`, `cursor`). ' +
       'It is recorded in chunks (at most 500 rows, fewer for rows or flows so large that a chunk or its answer would not fit the service bus), each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
       '`import_id` and `rows_decided` (how many rows were decided; the report lists which), and the report has `status: failed` with `failure: {offset, code, message}`. ' +
       'Bodies up to 16 MiB; a row over 64 KiB of JSON, or with more than 100 decisions, is refused by its index (422 naming `records[<i>]` or `records[<i>].decisions`) before anything is written.',
@@ -291,26 +298,40 @@ export class RecordsController {
   @Get('api/v1/consent_records/imports/:import_id')
   @RequireScopes('records:read')
   @ApiOperation({
-    summary: 'The report of an import (dry runs are not kept)',
-    description: '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`.',
+    summary: 'The report of an import, whole or its rows a page at a time (dry runs are not kept)',
+    description:
+      '`status`: `completed`, `in_progress` (its chunks are being recorded, or it stopped without word), or `failed` with `failure: {offset, code, message}`. ' +
+      'Without `limit` and `cursor` the whole report, every row by `index` (`next_cursor: null`), as the import answered it. With either, a page: ' +
+      'every page has the report\'s head and its whole `summary`, and its rows by `index`: at most `limit` (50 by default, 1 to 200; fewer when they would not fit 512 KiB), ' +
+      'then `next_cursor` until the last row is listed (null). A walk lists the rows the report held at its first page, each once, also while the import is still `in_progress` ' +
+      '(a new walk lists the rows recorded since). A bad `limit`, or a cursor that is not one of this import\'s report, is a 400 naming it.',
   })
-  @ApiOkResponse({ type: ImportReportDto, description: 'The report: `{import_id, flow_id, dry_run, status, failure?, summary, rows, created_at}`' })
+  @ApiOkResponse({ type: ImportReportPageDto, description: 'A page of the report: `{import_id, flow_id, dry_run, status, failure?, summary, rows, created_at, next_cursor}`' })
   @ApiWrongCountry('The import')
-  async importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string): Promise<ImportReport> {
+  async importReport(@CurrentPrincipal() principal: Principal, @Param('import_id') importId: string, @Query() query: ListQueryDto): Promise<ImportReportPage> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Read imports with an API token of the application');
+    // Without `limit` and `cursor` the whole report, as an import answers it; with either, a page.
+    const whole = query.limit === undefined && query.cursor === undefined;
+    const limit = parseLimit(query.limit);
     if (!isImportId(importId)) throw notFound('Import');
     const home = countryOfImportId(importId);
     // A wrong door only if the import is there for this application: its report is the application's, not the account's.
     if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', { application_id: principal.application.id });
-    // Read in pages (a large report is more than one message on the bus carries), put together here.
-    const read = (from_row: number) => firstValueFrom(this.clients.own.send<ImportReportPage>(RECORDS_IMPORT_GET, { application_id: principal.application.id, import_id: importId, from_row }));
-    let page = await read(0);
-    const { next_row: _next, ...report } = page;
-    while (page.next_row !== undefined) {
-      page = await read(page.next_row);
-      report.rows.push(...page.rows);
+    const read = (request: ImportGetRequest) => firstValueFrom(this.clients.own.send<ImportReportPageMessage>(RECORDS_IMPORT_GET, request));
+    if (whole) {
+      // Read in pages (a large report is more than one message on the bus carries) over the rows it
+      // held at the first one, put together here.
+      const { next: after, ...report } = await read({ application_id: principal.application.id, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS });
+      for (let next = after; next; ) {
+        const page = await read({ application_id: principal.application.id, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS, position: next });
+        report.rows.push(...page.rows);
+        next = page.next;
+      }
+      return { ...report, next_cursor: null };
     }
-    return report;
+    const position = importReportPosition(query.cursor, importId);
+    const { next, ...page } = await read({ application_id: principal.application.id, import_id: importId, limit, ...(position ? { position } : {}) });
+    return { ...page, next_cursor: next ? importReportCursor(importId, next) : null };
   }
 
   @Get('api/v1/applications/:application_id/consent_status')

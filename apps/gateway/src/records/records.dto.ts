@@ -249,6 +249,27 @@ export class ImportReportDto {
 }
 
 /**
+ * A page of an import's report (GET /api/v1/consent_records/imports/<import_id>): the report's head
+ * and whole `summary` on every page, its rows by `index` one page at a time, and the cursor of the next page.
+ */
+export class ImportReportPageDto extends ImportReportDto {
+  @ApiProperty({
+    type: [ImportRowOutcomeDto],
+    description:
+      'This page\'s rows, by `index`: at most `limit` (fewer when they would not fit 512 KiB); `summary` counts every row of the report ' +
+      '(`failed`: the rows decided before the failure; rows are decided by `captured_at`, so not always the first ones)',
+  })
+  declare rows: ImportRowOutcomeDto[];
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as `cursor` for the next page; null on the last one. A walk lists the rows the report held at its first page (an import still `in_progress` adds rows after it; a new walk lists them)',
+  })
+  next_cursor: string | null;
+}
+
+/**
  * The error of a real import whose chunk failed after earlier chunks were recorded: that chunk's
  * error, naming the import whose report says where it stopped and how many rows were decided.
  */

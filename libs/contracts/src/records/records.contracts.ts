@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { isZonedDateTime } from '@dcr/domain';
 import { IsExternalId } from '../subject-fields';
 import { APPLICATION_ID, COUNTRY_CODE, FLOW_ID } from '../patterns';
@@ -338,6 +338,20 @@ export interface ImportReport {
   created_at: string;
 }
 
+/** A position in an import's report (ImportReportPosition): a row index and how many rows the walk covers. */
+export class ImportReportPositionMessage {
+  @IsInt()
+  @Min(0)
+  after: number;
+
+  @IsInt()
+  @Min(1)
+  of: number;
+}
+
+/** The most rows one message of an import's report asks for when the gateway reads it whole (an import's most rows); a message still stops at what fits the bus. */
+export const IMPORT_REPORT_MESSAGE_ROWS = 10_000;
+
 export class ImportGetRequest {
   @Matches(APPLICATION_ID)
   application_id: string;
@@ -346,17 +360,32 @@ export class ImportGetRequest {
   import_id: string;
 
   /**
-   * The report's rows from this position on (0 when absent): a report is read in pages, each as many
-   * rows as fit the bus's message size (`next_row`), and the gateway puts them together.
+   * The most rows the page holds (the answer may hold fewer, to fit one message, and still name the
+   * next page): the client's `limit` (1 to 200), or IMPORT_REPORT_MESSAGE_ROWS when the gateway
+   * reads the whole report.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(IMPORT_REPORT_MESSAGE_ROWS)
+  limit: number;
+
+  /**
+   * Where the page starts (ImportReportPosition, from the cursor the gateway was given): after the
+   * row with this index, among the first `of` rows the report held, in the order they were decided.
+   * Absent: the first page, over every row the report holds.
    */
   @IsOptional()
-  @IsInt()
-  @Min(0)
-  from_row?: number;
+  @ValidateNested()
+  @Type(() => ImportReportPositionMessage)
+  position?: ImportReportPositionMessage;
 }
 
-/** A page of a report (ImportGetRequest.from_row): its rows, and where the next page starts if any is left. */
-export type ImportReportPage = ImportReport & { next_row?: number };
+/**
+ * A page of a report (ImportGetRequest): the report's head and whole summary, the page's rows by
+ * index, and the position the next page starts at while rows are left (the gateway makes it the
+ * answer's `next_cursor`).
+ */
+export type ImportReportPage = ImportReport & { next?: { after: number; of: number } };
 
 export const CAPTURE_TOKEN = /^cap_[a-z]{2}[0-9a-z]{30}$/;
 

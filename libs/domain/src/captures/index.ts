@@ -5,6 +5,7 @@ export * from './status';
 export * from './hosted-decisions';
 export * from './field-rendering';
 export * from './records-page';
+export * from './import-report-page';
 export * from './captured-at';
 export * from './chain';
 export * from './wording-verdict';

@@ -1,4 +1,5 @@
 import { ApiRequester, RequestOptions, route, WithResponse } from '../requester';
+import { ListParams } from './common';
 
 /** How a purpose's control was presented and what the person did with it (a record states both flags). */
 export interface AttestedDecision {
@@ -136,10 +137,20 @@ export interface ImportReport {
   import_id: string;
   flow_id: string;
   dry_run: boolean;
-  status: 'completed';
+  /** `in_progress` while its chunks are being recorded (or after it stopped without word); `failed` with `failure`. */
+  status: 'completed' | 'in_progress' | 'failed';
+  /** Where and why a `failed` import stopped (`offset`: how many rows were decided). */
+  failure?: { offset: number; code: string; message: string };
+  /** Every row of the report, also on a page of it. */
   summary: { recorded: number; refused: number };
   rows: ImportRowOutcome[];
   created_at: string;
+}
+
+/** A page of an import's report (`get`): the report with this page's rows, by `index`. */
+export interface ImportReportPage extends ImportReport {
+  /** Pass as `cursor` for the next page; null on the last one. */
+  next_cursor: string | null;
 }
 
 /** Imports of historical consent records: a dry run first, then the real one. A bad row is refused by name; it does not fail the import. */
@@ -155,8 +166,23 @@ export class Imports {
     return this.requester.send<ImportReport>({ method: 'POST', path: '/api/v1/consent_records/imports', body: params }, options);
   }
 
-  /** `GET /api/v1/consent_records/imports/<import_id>`: the report again. */
-  async get(importId: string, options?: RequestOptions): Promise<WithResponse<ImportReport>> {
-    return this.requester.send<ImportReport>({ method: 'GET', path: route`/api/v1/consent_records/imports/${importId}` }, options);
+  /**
+   * `GET /api/v1/consent_records/imports/<import_id>`: the report again; without `limit` and
+   * `cursor` whole (`next_cursor` null), with either a page of its rows at a time (`limit` 1 to 200,
+   * default 50; `cursor`: the previous page's `next_cursor`), its `summary` whole on every page.
+   * `rows` walks them all.
+   */
+  async get(importId: string, params: ListParams = {}, options?: RequestOptions): Promise<WithResponse<ImportReportPage>> {
+    return this.requester.send<ImportReportPage>({ method: 'GET', path: route`/api/v1/consent_records/imports/${importId}`, query: { ...params } }, options);
+  }
+
+  /** Every row of an import's report, by `index`, page after page (`limit` rows a page): `for await (const row of client.imports.rows(id)) …`. */
+  async *rows(importId: string, params: Omit<ListParams, 'cursor'> = {}, options?: RequestOptions): AsyncGenerator<ImportRowOutcome, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.get(importId, { ...params, ...(cursor !== undefined ? { cursor } : {}) }, options);
+      yield* page.rows;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
   }
 }
