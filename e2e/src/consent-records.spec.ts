@@ -404,17 +404,18 @@ describe('consent records', () => {
     expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=nobody`)).status).toBe(404);
     // The person is named by exactly one well-formed parameter, else 400 naming it.
     const statusOf = (query: string, country = us) => api('GET', `/api/v1/applications/${applicationId}/consent_status${query}`, undefined, country);
-    const refusals: Array<[string, string]> = [
-      ['', 'subject'],
-      ['?subject[email]=ada%40example.com&subject[external_id]=crm-4711', 'subject[external_id], subject[email]'],
-      ['?subject[email]=not-an-email', 'subject[email]'],
-      ['?subject[id]=xyz', 'subject[id]'],
-      ['?subject[external_id]=', 'subject[external_id]'],
-      ['?subject[email]=a%40example.com&subject[email]=b%40example.com', 'subject[email]'],
+    const refusals: Array<[string, string[]]> = [
+      ['', ['subject']],
+      // Two: each named by itself, one details row apiece.
+      ['?subject[email]=ada%40example.com&subject[external_id]=crm-4711', ['subject[external_id]', 'subject[email]']],
+      ['?subject[email]=not-an-email', ['subject[email]']],
+      ['?subject[id]=xyz', ['subject[id]']],
+      ['?subject[external_id]=', ['subject[external_id]']],
+      ['?subject[email]=a%40example.com&subject[email]=b%40example.com', ['subject[email]']],
     ];
-    for (const [query, field] of refusals) {
+    for (const [query, fields] of refusals) {
       const refused = await statusOf(query);
-      expect([query, refused.status, refused.body.code, refused.body.details?.[0]?.field]).toEqual([query, 400, 'invalid_request', field]);
+      expect([query, refused.status, refused.body.code, refused.body.details?.map((detail: { field: string }) => detail.field)]).toEqual([query, 400, 'invalid_request', fields]);
     }
     // The OpenAPI document's pattern for subject[id] is the one the gateway checks: an id it would
     // refuse (too short) does not match it, the person's id does.

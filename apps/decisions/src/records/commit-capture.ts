@@ -34,7 +34,9 @@ export class CommitCapture {
       decisions: capture.decisions,
       captured_at: capture.captured_at,
       idempotency_key: `capture:${capture.capture_id}`,
-      request_fingerprint: recordRequestFingerprint({ capture: capture.capture_id, subject: { email: normaliseEmail(subject.email), external_id: subject.external_id ?? null } }),
+      // The person as a record keeps them (the address normalised, the external id without the spaces
+      // around it), so the same person sent again answers the same record, not a conflict.
+      request_fingerprint: recordRequestFingerprint({ capture: capture.capture_id, subject: { email: normaliseEmail(subject.email), external_id: subject.external_id?.trim() || null } }),
       subject,
       channel: options.channel,
       ...(capture.wording_verdict ? { wording_verdict: capture.wording_verdict } : {}),

@@ -198,6 +198,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     configureFormHookRoute(route);
     addRouteHook(route, 'onResponse', answerRecorder(route.url));
     if (methods.includes('POST') && policy.keepsAnswers) {
+      openApi.noteIdempotencyKey(route.url);
       addRouteHook(route, 'preHandler', claimIdempotencyKey);
       addRouteHook(route, 'onSend', keepIdempotentAnswer);
     }

@@ -9,6 +9,22 @@ import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, is
  * its own (fast-querystring's), so not a plain object in `isPlainObject`'s sense, but nothing
  * inherited can be read from it.
  */
+/**
+ * A body DTO may name problems its decorators cannot (the values of a map keyed by the caller, named
+ * by their own path): they are added to the 422 of a body that breaks its DTO, so that one answer
+ * names every malformed field. A body that passes its DTO is left to the route.
+ */
+export interface CompanionIssues {
+  companionIssues(body: Record<string, unknown>): Array<{ field: string; reason: string }>;
+}
+
+function withCompanionIssues(metatype: unknown, body: unknown, issues: Array<{ field: string; reason: string }>): Array<{ field: string; reason: string }> {
+  const companion = (metatype as Partial<CompanionIssues> | undefined)?.companionIssues;
+  if (typeof companion !== 'function' || !isPlainObject(body)) return issues;
+  const named = new Set(issues.map((issue) => issue.field));
+  return [...issues, ...companion(body).filter((issue) => !named.has(issue.field))];
+}
+
 function isQueryObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -58,12 +74,15 @@ export class EdgeValidationPipe extends ValidationPipe {
     if (fastPath && validatesClass && buildsOnlyInstances(metadata.metatype as Class)) {
       const checked = checkAsMessage(metadata.metatype as Class, value as Record<string, unknown>);
       if (!('issues' in checked)) return checked.instance;
-      if (metadata.type === 'body') throw new DomainError('validation_failed', 'The request did not pass validation', checked.issues);
+      if (metadata.type === 'body') throw new DomainError('validation_failed', 'The request did not pass validation', withCompanionIssues(metadata.metatype, value, checked.issues));
       throw new DomainError('invalid_request', 'Invalid query parameters', describedQueryIssues(checked.issues));
     }
     try {
       return await super.transform(value, metadata);
     } catch (error) {
+      if (error instanceof DomainError && metadata.type === 'body' && error.code === 'validation_failed' && error.details) {
+        throw new DomainError(error.code, error.message, withCompanionIssues(metadata.metatype, value, error.details), error.extra);
+      }
       if (error instanceof DomainError && metadata.type !== 'body') {
         const details = (error as DomainError).details;
         throw new DomainError('invalid_request', `Invalid ${metadata.type} parameters`, metadata.type === 'query' && details ? describedQueryIssues(details) : details);

@@ -42,6 +42,8 @@ export const INBOX_TOKEN_SCHEME = 'inbox_token';
 @Injectable()
 export class OpenApiDocument {
   private document?: OpenAPIObject;
+  /** The POST routes whose answer is kept under an `Idempotency-Key` (noted as routes register). */
+  private readonly idempotentPosts = new Set<string>();
   /** Each route's required API token scopes, by `METHOD /openapi/{path}` (noted as routes register). */
   private readonly scopes = new Map<string, { all: string[]; any: string[] }>();
 
@@ -73,6 +75,7 @@ export class OpenApiDocument {
       .build();
     this.document = SwaggerModule.createDocument(app, config);
     this.addScopes(this.document);
+    this.addIdempotencyKey(this.document);
     this.addUnsupportedMediaType(this.document);
     this.dropBodyLimitFromReads(this.document);
     this.dropAuthorizationParameters(this.document);
@@ -124,6 +127,40 @@ export class OpenApiDocument {
         // In the order of the statuses, as the others are.
         operation.responses = Object.fromEntries(Object.entries({ ...operation.responses, 415: refusal }).sort(([a], [b]) => statusOrder(a) - statusOrder(b)));
       }
+    }
+  }
+
+  /** Notes a POST route that takes `Idempotency-Key` (`path` as Fastify writes it, `:param`). */
+  noteIdempotencyKey(path: string): void {
+    this.idempotentPosts.add(path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'));
+  }
+
+  /**
+   * Every POST whose answer the gateway keeps under an `Idempotency-Key` (every mutating POST but the
+   * inbox's trade of a code for a token: docs/api.md, Idempotency) documents the header, as the
+   * gateway checks it (1 to 255 visible ASCII characters, else 400 naming it), and the 409
+   * `idempotency_conflict` of the same key with another request, beside any 409 of its own.
+   */
+  private addIdempotencyKey(document: OpenAPIObject): void {
+    const conflict = 'The Idempotency-Key was used with a different request (method, path or body), or its first request is still being processed (`idempotency_conflict`, `details` on `Idempotency-Key`)';
+    for (const [path, item] of Object.entries(document.paths)) {
+      const operation = (item as Record<string, OperationObject>).post;
+      if (!operation || !this.idempotentPosts.has(path)) continue;
+      operation.parameters = [
+        ...(operation.parameters ?? []),
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes the request once for the key: a repeat with the same key and request (method, path, canonical JSON body) within 24 hours answers the first answer again, with `Idempotent-Replayed: true`; 5xx answers are not kept',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
+      ];
+      const responses = (operation.responses ??= {});
+      const own = responses['409'] as { description?: string } | undefined;
+      const refusal = own ? { ...own, description: `${own.description}; or: ${conflict}` } : { description: conflict, content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } } };
+      operation.responses = Object.fromEntries(Object.entries({ ...responses, 409: refusal }).sort(([a], [b]) => statusOrder(a) - statusOrder(b)));
     }
   }
 

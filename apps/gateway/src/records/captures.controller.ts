@@ -5,6 +5,7 @@ import { IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Length, Mat
 import { AuthorizeCaptureReply, CAPTURE_TOKEN, CAPTURES_AUTHORIZE, CAPTURES_CREATE, CaptureCreatedReply } from '@dcr/contracts';
 import {
   captureRetry,
+  decisionShapeIssues,
   DomainError,
   FieldIssue,
   fieldDecisionIssues,
@@ -50,6 +51,11 @@ export class RenderingEvidenceDto {
 }
 
 export class CreateCaptureDto {
+  /** A malformed decision is named beside the body's other malformed fields (EdgeValidationPipe). */
+  static companionIssues(body: Record<string, unknown>) {
+    return decisionShapeIssues(body.decisions);
+  }
+
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
   @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
   flow_id: string;
@@ -142,7 +148,13 @@ export class CaptureAuthorizedDto {
  * organisation's server to commit there; or, without a capture token, a retry whose Idempotency-Key's
  * capture the person's home made (send the retry there).
  */
-export class BrowserCommitWrongCountryDto extends ErrorBodyDto {
+export class BrowserCommitWrongCountryDto {
+  // Only ever the 421 (the error body's fields, with a wrong_country answer's examples; the home country always there).
+  @ApiProperty({ example: "This resource is served from its home country DE; send the request to that country's endpoint" }) message: string;
+  @ApiProperty({ example: 'wrong_country', enum: ['wrong_country'] }) code: string;
+  @ApiProperty({ example: 'req_0123456789abcdef' }) request_id: string;
+  @ApiProperty({ example: 'DE', description: "The person's home country: authorize the capture there" }) home_country: string;
+
   @ApiPropertyOptional({
     example: 'cap_de0123456789abcdefghijklmnopqrst',
     description: "The capture, kept uncommitted: authorize it at the home country's endpoint. Absent when the Idempotency-Key's capture was made at the home country's endpoint: retry there",

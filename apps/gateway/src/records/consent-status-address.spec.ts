@@ -20,7 +20,11 @@ describe('consentStatusAddress', () => {
 
   it('refuses none, two, a repeated or a malformed one, naming the parameter', () => {
     expect(refusal({}).details).toEqual([{ field: 'subject', reason: 'exactly one of subject[external_id], subject[email], subject[id] is required' }]);
-    expect(refusal({ 'subject[email]': 'ada@example.com', 'subject[id]': 'sub_x' }).details?.[0].field).toBe('subject[email], subject[id]');
+    // Two parameters: each named by itself, one detail row per parameter (a field is a path, never a list of them).
+    expect(refusal({ 'subject[email]': 'ada@example.com', 'subject[id]': 'sub_x' }).details).toEqual([
+      { field: 'subject[email]', reason: 'exactly one of subject[external_id], subject[email], subject[id] is required; subject[id] is given too' },
+      { field: 'subject[id]', reason: 'exactly one of subject[external_id], subject[email], subject[id] is required; subject[email] is given too' },
+    ]);
     expect(refusal({ 'subject[email]': ['a@example.com', 'b@example.com'] }).details).toEqual([{ field: 'subject[email]', reason: 'repeated' }]);
     expect(refusal({ 'subject[email]': 'not-an-address' }).details).toEqual([{ field: 'subject[email]', reason: 'must be an e-mail address' }]);
   });

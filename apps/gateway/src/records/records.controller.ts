@@ -96,9 +96,16 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
   }
   const names = Object.values(SUBJECT_PARAMETERS).join(', ');
   if (given.length !== 1) {
-    throw new DomainError('invalid_request', `Name the person by exactly one of ${names}`, [
-      { field: given.length === 0 ? 'subject' : given.map(([key]) => SUBJECT_PARAMETERS[key]).join(', '), reason: `exactly one of ${names} is required` },
-    ]);
+    const required = `exactly one of ${names} is required`;
+    // None: the subject is missing; several: each parameter named by itself (a field is one path).
+    const details =
+      given.length === 0
+        ? [{ field: 'subject', reason: required }]
+        : given.map(([key]) => {
+            const others = given.filter(([other]) => other !== key).map(([other]) => SUBJECT_PARAMETERS[other]);
+            return { field: SUBJECT_PARAMETERS[key], reason: `${required}; ${others.join(' and ')} ${others.length > 1 ? 'are' : 'is'} given too` };
+          });
+    throw new DomainError('invalid_request', `Name the person by exactly one of ${names}`, details);
   }
   const [[key, value]] = given;
   const name = SUBJECT_PARAMETERS[key];

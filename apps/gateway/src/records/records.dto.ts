@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, buildMessage, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { isZonedDateTime } from '@dcr/domain';
+import { decisionShapeIssues, isZonedDateTime } from '@dcr/domain';
 import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
@@ -50,6 +50,11 @@ export class AttestedDecisionDto {
 }
 
 export class CreateConsentRecordDto {
+  /** A malformed decision is named beside the body's other malformed fields (EdgeValidationPipe). */
+  static companionIssues(body: Record<string, unknown>) {
+    return decisionShapeIssues(body.decisions);
+  }
+
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' })
   @Matches(/^flw_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'flow_id must be a flw_ id' })
   flow_id: string;
@@ -81,6 +86,7 @@ export class CreateConsentRecordDto {
   captured_at: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
     example: 1,
     minimum: 1,
     description:
@@ -93,7 +99,7 @@ export class CreateConsentRecordDto {
   @Min(1, { message: 'flow_version must be 1 or more' })
   flow_version?: number;
 
-  @ApiPropertyOptional({ description: 'Same key and body → the same record (200); same key, other body → 409' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Same key and body → the same record (200); same key, other body → 409 (1 to 200 characters)' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -141,7 +147,7 @@ export class ImportRowDto {
     description: 'When the decision was captured, with its zone (`Z` or an offset), as the Record API takes it; the row is decided against the flow version in force then, as a record is',
   })
   captured_at: string;
-  @ApiPropertyOptional({ description: 'A key used before answers the earlier record (the same body) or refuses the row (another body)' }) idempotency_key?: string;
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'A key used before answers the earlier record (the same body) or refuses the row (another body); 1 to 200 characters, else the row is refused naming it' }) idempotency_key?: string;
 }
 
 
@@ -162,6 +168,8 @@ export class ImportConsentRecordsDto {
   @ApiProperty({
     description: `Up to ${MAX_IMPORT_ROWS} rows: {subject: {email, external_id?}, decisions: {key: {decision, default_checked?, mandatory?}}, captured_at, idempotency_key?} (a row may leave the presentation flags out: history seldom kept them; they are then read as false). Rows are checked one by one; a bad row is refused by name in the report, it does not fail the import.`,
     type: [ImportRowDto],
+    minItems: 1,
+    maxItems: MAX_IMPORT_ROWS,
   })
   @IsArray()
   @ArrayMinSize(1)
@@ -181,7 +189,7 @@ export class ConsentRecordDto {
   @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
   @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted' }) status: string;
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
-  @ApiProperty({ example: 1 }) flow_version: number;
+  @ApiProperty({ type: 'integer', example: 1 }) flow_version: number;
   @ApiProperty({ type: 'object', properties: { id: { type: 'string', example: 'sub_us0123456789abcdefgh' } }, required: ['id'] }) subject: { id: string };
   @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/RecordedPurposeDto' } }) purposes: Record<string, RecordedPurposeDto>;
   @ApiProperty({ format: 'date-time' }) captured_at: string;
@@ -209,11 +217,12 @@ export class ConsentStatusDto {
 
 /** What became of one import row. */
 export class ImportRowOutcomeDto {
-  @ApiProperty({ example: 0, description: "The row's index in `records`" }) index: number;
+  @ApiProperty({ type: 'integer', example: 0, description: "The row's index in `records`" }) index: number;
   @ApiProperty({ enum: ['recorded', 'refused'] }) outcome: 'recorded' | 'refused';
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'recorded: the record (a dry run: the earlier record a used idempotency key names)' }) record_id?: string;
   @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'refused: every problem of the row, by field' }) reasons?: ErrorDetailDto[];
   @ApiPropertyOptional({
+    type: 'integer',
     example: 1,
     description: 'The flow version the row was decided against: the one in force at its `captured_at` (the first version for a time before every activation, and for a `captured_at` that is not a time). Absent in reports made before the service said it',
   })
@@ -222,14 +231,14 @@ export class ImportRowOutcomeDto {
 
 /** Where and why an import stopped (status `failed`). */
 export class ImportFailureDto {
-  @ApiProperty({ example: 500, description: 'How many rows were decided before it (in the order rows are decided: by `captured_at`); `rows` lists which' }) offset: number;
+  @ApiProperty({ type: 'integer', example: 500, description: 'How many rows were decided before it (in the order rows are decided: by `captured_at`); `rows` lists which' }) offset: number;
   @ApiProperty({ example: 'service_unavailable' }) code: string;
   @ApiProperty() message: string;
 }
 
 export class ImportSummaryDto {
-  @ApiProperty({ example: 601 }) recorded: number;
-  @ApiProperty({ example: 1 }) refused: number;
+  @ApiProperty({ type: 'integer', example: 601 }) recorded: number;
+  @ApiProperty({ type: 'integer', example: 1 }) refused: number;
 }
 
 /** An import's report: the answer of the import, and of GET /api/v1/consent_records/imports/<import_id>. */
@@ -280,6 +289,6 @@ export class ImportStoppedErrorDto extends ErrorBodyDto {
   })
   import_id?: string;
 
-  @ApiPropertyOptional({ example: 500, description: 'With `import_id`: how many rows were decided (and kept) before the failure, in `captured_at` order (the report lists which); the others can be sent again' })
+  @ApiPropertyOptional({ type: 'integer', example: 500, description: 'With `import_id`: how many rows were decided (and kept) before the failure, in `captured_at` order (the report lists which); the others can be sent again' })
   rows_decided?: number;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '../errors';
 import { FlowTerms, normaliseFlowTerms } from '../flows';
-import { assertCapturable, AttestedDecisions, PresentationRule, recordAttestation, statedPresentations } from './attestation';
+import { assertCapturable, AttestedDecisions, decisionShapeIssues, PresentationRule, recordAttestation, statedPresentations } from './attestation';
 
 function refusal(run: () => unknown): DomainError {
   try {
@@ -293,5 +293,25 @@ describe('recordAttestation properties', () => {
         }
       }),
     );
+  });
+
+  describe('decisionShapeIssues', () => {
+    it('names each malformed decision by its key without the terms, as the capture rules word it', () => {
+      expect(
+        decisionShapeIssues({
+          newsletter: { decision: 'yes', default_checked: false, mandatory: false },
+          analytics: 'granted',
+          fraud: { decision: 'granted', default_checked: 'no', mandatory: false, note: 1 },
+          ok: { decision: 'declined', default_checked: false, mandatory: false },
+        }),
+      ).toEqual([
+        { field: 'decisions.newsletter', reason: 'decision must be granted or declined' },
+        { field: 'decisions.analytics', reason: 'must be an object {decision, default_checked, mandatory}' },
+        { field: 'decisions.fraud', reason: 'default_checked must be a boolean' },
+        { field: 'decisions.fraud', reason: 'note is not a field of a decision (decision, default_checked, mandatory)' },
+      ]);
+      expect(decisionShapeIssues({ newsletter: { decision: 'granted' } }, 'optional')).toEqual([]);
+      expect(decisionShapeIssues('not an object')).toEqual([]);
+    });
   });
 });

@@ -78,6 +78,21 @@ function shapeProblems(entry: Record<string, unknown>, presentation: Presentatio
   return problems;
 }
 
+/**
+ * The shape of each decision, without the flow's terms (an object whose `decision` is granted or
+ * declined, whose presentation flags are booleans, with no other field), named `decisions.<key>`:
+ * what the edge names beside a body's other malformed fields (a bad `captured_at`, say), so that one
+ * 422 names them all. The capture rules (recordAttestation) check the same again with the terms.
+ */
+export function decisionShapeIssues(decisions: unknown, presentation: PresentationRule = 'stated'): Array<{ field: string; reason: string }> {
+  if (!isPlainObject(decisions)) return [];
+  return Object.entries(decisions).flatMap(([key, entry]) =>
+    isPlainObject(entry)
+      ? shapeProblems(entry, presentation).map((reason) => ({ field: `decisions.${key}`, reason }))
+      : [{ field: `decisions.${key}`, reason: 'must be an object {decision, default_checked, mandatory}' }],
+  );
+}
+
 function consentProblems(entry: Record<string, unknown>, presentation: PresentationRule): string[] {
   const problems = shapeProblems(entry, presentation);
   if (entry.default_checked === true) {
