@@ -7,3 +7,4 @@ export * from './query-logger';
 export * from './prepared-statement';
 export * from './call-batcher';
 export * from './json-recordset';
+export * from './deadlock';
