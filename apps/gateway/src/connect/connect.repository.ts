@@ -73,10 +73,15 @@ export class ConnectRepository {
 
   /**
    * Runs a change to one application's configuration and bumps its revision in the same transaction;
-   * the change's audit event commits with it (the outbox), so the trail never misses one.
+   * the change's audit event commits with it (the outbox), so the trail never misses one. The
+   * application's row is locked first, as a peer's snapshot of it locks it (applySnapshot) before
+   * it touches a credential or an origin: a change here and a snapshot touching the same row (a
+   * token both countries revoke at once) wait for each other; locking it last, after the work,
+   * they deadlocked (test/configuration-lock-order.spec.ts).
    */
   async change<T>(applicationId: string, work: (manager: EntityManager) => Promise<T>, audit: ConfigurationChange): Promise<T> {
     const result = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT 1 FROM "gateway"."applications" WHERE id = $1 FOR NO KEY UPDATE`, [applicationId]);
       const result = await work(manager);
       await manager.query(
         `UPDATE "gateway"."applications" SET revision = revision + 1, updated_at = now() WHERE id = $1`,
