@@ -7,6 +7,7 @@ import { ConfigurationAuditRelay } from '../src/connect/configuration-audit';
 import { ApiTokenRecord } from '../src/connect/connect.entities';
 import { ConnectRepository } from '../src/connect/connect.repository';
 import { gatewayService } from '../src/gateway.service';
+import { peerSnapshot } from './peer-snapshot';
 
 /**
  * A change made here (ConnectRepository.change: a token revoked, then the application's revision
@@ -32,29 +33,8 @@ describe('ConnectRepository: a change here and a peer\'s snapshot of the same ap
     await database?.close();
   });
 
-  const snapshot = (id: string, revision: number, revokedAt: string | null): ApplicationSnapshot => ({
-    id,
-    account_id: 'acc_test',
-    name: 'Acme',
-    environment: 'sandbox',
-    region: 'us',
-    authored_in: 'US',
-    revision,
-    created_at: '2026-11-23T10:00:00.000Z',
-    updated_at: new Date(Date.parse('2026-11-23T10:00:00.000Z') + revision * 1000).toISOString(),
-    api_tokens: [
-      {
-        id: `api_token_${id}`,
-        name: null,
-        token_hash: id.padStart(64, '0'),
-        scopes: ['applications:read'],
-        created_at: '2026-11-23T10:00:01.000Z',
-        revoked_at: revokedAt,
-      },
-    ],
-    publishable_keys: [],
-    allowed_origins: [],
-  });
+  const snapshot = (id: string, revision: number, revokedAt: string | null): ApplicationSnapshot =>
+    peerSnapshot(id, revision, [{ id: `api_token_${id}`, token_hash: id.padStart(64, '0'), revoked_at: revokedAt }]);
 
   it('a token revoked here and by a peer\'s snapshot at the same moment: both complete, the token revoked', async () => {
     for (let round = 0; round < 6; round++) {

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { ApplicationSnapshot } from '@dcr/contracts';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
 import { ConfigurationAuditRelay } from '../src/connect/configuration-audit';
 import { ConnectRepository } from '../src/connect/connect.repository';
 import { gatewayService } from '../src/gateway.service';
+import { peerSnapshot } from './peer-snapshot';
 
 /**
  * Every gateway replica writes the last-use times of the API tokens it saw, every two seconds
@@ -20,27 +20,11 @@ describe('ConnectRepository.recordTokenUses: replicas writing the same tokens at
   beforeAll(async () => {
     database = await migratedServiceDatabase(gatewayService, 'token_uses', 8);
     repository = new ConnectRepository(database.dataSource, undefined as unknown as ConfigurationAuditRelay);
-    const snapshot: ApplicationSnapshot = {
-      id: application,
-      account_id: 'acc_test',
-      name: 'Acme',
-      environment: 'sandbox',
-      region: 'us',
-      authored_in: 'US',
-      revision: 1,
-      created_at: '2026-11-23T10:00:00.000Z',
-      updated_at: '2026-11-23T10:00:00.000Z',
-      api_tokens: tokens.map((id, i) => ({
-        id,
-        name: null,
-        token_hash: i.toString(16).padStart(64, '0'),
-        scopes: ['applications:read'],
-        created_at: '2026-11-23T10:00:01.000Z',
-        revoked_at: null,
-      })),
-      publishable_keys: [],
-      allowed_origins: [],
-    };
+    const snapshot = peerSnapshot(
+      application,
+      1,
+      tokens.map((id, i) => ({ id, token_hash: i.toString(16).padStart(64, '0') })),
+    );
     await repository.applySnapshot(snapshot);
   });
 
@@ -82,27 +66,12 @@ describe('ConnectRepository.recordTokenUses: replicas writing the same tokens at
     for (let round = 0; round < 6; round++) {
       const id = `app_revoked_${round}`;
       const ids = Array.from({ length: 300 }, (_, i) => `api_token_r${round}_${String(299 - ((i * 7919) % 300)).padStart(4, '0')}`);
-      const snapshot = (revision: number, revokedAt: string | null): ApplicationSnapshot => ({
-        id,
-        account_id: 'acc_test',
-        name: 'Acme',
-        environment: 'sandbox',
-        region: 'us',
-        authored_in: 'DE',
-        revision,
-        created_at: '2026-11-23T10:00:00.000Z',
-        updated_at: new Date(Date.parse('2026-11-23T10:00:00.000Z') + revision * 1000).toISOString(),
-        api_tokens: ids.map((token, i) => ({
-          id: token,
-          name: null,
-          token_hash: `f${round}`.padStart(8, '0') + i.toString(16).padStart(56, '0'),
-          scopes: ['applications:read'],
-          created_at: '2026-11-23T10:00:01.000Z',
-          revoked_at: revokedAt,
-        })),
-        publishable_keys: [],
-        allowed_origins: [],
-      });
+      const snapshot = (revision: number, revokedAt: string | null) =>
+        peerSnapshot(
+          id,
+          revision,
+          ids.map((token, i) => ({ id: token, token_hash: `f${round}`.padStart(8, '0') + i.toString(16).padStart(56, '0'), revoked_at: revokedAt })),
+        );
       await repository.applySnapshot(snapshot(1, null));
       const at = (offset: number) => new Date(start + round * 1_000_000 + offset);
       const sorted = [...ids].sort();
