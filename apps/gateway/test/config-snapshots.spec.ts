@@ -6,6 +6,7 @@ import { ConfigurationAuditRelay } from '../src/connect/configuration-audit';
 import { ApiTokenRecord, ApplicationRecord } from '../src/connect/connect.entities';
 import { ConnectRepository } from '../src/connect/connect.repository';
 import { gatewayService } from '../src/gateway.service';
+import { peerSnapshot } from './peer-snapshot';
 
 /**
  * Snapshots of an application's configuration arriving from the country that authored it, against
@@ -29,27 +30,12 @@ describe('ConnectRepository.applySnapshot: snapshots arriving together', () => {
     await database?.close();
   });
 
-  const snapshot = (id: string, revision: number, tokens: string[]): ApplicationSnapshot => ({
-    id,
-    account_id: 'acc_test',
-    name: 'Acme',
-    environment: 'sandbox',
-    region: 'us',
-    authored_in: 'US',
-    revision,
-    created_at: '2026-11-23T10:00:00.000Z',
-    updated_at: new Date(Date.parse('2026-11-23T10:00:00.000Z') + revision * 1000).toISOString(),
-    api_tokens: tokens.map((token) => ({
-      id: `api_token_${token}_${id}`,
-      name: null,
-      token_hash: `hash-${token}-${id}`,
-      scopes: ['applications:read'],
-      created_at: '2026-11-23T10:00:01.000Z',
-      revoked_at: null,
-    })),
-    publishable_keys: [],
-    allowed_origins: [],
-  });
+  const snapshot = (id: string, revision: number, tokens: string[]): ApplicationSnapshot =>
+    peerSnapshot(
+      id,
+      revision,
+      tokens.map((token) => ({ id: `api_token_${token}_${id}`, token_hash: `hash-${token}-${id}` })),
+    );
 
   async function stored(id: string) {
     const application = await dataSource.getRepository(ApplicationRecord).findOne({ where: { id } });

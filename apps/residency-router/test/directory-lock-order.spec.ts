@@ -71,4 +71,43 @@ describe('DirectoryRepository: concurrent writers of the same references', () =>
       ]);
     }
   });
+
+  it('registrations relying on entries homed here, releases and withdrawals of them, and a peer\'s merges of the same people in opposite orders all complete', async () => {
+    for (let round = 0; round < 6; round++) {
+      // Each person has a reference homed here already (another request's claim, untouched since,
+      // so a release may take it out) and one not in the directory yet: a registration inserts
+      // the second and relies on the first (marks it, an update), in one statement.
+      const people = refs(round, 'homed', 1200);
+      const extra = refs(round, 'extra', 1200);
+      const claimedAt = new Date(Date.now() - 3_600_000);
+      await database.dataSource.query(
+        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+         SELECT r, 'US', 'active', $2, $2 FROM unnest($1::text[]) AS r`,
+        [people, claimedAt],
+      );
+      const at = new Date();
+      const persons = people.map((reference, i) => ({ references: [reference, extra[i]] }));
+      const shuffled = [...persons].sort((a, b) => a.references[0].slice(9).localeCompare(b.references[0].slice(9)));
+      const peer = (list: string[], offset: number) =>
+        list.map((reference) => ({ reference, homeCountry: 'DE', status: 'active', recordedAt: new Date(at.getTime() - offset) }));
+      const all = [...people, ...extra];
+      const outcomes = await Promise.allSettled([
+        directory.registerMany(persons, 'US', at),
+        directory.mergeFromPeer(peer([...all].reverse(), 1000)),
+        directory.releaseClaims([...people].reverse(), 'US'),
+        directory.registerMany([...shuffled].reverse(), 'US', at),
+        directory.mergeAndAnswer(peer(all, 1000)),
+        directory.withdrawClaims(shuffled.map((person) => person.references[0]), 'US', claimedAt),
+        directory.releasePeerClaims(peer([...all].sort((a, b) => a.slice(5).localeCompare(b.slice(5))), 1000), 'US'),
+      ]);
+      const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [String(outcome.reason)] : []));
+      expect([round, failures]).toEqual([round, []]);
+      // One entry at most per reference, homed in one of the two countries.
+      const homes: Array<{ home_country: string }> = await database.dataSource.query(
+        `SELECT DISTINCT "home_country" FROM "residency_router"."directory_entries" WHERE "reference" = ANY($1::text[]::char(64)[])`,
+        [all],
+      );
+      expect(homes.every(({ home_country }) => home_country === 'US' || home_country === 'DE')).toBe(true);
+    }
+  }, 120_000);
 });

@@ -8,3 +8,4 @@ export * from './prepared-statement';
 export * from './call-batcher';
 export * from './json-recordset';
 export * from './concurrent-index';
+export * from './deadlock';

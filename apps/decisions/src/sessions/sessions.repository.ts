@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { batchesAtOnce, CallBatcher, entityFromRow, entityRecordset, JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { batchesAtOnce, CallBatcher, entityFromRow, entityRecordset, JsonRecordset, PreparedStatement, retriedOnDeadlock } from '@dcr/persistence';
 import { DataSource, EntityManager, EntityMetadata, Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { hashCredential, IN_FLIGHT_STATUSES } from '@dcr/domain';
@@ -283,12 +283,20 @@ export class SessionsRepository {
       const [row] = await CONSUME_CONSENT_TOKEN_STATUS.rows(connection, [sessionTokenHash, applicationId, tokenHash]);
       return [row ?? null];
     }
-    const rows = await CONSUME_CONSENT_TOKENS_STATUS.rows(connection, [
-      calls.map((call) => call.sessionTokenHash),
-      calls.map((call) => call.applicationId),
-      calls.map((call) => call.tokenHash),
-      calls.map((_, index) => index),
-    ]);
+    // In the order of the sessions' token hashes, the index the statement finds them by, so that two
+    // batches checking some of the same sessions (two replicas, a client checking again in parallel)
+    // lock them in one order and wait for each other; a deadlock left to other plans (a hash join
+    // takes the table's order) undoes the whole statement, which is then run again (nothing of it
+    // was consumed).
+    const order = calls.map((_, index) => index).sort((a, b) => (calls[a].sessionTokenHash < calls[b].sessionTokenHash ? -1 : calls[a].sessionTokenHash > calls[b].sessionTokenHash ? 1 : a - b));
+    const rows = await retriedOnDeadlock(() =>
+      CONSUME_CONSENT_TOKENS_STATUS.rows(connection, [
+        order.map((index) => calls[index].sessionTokenHash),
+        order.map((index) => calls[index].applicationId),
+        order.map((index) => calls[index].tokenHash),
+        order,
+      ]),
+    );
     const answers: VerifiedStatus[] = calls.map(() => null);
     for (const row of rows) answers[row.call] = { status: row.status, outcome: row.outcome };
     return answers;

@@ -73,10 +73,15 @@ export class ConnectRepository {
 
   /**
    * Runs a change to one application's configuration and bumps its revision in the same transaction;
-   * the change's audit event commits with it (the outbox), so the trail never misses one.
+   * the change's audit event commits with it (the outbox), so the trail never misses one. The
+   * application's row is locked first, as a peer's snapshot of it locks it (applySnapshot) before
+   * it touches a credential or an origin: a change here and a snapshot touching the same row (a
+   * token both countries revoke at once) wait for each other; locking it last, after the work,
+   * they deadlocked (test/configuration-lock-order.spec.ts).
    */
   async change<T>(applicationId: string, work: (manager: EntityManager) => Promise<T>, audit: ConfigurationChange): Promise<T> {
     const result = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT 1 FROM "gateway"."applications" WHERE id = $1 FOR NO KEY UPDATE`, [applicationId]);
       const result = await work(manager);
       await manager.query(
         `UPDATE "gateway"."applications" SET revision = revision + 1, updated_at = now() WHERE id = $1`,
@@ -165,15 +170,23 @@ export class ConnectRepository {
     });
   }
 
-  /** Writes the last-use times gathered in memory since the previous flush, one statement. */
+  /**
+   * Writes the last-use times gathered in memory since the previous flush, one statement. Every
+   * replica writes the tokens it saw, in the order it first saw them: the rows to change are locked
+   * first in the order of their id (FOR UPDATE), so two replicas writing some of the same tokens at
+   * once wait for each other instead of deadlocking (test/token-use-lock-order.spec.ts).
+   */
   async recordTokenUses(uses: Map<string, Date>): Promise<void> {
     if (uses.size === 0) return;
     const ids = [...uses.keys()];
     const times = ids.map((id) => uses.get(id)!.toISOString());
     await this.dataSource.query(
       `UPDATE "gateway"."api_tokens" AS t SET last_used_at = u.used_at
-       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at)
-       WHERE t.id = u.id AND (t.last_used_at IS NULL OR t.last_used_at < u.used_at)`,
+       FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at),
+            (SELECT l.id FROM "gateway"."api_tokens" l JOIN unnest($1::text[], $2::timestamptz[]) AS w(id, used_at) ON w.id = l.id
+              WHERE l.last_used_at IS NULL OR l.last_used_at < w.used_at
+              ORDER BY l.id FOR UPDATE OF l) AS locked
+       WHERE t.id = u.id AND t.id = locked.id AND (t.last_used_at IS NULL OR t.last_used_at < u.used_at)`,
       [ids, times],
     );
   }
@@ -196,7 +209,10 @@ async function storeCredentialMerge<R extends { id: string; revokedAt: Date | nu
   );
   const added = new Set(merge.added);
   if (added.size > 0) await manager.getRepository(entity).insert(theirs.filter((message) => added.has(message.id)).map(toRecord) as never);
-  for (const { id, revokedAt } of merge.revoked) await manager.getRepository(entity).update({ id } as never, { revokedAt } as never);
+  // In the order of their id, the order in which the replicas' writes of token uses lock them
+  // (recordTokenUses): in the peer's order, the two deadlocked.
+  const revoked = [...merge.revoked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const { id, revokedAt } of revoked) await manager.getRepository(entity).update({ id } as never, { revokedAt } as never);
   return { changed: added.size > 0 || merge.revoked.length > 0, peerBehind: merge.peerBehind };
 }
 

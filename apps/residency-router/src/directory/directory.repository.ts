@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { claimPrecedes } from '@dcr/domain';
-import { entityFromRow, PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, PreparedStatement, retriedOnDeadlock } from '@dcr/persistence';
 import { Repository } from 'typeorm';
 import { DirectoryEntry } from './directory-entry.entity';
 
@@ -22,7 +22,28 @@ import { DirectoryEntry } from './directory-entry.entity';
  * of its claim of the same people, their lists in any order) wait for each other, one after the
  * other, instead of deadlocking (test/directory-lock-order.spec.ts).
  */
+/*
+ * Every statement updating or deleting several entries locks them first in the order of their
+ * reference (lockedInOrder), for the same reason: a registration marking entries relied on, a
+ * release or withdrawal of claims and a peer's merge of the same references, each in its own
+ * order, wait for each other instead of deadlocking. One order cannot cover REGISTER_MANY, which
+ * inserts the references not there yet and then marks those found (two passes, each in order): a
+ * statement locking some of both in one pass (a peer's merge) can wait for its insert while it
+ * waits for the merge's lock on one it found. Every write of the directory is one autocommit
+ * statement, so each is run again when PostgreSQL ends it as such a deadlock's victim
+ * (retriedOnDeadlock): the others go on, and it runs after them.
+ */
 const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true) AS "commit"`;
+
+/**
+ * The references of the entries (`l`) that match `condition`, locked (FOR UPDATE) in the order of
+ * their reference: the rows a statement then updates or deletes (already locked, it waits for no
+ * one there). A row another writer changed meanwhile is locked once that writer commits, and only if
+ * it still matches, as an UPDATE or DELETE of its own would decide.
+ */
+function lockedInOrder(condition: string): string {
+  return `SELECT l."reference" FROM "residency_router"."directory_entries" l WHERE ${condition} ORDER BY l."reference" FOR UPDATE OF l`;
+}
 
 // On the path of every recorded consent and every new person (the Record API's residency round).
 // `char(64)[]` keeps the comparison on the key's own type, so the primary key's index serves it.
@@ -60,7 +81,8 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
      SELECT DISTINCT ON ("person") "person", "home_country" FROM "found" ORDER BY "person", "position"
    ), "relied" AS (
      ${RELY_ON}
-       FROM (SELECT DISTINCT "reference" FROM "found" WHERE "home_country" = $3::char(2)) f WHERE e."reference" = f."reference" AND e."home_country" = $3::char(2)
+       FROM (${lockedInOrder(`l."reference" IN (SELECT "reference" FROM "found" WHERE "home_country" = $3::char(2)) AND l."home_country" = $3::char(2)`)}) f
+      WHERE e."reference" = f."reference" AND e."home_country" = $3::char(2)
      RETURNING e."reference"
    ), "inserted" AS (
      INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
@@ -175,8 +197,9 @@ const HOMED_IN = new PreparedStatement(
 /** A registration's own entries taken out again (`withdrawClaims`): only those still as it wrote them. */
 const WITHDRAW_CLAIMS = new PreparedStatement(
   'residency_directory_withdraw_claims',
-  `DELETE FROM "residency_router"."directory_entries"
-    WHERE "reference" = ANY($1::char(64)[]) AND "home_country" = $2 AND "recorded_at" = $3`,
+  `DELETE FROM "residency_router"."directory_entries" e
+    USING (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2 AND l."recorded_at" = $3`)}) l
+    WHERE e."reference" = l."reference" AND e."home_country" = $2 AND e."recorded_at" = $3`,
   { reusePlan: false },
 );
 
@@ -187,9 +210,10 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
  */
 const RELEASE_CLAIMS = new PreparedStatement<{ reference: string; recorded_at: Date }>(
   'residency_directory_release_claims',
-  `DELETE FROM "residency_router"."directory_entries"
-    WHERE "reference" = ANY($1::char(64)[]) AND "home_country" = $2::char(2) AND "status" = 'active' AND "updated_at" = "recorded_at"
-    RETURNING rtrim("reference") AS "reference", "recorded_at"`,
+  `DELETE FROM "residency_router"."directory_entries" e
+    USING (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2::char(2) AND l."status" = 'active' AND l."updated_at" = l."recorded_at"`)}) l
+    WHERE e."reference" = l."reference" AND e."home_country" = $2::char(2) AND e."status" = 'active' AND e."updated_at" = e."recorded_at"
+    RETURNING rtrim(e."reference") AS "reference", e."recorded_at"`,
   { reusePlan: false },
 );
 
@@ -197,8 +221,11 @@ const RELEASE_CLAIMS = new PreparedStatement<{ reference: string; recorded_at: D
 const RELEASE_PEER_CLAIMS = new PreparedStatement(
   'residency_directory_release_peer_claims',
   `DELETE FROM "residency_router"."directory_entries" e
-    USING unnest($1::text[], $2::text[], $3::timestamptz[]) AS r("reference", "home_country", "recorded_at")
-    WHERE e."reference" = r."reference"::char(64) AND e."home_country" = r."home_country"::char(2) AND e."recorded_at" = r."recorded_at"
+    USING (${lockedInOrder(`EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS r("reference", "home_country", "recorded_at")
+             WHERE l."reference" = r."reference"::char(64) AND l."home_country" = r."home_country"::char(2) AND l."recorded_at" = r."recorded_at")
+        AND l."home_country" <> $4::char(2)`)}) l,
+          unnest($1::text[], $2::text[], $3::timestamptz[]) AS r("reference", "home_country", "recorded_at")
+    WHERE e."reference" = l."reference" AND e."reference" = r."reference"::char(64) AND e."home_country" = r."home_country"::char(2) AND e."recorded_at" = r."recorded_at"
       AND e."home_country" <> $4::char(2)`,
   { reusePlan: false },
 );
@@ -248,7 +275,7 @@ export class DirectoryRepository {
     const references = rest.flatMap(({ person }) => [...person.references, ...(person.minted ?? [])]);
     if (references.length > 0) {
       const owner = rest.flatMap(({ person }, i) => [...person.references, ...(person.minted ?? [])].map(() => i));
-      const [row] = await REGISTER_MANY.rows(this.entries.manager, [references, owner, country, recordedAt]);
+      const [row] = await retriedOnDeadlock(() => REGISTER_MANY.rows(this.entries.manager, [references, owner, country, recordedAt]));
       for (const [i, home] of row.homes) homes.set(rest[i].index, home);
       inserted.push(...row.inserted);
       // A person none of whose references the statement found, yet none inserted either: another
@@ -298,7 +325,7 @@ export class DirectoryRepository {
     const own = people.map((person) => person.reference);
     const owners = people.flatMap((person) => person.minted.map(() => person.reference));
     const made = people.flatMap((person) => person.minted);
-    const [row] = await INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt]);
+    const [row] = await retriedOnDeadlock(() => INSERT_NEW_PEOPLE.rows(this.entries.manager, [own, owners, made, country, recordedAt]));
     return { homed: row.own, inserted: [...row.own, ...row.made] };
   }
 
@@ -312,10 +339,10 @@ export class DirectoryRepository {
     if (rows.length === 0) return 0;
     const columns = mergeParameters(rows);
     if (takenFrom === undefined) {
-      await MERGE_FROM_PEER.run(this.entries.manager, columns);
+      await retriedOnDeadlock(() => MERGE_FROM_PEER.run(this.entries.manager, columns));
       return 0;
     }
-    const [{ taken }] = await MERGE_COUNTING_TAKEN.rows(this.entries.manager, [...columns, takenFrom]);
+    const [{ taken }] = await retriedOnDeadlock(() => MERGE_COUNTING_TAKEN.rows(this.entries.manager, [...columns, takenFrom]));
     return taken;
   }
 
@@ -325,7 +352,7 @@ export class DirectoryRepository {
    */
   async withdrawClaims(references: string[], country: string, recordedAt: Date): Promise<void> {
     if (references.length === 0) return;
-    await WITHDRAW_CLAIMS.run(this.entries.manager, [references, country, recordedAt]);
+    await retriedOnDeadlock(() => WITHDRAW_CLAIMS.run(this.entries.manager, [references, country, recordedAt]));
   }
 
   /**
@@ -334,14 +361,16 @@ export class DirectoryRepository {
    */
   async releaseClaims(references: string[], country: string): Promise<PeerEntry[]> {
     if (references.length === 0) return [];
-    const rows = await RELEASE_CLAIMS.rows(this.entries.manager, [references, country]);
+    const rows = await retriedOnDeadlock(() => RELEASE_CLAIMS.rows(this.entries.manager, [references, country]));
     return rows.map((row) => ({ reference: row.reference, homeCountry: country, status: 'active', recordedAt: row.recorded_at }));
   }
 
   /** A peer's released claims: the copies held of exactly those claims deleted; never an entry homed in `here`. */
   async releasePeerClaims(claims: PeerEntry[], here: string): Promise<void> {
     if (claims.length === 0) return;
-    await RELEASE_PEER_CLAIMS.run(this.entries.manager, [claims.map((claim) => claim.reference), claims.map((claim) => claim.homeCountry), claims.map((claim) => claim.recordedAt), here]);
+    await retriedOnDeadlock(() =>
+      RELEASE_PEER_CLAIMS.run(this.entries.manager, [claims.map((claim) => claim.reference), claims.map((claim) => claim.homeCountry), claims.map((claim) => claim.recordedAt), here]),
+    );
   }
 
   /** Up to `limit` entries homed in `country`, after the reference `after`, in reference order. */
@@ -358,7 +387,7 @@ export class DirectoryRepository {
   async mergeAndAnswer(rows: PeerEntry[]): Promise<PeerEntry[]> {
     if (rows.length === 0) return [];
     const unique = earliestOfEach(rows);
-    const answered = await MERGE_AND_ANSWER.rows(this.entries.manager, mergeParameters(unique));
+    const answered = await retriedOnDeadlock(() => MERGE_AND_ANSWER.rows(this.entries.manager, mergeParameters(unique)));
     const held = new Map<string, PeerEntry>(
       answered.map((row) => [row.reference, { reference: row.reference, homeCountry: row.home_country, status: row.status, recordedAt: row.recorded_at }]),
     );
