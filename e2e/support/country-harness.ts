@@ -53,6 +53,8 @@ export interface RunningCountry {
   database: TestDatabase;
   logs: LogCapture;
   gateway: RunningGateway;
+  /** The environment its services were started with (startReplica starts another one with it). */
+  environment: Record<string, string | undefined>;
   close(): Promise<void>;
 }
 
@@ -119,12 +121,23 @@ export async function startCountry(options: CountryOptions): Promise<RunningCoun
     database,
     logs,
     gateway,
+    environment: raw,
     async close() {
       await gateway.close();
       for (const service of running.reverse()) await service.close();
       await database.drop();
     },
   };
+}
+
+/**
+ * Another replica of one of a country's services (`decisionsService`, say), on its transport and
+ * database: the country's messages for that service then go to the replicas in turn, as NATS's
+ * queue group hands them out in production. Close it before the country.
+ */
+export async function startReplica(country: RunningCountry, definition: (typeof SERVICES)[number]): Promise<{ close(): Promise<void> }> {
+  const env = loadConfig(definition.environment ?? ServiceEnvironment, country.environment);
+  return startService(countryContext(definition, env, { bus: country.bus, logDestination: country.logs }));
 }
 
 export const randomSecret = () => randomBytes(32).toString('hex');

@@ -280,6 +280,12 @@ function flowAndKnownPeopleSql(knownPeople: string): string {
        FROM (SELECT 1) AS "one" LEFT JOIN LATERAL (${recordedVersionSql('$3', '$4')}) f ON true`;
 }
 
+const UNIQUE_VIOLATION = '23505';
+/** The subjects' unique indexes: a person is one row per application and e-mail or external id. */
+const SUBJECT_KEYS = new Set(['UQ_subjects_application_external_id', 'UQ_subjects_application_email']);
+const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: string }) =>
+  code === UNIQUE_VIOLATION && constraint !== undefined && SUBJECT_KEYS.has(constraint);
+
 /**
  * The batch's statements, prepared. Every lookup by an array of keys is planned per call
  * (`reusePlan: false`): the tables start empty and grow under the batches (PreparedStatement).
@@ -329,19 +335,24 @@ const STATEMENTS = {
      SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($2::jsonb) AS r(${PEOPLE_ROWS.columns})
      ON CONFLICT DO NOTHING RETURNING "id"`,
   ),
-  // E-mail addresses kept for people found by external id who had none ($2 ids, $3 addresses).
-  bindEmails: new PreparedStatement(
+  // E-mail addresses kept for people found by external id who had none ($2 ids, $3 addresses): the
+  // people given one (a person another writer gave an address meanwhile is not, see bind).
+  bindEmails: new PreparedStatement<{ id: string }>(
     'decisions_records_bind_emails',
     `UPDATE "decisions"."subjects" AS s SET "email" = b."email"
        FROM unnest($2::text[], $3::text[]) AS b("id", "email")
-      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."email" IS NULL`,
+      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."email" IS NULL RETURNING s."id"`,
+    // Another writer gave the identifier to someone else meanwhile: a race the batch decides again (bind).
+    { expected: isSubjectConflict },
   ),
-  // External ids kept for people found by e-mail address who had none ($2 ids, $3 external ids).
-  bindExternalIds: new PreparedStatement(
+  // External ids kept for people found by e-mail address who had none ($2 ids, $3 external ids): the people given one.
+  bindExternalIds: new PreparedStatement<{ id: string }>(
     'decisions_records_bind_external_ids',
     `UPDATE "decisions"."subjects" AS s SET "external_id" = b."external_id"
        FROM unnest($2::text[], $3::text[]) AS b("id", "external_id")
-      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL`,
+      WHERE s."application_id" = $1 AND s."id" = b."id" AND s."external_id" IS NULL RETURNING s."id"`,
+    // Another writer gave the identifier to someone else meanwhile: a race the batch decides again (bind).
+    { expected: isSubjectConflict },
   ),
   lock: new PreparedStatement('decisions_records_lock', `SELECT pg_advisory_xact_lock(hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k`),
   // Each person's newest record of the flow: the decision made last (captured_at), then the later recording.
@@ -682,12 +693,7 @@ function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean
 /** The inserts of a batch of new people (plain and guarded by the flow version), for tests that read their plans. */
 export const recordBatchNewPeopleInserts = (dataSource: DataSource): PreparedStatement[] => [false, true].map((whileActive) => insertNewPeopleWithRecords(dataSource, whileActive));
 
-const UNIQUE_VIOLATION = '23505';
 const DEADLOCK_DETECTED = '40P01';
-/** The subjects' unique indexes: a person is one row per application and e-mail or external id. */
-const SUBJECT_KEYS = new Set(['UQ_subjects_application_external_id', 'UQ_subjects_application_email']);
-const isSubjectConflict = ({ code, constraint }: { code?: string; constraint?: string }) =>
-  code === UNIQUE_VIOLATION && constraint !== undefined && SUBJECT_KEYS.has(constraint);
 /**
  * A write that met another writer's extension of the same chain (a second record superseding the
  * same one, which the database refuses), or deadlocked with it over the records both withdraw from:
@@ -697,6 +703,26 @@ const isRaceLost = ({ code, constraint }: { code?: string; constraint?: string }
   (code === UNIQUE_VIOLATION && constraint === 'UQ_consent_records_successor') || code === DEADLOCK_DETECTED;
 /** How many times a batch's transaction is tried when it keeps losing such races (retriedWhileRacing). */
 const RACE_TRIES = 5;
+
+/**
+ * A bind of the batch's transaction that another writer's commit made void: the person was given
+ * another identifier (or this one) meanwhile, so the update found the column no longer empty, or
+ * the identifier went to someone else (the subjects' unique index). The transaction is undone, and
+ * the batch decided again from what is recorded now (ImportBatch.record).
+ */
+class BindRaced extends Error {
+  constructor() {
+    super('another writer gave a person of the batch an identifier, or gave one of its identifiers to someone else, at the same moment');
+  }
+}
+/** How many times a batch is decided when its binds keep losing races (BindRaced); the last one's error is thrown. */
+const BIND_TRIES = 3;
+
+/** An identifier a batch gives a person found by the other one (a bind), as the directory learnt it. */
+interface BoundIdentifier {
+  kind: 'email' | 'external_id';
+  value: string;
+}
 
 /**
  * Records a chunk of import rows in one transaction instead of one per row: people found and homed
@@ -869,6 +895,14 @@ export class ImportBatch {
    * again under the same claims), the directory entries of the new people the batch homed, or was
    * given homed (`claimed`), are released (releaseNewPeople), and their e-mail addresses leave
    * `claimed`: a caller that tries the rows again registers them afresh.
+   *
+   * A bind (an identifier given to a person found by the other one) that another writer made void
+   * between the lookup and the write (BindRaced: it gave the person an identifier first, or gave
+   * this one to someone else) undoes the write, and the rows are decided again from what is recorded
+   * then, as if sent after that writer: such a row is refused by the usual rules (on
+   * `subject.external_id`), or recorded for the person who has its identifier now; the directory
+   * entry made for an identifier nobody holds is released (releaseUnbound). A batch that binds
+   * nothing costs nothing more.
    */
   async record(
     applicationId: string,
@@ -878,11 +912,55 @@ export class ImportBatch {
     options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> } = {},
   ): Promise<BatchResult> {
     const homing: Person[] = [];
+    /** The identifiers the directory learnt for the batch's binds (registerBindings), in every try. */
+    const bound: BoundIdentifier[] = [];
     try {
-      return await this.write(applicationId, flow, rows, known, options, homing);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const result = await this.write(applicationId, flow, rows, known, options, homing, bound);
+          // A try before lost a race for a bind: what the directory learnt for it and nobody holds now
+          // (the identifier the other writer's person did not take) is taken out again.
+          if (attempt > 1) await this.releaseUnbound(applicationId, bound);
+          return result;
+        } catch (error) {
+          if (!(error instanceof BindRaced) || attempt >= BIND_TRIES) throw error;
+          // Decided again from what is recorded now: the people, their newest records and the keys
+          // read again, so the rows meet the other writer's bind as if sent after it.
+          known = undefined;
+          options = { claimed: options.claimed, whileActive: options.whileActive };
+        }
+      }
     } catch (error) {
-      if (!(error instanceof StaleFlowVersion)) await this.releaseNewPeople(applicationId, homing, options.claimed);
+      if (!(error instanceof StaleFlowVersion)) {
+        await this.releaseNewPeople(applicationId, homing, options.claimed);
+        await this.releaseUnbound(applicationId, bound);
+      }
       throw error;
+    }
+  }
+
+  /**
+   * The directory entries the batch's binds made (`bound`) for identifiers that no person of the
+   * application holds here (a bind that lost its race, or a write that failed), released
+   * (`residency-router.release`), as SubjectsService.releaseUnbound releases a lost bind's: so the
+   * identifier names no one here instead of sending its requests to a person who does not have it.
+   * The directory keeps an entry another request relied on since. Best effort: a release that fails
+   * is logged, and the entry stays homed here.
+   */
+  private async releaseUnbound(applicationId: string, bound: BoundIdentifier[]): Promise<void> {
+    if (bound.length === 0) return;
+    try {
+      const emails = [...new Set(bound.flatMap(({ kind, value }) => (kind === 'email' ? [value] : [])))];
+      const externalIds = [...new Set(bound.flatMap(({ kind, value }) => (kind === 'external_id' ? [value] : [])))];
+      const stored = await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
+      const held = new Set(stored.flatMap((person) => [`email ${person.email}`, `external_id ${person.external_id}`]));
+      const references = bound
+        .filter(({ kind, value }) => !held.has(`${kind} ${value}`))
+        .map(({ kind, value }) => this.subjects.newPersonReferences(applicationId, kind === 'email' ? { email: value } : { externalId: value }).references[0]);
+      if (references.length === 0) return;
+      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references: [...new Set(references)] }));
+    } catch (error) {
+      this.logger.warn(`the directory entries of ${bound.length} identifiers a batch did not keep were not released (${String(error)}); they stay homed here`);
     }
   }
 
@@ -923,6 +1001,7 @@ export class ImportBatch {
     known: KnownPerson[] | undefined,
     options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> },
     homing: Person[],
+    bound: BoundIdentifier[],
   ): Promise<BatchResult> {
     const whileActive = options.whileActive ?? false;
     const created = new Set<number>();
@@ -973,7 +1052,11 @@ export class ImportBatch {
         persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
         binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
       }
-      if (binding.length > 0) await this.registerBindings(applicationId, binding);
+      if (binding.length > 0) {
+        // Learnt by the directory, for a release should the bind not be kept (record).
+        for (const person of binding) bound.push(person.bindExternalId !== undefined ? { kind: 'external_id', value: person.bindExternalId } : { kind: 'email', value: person.bindEmail! });
+        await this.registerBindings(applicationId, binding);
+      }
     }
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
     const newPeople = persons.filter((person) => person.isNew).sort((a, b) => (a.email! < b.email! ? -1 : a.email! > b.email! ? 1 : 0));
@@ -1018,8 +1101,10 @@ export class ImportBatch {
               continue;
             }
             person.id = found.id;
-            // An external id this row gives the person the other writer recorded without one: kept for them.
+            // An external id this row gives the person the other writer recorded without one, or the
+            // address it gives the person the other writer recorded by external id alone: kept for them.
             if (person.externalId && !found.external_id) binds.push({ ...person, bindExternalId: person.externalId });
+            else if (!found.email) binds.push({ ...person, bindEmail: person.email! });
           }
           if (lost.size > 0) {
             writable = homed.filter((row) => {
@@ -1031,12 +1116,7 @@ export class ImportBatch {
           }
         }
       }
-      const externalIdBinds = binds.filter((person) => person.bindExternalId !== undefined);
-      if (externalIdBinds.length > 0) {
-        await STATEMENTS.bindExternalIds.run(manager, [applicationId, externalIdBinds.map((person) => person.id), externalIdBinds.map((person) => person.bindExternalId)]);
-      }
-      const emailBinds = binds.filter((person) => person.bindEmail !== undefined);
-      if (emailBinds.length > 0) await STATEMENTS.bindEmails.run(manager, [applicationId, emailBinds.map((person) => person.id), emailBinds.map((person) => person.bindEmail)]);
+      if (binds.length > 0) await this.bind(manager, applicationId, binds);
       // Per-person-and-flow locks, in a fixed order against deadlocks, taken by every transaction that
       // reads the newest records (a batch extending chains takes none: the chain index stops its races).
       const lockKeys = writers.map((person) => `records:${person.id}:${flow.id}`).sort();
@@ -1199,6 +1279,32 @@ export class ImportBatch {
     // No event inserted: the version is no longer active, and the statement wrote nothing.
     if (whileActive && inserted === 0) throw new StaleFlowVersion(flow.id);
     return planned;
+  }
+
+  /**
+   * Keeps the identifiers `binds` give people found by the other one, in the batch's transaction:
+   * each column is set only while it is still empty. When another writer committed an identifier
+   * for one of them first (the update finds the column set and skips the person), or gave the
+   * identifier to someone else (the subjects' unique index, met once that writer commits), the bind
+   * is void and BindRaced undoes the whole transaction: the batch is decided again (record), so no
+   * row is recorded as if its identifier had been kept. Only a batch that binds comes here.
+   */
+  private async bind(manager: EntityManager, applicationId: string, binds: Person[]): Promise<void> {
+    const byKind = [
+      { statement: STATEMENTS.bindExternalIds, people: binds.filter((person) => person.bindExternalId !== undefined), value: (person: Person) => person.bindExternalId },
+      { statement: STATEMENTS.bindEmails, people: binds.filter((person) => person.bindEmail !== undefined), value: (person: Person) => person.bindEmail },
+    ];
+    for (const { statement, people, value } of byKind) {
+      if (people.length === 0) continue;
+      let kept: Array<{ id: string }>;
+      try {
+        kept = await statement.rows(manager, [applicationId, people.map((person) => person.id), people.map(value)]);
+      } catch (error) {
+        if (isSubjectConflict(error as { code?: string; constraint?: string })) throw new BindRaced();
+        throw error;
+      }
+      if (kept.length < new Set(people.map((person) => person.id)).size) throw new BindRaced();
+    }
   }
 
   /**

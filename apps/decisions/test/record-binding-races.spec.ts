@@ -1,0 +1,172 @@
+import 'reflect-metadata';
+import {
+  ClaimNewRequest,
+  LocateManyRequest,
+  RegisterManyRequest,
+  ReleaseRequest,
+  RESIDENCY_CLAIM_NEW,
+  RESIDENCY_LOCATE_MANY,
+  RESIDENCY_REGISTER_MANY,
+  RESIDENCY_RELEASE,
+} from '@dcr/contracts';
+import { ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
+import { CountryClient } from '@dcr/transport';
+import { defer } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { decisionsService } from '../src/decisions.service';
+import { OutboxRelay } from '../src/outbox/outbox';
+import { CheckedRow, ImportBatch } from '../src/records/import-batch';
+import { SubjectsService } from '../src/subjects/subjects.service';
+
+/**
+ * A batch (Record API, imports) that gives a person found by one identifier the other one, against
+ * the real PostgreSQL, when another writer commits an identifier for the same person, or gives the
+ * same identifier to someone else, between the batch's lookup and its write: the batch's bind is
+ * void, so its row is decided again against what the other writer recorded (refused as the same row
+ * sent after it is, or recorded for the person who now has the identifier), no record is written
+ * for a refused row, and the directory entry the batch made for an identifier nobody holds is
+ * released.
+ */
+describe('ImportBatch: a bind that loses a race', () => {
+  const applicationId = 'tp_us_bind_races';
+  const flow = { id: 'flw_us_bind_races', version: 1 };
+  let database: MigratedServiceDatabase;
+  let dataSource: DataSource;
+  let batch: ImportBatch;
+  /** Runs while the batch asks the directory to register references: another writer's commit. */
+  let meanwhile: (() => Promise<unknown>) | undefined;
+  /** The directory: reference → home country, and the references released. */
+  const directory = new Map<string, string>();
+  const released: string[] = [];
+  const ref = (kind: 'email' | 'external_id', value: string) => `${kind}:${value}`;
+
+  const row = (index: number, email: string, externalId?: string): CheckedRow => ({
+    index,
+    email,
+    ...(externalId ? { externalId } : {}),
+    purposes: { newsletter: { status: 'granted', basis: 'consent' } },
+    capturedAt: '2026-11-23T10:00:00.000Z',
+    fingerprint: '',
+    channel: 'controller_attested',
+  });
+  const insertPerson = (id: string, email: string | null, externalId: string | null) =>
+    dataSource.query(`INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at") VALUES ($1, $2, $3, $4, now())`, [id, applicationId, email, externalId]);
+  const person = async (id: string) => (await dataSource.query(`SELECT "email", "external_id" FROM "decisions"."subjects" WHERE "id" = $1`, [id]))[0];
+  const recordsOf = async (id: string) => (await dataSource.query(`SELECT count(*)::int AS n FROM "decisions"."consent_records" WHERE "subject_id" = $1`, [id]))[0].n as number;
+
+  beforeAll(async () => {
+    database = await migratedServiceDatabase(decisionsService, 'record_binding_races');
+    dataSource = database.dataSource;
+    const own = {
+      send: (pattern: string, request: unknown) =>
+        defer(async () => {
+          if (pattern === RESIDENCY_CLAIM_NEW) return { claimed: (request as ClaimNewRequest).subjects.map(() => true) };
+          if (pattern === RESIDENCY_LOCATE_MANY) return { homes: (request as LocateManyRequest).people.map(({ references }) => directory.get(references[0]) ?? null) };
+          if (pattern === RESIDENCY_RELEASE) {
+            for (const reference of (request as ReleaseRequest).references) {
+              released.push(reference);
+              directory.delete(reference);
+            }
+            return { released: (request as ReleaseRequest).references.length };
+          }
+          if (pattern !== RESIDENCY_REGISTER_MANY) throw new Error(`unexpected ${pattern}`);
+          const run = meanwhile;
+          meanwhile = undefined;
+          await run?.();
+          return {
+            home_countries: (request as RegisterManyRequest).subjects.map(({ references }) => {
+              for (const reference of references) if (!directory.has(reference)) directory.set(reference, 'US');
+              return 'US';
+            }),
+          };
+        }),
+    };
+    const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
+    // As SubjectsService makes them: the external id's reference first.
+    const subjects = {
+      newPersonReferences: (_: string, by: { email?: string; externalId?: string }) => ({
+        references: [...(by.externalId ? [ref('external_id', by.externalId)] : []), ...(by.email ? [ref('email', by.email)] : [])],
+      }),
+    } as unknown as SubjectsService;
+    const relay = { kick: () => undefined } as unknown as OutboxRelay;
+    batch = new ImportBatch(dataSource, subjects, new ServiceClients(own as unknown as CountryClient, new Map()), relay, context);
+  });
+
+  beforeEach(() => {
+    released.length = 0;
+    meanwhile = undefined;
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('refuses an external id for a person another writer gave another one meanwhile, writes nothing for the row and releases its directory entry', async () => {
+    await insertPerson('sub_usbindrace00000000001', 'ada@example.com', null);
+    directory.set(ref('email', 'ada@example.com'), 'US');
+    meanwhile = () => dataSource.query(`UPDATE "decisions"."subjects" SET "external_id" = 'crm-ada-other' WHERE "id" = 'sub_usbindrace00000000001'`);
+
+    const result = await batch.record(applicationId, flow, [row(0, 'ada@example.com', 'crm-ada-mine'), row(1, 'ada-friend@example.com')]);
+
+    expect(result.outcomes[0]).toEqual({ index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'the person recorded with this e-mail address has another external_id' }] });
+    expect(result.outcomes[1]).toMatchObject({ outcome: 'recorded' });
+    expect(await person('sub_usbindrace00000000001')).toEqual({ email: 'ada@example.com', external_id: 'crm-ada-other' });
+    expect(await recordsOf('sub_usbindrace00000000001')).toBe(0);
+    expect(released).toEqual([ref('external_id', 'crm-ada-mine')]);
+    expect(directory.has(ref('external_id', 'crm-ada-mine'))).toBe(false);
+    // The companion row's new person was written once, with its record.
+    const [friend] = await dataSource.query(`SELECT "id" FROM "decisions"."subjects" WHERE "email" = 'ada-friend@example.com'`);
+    expect(await recordsOf(friend.id)).toBe(1);
+  });
+
+  it('refuses an external id another writer gave someone else meanwhile (the unique index), and keeps that person its directory entry', async () => {
+    await insertPerson('sub_usbindrace00000000002', 'bea@example.com', null);
+    await insertPerson('sub_usbindrace00000000003', 'cy@example.com', null);
+    meanwhile = () => dataSource.query(`UPDATE "decisions"."subjects" SET "external_id" = 'crm-shared' WHERE "id" = 'sub_usbindrace00000000003'`);
+
+    const result = await batch.record(applicationId, flow, [row(0, 'bea@example.com', 'crm-shared')]);
+
+    expect(result.outcomes[0]).toEqual({ index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to another person of this application than subject.email' }] });
+    expect(await person('sub_usbindrace00000000002')).toEqual({ email: 'bea@example.com', external_id: null });
+    expect(await recordsOf('sub_usbindrace00000000002')).toBe(0);
+    // Cy holds it: its entry names him.
+    expect(released).toEqual([]);
+    expect(directory.get(ref('external_id', 'crm-shared'))).toBe('US');
+  });
+
+  it('records the row for the person when another writer gave them the same external id meanwhile', async () => {
+    await insertPerson('sub_usbindrace00000000004', 'dee@example.com', null);
+    meanwhile = () => dataSource.query(`UPDATE "decisions"."subjects" SET "external_id" = 'crm-dee' WHERE "id" = 'sub_usbindrace00000000004'`);
+
+    const result = await batch.record(applicationId, flow, [row(0, 'dee@example.com', 'crm-dee')]);
+
+    expect(result.outcomes[0]).toMatchObject({ outcome: 'recorded' });
+    expect(result.made.get(0)!.subjectId).toBe('sub_usbindrace00000000004');
+    expect(await recordsOf('sub_usbindrace00000000004')).toBe(1);
+    expect(released).toEqual([]);
+  });
+
+  it('refuses an address for a person recorded by external id alone whom another writer gave another address meanwhile', async () => {
+    await insertPerson('sub_usbindrace00000000005', null, 'crm-eve');
+    meanwhile = () => dataSource.query(`UPDATE "decisions"."subjects" SET "email" = 'eve-other@example.com' WHERE "id" = 'sub_usbindrace00000000005'`);
+
+    const result = await batch.record(applicationId, flow, [row(0, 'eve@example.com', 'crm-eve')]);
+
+    expect(result.outcomes[0]).toEqual({ index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to a person of this application recorded with another e-mail address' }] });
+    expect(await person('sub_usbindrace00000000005')).toEqual({ email: 'eve-other@example.com', external_id: 'crm-eve' });
+    expect(await recordsOf('sub_usbindrace00000000005')).toBe(0);
+    expect(released).toEqual([ref('email', 'eve@example.com')]);
+  });
+
+  it("binds the address of a new person whose external id another writer recorded meanwhile without one, instead of dropping it", async () => {
+    meanwhile = () => insertPerson('sub_usbindrace00000000006', null, 'crm-fay');
+
+    const result = await batch.record(applicationId, flow, [row(0, 'fay@example.com', 'crm-fay')]);
+
+    expect(result.outcomes[0]).toMatchObject({ outcome: 'recorded' });
+    expect(result.made.get(0)!.subjectId).toBe('sub_usbindrace00000000006');
+    expect(await person('sub_usbindrace00000000006')).toEqual({ email: 'fay@example.com', external_id: 'crm-fay' });
+    expect((await dataSource.query(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = 'fay@example.com'`))[0].n).toBe(1);
+  });
+});
