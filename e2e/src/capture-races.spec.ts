@@ -156,16 +156,25 @@ describe('capture and form-builder races', () => {
     it('honours the replaced secret for deliveries racing its rotation, and every secret a rotation answered', async () => {
       const connection = await connect();
       const rotate = () => http(us.url, 'POST', `/api/v1/applications/${applicationId}/form_connections/${connection.id}/rotate_secret`, { token: apiToken });
-      const [first, second, ...delivered] = await Promise.all([
-        rotate(),
+      // A delivery signed with the secret a rotation replaces is read before the rotation (the current
+      // secret) or after it (the previous one, honoured for a day): either way it is recorded.
+      const [rotation, ...delivered] = await Promise.all([
         rotate(),
         ...Array.from({ length: 4 }, (_, i) => deliver(connection.id, submission(`resp-rot-${i}`, `rotating${i}@example.com`, true), connection.secret)),
       ]);
-      expect(delivered.map((answer) => answer.status)).toEqual(Array(4).fill(200));
+      expect([rotation.status, ...delivered.map((answer) => answer.status)]).toEqual(Array(5).fill(200));
+      // Two rotations at once are made one after the other: the later one's previous secret is the
+      // earlier one's new secret, so the secret each answered is honoured after both.
+      const [first, second] = await Promise.all([rotate(), rotate()]);
       expect([first.status, second.status]).toEqual([200, 200]);
-      // The two rotations were made one after the other: the later one's previous secret is the earlier one's new secret.
-      const accepted = await Promise.all([first, second].map((rotation, i) => deliver(connection.id, submission(`resp-rot-after-${i}`, `rotated${i}@example.com`, true), rotation.body.secret)));
+      const accepted = await Promise.all([first, second].map((answer, i) => deliver(connection.id, submission(`resp-rot-after-${i}`, `rotated${i}@example.com`, true), answer.body.secret)));
       expect(accepted.map((answer) => answer.status)).toEqual([200, 200]);
+      // A second rotation within the day drops the oldest secret (docs/form-builders.md): the secrets
+      // two and three rotations back are refused, which is how a leaked secret is revoked at once.
+      const revoked = await Promise.all(
+        [connection.secret, rotation.body.secret].map((secret, i) => deliver(connection.id, submission(`resp-rot-revoked-${i}`, `revoked${i}@example.com`, true), secret)),
+      );
+      expect(revoked.map((answer) => answer.status)).toEqual([401, 401]);
     });
 
     it('answers a delivery racing the connection\'s deletion either with its record or 404, and leaves no half-written record', async () => {
