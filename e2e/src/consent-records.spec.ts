@@ -1263,7 +1263,11 @@ describe('consent records', () => {
 
     const browser = (body: unknown, country = us) => http(country.url, 'POST', '/api/v1/captures', { body, headers: { 'x-publishable-key': publishableKey, origin: 'https://shop.example' } });
     const decisions = { newsletter: granted, analytics: declined };
-    expect((await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true })).body.details).toEqual([{ field: 'subject.email', reason: expect.any(String) }]);
+    // No person: refused naming the missing object, `subject`, as the Record API refuses a record without one (it named subject.email).
+    const recordWithoutSubject = await http(us.url, 'POST', '/api/v1/consent_records', { token: shopToken, body: { flow_id: shopFlow, decisions, captured_at: new Date().toISOString() } });
+    expect([recordWithoutSubject.status, recordWithoutSubject.body.details]).toEqual([422, [{ field: 'subject', reason: expect.stringContaining('subject is required: {email, external_id?}') }]]);
+    const commitWithoutSubject = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true });
+    expect([commitWithoutSubject.status, commitWithoutSubject.body.code, commitWithoutSubject.body.details]).toEqual([422, 'validation_failed', recordWithoutSubject.body.details]);
     const badEmail = await browser({ flow_id: shopFlow, channel: 'form_capture', decisions, commit: true, subject: { email: 'not-an-email' } });
     expect(badEmail.status).toBe(422);
     expect(badEmail.body.details[0].field).toBe('subject.email');

@@ -104,4 +104,60 @@ describe('consent in your own forms, as documented', () => {
     const other = await authorize({ email: 'fay@example.com', external_id: 'crm-other' });
     expect([other.status, other.body.code]).toEqual([409, 'conflict']);
   });
+  it('refuses a query parameter given twice that the route takes once as "must be given once", naming it, and takes a list parameter repeated', async () => {
+    const recorded = await api('POST', '/api/v1/consent_records', {
+      flow_id: flowId,
+      subject: { email: 'twice@example.com' },
+      decisions: { newsletter: granted, analytics: declined },
+      captured_at: new Date().toISOString(),
+    });
+    expect(recorded.status).toBe(201);
+    const recordId: string = recorded.body.consent_record.record_id;
+    const given = async (path: string) => {
+      const answer = await api('GET', path);
+      return [path, answer.status, answer.body.code, answer.body.details];
+    };
+    const once = (field: string) => [{ field, reason: 'must be given once' }];
+    // They were "flavor must be one of canonical, dpv, signed" and "limit must be a string".
+    for (const [path, field] of [
+      [`/api/v1/consent_receipts/${recordId}?flavor=canonical&flavor=dpv`, 'flavor'],
+      [`/api/v1/applications/${applicationId}/flows?limit=1&limit=2`, 'limit'],
+      [`/api/v1/applications/${applicationId}/audit?limit=1&limit=2`, 'limit'],
+      [`/api/v1/applications/${applicationId}/webhooks?cursor=a&cursor=b`, 'cursor'],
+      [`/api/v1/flows/${flowId}?version=1&version=2`, 'version'],
+    ]) {
+      expect(await given(path)).toEqual([path, 400, 'invalid_request', once(field)]);
+    }
+    // As consent_status words it.
+    const status = `/api/v1/applications/${applicationId}/consent_status?subject%5Bemail%5D=a%40example.com&subject%5Bemail%5D=b%40example.com`;
+    expect(await given(status)).toEqual([status, 400, 'invalid_request', once('subject[email]')]);
+    // Beside the query's other problems, in one answer.
+    const both = `/api/v1/applications/${applicationId}/flows?limit=1&limit=2&colour=red`;
+    expect(await given(both)).toEqual([both, 400, 'invalid_request', [...once('limit'), { field: 'colour', reason: 'property colour should not exist' }]]);
+    // The audit's `type` is a list: repeated, it is taken.
+    expect((await api('GET', `/api/v1/applications/${applicationId}/audit?type=consent.granted&type=flow.activated`)).status).toBe(200);
+  });
+
+  it('lists 503 service_unavailable, with the error body, on every operation that changes something', () => {
+    // Each of them reaches the bus (a service that does not answer) or the gateway's database (the
+    // Idempotency-Key's claim, its own tables): a lost connection or a missing responder is a 503.
+    const schemas = openapi.components.schemas;
+    const missing = Object.entries(openapi.paths as Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string } }> }> }>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
+          .filter(([, operation]) => {
+            const unavailable = operation.responses?.['503'];
+            const ref = unavailable?.content?.['application/json']?.schema?.$ref ?? '';
+            const schema = schemas[ref.replace('#/components/schemas/', '')];
+            const errorBody = schema !== undefined && ['message', 'code', 'request_id'].every((name) => schema.required?.includes(name) && schema.properties?.[name]);
+            return !(errorBody && unavailable?.description?.includes('service_unavailable'));
+          })
+          .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(missing).toEqual([]);
+    // A route's own 503 is kept, beside the general one.
+    expect(openapi.paths['/api/v1/decisions/{capture_token}/authorize'].post.responses['503'].description).toEqual(expect.stringContaining('Another country is committing the capture'));
+    expect(openapi.paths['/api/v1/consent_records/imports'].post.responses['503'].content['application/json'].schema.$ref).toBe('#/components/schemas/ImportStoppedErrorDto');
+  });
 });

@@ -151,6 +151,14 @@ describe('form connections', () => {
       [purposes({ analytics: { field: 'analytics_q', choice: 'maybe' } }), [['mapping.purposes.analytics.choice', /maybe is not a choice of analytics_q/]]],
       // A misspelt `choice` was accepted and silently dropped.
       [purposes({ newsletter: { field: 'newsletter_q', chioce: 'yes' } }), [['mapping.purposes.newsletter.chioce', /not a field of a purpose mapping/]]],
+      // …and named beside what else is wrong with that purpose (it hid the missing yes-choice).
+      [
+        purposes({ analytics: { field: 'analytics_q', chioce: 'analytics_yes' } }),
+        [
+          ['mapping.purposes.analytics.chioce', /not a field of a purpose mapping/],
+          ['mapping.purposes.analytics.choice', /missing: name the ref of the choice/],
+        ],
+      ],
       [
         { mapping: { ...MAPPING, purposes: { ...withoutFraud, lottery: { field: 'newsletter_q' }, billing: { field: 'terms_q' } } } },
         [

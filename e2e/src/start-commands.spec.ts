@@ -47,6 +47,29 @@ describe('start commands', () => {
     expect(entrypoint.match(/^\s*exec node \$MEMORY_FLAGS /gm)).toHaveLength(1);
   });
 
+  it('npm start prints where it keeps the credentials and logs as a path one can copy: absolute for a data folder outside the working directory', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { printEndpoints, shownPath } = require(path.join(REPO_ROOT, 'tools/dev/seed.js')) as {
+      printEndpoints(options: { endpoints: Record<string, string>; file: string; mode: string }): void;
+      shownPath(file: string, cwd?: string): string;
+    };
+    // Inside the working directory (the default .data/): relative, as the README shows it.
+    expect(shownPath('/work/repo/.data/dev-credentials.json', '/work/repo')).toBe('.data/dev-credentials.json');
+    // Outside it (DCR_DATA_DIR=/tmp/x-data): absolute, not ../../tmp/x-data/dev-credentials.json.
+    expect(shownPath('/tmp/x-data/dev-credentials.json', '/work/repo')).toBe('/tmp/x-data/dev-credentials.json');
+    expect(shownPath('/work/repo-other/dev-credentials.json', '/work/repo')).toBe('/work/repo-other/dev-credentials.json');
+
+    const file = path.join(tmpdir(), 'x-data', 'dev-credentials.json');
+    const written: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+    try {
+      printEndpoints({ endpoints: { US: 'http://127.0.0.1:1' }, file, mode: 'test' });
+    } finally {
+      write.mockRestore();
+    }
+    expect(written.join('')).toContain(`  credentials: ${file}\n`);
+  });
+
   it('npm start: the embedded default serves US and DE and keeps its data across restarts', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'dcr-embedded-'));
     // PostgreSQL runs as an unprivileged user when the tests run as root: it must reach the folder.
@@ -71,6 +94,9 @@ describe('start commands', () => {
       });
       expect(first.output()).toContain(credentials.endpoints.US);
       expect(first.output()).toContain(credentials.endpoints.DE);
+      // Printed as given, absolute: the data folder is outside the working directory.
+      expect(first.output()).toContain(`credentials: ${path.join(dataDir, 'dev-credentials.json')}\n`);
+      expect(first.output()).toContain(`logs in ${path.join(dataDir, 'logs')}/`);
       for (const [country, url] of Object.entries(credentials.endpoints)) {
         const me = await http(url, 'GET', '/api/v1/me', { token: credentials.api_token });
         expect(me.status).toBe(200);

@@ -71,16 +71,25 @@ async function seedDevelopment({ endpoints, adminToken, authoringCountry = 'US' 
   return { credentials, file: CREDENTIALS_FILE };
 }
 
+/**
+ * A path as it is printed for copying: relative to the working directory when it lies inside it (the
+ * default `.data/`), else absolute, as DCR_DATA_DIR names it (`../../tmp/x-data/…` is no path to copy).
+ */
+function shownPath(file, cwd = process.cwd()) {
+  const relative = path.relative(cwd, file);
+  return relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative) ? path.resolve(file) : relative;
+}
+
 function printEndpoints({ endpoints, file, mode }) {
   const lines = [
     '',
     `Decision, Consent and Receipt Service (${mode}) is ready:`,
     ...Object.entries(endpoints).map(([country, url]) => `  ${country}  ${url}   (${url}/.well-known/openapi)`),
-    `  credentials: ${path.relative(process.cwd(), file)}`,
+    `  credentials: ${shownPath(file)}`,
     '  stop with Ctrl-C',
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-module.exports = { seedDevelopment, printEndpoints, waitFor, CREDENTIALS_FILE };
+module.exports = { seedDevelopment, printEndpoints, shownPath, waitFor, CREDENTIALS_FILE };

@@ -9,7 +9,7 @@ const path = require('node:path');
 const { countryDatabaseUrl, ensureDatabase } = require('@dcr/persistence');
 const { GATEWAY_MEMORY_NODE_FLAGS, MEMORY_NODE_FLAGS } = require('@dcr/service-kit');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
-const { seedDevelopment, printEndpoints, waitFor } = require('./seed');
+const { seedDevelopment, printEndpoints, shownPath, waitFor } = require('./seed');
 
 const COUNTRIES = ['US', 'DE'];
 const SERVICES = ['residency-router', 'decisions', 'receipts', 'audit-chain', 'webhooks', 'oidc', 'mcp-gateway', 'gateway'];
@@ -106,7 +106,7 @@ async function main() {
       });
       child.once('exit', (code, signal) => {
         if (!stopping) {
-          process.stderr.write(`${country} ${service} exited (${signal ?? code}); see ${path.relative(process.cwd(), path.join(logDir, `${country.toLowerCase()}-${service}.log`))}\n`);
+          process.stderr.write(`${country} ${service} exited (${signal ?? code}); see ${shownPath(path.join(logDir, `${country.toLowerCase()}-${service}.log`))}\n`);
           stop(1);
         }
       });
@@ -117,7 +117,7 @@ async function main() {
     await waitFor(`${country} to be ready`, async () => (await fetch(`${url}/readyz`)).status === 200, readyWithinMs);
   }
   const { file } = await seedDevelopment({ endpoints, adminToken });
-  printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${path.relative(process.cwd(), logDir)}/` });
+  printEndpoints({ endpoints, file, mode: `distributed, ${children.length} processes, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${shownPath(logDir)}/` });
 }
 
 main().catch((error) => {

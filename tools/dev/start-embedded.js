@@ -13,7 +13,7 @@ const { ensureDatabase } = require('@dcr/persistence');
 const { InProcessBus } = require('@dcr/transport');
 const { DATA_DIR, loadOrCreateSecrets, newAdminToken } = require('./local-secrets');
 const { clusterDirectory, loadEmbeddedPostgres, withPostgresEnvironment } = require('./embedded-postgres-runtime');
-const { seedDevelopment, printEndpoints } = require('./seed');
+const { seedDevelopment, printEndpoints, shownPath } = require('./seed');
 const { serviceDefinitions, gatewayParts } = require('./services');
 
 const COUNTRIES = ['US', 'DE'];
@@ -158,7 +158,7 @@ async function main() {
       endpoints[country] = gateway.url;
     }
     const { file } = await seedDevelopment({ endpoints, adminToken });
-    printEndpoints({ endpoints, file, mode: `embedded default, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${path.relative(process.cwd(), path.join(DATA_DIR, 'logs'))}/` });
+    printEndpoints({ endpoints, file, mode: `embedded default, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${shownPath(path.join(DATA_DIR, 'logs'))}/` });
     // Start-up's garbage goes back to the machine once things are quiet (npm start passes --expose-gc).
     reclaimMemoryWhenIdle();
   } catch (error) {

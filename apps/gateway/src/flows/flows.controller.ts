@@ -21,6 +21,7 @@ import { CredentialIndex } from '../connect/credential-index';
 import { ListQueryDto } from '../connect/connect.dto';
 import { bodyNotAnObject } from '../http/error-responder';
 import { publicBaseUrl } from '../http/public-url';
+import { repeatedQueryParameter } from '../http/query-parameters';
 import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { FlowDto, FlowTermsDto, PurposeDefinitionDto, PurposeDto } from './flows.dto';
 import { flowView } from './flow-view';
@@ -97,6 +98,8 @@ export class FlowsController {
     @Req() request: FastifyRequest,
   ) {
     let wanted: number | undefined;
+    // Fastify hands a repeated parameter over as a list, whatever the declared type.
+    if (Array.isArray(version)) throw new DomainError('invalid_request', 'Invalid query parameters', [repeatedQueryParameter('version')]);
     if (version !== undefined) {
       wanted = Number(version);
       if (!/^[1-9]\d{0,8}$/.test(version)) {

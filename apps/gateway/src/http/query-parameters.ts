@@ -18,6 +18,26 @@ export const EMPTY_QUERY_NAME = 'a query parameter has an empty name (`=value` w
 export const describedQueryIssues = (issues: FieldIssue[]): FieldIssue[] =>
   issues.map((issue) => (issue.field === '' ? { field: '', reason: EMPTY_QUERY_NAME } : issue));
 
+/** Why a parameter taken once (`?flavor=a&flavor=b`, `?limit=1&limit=2`) is refused: neither value is wrong. */
+export const GIVEN_ONCE = 'must be given once';
+
+/** The issue of a query parameter given more than once where a route takes it once. */
+export const repeatedQueryParameter = (name: string): FieldIssue => ({ field: name, reason: GIVEN_ONCE });
+
+/**
+ * The parameters of `query` given more than once (Fastify's parser hands them over as an array)
+ * that its DTO takes once: a property of the DTO whose declared type is not an array. A parameter
+ * the DTO takes as a list (the audit's `type`) may be repeated; one it does not know is left to the
+ * DTO's own refusal of unknown parameters.
+ */
+export function repeatedQueryParameters(dto: abstract new (...args: never[]) => unknown, query: Record<string, unknown>): string[] {
+  return Object.keys(query).filter((name) => {
+    if (!Array.isArray(query[name])) return false;
+    const declared: unknown = Reflect.getMetadata('design:type', dto.prototype as object, name);
+    return declared !== undefined && declared !== Array;
+  });
+}
+
 /** The refusal of query parameters a route does not take, as a query DTO refuses them (forbidNonWhitelisted). */
 export const unknownQueryParameters = (names: string[]) =>
   new DomainError(

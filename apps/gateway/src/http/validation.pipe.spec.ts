@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { DomainError } from '@dcr/domain';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { EdgeValidationPipe } from './validation.pipe';
 
 class TokenQuery {
@@ -17,6 +17,21 @@ class PagingQuery {
   @Min(1)
   @Max(100)
   limit?: number;
+}
+
+class FlavorQuery {
+  @IsOptional()
+  @IsIn(['canonical', 'dpv'], { message: 'flavor must be one of canonical, dpv' })
+  flavor?: string;
+
+  @IsOptional()
+  @IsString()
+  limit?: string;
+
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  type?: string[];
 }
 
 class NameBody {
@@ -59,6 +74,32 @@ describe('EdgeValidationPipe', () => {
     const unknown = await refusal(pipe.transform({ consent_token: 'abc', colour: 'red' }, query(TokenQuery)));
     expect(unknown.code).toBe('invalid_request');
     expect(unknown.details).toEqual([expect.objectContaining({ field: 'colour' })]);
+  });
+
+  it('refuses a parameter given twice that its DTO takes once as "must be given once", beside the other problems, and takes a list parameter repeated', async () => {
+    // It was "flavor must be one of …" and "limit must be a string": true of neither value given.
+    const twice = await refusal(pipe.transform({ flavor: ['canonical', 'dpv'], limit: ['1', '2'] }, query(FlavorQuery)));
+    expect([twice.code, twice.message, twice.details]).toEqual([
+      'invalid_request',
+      'Invalid query parameters',
+      [
+        { field: 'flavor', reason: 'must be given once' },
+        { field: 'limit', reason: 'must be given once' },
+      ],
+    ]);
+    const withOthers = await refusal(pipe.transform({ flavor: 'nope', limit: ['1', '2'], colour: 'red' }, query(FlavorQuery)));
+    expect(withOthers.details).toEqual([
+      { field: 'limit', reason: 'must be given once' },
+      { field: 'colour', reason: 'property colour should not exist' },
+      { field: 'flavor', reason: 'flavor must be one of canonical, dpv' },
+    ]);
+    // A required parameter given twice is named once, as repeated, not as missing too.
+    expect((await refusal(pipe.transform({ consent_token: ['a', 'b'] }, query(TokenQuery)))).details).toEqual([{ field: 'consent_token', reason: 'must be given once' }]);
+    // Through the converting path too.
+    expect((await refusal(pipe.transform({ limit: ['1', '2'] }, query(PagingQuery)))).details).toEqual([{ field: 'limit', reason: 'must be given once' }]);
+    // A parameter the DTO takes as a list may be repeated; one it does not know is refused as unknown, repeated or not.
+    expect(await pipe.transform({ type: ['a.b', 'c.d'] }, query(FlavorQuery))).toEqual({ type: ['a.b', 'c.d'] });
+    expect((await refusal(pipe.transform({ colour: ['red', 'blue'] }, query(FlavorQuery)))).details).toEqual([{ field: 'colour', reason: 'property colour should not exist' }]);
   });
 
   it('still converts a query whose DTO declares a conversion, and refuses what does not convert', async () => {

@@ -1,7 +1,7 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { DomainError, unstorableInputIssues } from '@dcr/domain';
 import { bodyNotAnObject } from './error-responder';
-import { describedQueryIssues } from './query-parameters';
+import { describedQueryIssues, repeatedQueryParameter, repeatedQueryParameters } from './query-parameters';
 import { buildsOnlyInstances, cacheValidationMetadata, checkAsMessage, Class, isPlainObject, toFieldIssues } from '@dcr/transport';
 
 /**
@@ -65,6 +65,21 @@ export class EdgeValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && (isPlainObject(value) || Array.isArray(value))) {
       const unstorable = unstorableInputIssues(value);
       if (unstorable.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', unstorable);
+    }
+    // A parameter given twice that the DTO takes once is named as such, not by what its DTO says of
+    // a list ("must be a string"); the query's other parameters are checked as ever, in one answer.
+    if (metadata.type === 'query' && validatesClass && isQueryObject(value)) {
+      const repeated = repeatedQueryParameters(metadata.metatype as Class, value);
+      if (repeated.length > 0) {
+        const others = await this.validateInput(Object.fromEntries(Object.entries(value).filter(([name]) => !repeated.includes(name))), metadata).then(
+          () => [],
+          (error: unknown) => {
+            if (error instanceof DomainError && error.details) return error.details.filter((issue) => !repeated.includes(issue.field));
+            throw error;
+          },
+        );
+        throw new DomainError('invalid_request', 'Invalid query parameters', [...repeated.map(repeatedQueryParameter), ...others]);
+      }
     }
     // A body or query whose DTO needs nothing of class-transformer but instances of its nested
     // classes is checked without copying it first (the RPC pipe's way, libs/transport): the same

@@ -6,6 +6,9 @@ import type { FastifyRequest } from 'fastify';
 import { ErrorBodyDto } from './openapi.decorators';
 import { addWebhooks } from './webhook-events.openapi';
 
+/** The methods of the operations that change something. */
+const MUTATING_METHODS: ReadonlySet<string> = new Set(['post', 'put', 'patch', 'delete']);
+
 /** A response key's place: statuses by number, `default` last. */
 const statusOrder = (key: string) => (/^\d+$/.test(key) ? Number(key) : 1000);
 
@@ -21,7 +24,9 @@ Conventions shared by every endpoint:
   \`rows\` the same way, with \`next_cursor\` beside them and its whole \`summary\` on every page).
 - Query parameters: an \`/api/v1/\` operation takes only the query parameters it lists (none if it lists none); any
   other is 400 \`invalid_request\` naming it in \`details\`, and one with an empty name (\`?=x\`) is named by \`field: ""\`
-  with a reason saying so.
+  with a reason saying so; one it takes once, given twice (\`?limit=1&limit=2\`), is named with the reason \`must be given once\`.
+- Every operation that changes something may answer 503 \`service_unavailable\` (a service or the database did not
+  answer; \`Retry-After\` when the wait is known): try again.
 - A JSON body holding a \`__proto__\` key, or a \`constructor\` key holding \`prototype\`: 400 \`invalid_request\` naming
   each such key's path; text that is not JSON: 400 \`malformed_json\` naming \`body\`. A form body
   (\`application/x-www-form-urlencoded\`) with a field \`__proto__\`, or one that in bracket or dot notation holds
@@ -77,6 +82,7 @@ export class OpenApiDocument {
     this.addScopes(this.document);
     this.addIdempotencyKey(this.document);
     this.addUnsupportedMediaType(this.document);
+    this.addServiceUnavailable(this.document);
     this.dropBodyLimitFromReads(this.document);
     this.dropAuthorizationParameters(this.document);
     addWebhooks(this.document);
@@ -126,6 +132,29 @@ export class OpenApiDocument {
         };
         // In the order of the statuses, as the others are.
         operation.responses = Object.fromEntries(Object.entries({ ...operation.responses, 415: refusal }).sort(([a], [b]) => statusOrder(a) - statusOrder(b)));
+      }
+    }
+  }
+
+  /**
+   * Every operation that changes something reaches the message bus (a service that does not answer
+   * is a 503, `libs/transport` rpc-errors) or the gateway's own database (an Idempotency-Key's claim,
+   * the gateway's tables: a lost connection is a 503 with `Retry-After: 1`, error-responder.ts), and a
+   * service's lost database connection crosses the bus as the same 503. No controller declares it for
+   * those causes, so it is added here, with the error body, to each such operation; a route's own 503
+   * (its own cause, its own schema) keeps both and names these causes beside its own.
+   */
+  private addServiceUnavailable(document: OpenAPIObject): void {
+    const unavailable =
+      'A service this request needs, or the database, did not answer (`service_unavailable`; `Retry-After` when the wait is known, as for a lost database connection): try again';
+    for (const item of Object.values(document.paths)) {
+      for (const [method, operation] of Object.entries(item as Record<string, OperationObject>)) {
+        if (!MUTATING_METHODS.has(method) || typeof operation !== 'object' || !operation?.responses) continue;
+        const own = operation.responses['503'] as { description?: string } | undefined;
+        const answer = own
+          ? { ...own, description: `${own.description}; or: ${unavailable}` }
+          : { description: unavailable, content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorBodyDto) } } } };
+        operation.responses = Object.fromEntries(Object.entries({ ...operation.responses, 503: answer }).sort(([a], [b]) => statusOrder(a) - statusOrder(b)));
       }
     }
   }

@@ -17,12 +17,13 @@ import {
   VisibilityMeasurement,
 } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
+import { checkAsMessage } from '@dcr/transport';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
-import { RecordSubjectDto } from './records.dto';
+import { RecordSubjectDto, SUBJECT_REQUIRED } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
 import { IdempotencyClaim, IdempotencyClaimOf } from '../idempotency/idempotency-claim';
 
@@ -91,7 +92,7 @@ export class CreateCaptureDto {
 
   @ApiPropertyOptional({
     description:
-      'Browser commit: record at once, on the lower-assurance `<channel>_browser` channel, and answer `record_id` and `channel` too. Only when the application has browser commit on (`PATCH /api/v1/applications/<id>/settings`), otherwise 422; needs `subject.email`. The receipt e-mail is sent.',
+      'Browser commit: record at once, on the lower-assurance `<channel>_browser` channel, and answer `record_id` and `channel` too. Only when the application has browser commit on (`PATCH /api/v1/applications/<id>/settings`), otherwise 422; needs `subject` (`{email, external_id?}`; without it 422 on `subject`). The receipt e-mail is sent.',
   })
   @IsOptional()
   @IsBoolean()
@@ -167,7 +168,7 @@ export class BrowserCommitWrongCountryDto {
 
 export class AuthorizeCaptureDto {
   @ApiProperty({ type: RecordSubjectDto })
-  @IsDefined({ message: 'subject is required: {email, external_id?}' })
+  @IsDefined({ message: SUBJECT_REQUIRED })
   @ValidateNested()
   @IsObject()
   @Type(() => RecordSubjectDto)
@@ -177,6 +178,12 @@ export class AuthorizeCaptureDto {
   @IsOptional()
   @IsBoolean()
   suppress_receipt?: boolean;
+}
+
+/** What a commit without `subject` is refused with: a commit's own rules (AuthorizeCaptureDto), the Record API's. */
+function missingSubjectIssues(): FieldIssue[] {
+  const checked = checkAsMessage(AuthorizeCaptureDto, {});
+  return 'issues' in checked ? checked.issues : [{ field: 'subject', reason: SUBJECT_REQUIRED }];
 }
 
 /**
@@ -229,7 +236,9 @@ export class CapturesController {
     if (body.commit && !principal.application.browserCommit) {
       throw validationFailed([{ field: 'commit', reason: 'browser commit is not enabled for this application; commit from your server with authorize' }]);
     }
-    if (body.commit && !body.subject) throw validationFailed([{ field: 'subject.email', reason: 'browser commit binds the person by e-mail' }]);
+    // The object is missing: refused by the rules of a commit's `subject`, which are the Record API's,
+    // so it is named and worded as a record without one is.
+    if (body.commit && !body.subject) throw validationFailed(missingSubjectIssues());
     if (!body.commit && body.subject) throw validationFailed([{ field: 'subject', reason: 'only with commit: true; otherwise your server gives the person when it authorizes' }]);
     return firstValueFrom(
       this.clients.own.send<CaptureCreatedReply>(CAPTURES_CREATE, {

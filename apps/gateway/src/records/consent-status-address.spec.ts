@@ -25,7 +25,9 @@ describe('consentStatusAddress', () => {
       { field: 'subject[email]', reason: 'exactly one of subject[external_id], subject[email], subject[id] is required; subject[id] is given too' },
       { field: 'subject[id]', reason: 'exactly one of subject[external_id], subject[email], subject[id] is required; subject[email] is given too' },
     ]);
-    expect(refusal({ 'subject[email]': ['a@example.com', 'b@example.com'] }).details).toEqual([{ field: 'subject[email]', reason: 'repeated' }]);
+    // Worded as every other repeated query parameter is (the validation pipe's).
+    const repeated = refusal({ 'subject[email]': ['a@example.com', 'b@example.com'] });
+    expect([repeated.message, repeated.details]).toEqual(['subject[email] must be given once', [{ field: 'subject[email]', reason: 'must be given once' }]]);
     expect(refusal({ 'subject[email]': 'not-an-address' }).details).toEqual([{ field: 'subject[email]', reason: 'must be an e-mail address' }]);
   });
 });

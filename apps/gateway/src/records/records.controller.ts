@@ -47,6 +47,7 @@ import {
 } from './records.dto';
 import { HomeCountry } from '../residency/home-country';
 import { ListQueryDto } from '../connect/connect.dto';
+import { GIVEN_ONCE, repeatedQueryParameter } from '../http/query-parameters';
 
 /** A page of an import's report as answered: the report with this page's rows, and the cursor of the next page. */
 type ImportReportPage = ImportReport & { next_cursor: string | null };
@@ -69,7 +70,7 @@ const ApiImportStopped = () =>
     ...[
       [422, 'Validation failed; details name the fields (a later chunk refused: also `import_id` and `rows_decided`)'],
       [500, 'Server error (a later chunk: also `import_id` and `rows_decided`)'],
-      [503, 'A service or the database did not answer, or a new person could not be agreed with a peer country (a later chunk: also `import_id` and `rows_decided`)'],
+      [503, "A new person could not be agreed with a peer country; a later chunk's 503, whatever its cause, also carries `import_id` and `rows_decided`"],
       [504, 'A service took too long (a later chunk: also `import_id` and `rows_decided`)'],
     ].map(([status, description]) => ApiResponse({ status: status as number, description: description as string, schema: { $ref: getSchemaPath(ImportStoppedErrorDto) } })),
   );
@@ -91,7 +92,7 @@ export function consentStatusAddress(query: Record<string, unknown>): SubjectAdd
     const name = SUBJECT_PARAMETERS[key];
     const value = query[name] ?? nested[key];
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw new DomainError('invalid_request', `${name} must be given once`, [{ field: name, reason: 'repeated' }]);
+    if (typeof value !== 'string') throw new DomainError('invalid_request', `${name} ${GIVEN_ONCE}`, [repeatedQueryParameter(name)]);
     given.push([key, value]);
   }
   const names = Object.values(SUBJECT_PARAMETERS).join(', ');

@@ -19,6 +19,9 @@ const IsCaptureTime = () =>
     },
   });
 
+/** Why a body without the person is refused, on `subject`: a record, a commit, a browser commit alike. */
+export const SUBJECT_REQUIRED = 'subject is required: {email, external_id?}';
+
 export class RecordSubjectDto {
   @ApiProperty({ example: 'ada@example.com', maxLength: 254, description: 'Binds the person; kept only in their home country. At most 254 characters, and at most 64 bytes (UTF-8) before the @: an address over either is refused naming the limit' })
   @IsSubjectEmail()
@@ -60,7 +63,7 @@ export class CreateConsentRecordDto {
   flow_id: string;
 
   @ApiProperty({ type: RecordSubjectDto })
-  @IsDefined({ message: 'subject is required: {email, external_id?}' })
+  @IsDefined({ message: SUBJECT_REQUIRED })
   @ValidateNested()
   @IsObject()
   @Type(() => RecordSubjectDto)

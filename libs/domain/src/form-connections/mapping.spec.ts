@@ -211,6 +211,46 @@ describe('resolveFormMapping', () => {
       { field: 'mapping.purposes.analytics.label', reason: 'is not a field of a purpose mapping (field, choice)' },
     ]);
   });
+
+  it("names every refusal of a purpose's mapping in one answer: a misspelt field does not hide the purpose's other problems", () => {
+    // A misspelt `choice` beside a choice question: the unknown field, and the yes-choice it leaves missing.
+    expect(refusal(() => resolveFormMapping(terms, definition, withPurpose('analytics', { field: 'analytics_q', chioce: 'analytics_yes' }))).details).toEqual([
+      { field: 'mapping.purposes.analytics.chioce', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.analytics.choice', reason: expect.stringMatching(/missing: name the ref of the choice of analytics_q that means yes/) },
+    ]);
+    // A misspelt `field`: the unknown field, and the question left unnamed.
+    expect(refusal(() => resolveFormMapping(terms, definition, withPurpose('newsletter', { feild: 'newsletter_q' }))).details).toEqual([
+      { field: 'mapping.purposes.newsletter.feild', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.newsletter', reason: 'must be {field: <question ref>, choice?: <choice ref>}' },
+    ]);
+    // An unknown field beside a question the form lacks, a required question, a question that carries no decision,
+    // a choice on a question without choices, and a question another purpose already decides.
+    const mapping = {
+      ...valid,
+      purposes: {
+        newsletter: { field: 'nope_q', label: 'x' },
+        analytics: { field: 'terms_q', label: 'x', choice: 'yes' },
+        fraud: { field: 'rating_q', note: 'x' },
+        lottery: { field: 'legal_q', extra: 1 },
+      },
+    };
+    expect(refusal(() => resolveFormMapping(terms, definition, mapping)).details).toEqual([
+      { field: 'mapping.purposes.newsletter.label', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.newsletter.field', reason: 'the form has no question with ref nope_q' },
+      { field: 'mapping.purposes.analytics.label', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.analytics', reason: expect.stringMatching(/required question terms_q: consent cannot be a condition/) },
+      { field: 'mapping.purposes.analytics.choice', reason: 'terms_q is a legal question: it has no choices' },
+      { field: 'mapping.purposes.fraud.note', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.fraud', reason: expect.stringMatching(/rating question: a score or a number is not a decision/) },
+      { field: 'mapping.purposes.lottery', reason: 'is not a purpose of this flow' },
+    ]);
+    const shared = { ...valid, purposes: { ...valid.purposes, newsletter: { field: 'legal_q', label: 'x' }, fraud: { field: 'legal_q', note: 'x' } } };
+    expect(refusal(() => resolveFormMapping(terms, definition, shared)).details).toEqual([
+      { field: 'mapping.purposes.newsletter.label', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.fraud.note', reason: 'is not a field of a purpose mapping (field, choice)' },
+      { field: 'mapping.purposes.fraud', reason: 'question legal_q already decides newsletter: one answer cannot decide two purposes' },
+    ]);
+  });
 });
 
 // ---- properties ------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import { FormChoice, FormDefinition, FormField } from './form-definition';
  *   (multiple choice, dropdown, picture choice) with the reference of the choice that means yes.
  *
  * Refused, each by name (`mapping.purposes.<key>`, `mapping.purposes.<key>.field|choice`,
- * `mapping.email`, `mapping.external_id`):
+ * `mapping.email`, `mapping.external_id`), all of them at once (a purpose's misspelt field beside its
+ * other problems):
  * - a consent purpose on a required question: a question that must be answered makes the consent a
  *   condition of sending the form, which consent can never be;
  * - a purpose on a question that cannot carry a decision: rating, number, opinion scale, free text
@@ -107,6 +108,52 @@ export function fieldTypeProblem(type: string): string | null {
 const describeChoices = (field: FormField) =>
   field.choices.map((choice) => choice.ref ?? `(no ref) ${choice.label}`).join(', ') || 'none';
 
+const MAPPING_ENTRY_SHAPE = 'must be {field: <question ref>, choice?: <choice ref>}';
+
+const basisOf = (purpose: { basis: string }): MappedPurpose['basis'] => (purpose.basis === 'consent' ? 'consent' : 'legitimate_interest');
+
+/**
+ * Every refusal of one purpose's mapping (`at`, `mapping.purposes.<key>`), each problem named by
+ * itself: a misspelt field beside a question the form lacks is two refusals, not the first of them
+ * (the rest of the API names every field problem at once). A check that needs what an earlier one
+ * refused (the question's choices, when the form has no such question) is left out. `mapped`: the
+ * question (and its yes-choice) the purpose would hold, when the form has it and it can carry a
+ * decision, so that another purpose on it is refused too.
+ */
+function purposeMappingIssues(
+  at: string,
+  entry: Record<string, unknown>,
+  byRef: ReadonlyMap<string, FormField>,
+  basis: MappedPurpose['basis'],
+): { issues: FieldIssue[]; mapped?: { field: FormField; choice?: FormChoice } } {
+  // A field we would drop is one the caller believes was saved (a misspelt `choice`, say).
+  const issues: FieldIssue[] = Object.keys(entry)
+    .filter((name) => !PURPOSE_MAPPING_FIELDS.has(name))
+    .map((name) => ({ field: `${at}.${name}`, reason: 'is not a field of a purpose mapping (field, choice)' }));
+  const choiceGiven = entry.choice !== undefined;
+  const choiceWellFormed = !choiceGiven || (typeof entry.choice === 'string' && entry.choice.length > 0);
+  if (typeof entry.field !== 'string' || entry.field.length === 0) issues.push({ field: at, reason: MAPPING_ENTRY_SHAPE });
+  if (!choiceWellFormed) issues.push({ field: `${at}.choice`, reason: 'must be the ref of one of the question\'s choices' });
+  if (typeof entry.field !== 'string' || entry.field.length === 0) return { issues };
+  const field = byRef.get(entry.field);
+  if (!field) return { issues: [...issues, { field: `${at}.field`, reason: `the form has no question with ref ${entry.field}` }] };
+  // A question that cannot carry a decision is refused for that alone: whether it is required, or has choices, is moot.
+  const typeProblem = fieldTypeProblem(field.type);
+  if (typeProblem) return { issues: [...issues, { field: at, reason: typeProblem }] };
+  if (basis === 'consent' && field.required) issues.push({ field: at, reason: `is mapped to the required question ${field.ref}: consent cannot be a condition of sending the form` });
+  if (!choiceWellFormed) return { issues };
+  if (!isChoiceType(field.type)) {
+    if (choiceGiven) return { issues: [...issues, { field: `${at}.choice`, reason: `${field.ref} is a ${field.type} question: it has no choices` }] };
+    return { issues, mapped: { field } };
+  }
+  if (!choiceGiven) {
+    return { issues: [...issues, { field: `${at}.choice`, reason: `is missing: name the ref of the choice of ${field.ref} that means yes (its choices: ${describeChoices(field)})` }] };
+  }
+  const choice = field.choices.find((candidate) => candidate.ref === entry.choice);
+  if (!choice) return { issues: [...issues, { field: `${at}.choice`, reason: `${String(entry.choice)} is not a choice of ${field.ref} (its choices: ${describeChoices(field)})` }] };
+  return { issues, mapped: { field, choice } };
+}
+
 /**
  * Checks a mapping against the form's definition and the flow version's terms. Returns the resolved
  * mapping (question ids and types, the yes-choice) that submissions are read with, or throws
@@ -171,50 +218,15 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
         else issues.push({ field: at, reason: `is a ${purpose.basis} purpose: notice-only, it takes no decision and is not mapped to a question` });
         continue;
       }
-      if (!isPlainObject(entry) || typeof entry.field !== 'string' || entry.field.length === 0) {
-        issues.push({ field: at, reason: 'must be {field: <question ref>, choice?: <choice ref>}' });
+      if (!isPlainObject(entry)) {
+        issues.push({ field: at, reason: MAPPING_ENTRY_SHAPE });
         continue;
       }
-      // A field we would drop is one the caller believes was saved (a misspelt `choice`, say).
-      const unknownFields = Object.keys(entry).filter((name) => !PURPOSE_MAPPING_FIELDS.has(name));
-      if (unknownFields.length > 0) {
-        for (const name of unknownFields) issues.push({ field: `${at}.${name}`, reason: 'is not a field of a purpose mapping (field, choice)' });
-        continue;
-      }
-      if (entry.choice !== undefined && (typeof entry.choice !== 'string' || entry.choice.length === 0)) {
-        issues.push({ field: `${at}.choice`, reason: 'must be the ref of one of the question\'s choices' });
-        continue;
-      }
-      const field = byRef.get(entry.field);
-      if (!field) {
-        issues.push({ field: `${at}.field`, reason: `the form has no question with ref ${entry.field}` });
-        continue;
-      }
-      const typeProblem = fieldTypeProblem(field.type);
-      if (typeProblem) {
-        issues.push({ field: at, reason: typeProblem });
-        continue;
-      }
-      const basis = purpose.basis === 'consent' ? 'consent' : 'legitimate_interest';
-      if (basis === 'consent' && field.required) {
-        issues.push({ field: at, reason: `is mapped to the required question ${field.ref}: consent cannot be a condition of sending the form` });
-        continue;
-      }
-      let choice: FormChoice | undefined;
-      if (isChoiceType(field.type)) {
-        if (entry.choice === undefined) {
-          issues.push({ field: `${at}.choice`, reason: `is missing: name the ref of the choice of ${field.ref} that means yes (its choices: ${describeChoices(field)})` });
-          continue;
-        }
-        choice = field.choices.find((candidate) => candidate.ref === entry.choice);
-        if (!choice) {
-          issues.push({ field: `${at}.choice`, reason: `${entry.choice} is not a choice of ${field.ref} (its choices: ${describeChoices(field)})` });
-          continue;
-        }
-      } else if (entry.choice !== undefined) {
-        issues.push({ field: `${at}.choice`, reason: `${field.ref} is a ${field.type} question: it has no choices` });
-        continue;
-      }
+      const refused = purposeMappingIssues(at, entry, byRef, basisOf(purpose));
+      issues.push(...refused.issues);
+      if (!refused.mapped) continue;
+      const { field, choice } = refused.mapped;
+      // A question one purpose holds is held for the others even when that purpose is refused otherwise.
       const slot = choice ? `${field.ref}#${choice.ref}` : field.ref;
       const holder = taken.get(slot);
       if (holder) {
@@ -222,7 +234,7 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
         continue;
       }
       taken.set(slot, key);
-      purposes[key] = { field: field.ref, field_id: field.id, field_type: field.type, basis, ...(choice ? { choice } : {}) };
+      if (refused.issues.length === 0) purposes[key] = { field: field.ref, field_id: field.id, field_type: field.type, basis: basisOf(purpose), ...(choice ? { choice } : {}) };
     }
     for (const purpose of terms.purposes) {
       if (purpose.takes_decision && !Object.prototype.hasOwnProperty.call(input.purposes, purpose.key)) {
