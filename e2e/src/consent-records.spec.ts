@@ -10,6 +10,8 @@ import { openApiConformance } from '../support/openapi-conformance';
 import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
 import { IdempotencyService } from '../../apps/gateway/src/idempotency/idempotency.service';
+import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { refusedConnectionError } from '@dcr/testing';
 
 /**
  * The Record API end to end: the capture rules refuse by name, idempotency keys replay or conflict
@@ -361,6 +363,34 @@ describe('consent records', () => {
     // The supersession's withdrawal is on the first record, as made by the newer one.
     const { rows } = await db.query(`SELECT withdrawals FROM decisions.consent_records WHERE record_id = $1`, [answers[0]]);
     expect(rows[0].withdrawals).toEqual([expect.objectContaining({ purpose: 'newsletter', channel: 'newer_record' })]);
+  });
+
+  it('answers consent_status 503 with Retry-After, never a 500, while PostgreSQL refuses the decisions service a new connection (too many clients)', async () => {
+    const person = { email: 'refused@example.com', external_id: 'crm-refused' };
+    expect((await record({ newsletter: granted, analytics: declined }, { subject: person })).status).toBe(201);
+    // A loaded server at max_connections refuses the connection a pool opens under a burst with
+    // 53300, "sorry, too many clients already" (consent_status reads two things at once): the real
+    // server's error, met by a role of the test's own, is what US's decisions service gets here.
+    const refused = await refusedConnectionError(us.database.url);
+    expect(refused.code).toBe('53300');
+    const obtain = PostgresDriver.prototype.obtainMasterConnection;
+    const spy = jest.spyOn(PostgresDriver.prototype, 'obtainMasterConnection').mockImplementation(function (this: PostgresDriver) {
+      const { schema, url } = this.options as { schema?: string; url?: string };
+      return schema === 'decisions' && url === us.database.url ? Promise.reject(refused) : obtain.call(this);
+    });
+    let status: Awaited<ReturnType<typeof api>>;
+    try {
+      status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-refused`);
+    } finally {
+      spy.mockRestore();
+    }
+    expect([status.status, status.body.code, status.body.retry_after, status.headers.get('retry-after')]).toEqual([503, 'service_unavailable', 1, '1']);
+    expect(status.body.message).toBe('The database had no connection free for the request; try again');
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('GET', '/api/v1/applications/{application_id}/consent_status', status)).toEqual([true, null]);
+    // Retried once the server takes connections again: answered.
+    const retried = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=crm-refused`);
+    expect([retried.status, retried.body.purposes.newsletter?.status]).toEqual([200, 'granted']);
   });
 
   it('supersedes with a later record: withdraws what moved away from granted, on the receipt and in consent_status', async () => {

@@ -2,3 +2,4 @@ export * from './test-database';
 export * from './schema-drift';
 export * from './webhook-receiver';
 export * from './lost-connection';
+export * from './refused-connection';

@@ -1,7 +1,7 @@
 import { DomainError } from '@dcr/domain';
 import pino from 'pino';
 import { QueryFailedError } from 'typeorm';
-import { createTestDatabase, lostConnectionError } from '@dcr/testing';
+import { createTestDatabase, lostConnectionError, poolTimeoutError, refusedConnectionError } from '@dcr/testing';
 import { noResponder, payloadTooLarge, timedOut } from '@dcr/transport';
 import { errorAnswer } from './error-responder';
 
@@ -53,6 +53,22 @@ describe('errorAnswer', () => {
       for (const thrown of [failure, new QueryFailedError('SELECT 1', [], failure)]) {
         const answer = errorAnswer(thrown, 'req_1', logger, () => false);
         expect([answer.status, answer.code, answer.body.retry_after]).toEqual([503, 'service_unavailable', 1]);
+        expect(retryAfter(thrown)).toBe('1');
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it("answers a 503 with Retry-After, not a 500, when the gateway's own database refuses a new connection (too many clients) or none comes free in time", async () => {
+    const database = await createTestDatabase('error_responder');
+    try {
+      const refused = await refusedConnectionError(database.url);
+      expect(refused.code).toBe('53300');
+      for (const thrown of [refused, new QueryFailedError('SELECT 1', [], refused), await poolTimeoutError(database.url)]) {
+        const answer = errorAnswer(thrown, 'req_1', logger, () => false);
+        expect([answer.status, answer.code, answer.body.retry_after]).toEqual([503, 'service_unavailable', 1]);
+        expect(answer.body.message).toBe('The database had no connection free for the request; try again');
         expect(retryAfter(thrown)).toBe('1');
       }
     } finally {

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { databaseConnectionLost, DomainError, ErrorCode, FieldIssue, httpStatusOf, isLostDatabaseConnection } from '@dcr/domain';
+import { databaseConnectionLost, databaseConnectionRefused, DomainError, ErrorCode, FieldIssue, httpStatusOf, isLostDatabaseConnection, isRefusedDatabaseConnection } from '@dcr/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { withoutBusSubject } from '@dcr/transport';
@@ -63,6 +63,8 @@ export function toDomainError(error: unknown): DomainError {
   if (error instanceof DomainError) return error;
   // The gateway's own database connection lost under the request: a retry may succeed (503, Retry-After: 1).
   if (isLostDatabaseConnection(error)) return databaseConnectionLost();
+  // Or no connection to be had (PostgreSQL at max_connections, 53300; the pool's wait ran out): likewise.
+  if (isRefusedDatabaseConnection(error)) return databaseConnectionRefused();
   // Nest wraps Fastify's own errors (body parsing, size limit) in an HttpException whose cause they are.
   const cause = (error as { cause?: unknown })?.cause;
   if (error instanceof HttpException && isFastifyError(cause)) return toDomainError(cause);

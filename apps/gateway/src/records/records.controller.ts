@@ -26,7 +26,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
-import { ApiConflict, ApiErrorResponses, ApiWrongCountry } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
 import { TransportRecord } from '@dcr/transport';
@@ -366,6 +366,13 @@ export class RecordsController {
   @ApiQuery({ name: 'subject[id]', required: false, schema: { type: 'string', pattern: `^sub_[0-9a-z]{${SUBJECT_ID_LENGTH}}$` } })
   @ApiOkResponse({ type: ConsentStatusDto })
   @ApiWrongCountry('The person')
+  @ApiResponse({
+    status: 503,
+    description:
+      'A service or the database did not answer (`service_unavailable`); with `Retry-After: 1` and `retry_after` when the database ' +
+      'connection was lost or none was to be had (PostgreSQL at its connection limit): try again',
+    schema: { $ref: getSchemaPath(ErrorBodyDto) },
+  })
   async status(@CurrentPrincipal() principal: Principal, @Param('application_id') applicationId: string, @Query() query: Record<string, unknown>) {
     requireApplicationAccess(principal, this.index.application(applicationId));
     const address = consentStatusAddress(query);

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
 import { QueryFailedError } from 'typeorm';
-import { createTestDatabase, lostConnectionError, TestDatabase } from '@dcr/testing';
+import { createTestDatabase, lostConnectionError, poolTimeoutError, refusedConnectionError, TestDatabase } from '@dcr/testing';
 import { DomainError, wrongCountry } from '@dcr/domain';
 import { decodeReply, encodeReply } from './envelopes';
 import { fromSerializedError, toSerializedError } from './rpc-errors';
@@ -72,5 +72,26 @@ describe('RPC error codec: a database connection lost while handling a message',
         extra: { retry_after: 1 },
       });
     }
+  });
+
+  it('crosses as service_unavailable with retry_after when PostgreSQL refuses a new connection (too many clients) or none comes free in time', async () => {
+    // A pool opening its next connection on a loaded server is refused with 53300 ("sorry, too many
+    // clients already"); a pool whose connections are all busy gives up after its timeout. Neither
+    // is a fault of the request, and a retry may well get a connection: a 503, never a 500.
+    const refused = await refusedConnectionError(database.url);
+    expect(refused.code).toBe('53300');
+    const exhausted = await poolTimeoutError(database.url);
+    expect(exhausted.message).toBe('timeout exceeded when trying to connect');
+    const logger = new Logger('test');
+    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+    for (const thrown of [refused, new QueryFailedError('SELECT 1', [], refused), exhausted]) {
+      expect(toSerializedError(thrown, logger)).toEqual({
+        code: 'service_unavailable',
+        message: 'The database had no connection free for the request; try again',
+        extra: { retry_after: 1 },
+      });
+    }
+    expect(logger.error).not.toHaveBeenCalled();
   });
 });

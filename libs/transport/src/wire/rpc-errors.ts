@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { databaseConnectionLost, DomainError, ErrorCode, isErrorCode, isLostDatabaseConnection, SerializedDomainError } from '@dcr/domain';
+import { databaseConnectionLost, databaseConnectionRefused, DomainError, ErrorCode, isErrorCode, isLostDatabaseConnection, isRefusedDatabaseConnection, SerializedDomainError } from '@dcr/domain';
 
 /**
  * The error half of the wire format. Only DomainErrors cross a hop with their code, message, details
@@ -61,7 +61,8 @@ function pick(error: SerializedDomainError): SerializedDomainError {
 
 /**
  * What goes on the wire for whatever a handler threw. Unexpected errors are logged, never sent; a lost
- * database connection crosses as service_unavailable (retry_after 1), as a retry can succeed.
+ * database connection, or none to be had (PostgreSQL refused one, or the pool had none free in time), crosses as
+ * service_unavailable (retry_after 1), as a retry can succeed.
  */
 export function toSerializedError(error: unknown, logger?: LoggerService): SerializedDomainError {
   if (error instanceof DomainError) return pick(error.toJSON());
@@ -73,6 +74,11 @@ export function toSerializedError(error: unknown, logger?: LoggerService): Seria
   if (isLostDatabaseConnection(error)) {
     logger?.warn(`Database connection lost while handling a message: ${(error as Error).message}`);
     return databaseConnectionLost().toJSON();
+  }
+  // No connection to be had (PostgreSQL at max_connections, 53300; the pool's wait ran out): likewise.
+  if (isRefusedDatabaseConnection(error)) {
+    logger?.warn(`No database connection for a message: ${(error as Error).message}`);
+    return databaseConnectionRefused().toJSON();
   }
   logger?.error(
     `Unexpected error while handling a message: ${error instanceof Error ? error.message : safeStringify(error)}`,
