@@ -16,7 +16,7 @@ import {
   ReleaseRequest,
 } from '@dcr/contracts';
 import { ChainLink, consentLapsesAt, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
-import { entityFromRow, JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { entityFromRow, isDeadlock, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
 import { DataSource, EntityManager } from 'typeorm';
@@ -693,14 +693,13 @@ function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean
 /** The inserts of a batch of new people (plain and guarded by the flow version), for tests that read their plans. */
 export const recordBatchNewPeopleInserts = (dataSource: DataSource): PreparedStatement[] => [false, true].map((whileActive) => insertNewPeopleWithRecords(dataSource, whileActive));
 
-const DEADLOCK_DETECTED = '40P01';
 /**
  * A write that met another writer's extension of the same chain (a second record superseding the
  * same one, which the database refuses), or deadlocked with it over the records both withdraw from:
  * it wrote nothing, and reading the newest records again decides it.
  */
 const isRaceLost = ({ code, constraint }: { code?: string; constraint?: string }) =>
-  (code === UNIQUE_VIOLATION && constraint === 'UQ_consent_records_successor') || code === DEADLOCK_DETECTED;
+  (code === UNIQUE_VIOLATION && constraint === 'UQ_consent_records_successor') || isDeadlock({ code });
 /** How many times a batch's transaction is tried when it keeps losing such races (retriedWhileRacing). */
 const RACE_TRIES = 5;
 

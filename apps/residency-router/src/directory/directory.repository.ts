@@ -20,11 +20,8 @@ import { DirectoryEntry } from './directory-entry.entity';
  * Every statement inserting entries inserts them in the order of their reference (`ORDER BY 1`), so
  * two statements writing some of the same references (a registration here and a peer's confirmation
  * of its claim of the same people, their lists in any order) wait for each other, one after the
- * other, instead of deadlocking (test/directory-lock-order.spec.ts).
- */
-/*
- * Every statement updating or deleting several entries locks them first in the order of their
- * reference (lockedInOrder), for the same reason: a registration marking entries relied on, a
+ * other, instead of deadlocking (test/directory-lock-order.spec.ts). Every statement updating or
+ * deleting several entries locks them first in the same order (lockedInOrder), for the same reason: a registration marking entries relied on, a
  * release or withdrawal of claims and a peer's merge of the same references, each in its own
  * order, wait for each other instead of deadlocking. One order cannot cover REGISTER_MANY, which
  * inserts the references not there yet and then marks those found (two passes, each in order): a
