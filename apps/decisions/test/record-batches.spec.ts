@@ -158,6 +158,41 @@ describe('ImportBatch: a batch of records', () => {
     expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" r WHERE NOT EXISTS (SELECT 1 FROM "decisions"."subjects" s WHERE s."id" = r."subject_id")`, [])).toBe(0);
   });
 
+  it('writes a batch of new people by the transaction when PostgreSQL ends its one-statement insert as a deadlock victim (it failed the request)', async () => {
+    // Two batches giving two new people each the other's external ids in the opposite order wait for
+    // each other inside their single statements; PostgreSQL ends one. Made certain here: the first
+    // insert of this person is ended with the deadlock's SQLSTATE by a trigger (the sequence counts
+    // across rollbacks), the same error the server gives a real victim.
+    await dataSource.query(`CREATE SEQUENCE "decisions"."test_deadlock_once"`);
+    await dataSource.query(`CREATE FUNCTION "decisions"."test_deadlock_once"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW."email" = 'deadlock-victim@example.com' AND nextval('"decisions"."test_deadlock_once"') = 1 THEN
+          RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await dataSource.query(`CREATE TRIGGER "test_deadlock_once" BEFORE INSERT ON "decisions"."subjects" FOR EACH ROW EXECUTE FUNCTION "decisions"."test_deadlock_once"()`);
+    try {
+      const result = await batch.record(applicationId, flow, [
+        { ...row(0, 'deadlock-victim@example.com', purposes('granted', 'granted')), externalId: 'deadlock-x' },
+        { ...row(1, 'deadlock-companion@example.com', purposes('granted', 'declined')), externalId: 'deadlock-y' },
+      ]);
+      expect(result.outcomes.map((outcome) => outcome.outcome)).toEqual(['recorded', 'recorded']);
+      const [{ n: tries }] = await dataSource.query(`SELECT last_value::int AS n FROM "decisions"."test_deadlock_once"`);
+      expect(tries).toBe(2); // ended once, then written
+      const people = await dataSource.query(`SELECT "email", "external_id" FROM "decisions"."subjects" WHERE "email" LIKE 'deadlock-%' ORDER BY "email"`);
+      expect(people).toEqual([
+        { email: 'deadlock-companion@example.com', external_id: 'deadlock-y' },
+        { email: 'deadlock-victim@example.com', external_id: 'deadlock-x' },
+      ]);
+      expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" WHERE "record_id" = ANY($1)`, [[...result.made.values()].map((made) => made.recordId)])).toBe(2);
+    } finally {
+      await dataSource.query(`DROP TRIGGER "test_deadlock_once" ON "decisions"."subjects"`);
+      await dataSource.query(`DROP FUNCTION "decisions"."test_deadlock_once"()`);
+      await dataSource.query(`DROP SEQUENCE "decisions"."test_deadlock_once"`);
+    }
+  });
+
   it('writes against the newest records read with the people when they still are, and reads them again when another writer changed one', async () => {
     const [first] = (await batch.record(applicationId, flow, [row(0, 'latest-read@example.com', purposes('granted', 'granted'))])).made.values();
     const readLatest = jest.spyOn(RECORD_BATCH_STATEMENTS.latest, 'rows');

@@ -686,7 +686,7 @@ function insertNewPeopleWithRecords(dataSource: DataSource, whileActive: boolean
        INSERT INTO "decisions"."subjects" ("id", "application_id", "email", "external_id", "created_at")
        SELECT r."id", $1, r."email", r."external_id", now() FROM jsonb_to_recordset($7::jsonb) AS r(${PEOPLE_ROWS.columns})${where(guard)}
      ), "records" AS (${insertRecordsSql(guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
-    { expected: isSubjectConflict },
+    { expected: (error) => isSubjectConflict(error) || isDeadlock(error) },
   );
 }
 
@@ -1254,7 +1254,8 @@ export class ImportBatch {
    * that supersedes another row of the batch puts its withdrawal marks on that row's insert).
    * Answers undefined, having written nothing, when that does not hold: another batch recorded one
    * of these people since they were looked up (the subjects' unique index refuses the whole
-   * statement); the transaction then writes the batch.
+   * statement), or PostgreSQL ended the statement as a deadlock's victim; the transaction then
+   * writes the batch.
    */
   private async recordNewPeople(
     applicationId: string,
@@ -1272,7 +1273,9 @@ export class ImportBatch {
     try {
       ({ rowCount: inserted } = await insert.run(this.dataSource, [...recordsParameters(applicationId, flow, planned), PEOPLE_ROWS.document(newPeople)]));
     } catch (error) {
-      if (isSubjectConflict(error as { code?: string; constraint?: string })) return undefined;
+      // Or ended as a deadlock's victim (two batches giving their new people each other's external
+      // ids in opposite orders): it wrote nothing, and the transaction decides those people again.
+      if (isSubjectConflict(error as { code?: string; constraint?: string }) || isDeadlock(error as { code?: string })) return undefined;
       throw error;
     }
     // No event inserted: the version is no longer active, and the statement wrote nothing.
