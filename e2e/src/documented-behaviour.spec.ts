@@ -138,14 +138,15 @@ describe('consent in your own forms, as documented', () => {
     expect((await api('GET', `/api/v1/applications/${applicationId}/audit?type=consent.granted&type=flow.activated`)).status).toBe(200);
   });
 
-  it('lists 503 service_unavailable, with the error body, on every operation that changes something', () => {
+  it('lists 503 service_unavailable, with the error body, on every operation that changes something and every read of the API', () => {
     // Each of them reaches the bus (a service that does not answer) or the gateway's database (the
     // Idempotency-Key's claim, its own tables): a lost connection or a missing responder is a 503.
+    // Not a read documented as not implemented (501), which reaches neither.
     const schemas = openapi.components.schemas;
     const missing = Object.entries(openapi.paths as Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string } }> }> }>>).flatMap(
       ([path, item]) =>
         Object.entries(item)
-          .filter(([method]) => ['post', 'put', 'patch', 'delete'].includes(method))
+          .filter(([method, operation]) => ['post', 'put', 'patch', 'delete'].includes(method) || (method === 'get' && path.startsWith('/api/v1/') && !operation.responses?.['501']))
           .filter(([, operation]) => {
             const unavailable = operation.responses?.['503'];
             const ref = unavailable?.content?.['application/json']?.schema?.$ref ?? '';
@@ -156,6 +157,8 @@ describe('consent in your own forms, as documented', () => {
           .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(missing).toEqual([]);
+    expect(openapi.paths['/api/v1/applications/{application_id}/flows'].get.responses['503'].description).toEqual(expect.stringContaining('service_unavailable'));
+    expect(openapi.paths['/api/v1/authorization_receipts/{id}'].get.responses['503']).toBeUndefined();
     // A route's own 503 is kept, beside the general one.
     expect(openapi.paths['/api/v1/decisions/{capture_token}/authorize'].post.responses['503'].description).toEqual(expect.stringContaining('Another country is committing the capture'));
     expect(openapi.paths['/api/v1/consent_records/imports'].post.responses['503'].content['application/json'].schema.$ref).toBe('#/components/schemas/ImportStoppedErrorDto');

@@ -9,6 +9,13 @@ import { addWebhooks } from './webhook-events.openapi';
 /** The methods of the operations that change something. */
 const MUTATING_METHODS: ReadonlySet<string> = new Set(['post', 'put', 'patch', 'delete']);
 
+/**
+ * A read of the API answered by a service over the bus or from the gateway's database (every
+ * `GET /api/v1/…`); not one documented as not implemented (501), which reaches neither.
+ */
+const readsThroughServices = (path: string, method: string, operation: OperationObject): boolean =>
+  method === 'get' && path.startsWith('/api/v1/') && operation.responses['501'] === undefined;
+
 /** A response key's place: statuses by number, `default` last. */
 const statusOrder = (key: string) => (/^\d+$/.test(key) ? Number(key) : 1000);
 
@@ -25,8 +32,8 @@ Conventions shared by every endpoint:
 - Query parameters: an \`/api/v1/\` operation takes only the query parameters it lists (none if it lists none); any
   other is 400 \`invalid_request\` naming it in \`details\`, and one with an empty name (\`?=x\`) is named by \`field: ""\`
   with a reason saying so; one it takes once, given twice (\`?limit=1&limit=2\`), is named with the reason \`must be given once\`.
-- Every operation that changes something may answer 503 \`service_unavailable\` (a service or the database did not
-  answer; \`Retry-After\` when the wait is known): try again.
+- Every operation that changes something, and every read under \`/api/v1/\`, may answer 503 \`service_unavailable\` (a
+  service or the database did not answer; \`Retry-After\` when the wait is known): try again.
 - A JSON body holding a \`__proto__\` key, or a \`constructor\` key holding \`prototype\`: 400 \`invalid_request\` naming
   each such key's path; text that is not JSON: 400 \`malformed_json\` naming \`body\`. A form body
   (\`application/x-www-form-urlencoded\`) with a field \`__proto__\`, or one that in bracket or dot notation holds
@@ -137,7 +144,8 @@ export class OpenApiDocument {
   }
 
   /**
-   * Every operation that changes something reaches the message bus (a service that does not answer
+   * Every operation that changes something, and every read of the API (`/api/v1/`) but one that
+   * answers only 501, reaches the message bus (a service that does not answer
    * is a 503, `libs/transport` rpc-errors) or the gateway's own database (an Idempotency-Key's claim,
    * the gateway's tables: a lost connection is a 503 with `Retry-After: 1`, error-responder.ts), and a
    * service's lost database connection crosses the bus as the same 503. No controller declares it for
@@ -147,9 +155,10 @@ export class OpenApiDocument {
   private addServiceUnavailable(document: OpenAPIObject): void {
     const unavailable =
       'A service this request needs, or the database, did not answer (`service_unavailable`; `Retry-After` when the wait is known, as for a lost database connection): try again';
-    for (const item of Object.values(document.paths)) {
+    for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item as Record<string, OperationObject>)) {
-        if (!MUTATING_METHODS.has(method) || typeof operation !== 'object' || !operation?.responses) continue;
+        if (typeof operation !== 'object' || !operation?.responses) continue;
+        if (!MUTATING_METHODS.has(method) && !readsThroughServices(path, method, operation)) continue;
         const own = operation.responses['503'] as { description?: string } | undefined;
         const answer = own
           ? { ...own, description: `${own.description}; or: ${unavailable}` }
