@@ -102,6 +102,38 @@ describe('ImportBatch: a bind that loses a race', () => {
     await database?.close();
   });
 
+  it('decides each row of a batch as if the rows before it were recorded: an identifier an earlier row gives a person is theirs for the rows after it', async () => {
+    // Recorded before: a person by address alone, and one by external id alone.
+    await insertPerson('sub_usrowsaddressonly0000', 'rows-address@example.com', null);
+    await insertPerson('sub_usrowsidonly000000000', null, 'rows-id');
+    const result = await batch.record(applicationId, flow, [
+      row(0, 'rows-new@example.com', 'rows-x'),
+      row(1, 'rows-new@example.com', 'rows-y'),
+      row(2, 'rows-other@example.com', 'rows-x'),
+      row(3, 'rows-address@example.com', 'rows-z'),
+      row(4, 'rows-address@example.com', 'rows-w'),
+      row(5, 'rows-first@example.com', 'rows-id'),
+      row(6, 'rows-second@example.com', 'rows-id'),
+    ]);
+    const reasons = result.outcomes.map((outcome) => (outcome.outcome === 'refused' ? outcome.reasons : outcome.outcome));
+    expect(reasons).toEqual([
+      'recorded',
+      // The person row 0 introduces has rows-x.
+      [{ field: 'subject.external_id', reason: 'an earlier row gives the person of this e-mail address another external_id' }],
+      [{ field: 'subject.external_id', reason: 'an earlier row gives it to a person with another e-mail address' }],
+      // Row 3 gives the person recorded by address rows-z.
+      'recorded',
+      [{ field: 'subject.external_id', reason: 'an earlier row gives the person of this e-mail address another external_id' }],
+      // Row 5 gives the person recorded by external id an address.
+      'recorded',
+      [{ field: 'subject.external_id', reason: 'an earlier row gives the person of this external_id another e-mail address' }],
+    ]);
+    expect(await person('sub_usrowsaddressonly0000')).toEqual({ email: 'rows-address@example.com', external_id: 'rows-z' });
+    expect(await person('sub_usrowsidonly000000000')).toEqual({ email: 'rows-first@example.com', external_id: 'rows-id' });
+    const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" IN ('rows-new@example.com', 'rows-other@example.com', 'rows-second@example.com')`);
+    expect(n).toBe(1);
+  });
+
   it('refuses an external id for a person another writer gave another one meanwhile, writes nothing for the row and releases its directory entry', async () => {
     await insertPerson('sub_usbindrace00000000001', 'ada@example.com', null);
     directory.set(ref('email', 'ada@example.com'), 'US');

@@ -15,7 +15,22 @@ import {
   ReleaseReply,
   ReleaseRequest,
 } from '@dcr/contracts';
-import { ChainLink, consentLapsesAt, FieldIssue, newRecordId, newSubjectId, outcomesAfterWithdrawal, PERSON_WITHDRAWAL_CHANNELS, RecordedPurpose, recordInChain, recordStatus, SUPERSEDED_BY_NEWER_RECORD, WithdrawalMark } from '@dcr/domain';
+import {
+  ChainLink,
+  consentLapsesAt,
+  FieldIssue,
+  matchSubject,
+  newRecordId,
+  newSubjectId,
+  outcomesAfterWithdrawal,
+  PERSON_WITHDRAWAL_CHANNELS,
+  RecordedPerson,
+  RecordedPurpose,
+  recordInChain,
+  recordStatus,
+  SUPERSEDED_BY_NEWER_RECORD,
+  WithdrawalMark,
+} from '@dcr/domain';
 import { entityFromRow, isDeadlock, JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { outboxDocument, OutboxEvent, outboxInsertSql, outboxRow, SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { firstValueFrom } from 'rxjs';
@@ -399,12 +414,11 @@ const latestOf = (row: ChainRow, durations: Map<number, string | null>): Latest 
 });
 
 /**
- * Why a row's person cannot be told apart, or nothing: its external id belongs to another person
- * than its e-mail address, or to a person with another address, or the person of the address has
- * another external id (or is given one by an earlier row of the batch). A person is one row per
- * application and e-mail address and per external id; recording the row under either would bind an
- * identifier to someone it does not name, or silently drop it. `newHere`: the people an earlier row
- * of the batch introduces (they are not recorded yet, which the reasons say).
+ * Why a row's person cannot be told apart, or nothing: matchSubject's rule (libs/domain, the one
+ * the subjects endpoint and every other entry point keep), with what the batch adds to it: the
+ * person of the address is given another external id by an earlier row, or the person of the
+ * external id another address. `newHere`: the people an earlier row of the batch introduces (they
+ * are not recorded yet, which the reasons say).
  */
 function subjectConflict(
   row: Pick<CheckedRow, 'email' | 'externalId'>,
@@ -416,12 +430,11 @@ function subjectConflict(
 ): SubjectConflict | undefined {
   if (!row.externalId) return undefined;
   const conflict = (reason: string): SubjectConflict => ({ field: 'subject.external_id', reason });
-  if (byId && byAddress && byId.id !== byAddress.id) return conflict('belongs to another person of this application than subject.email');
-  if (byId && !byAddress && byId.email !== null && byId.email !== row.email) {
-    return conflict(newHere.has(byId.id) ? 'an earlier row gives it to a person with another e-mail address' : 'belongs to a person of this application recorded with another e-mail address');
-  }
-  if (!byId && byAddress?.external_id) {
-    return conflict(newHere.has(byAddress.id) ? 'an earlier row gives the person of this e-mail address another external_id' : 'the person recorded with this e-mail address has another external_id');
+  const match = matchSubject({ email: row.email, externalId: row.externalId }, recordedPerson(byId), recordedPerson(byAddress), 'subject.email');
+  if (match.kind === 'conflict') {
+    if (byId && !byAddress && newHere.has(byId.id)) return conflict('an earlier row gives it to a person with another e-mail address');
+    if (!byId && byAddress && newHere.has(byAddress.id)) return conflict('an earlier row gives the person of this e-mail address another external_id');
+    return conflict(match.reason);
   }
   if (!byId && bindingInBatch !== undefined && bindingInBatch !== row.externalId) return conflict('an earlier row gives the person of this e-mail address another external_id');
   if (byId && !byAddress && byId.email === null && emailInBatch !== undefined && emailInBatch !== row.email) {
@@ -429,6 +442,8 @@ function subjectConflict(
   }
   return undefined;
 }
+
+const recordedPerson = (person: KnownPerson | undefined): RecordedPerson | null => (person ? { id: person.id, email: person.email, externalId: person.external_id } : null);
 
 /**
  * A row's person: one already recorded (`found`, with an external id to keep for them), one an

@@ -18,9 +18,9 @@ export type SubjectMatch<P extends RecordedPerson> =
   | { kind: 'conflict'; field: 'external_id'; reason: string };
 
 /**
- * One person per application and e-mail address and per external id (the Record API's rule, its
- * import-batch `subjectConflict`): given both, they must name the same person, one who lacks the
- * other (bound to them), or no one. An external id that belongs to another person than the address,
+ * One person per application and e-mail address and per external id (the Record API's rule, which
+ * the decisions service's import-batch `subjectConflict` extends to the rows of one batch): given
+ * both, they must name the same person, one who lacks the other (bound to them), or no one. An external id that belongs to another person than the address,
  * or to a person with another address, or an address whose person has another external id, is a
  * conflict: keeping it would make an identifier name two people, and leaving it out would drop it
  * silently. `emailField`: how the request names the address, for the reason.
