@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ClaimNewRequest, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RegisterManyRequest } from '@dcr/contracts';
+import { ClaimNewRequest, RESIDENCY_CLAIM_NEW, RESIDENCY_REGISTER_MANY, RESIDENCY_RELEASE, RegisterManyRequest } from '@dcr/contracts';
 import { RecordedPurpose } from '@dcr/domain';
 import { ServiceClients, ServiceContext } from '@dcr/service-kit';
 import { migratedServiceDatabase, MigratedServiceDatabase } from '@dcr/testing';
@@ -156,6 +156,20 @@ describe('ImportBatch: a batch of records', () => {
     expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = 'race-a@example.com'`, [])).toBe(0);
     // Every record has its person.
     expect(await count(`SELECT count(*)::int AS n FROM "decisions"."consent_records" r WHERE NOT EXISTS (SELECT 1 FROM "decisions"."subjects" s WHERE s."id" = r."subject_id")`, [])).toBe(0);
+  });
+
+  it('refuses a new person the directory homes in another country, naming it, writes nothing for them and releases nothing', async () => {
+    directory.set('email:abroad@example.com', 'DE');
+    asked.length = 0;
+    const result = await batch.record(applicationId, flow, [row(0, 'abroad@example.com', purposes('granted', 'granted')), row(1, 'at-home@example.com', purposes('granted', 'granted'))]);
+    expect(result.outcomes).toEqual([
+      { index: 0, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }] },
+      { index: 1, outcome: 'recorded', record_id: result.made.get(1)!.recordId },
+    ]);
+    expect(result.elsewhere).toEqual(new Map([[0, 'DE']]));
+    expect(await count(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" = 'abroad@example.com'`, [])).toBe(0);
+    // The entry is another country's: nothing of it is the batch's to release.
+    expect(asked).not.toContain(RESIDENCY_RELEASE);
   });
 
   it('writes a batch of new people by the transaction when PostgreSQL ends its one-statement insert as a deadlock victim (it failed the request)', async () => {

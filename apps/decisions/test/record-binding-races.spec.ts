@@ -152,6 +152,27 @@ describe('ImportBatch: a bind that loses a race', () => {
     expect(await recordsOf(friend.id)).toBe(1);
   });
 
+  it('releases the directory entry of a new person an earlier try registered when the batch decided again does not write them', async () => {
+    await insertPerson('sub_usbindrace00000000009', 'flo@example.com', null);
+    directory.set(ref('email', 'flo@example.com'), 'US');
+    // Another writer gives Flo the external id the batch's new person brings: Flo's bind loses its
+    // race, and decided again, the newcomer's external id belongs to Flo.
+    meanwhile = () => dataSource.query(`UPDATE "decisions"."subjects" SET "external_id" = 'crm-newcomer' WHERE "id" = 'sub_usbindrace00000000009'`);
+
+    const result = await batch.record(applicationId, flow, [row(0, 'flo@example.com', 'crm-flo-mine'), row(1, 'newcomer@example.com', 'crm-newcomer')]);
+
+    expect(result.outcomes).toEqual([
+      { index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'the person recorded with this e-mail address has another external_id' }] },
+      { index: 1, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to a person of this application recorded with another e-mail address' }] },
+    ]);
+    expect(await dataSource.query(`SELECT "id" FROM "decisions"."subjects" WHERE "email" = 'newcomer@example.com'`)).toEqual([]);
+    // The newcomer's address names nobody here; the external id names Flo and stays.
+    expect(released).toEqual(expect.arrayContaining([ref('external_id', 'crm-flo-mine'), ref('email', 'newcomer@example.com')]));
+    expect(released).not.toContain(ref('external_id', 'crm-newcomer'));
+    expect(directory.has(ref('email', 'newcomer@example.com'))).toBe(false);
+    expect(directory.get(ref('external_id', 'crm-newcomer'))).toBe('US');
+  });
+
   it('refuses an external id another writer gave someone else meanwhile (the unique index), and keeps that person its directory entry', async () => {
     await insertPerson('sub_usbindrace00000000002', 'bea@example.com', null);
     await insertPerson('sub_usbindrace00000000003', 'cy@example.com', null);

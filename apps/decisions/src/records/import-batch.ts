@@ -729,6 +729,13 @@ class BindRaced extends Error {
     super('another writer gave a person of the batch an identifier, or gave one of its identifiers to someone else, at the same moment');
   }
 }
+/** Whether the directory homed here (`homing`) someone for the batch whom it did not write (`result`). */
+function notWritten(homing: Person[], result: BatchResult): boolean {
+  if (homing.length === 0) return false;
+  const written = new Set([...result.made.values()].map((made) => made.subjectId));
+  return homing.some((person) => !written.has(person.id));
+}
+
 /** How many times a batch is decided when its binds keep losing races (BindRaced); the last one's error is thrown. */
 const BIND_TRIES = 3;
 
@@ -932,6 +939,10 @@ export class ImportBatch {
       for (let attempt = 1; ; attempt++) {
         try {
           const result = await this.write(applicationId, flow, rows, known, options, homing, bound);
+          // New people the directory homed here for the batch whom it did not write (a try before
+          // registered them and the batch decided again refused their rows, or another writer's row
+          // turned them into a conflict): their identifiers nobody holds here name no one again.
+          if (notWritten(homing, result)) await this.releaseNewPeople(applicationId, homing);
           // A try before lost a race for a bind: what the directory learnt for it and nobody holds now
           // (the identifier the other writer's person did not take) is taken out again.
           if (attempt > 1) await this.releaseUnbound(applicationId, bound);
@@ -979,12 +990,13 @@ export class ImportBatch {
   }
 
   /**
-   * After a failed write: the directory entries of the batch's new people (`homing`, registered by
-   * it; and those `claimed` for it before) none of whose identifiers names a person stored in the
-   * application, released (`residency-router.release`: their opaque references only). The directory
-   * keeps an entry another request relied on since (it found the person homed here and writes
-   * them), and tells the peers without waiting for them. A release that fails is logged: the
-   * batch's own error is what the caller gets.
+   * After a failed write, or one that left some of them out (notWritten): the directory entries of
+   * the batch's new people (`homing`, registered by it; and those `claimed` for it before) for the
+   * identifiers that name no person stored in the application, released (`residency-router.release`:
+   * their opaque references only; only entries homed here). An identifier another person holds
+   * now keeps its entry. The directory keeps an entry another request relied on since (it found the
+   * person homed here and writes them), and tells the peers without waiting for them. A release that
+   * fails is logged: the batch's own answer or error is what the caller gets.
    */
   private async releaseNewPeople(applicationId: string, homing: Person[], claimed?: Map<string, string>): Promise<void> {
     const identities = [...new Set(homing)].flatMap((person) => (person.email ? [{ email: person.email, externalId: person.externalId }] : []));
@@ -998,13 +1010,17 @@ export class ImportBatch {
       const stored = await STATEMENTS.knownPeople.rows(this.dataSource, [applicationId, emails, externalIds]);
       const storedEmails = new Set(stored.map((person) => person.email));
       const storedIds = new Set(stored.map((person) => person.external_id));
-      const references = identities
-        .filter(({ email, externalId }) => !storedEmails.has(email) && !(externalId && storedIds.has(externalId)))
-        .flatMap(({ email, externalId }) => this.subjects.newPersonReferences(applicationId, { email, externalId: externalId ?? undefined }).references);
+      const references = identities.flatMap(
+        ({ email, externalId }) =>
+          this.subjects.newPersonReferences(applicationId, {
+            ...(storedEmails.has(email) ? {} : { email }),
+            ...(externalId && !storedIds.has(externalId) ? { externalId } : {}),
+          }).references,
+      );
       if (references.length === 0) return;
       await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references: [...new Set(references)] }));
     } catch (error) {
-      this.logger.warn(`the directory entries of ${identities.length} new people whose write failed were not released (${String(error)}); they stay homed here`);
+      this.logger.warn(`the directory entries of ${identities.length} new people the batch did not write were not released (${String(error)}); they stay homed here`);
     }
   }
 
@@ -1627,6 +1643,8 @@ export class ImportBatch {
         if (home !== this.context.env.COUNTRY) homedElsewhere.set(person, home);
       });
       if (homedElsewhere.size === 0) break;
+      // Not homed here, so not the batch's to release (their rows answer the home country).
+      homing.splice(0, homing.length, ...homing.filter((person) => !homedElsewhere.has(person)));
       for (const [index, person] of result) {
         const home = typeof person === 'string' || isConflict(person) ? undefined : homedElsewhere.get(person);
         if (home !== undefined) {
