@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import * as ts from 'typescript';
+import { labelDigest } from '@dcr/domain';
 import { launchChromium, PageServer, startPageServer, WatchedPages } from '../../support/browser';
 
 jest.setTimeout(60000);
@@ -258,6 +259,24 @@ describe('forms.attach in a browser', () => {
     expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('error'))).toContain('map.partners');
     expect(posts).toHaveLength(1);
     expect(posts[0].getAll('service_capture_token').sort()).toEqual(['', captures[0].token]);
+    expect(problems).toEqual([]);
+  });
+
+  it('attests a label shown with decomposed accents and soft hyphens as the published wording, as the service reads it', async () => {
+    // The page's HTML holds "u" + a combining diaeresis, a soft hyphen and a zero-width space (as a
+    // CMS writes them); the published label is "Monatlicher Newsletter für Kunden".
+    const { page, problems, captures } = await open(
+      '/labels',
+      `<form id="signup" action="/submit" method="post">
+         <label id="newsletter-label"><input id="newsletter" type="checkbox" name="newsletter" value="yes"> Monat&shy;licher News&#x200B;letter fu&#x0308;r Kunden</label>
+         <button id="submit" type="submit">Sign up</button>
+       </form>`,
+      `service.forms.attach({ flowId: '${NEWSLETTER}', form: '#signup', map: { newsletter: '#newsletter' }, labels: { newsletter: '#newsletter-label' } });`,
+    );
+    await page.check('#newsletter');
+    await submit(page);
+    expect(captures).toHaveLength(1);
+    expect(captures[0].body.labels).toEqual({ newsletter: labelDigest('Monatlicher Newsletter für Kunden') });
     expect(problems).toEqual([]);
   });
 

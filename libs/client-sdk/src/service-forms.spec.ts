@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { labelDigest } from '@dcr/domain';
 import { captureRequestBody, labelText, sha256Hex } from './service-forms';
 
 describe('captureRequestBody', () => {
@@ -48,5 +49,23 @@ describe('label digests', () => {
     for (const text of ['Newsletter', 'Nutzungsanalyse für Ä', '']) {
       expect(await sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
     }
+  });
+
+  it('read a label in composed form, without the characters that show nothing', () => {
+    expect(labelText('Nutzungsanalyse fu\u0308r A\u0308')).toBe('Nutzungsanalyse für Ä');
+    expect(labelText('News\u00ADletter\u200B per\u2060 E-Mail\uFEFF')).toBe('Newsletter per E-Mail');
+  });
+
+  it('attest what the service computes for the same text, whatever the text (libs/domain labelDigest)', async () => {
+    const pieces = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom(' ', '\n', '\t', '\u00A0', '\u00AD', '\u200B', '\u2060', '\uFEFF', 'o\u0308', 'ö', 'A\u030A', 'Å', '\u212B'),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(pieces, { maxLength: 12 }), async (parts) => {
+        const text = parts.join('');
+        expect(await sha256Hex(labelText(text))).toBe(labelDigest(text));
+      }),
+    );
   });
 });

@@ -51,9 +51,20 @@ export function captureRequestBody(
   };
 }
 
-/** The text of a label as the capture attests it: whitespace collapsed, trimmed. */
+/**
+ * The characters that show nothing of their own in a label's text (a soft hyphen, zero-width space,
+ * word joiner, zero-width no-break space): a CMS inserts them for line breaking, not as wording.
+ */
+const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
+
+/**
+ * The text of a label as the capture attests it: in Unicode's composed form (NFC: an "ö" typed as
+ * "o" and a combining diaeresis reads as the one character), without the characters that show
+ * nothing, whitespace collapsed, trimmed. The service reads the published label the same way
+ * (libs/domain labelDigest).
+ */
 export function labelText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return text.normalize('NFC').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
 }
 
 /** SHA-256 of the UTF-8 bytes, lower-case hex (Web Crypto: secure contexts only). */

@@ -69,7 +69,7 @@ export class CreateCaptureDto {
   @IsObject()
   decisions: Record<string, { decision: string; default_checked?: boolean; mandatory?: boolean }>;
 
-  @ApiPropertyOptional({ description: 'Purpose key → SHA-256 (hex) of the label text shown; compared with the published wording (match/drift, recorded, never refused)' })
+  @ApiPropertyOptional({ description: 'Purpose key → SHA-256 (hex) of the label text shown, read in Unicode NFC, without U+00AD, U+200B, U+2060 and U+FEFF, whitespace collapsed and trimmed (as the client script reads it); compared with the published wording read the same way (match/drift, recorded, never refused)' })
   @IsOptional()
   @IsObject()
   labels?: Record<string, string>;

@@ -3,8 +3,8 @@ import { normaliseFlowTerms } from '../flows';
 import { labelDigest, wordingVerdict } from './wording-verdict';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-/** The client script's reading of a label (libs/client-sdk service-forms labelText). */
-const labelText = (text: string) => text.replace(/\s+/g, ' ').trim();
+/** The client script's reading of a label (libs/client-sdk service-forms labelText, which its spec checks against labelDigest). */
+const labelText = (text: string) => text.normalize('NFC').replace(/[\u00AD\u200B\u2060\uFEFF]/g, '').replace(/\s+/g, ' ').trim();
 
 const terms = normaliseFlowTerms({
   name: 'Sign-up',
@@ -26,6 +26,21 @@ describe('labelDigest', () => {
     expect(labelDigest(published)).toBe(sha256('Analytics cookies, to improve the site'));
     // Other words are still drift.
     expect(labelDigest(published)).not.toBe(sha256(labelText('Analytics cookies')));
+  });
+
+  it('reads an accent typed as a letter and a combining mark as the one character, and ignores characters that show nothing', () => {
+    const composed = 'Ich möchte den Newsletter erhalten';
+    const decomposed = 'Ich mo\u0308chte den Newsletter erhalten';
+    expect(decomposed).not.toBe(composed);
+    // Published composed, shown decomposed (or the other way round): the same wording.
+    expect(labelDigest(composed)).toBe(sha256(composed));
+    expect(labelDigest(decomposed)).toBe(sha256(composed));
+    // A CMS's soft hyphens and zero-width spaces break lines; they are no wording.
+    expect(labelDigest('Ich möch\u00ADte den News\u200Bletter\u2060 erhalten\uFEFF')).toBe(sha256(composed));
+    // A no-break space is a space.
+    expect(labelDigest('Ich\u00A0möchte den Newsletter erhalten')).toBe(sha256(composed));
+    // Letters that only look alike are still other words.
+    expect(labelDigest('Ich mochte den Newsletter erhalten')).not.toBe(sha256(composed));
   });
 });
 

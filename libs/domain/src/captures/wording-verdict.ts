@@ -14,14 +14,18 @@ export type WordingVerdict = Record<string, 'match' | 'drift'>;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
+/** Characters that show nothing of their own (soft hyphen, zero-width space, word joiner, zero-width no-break space). */
+const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
+
 /**
- * The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text with
- * its whitespace collapsed and trimmed, as the client script reads a label (libs/client-sdk
- * labelText): a label that shows the published wording, line breaks and double spaces included (the
- * `wording` option writes it as published), is a match.
+ * The published wording of a purpose, as a capture attests it: SHA-256 (hex) of the label text in
+ * Unicode's composed form (NFC), without the characters that show nothing, whitespace collapsed and
+ * trimmed, as the client script reads a label (libs/client-sdk labelText): a label that shows the
+ * published wording is a match, whatever line breaks, double spaces, soft hyphens or decomposed
+ * accents the page or the published text holds (the `wording` option writes it as published).
  */
 export function labelDigest(label: string): string {
-  return createHash('sha256').update(label.replace(/\s+/g, ' ').trim(), 'utf8').digest('hex');
+  return createHash('sha256').update(label.normalize('NFC').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim(), 'utf8').digest('hex');
 }
 
 /**
