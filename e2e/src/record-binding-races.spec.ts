@@ -161,7 +161,7 @@ describe('identifiers bound by the Record API at the same moment', () => {
 
   // Many requests at once naming a few people by a few addresses and external ids in every
   // combination (the Record API one by one, imports a few rows at a time), whatever order they meet in.
-  it('answers a crowd of requests naming the same few people: every identifier with the one person who has it, every one held here homed here', async () => {
+  it('answers a crowd of requests naming the same few people: every identifier with the one person who has it, the directory homing here exactly those held here', async () => {
     const crowdDecisions = () => ({ newsletter: { decision: Math.random() < 0.5 ? 'granted' : 'declined', default_checked: false, mandatory: false } });
     const emails: string[] = [];
     const externalIds: string[] = [];
@@ -235,9 +235,9 @@ describe('identifiers bound by the Record API at the same moment', () => {
     ).rows;
     for (const chain of chains) expect(chain).toMatchObject({ firsts: 1, newest: 1, superseded: chain.records - 1 });
 
-    // Every identifier a person here holds is homed here in the directory (else another country
-    // could record the same person). Not yet the converse: an entry that a request relied on and then
-    // did not write can be left naming no one (docs/api.md, the directory).
+    // The directory homes here exactly the identifiers a person here holds: every one of them (else
+    // another country could record the same person), and none that a refused request, or a try
+    // decided again, left naming no one.
     const reference = (kind: 'email' | 'external_id', value: string) => subjectReference(subjectRefKey, applicationId, kind, value);
     const held = [...people.values()].flatMap((person) => [
       ...(person.email ? [reference('email', person.email)] : []),
@@ -248,6 +248,7 @@ describe('identifiers bound by the Record API at the same moment', () => {
       (row) => row.reference as string,
     );
     expect(held.filter((ref) => !homed.includes(ref)).map((ref) => named.get(ref) ?? ref)).toEqual([]);
+    expect(homed.filter((ref) => !held.includes(ref)).map((ref) => named.get(ref) ?? ref)).toEqual([]);
     expect(held.length).toBeGreaterThan(0);
   });
 });

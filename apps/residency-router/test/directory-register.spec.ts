@@ -263,6 +263,33 @@ describe('DirectoryService.registerMany', () => {
       expect(releases).toEqual([]);
     });
 
+    it('takes out a claim two registrations relied on once the claimant and both have released it (none wrote the person), and tells the peer then', async () => {
+      expect(await directory.claimNew([{ reference: ref('crowd:email'), minted: [] }])).toEqual([true]);
+      const { recorded_at: claimedAt } = await entry('crowd:email');
+      expect(await directory.registerMany([known('crowd:email')])).toEqual(['US']);
+      expect(await directory.registerMany([known('crowd:email')])).toEqual(['US']);
+      releases.length = 0;
+      // The claimant, then the first registration: one party may still write the person.
+      expect(await directory.release([ref('crowd:email')])).toEqual([]);
+      expect(await directory.release([ref('crowd:email')])).toEqual([]);
+      expect(await homeOf('crowd:email')).toBe('US');
+      expect(releases).toEqual([]);
+      // The last party: it names no one.
+      expect(await directory.release([ref('crowd:email')])).toEqual([ref('crowd:email')]);
+      expect(await homeOf('crowd:email')).toBeUndefined();
+      expect(releases.flatMap((event) => event.entries)).toEqual([{ reference: ref('crowd:email'), home_country: 'US', status: 'active', recorded_at: claimedAt.toISOString() }]);
+    });
+
+    it('keeps, whatever it is sent, an entry relied on before the directory counted reliances', async () => {
+      await dataSource.query(
+        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+         VALUES ($1, 'US', 'active', '2026-11-23T10:00:00Z', '2026-11-23T10:00:05Z')`,
+        [ref('older:email')],
+      );
+      for (let i = 0; i < 3; i++) expect(await directory.release([ref('older:email')])).toEqual([]);
+      expect(await homeOf('older:email')).toBe('US');
+    });
+
     it('registers again a person whose entry a release took out after the registration found it', async () => {
       expect(await directory.claimNew([{ reference: ref('gone:email'), minted: [] }])).toEqual([true]);
       const releasing = dataSource.createQueryRunner();

@@ -17,4 +17,12 @@ export class DirectoryEntry {
 
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
+
+  /** How many registrations found the entry homed here and relied on it (RELY_ON). */
+  @Column({ type: 'integer', default: 0 })
+  reliances: number;
+
+  /** How many releases of it came from parties that did not write the person (RELEASE_CLAIMS). */
+  @Column({ type: 'integer', default: 0 })
+  releases: number;
 }

@@ -27,8 +27,8 @@ import { DirectoryEntry } from './directory-entry.entity';
  * inserts the references not there yet and then marks those found (two passes, each in order): a
  * statement locking some of both in one pass (a peer's merge) can wait for its insert while it
  * waits for the merge's lock on one it found. Every write of the directory is one autocommit
- * statement, so each is run again when PostgreSQL ends it as such a deadlock's victim
- * (retriedOnDeadlock): the others go on, and it runs after them.
+ * statement (a release: one transaction of two), so each is run again when PostgreSQL ends it as
+ * such a deadlock's victim (retriedOnDeadlock): the others go on, and it runs after them.
  */
 const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true) AS "commit"`;
 
@@ -51,12 +51,14 @@ const FIND_MANY = new PreparedStatement(
   { reusePlan: false },
 );
 /**
- * A claim's entry is inserted with `updated_at` equal to its `recorded_at`: untouched since. A
- * registration that finds an entry homed here (another request's claim, which it then writes the
- * person under) moves `updated_at` past it, so that a release of the claim (RELEASE_CLAIMS, after
- * the claimant's write failed) leaves the entry the other request relies on.
+ * A claim's entry is inserted with `updated_at` equal to its `recorded_at` and no reliances: one
+ * party (the claimant) may still write the person. A registration that finds an entry homed here
+ * (another request's claim, which it then writes the person under) is one more party: it moves
+ * `updated_at` past `recorded_at` and counts itself in `reliances`, so that a release of the claim
+ * (RELEASE_CLAIMS, after the claimant did not write the person) leaves the entry the other request
+ * relies on, until that one releases it too.
  */
-const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at" = greatest(now(), e."recorded_at" + interval '1 microsecond')`;
+const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at" = greatest(now(), e."recorded_at" + interval '1 microsecond'), "reliances" = e."reliances" + 1`;
 
 /**
  * `registerMany` in one round trip: per person ($2 numbers each reference's person), the home is that
@@ -201,15 +203,28 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
 );
 
 /**
- * A failed write's claims taken out (`releaseClaims`): entries homed here ($2), active, as their
- * claim inserted them and relied on by no one since (`updated_at` = `recorded_at`, see RELY_ON).
- * Answers each entry taken out, for the peers.
+ * The releases of entries whose party did not write the person (`releaseClaims`): of the entries
+ * homed here ($2) and active, each one given is counted released once more (locked in order, see
+ * lockedInOrder), answering those whose every party has now released them: `releases` reaches one
+ * more than its `reliances` (the claimant and each registration that relied on it, see RELY_ON),
+ * and none of them wrote the person, so it names no one. A party that writes the person never
+ * releases, so an entry someone wrote under stays. An entry relied on before the directory counted
+ * reliances (`updated_at` past `recorded_at` with none counted) is never answered, as before.
  */
+const COUNT_RELEASES = new PreparedStatement<{ reference: string; released: boolean }>(
+  'residency_directory_count_releases',
+  `UPDATE "residency_router"."directory_entries" e SET "releases" = e."releases" + 1
+     FROM (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2::char(2) AND l."status" = 'active'`)}) l
+    WHERE e."reference" = l."reference"
+    RETURNING rtrim(e."reference") AS "reference", e."releases" >= e."reliances" + 1 AND (e."reliances" > 0 OR e."updated_at" = e."recorded_at") AS "released"`,
+  { reusePlan: false },
+);
+
+/** The entries whose every party released them (COUNT_RELEASES), taken out, in the same transaction; answered for the peers. */
 const RELEASE_CLAIMS = new PreparedStatement<{ reference: string; recorded_at: Date }>(
   'residency_directory_release_claims',
   `DELETE FROM "residency_router"."directory_entries" e
-    USING (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2::char(2) AND l."status" = 'active' AND l."updated_at" = l."recorded_at"`)}) l
-    WHERE e."reference" = l."reference" AND e."home_country" = $2::char(2) AND e."status" = 'active' AND e."updated_at" = e."recorded_at"
+    WHERE e."reference" = ANY($1::char(64)[])
     RETURNING rtrim(e."reference") AS "reference", e."recorded_at"`,
   { reusePlan: false },
 );
@@ -353,12 +368,19 @@ export class DirectoryRepository {
   }
 
   /**
-   * Takes out the entries of `references` that a claim homed in `country` and no one has relied on
-   * since (RELEASE_CLAIMS); answers those taken out, with their claim's time.
+   * Counts a release of each entry of `references` homed in `country` (a party that did not write the
+   * person), and takes out those every party has now released (COUNT_RELEASES, RELEASE_CLAIMS, one
+   * transaction); answers those taken out, with their claim's time.
    */
   async releaseClaims(references: string[], country: string): Promise<PeerEntry[]> {
     if (references.length === 0) return [];
-    const rows = await retriedOnDeadlock(() => RELEASE_CLAIMS.rows(this.entries.manager, [references, country]));
+    const rows = await retriedOnDeadlock(() =>
+      this.entries.manager.transaction(async (manager) => {
+        const counted = await COUNT_RELEASES.rows(manager, [references, country]);
+        const released = counted.filter((row) => row.released).map((row) => row.reference);
+        return released.length === 0 ? [] : RELEASE_CLAIMS.rows(manager, [released]);
+      }),
+    );
     return rows.map((row) => ({ reference: row.reference, homeCountry: country, status: 'active', recordedAt: row.recorded_at }));
   }
 

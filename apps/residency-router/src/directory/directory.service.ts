@@ -201,12 +201,13 @@ export class DirectoryService implements OnApplicationBootstrap {
   }
 
   /**
-   * `residency-router.release`, from this country's decisions service when the write of new people
-   * it had homed failed and none of them is stored here: takes out their entries that a claim
-   * inserted here and no one has relied on since (a registration that found them homed here, whose
-   * request then writes the person, marks them: DirectoryRepository RELY_ON), and tells the peers
-   * which claims went (`directory.release`, an event: the answer does not wait for a peer). Answers
-   * the references taken out.
+   * `residency-router.release`, from this country's decisions service for identifiers of people it
+   * had homed (or relied on as homed here) and did not write, which no one stored here holds: counts
+   * the release of each entry, takes out those every party has now released (the claimant and every
+   * registration that found them homed here and relied on them: DirectoryRepository RELY_ON and
+   * COUNT_RELEASES; a party that writes the person never releases, so its entry stays), and tells
+   * the peers which claims went (`directory.release`, an event: the answer does not wait for a
+   * peer). Answers the references taken out.
    */
   async release(references: string[]): Promise<string[]> {
     const country = this.context.env.COUNTRY;
