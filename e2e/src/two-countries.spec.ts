@@ -6,7 +6,7 @@ import { subjectReference } from '@dcr/domain';
 import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
 import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { allPages, countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, countryClient, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * US and DE on the embedded default (in-process transport), each on its own database: the
@@ -469,17 +469,6 @@ describe('two countries on the in-process transport', () => {
   });
 
   describe('residency', () => {
-    /** The home country of each of these references in a country's directory. */
-    const directoryEntries = async (country: RunningCountry, references: string[]) => {
-      const client = new Client({ connectionString: country.database.url });
-      await client.connect();
-      try {
-        const { rows } = await client.query('SELECT rtrim(reference) AS reference, home_country FROM residency_router.directory_entries WHERE reference = ANY($1)', [references]);
-        return Object.fromEntries(rows.map((row: { reference: string; home_country: string }) => [row.reference, row.home_country]));
-      } finally {
-        await client.end();
-      }
-    };
 
     it('homes a person where first recorded and answers 421 with only the home country elsewhere', async () => {
       const created = await http(de.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, {
@@ -512,7 +501,7 @@ describe('two countries on the in-process transport', () => {
         subjectReference(subjectRefKey, applicationId, kind, kind === 'subject_id' ? subjectId : kind === 'email' ? 'ada@example.com' : 'crm-4711'),
       );
       for (const country of [us, de]) {
-        const entries = await directoryEntries(country, references);
+        const entries = await directoryHomes(country, references);
         expect(entries).toEqual({ [references[0]]: 'DE', [references[1]]: 'DE' });
       }
     });
@@ -606,7 +595,7 @@ describe('two countries on the in-process transport', () => {
       const decisions = { newsletter: { decision: 'granted', default_checked: false, mandatory: false } };
       const row = (email: string, extra: Record<string, unknown> = {}) => ({ subject: { email, ...extra }, decisions, captured_at: '2026-06-01T00:00:00Z' });
       const reference = (kind: 'email' | 'external_id', value: string) => subjectReference(subjectRefKey, applicationId, kind, value);
-      const homeIn = async (country: RunningCountry, ref: string): Promise<string | undefined> => (await directoryEntries(country, [ref]))[ref];
+      const homeIn = async (country: RunningCountry, ref: string): Promise<string | undefined> => (await directoryHomes(country, [ref]))[ref];
       const record = (country: RunningCountry, email: string) => http(country.url, 'POST', '/api/v1/consent_records', { token: apiToken, body: { flow_id: flowId, ...row(email) } });
       const importRows = (records: unknown[]) => http(us.url, 'POST', '/api/v1/consent_records/imports', { token: apiToken, body: { flow_id: flowId, dry_run: false, records } });
 

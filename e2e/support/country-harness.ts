@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { Client } from 'pg';
 import { auditChainService } from '@dcr/app-audit-chain';
 import { decisionsService } from '@dcr/app-decisions';
 import { gatewayService, RunningGateway, startGateway } from '@dcr/app-gateway';
@@ -232,4 +233,16 @@ export async function activeFlowApplication(country: RunningCountry, adminToken:
   const activated = await http(country.url, 'POST', `/api/v1/flows/${created.body.id}/activate`, { token: apiToken });
   if (activated.status !== 200) throw new Error(`the flow was not activated: ${JSON.stringify(activated.body)}`);
   return { applicationId, apiToken, flowId: created.body.id };
+}
+
+/** The home country each of `references` has in a country's residency directory (absent: none). */
+export async function directoryHomes(country: RunningCountry, references: string[]): Promise<Record<string, string>> {
+  const client = new Client({ connectionString: country.database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT rtrim(reference) AS reference, home_country FROM residency_router.directory_entries WHERE reference = ANY($1)', [references]);
+    return Object.fromEntries(rows.map((row: { reference: string; home_country: string }) => [row.reference, row.home_country]));
+  } finally {
+    await client.end();
+  }
 }

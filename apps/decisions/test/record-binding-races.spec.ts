@@ -39,6 +39,8 @@ describe('ImportBatch: a bind that loses a race', () => {
   /** The directory: reference → home country, and the references released. */
   const directory = new Map<string, string>();
   const released: string[] = [];
+  /** References a peer country claimed before the batch registered them, and that country. */
+  const peerClaims = new Map<string, string>();
   const ref = (kind: 'email' | 'external_id', value: string) => `${kind}:${value}`;
 
   const row = (index: number, email: string, externalId?: string): CheckedRow => ({
@@ -76,6 +78,9 @@ describe('ImportBatch: a bind that loses a race', () => {
           await run?.();
           return {
             home_countries: (request as RegisterManyRequest).subjects.map(({ references }) => {
+              // A reference a peer claimed first (the directory answers the peer's country for the person).
+              const claimedByPeer = references.find((reference) => peerClaims.has(reference));
+              if (claimedByPeer) return peerClaims.get(claimedByPeer)!;
               for (const reference of references) if (!directory.has(reference)) directory.set(reference, 'US');
               return 'US';
             }),
@@ -132,6 +137,22 @@ describe('ImportBatch: a bind that loses a race', () => {
     expect(await person('sub_usrowsidonly000000000')).toEqual({ email: 'rows-first@example.com', external_id: 'rows-id' });
     const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM "decisions"."subjects" WHERE "email" IN ('rows-new@example.com', 'rows-other@example.com', 'rows-second@example.com')`);
     expect(n).toBe(1);
+  });
+
+  it("refuses an external id whose registration a peer country's earlier claim took (someone there has it), and keeps nothing of it here", async () => {
+    await insertPerson('sub_usbindrace00000000010', 'gil@example.com', null);
+    directory.set(ref('email', 'gil@example.com'), 'US');
+    // Not homed anywhere when the batch looks it up; claimed first in DE by the time the batch registers it.
+    peerClaims.set(ref('external_id', 'crm-gil-de'), 'DE');
+    try {
+      const result = await batch.record(applicationId, flow, [row(0, 'gil@example.com', 'crm-gil-de'), row(1, 'gil-friend@example.com')]);
+      expect(result.outcomes[0]).toEqual({ index: 0, outcome: 'refused', reasons: [{ field: 'subject.external_id', reason: 'belongs to another person of this application' }] });
+      expect(result.outcomes[1]).toMatchObject({ outcome: 'recorded' });
+      expect(await person('sub_usbindrace00000000010')).toEqual({ email: 'gil@example.com', external_id: null });
+      expect(await recordsOf('sub_usbindrace00000000010')).toBe(0);
+    } finally {
+      peerClaims.clear();
+    }
   });
 
   it('refuses an external id for a person another writer gave another one meanwhile, writes nothing for the row and releases its directory entry', async () => {

@@ -116,6 +116,33 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     expect(asking).not.toHaveBeenCalled();
   });
 
+  it("answers the peer's country for a person found homed here whose entry another call gave to the peer's earlier claim after this one found it", async () => {
+    await usDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") VALUES ($1, 'US', 'active', now(), now())`,
+      [ref('moved:email')],
+    );
+    // Between this registration's statement (which finds the entry homed here) and its second look,
+    // another call's confirmation meets DE's earlier claim of it and rewrites the entry to it.
+    const repository = new DirectoryRepository(usDatabase.dataSource.getRepository(DirectoryEntry));
+    const findMany = repository.findMany.bind(repository);
+    repository.findMany = async (references: string[]) => {
+      await usDatabase.dataSource.query(
+        `UPDATE "residency_router"."directory_entries" SET "home_country" = 'DE', "recorded_at" = now() - interval '1 second', "updated_at" = now() WHERE "reference" = $1`,
+        [ref('moved:email')],
+      );
+      return findMany(references);
+    };
+    const context = { env: { COUNTRY: 'US' } } as unknown as ServiceContext;
+    const replica = new DirectoryService(repository, new ServiceClients({} as CountryClient, new Map([['DE', peerOf(() => de)]]) as unknown as Map<string, CountryClient>), context);
+    // Before, it answered US (the entry it had found), and its request recorded the person here too.
+    expect(await replica.registerMany([{ references: [ref('moved:email')] }])).toEqual(['DE']);
+    // (DE learns of its own claim, as its confirmation would have left it, for the tests after this one.)
+    await deDatabase.dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") SELECT "reference", "home_country", "status", "recorded_at", "updated_at" FROM (VALUES ($1::char(64), 'DE', 'active', now() - interval '1 second', now())) v("reference", "home_country", "status", "recorded_at", "updated_at") ON CONFLICT DO NOTHING`,
+      [ref('moved:email')],
+    );
+  });
+
   it('claims each new person in exactly one of two countries claiming them at once, and both directories agree', async () => {
     const people = Array.from({ length: 40 }, (_, i) => `race-${i}:email`);
     // Each country makes its own id for the person; DE asks in the reverse order.
@@ -169,8 +196,11 @@ describe('DirectoryService: a new person is homed in one country only', () => {
     await converged();
   });
 
-  it('keeps a person homed before where they are when a peer holds an earlier claim of a new reference of theirs, and takes that claim', async () => {
-    // Homed in US before (both know it); DE holds their external id from someone recorded there (its event lost).
+  it('keeps a person homed before where they are when a peer holds an earlier claim of a new reference of theirs, takes that claim, and answers its country', async () => {
+    // Homed in US before (both know it); DE holds their external id from someone recorded there (its
+    // event lost). The request binding that id to the US person is answered DE: the id names someone
+    // there, so it is not kept for this person (before, it was answered US, and the US recorded the
+    // id for its person while DE held it for another).
     for (const { dataSource } of [usDatabase, deDatabase]) {
       await dataSource.query(
         `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'US', 'active', '2026-11-25T08:00:00Z')`,
@@ -181,8 +211,9 @@ describe('DirectoryService: a new person is homed in one country only', () => {
       `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now() - interval '1 second')`,
       [ref('settled:external')],
     );
-    expect(await us.registerMany([{ references: [ref('settled:email'), ref('settled:external')] }])).toEqual(['US']);
+    expect(await us.registerMany([{ references: [ref('settled:email'), ref('settled:external')] }])).toEqual(['DE']);
     expect(await homeIn(usDatabase.dataSource, 'settled:external')).toBe('DE');
+    expect(await homeIn(usDatabase.dataSource, 'settled:email')).toBe('US');
     const directory = await converged();
     expect([directory.get(ref('settled:email')), directory.get(ref('settled:external'))]).toEqual(['US', 'DE']);
   });

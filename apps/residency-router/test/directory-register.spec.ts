@@ -98,6 +98,17 @@ describe('DirectoryService.registerMany', () => {
     expect(new Set(sent.map((entry) => `${entry.home_country}/${entry.status}`))).toEqual(new Set(['US/active']));
   });
 
+  it('answers the other country for a person found homed here by one reference and there by another (an identifier a request binds to them, homed there meanwhile)', async () => {
+    await dataSource.query(
+      `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at")
+       VALUES ($1, 'US', 'active', now() - interval '1 hour', now() - interval '1 hour'), ($2, 'DE', 'active', now(), now())`,
+      [ref('split:email'), ref('split:external')],
+    );
+    // The person's e-mail address (known here) first, as a bind lists it: before, their home (US) was answered.
+    expect(await directory.registerMany([known('split:email', 'split:external'), known('unsplit:email', 'known:email')])).toEqual(['DE', 'US']);
+    expect([await homeOf('split:email'), await homeOf('split:external')]).toEqual(['US', 'DE']);
+  });
+
   it('sends a large registration to the peers in events of at most 1,000 entries (the contract\'s limit)', async () => {
     forget();
     const people = Array.from({ length: 500 }, (_, i) => known(`bulk-${i}:id`, `bulk-${i}:email`, `bulk-${i}:external`));

@@ -736,6 +736,9 @@ function notWritten(homing: Person[], result: BatchResult): boolean {
   return homing.some((person) => !written.has(person.id));
 }
 
+/** The field of the identifier a bind gives a person (what a refused bind names). */
+type BindField = 'subject.external_id' | 'subject.email';
+
 /** How many times a batch is decided when its binds keep losing races (BindRaced); the last one's error is thrown. */
 const BIND_TRIES = 3;
 
@@ -1064,28 +1067,32 @@ export class ImportBatch {
     // e-mail address, an address for one found by external id): refused when the directory homes
     // the identifier in another country (it names another person there), else the directory learns it first.
     let binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
-    if (binding.length > 0) {
-      const taken = await this.bindingsHomedElsewhere(applicationId, binding);
-      if (taken.size > 0) {
-        homed = homed.filter((row) => {
-          const person = people.get(row.index) as Person;
-          const field = taken.get(person);
-          // Only the rows giving the identifier are refused: the person's other rows are theirs.
-          const gives = field === 'subject.external_id' ? row.externalId === person.bindExternalId : field === 'subject.email' ? row.email === person.bindEmail : false;
-          if (gives) refuse(row, [{ field: field!, reason: 'belongs to another person of this application' }]);
-          return !gives;
-        });
-        for (const [person, field] of taken) {
-          if (field === 'subject.external_id') delete person.bindExternalId;
-          else delete person.bindEmail;
-        }
-        persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
-        binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
+    /** The binds of `taken` not kept: the rows giving those identifiers refused, the people's binds dropped. */
+    const dropTaken = (taken: Map<Person, BindField>) => {
+      if (taken.size === 0) return;
+      homed = homed.filter((row) => {
+        const person = people.get(row.index) as Person;
+        const field = taken.get(person);
+        // Only the rows giving the identifier are refused: the person's other rows are theirs.
+        const gives = field === 'subject.external_id' ? row.externalId === person.bindExternalId : field === 'subject.email' ? row.email === person.bindEmail : false;
+        if (gives) refuse(row, [{ field: field!, reason: 'belongs to another person of this application' }]);
+        return !gives;
+      });
+      for (const [person, field] of taken) {
+        if (field === 'subject.external_id') delete person.bindExternalId;
+        else delete person.bindEmail;
       }
+      persons = [...new Map(homed.map((row) => [(people.get(row.index) as Person).id, people.get(row.index) as Person])).values()];
+      binding = persons.filter((person) => person.bindExternalId !== undefined || person.bindEmail !== undefined);
+    };
+    if (binding.length > 0) {
+      dropTaken(await this.bindingsHomedElsewhere(applicationId, binding));
       if (binding.length > 0) {
         // Learnt by the directory, for a release should the bind not be kept (record).
         for (const person of binding) bound.push(person.bindExternalId !== undefined ? { kind: 'external_id', value: person.bindExternalId } : { kind: 'email', value: person.bindEmail! });
-        await this.registerBindings(applicationId, binding);
+        // A peer that claimed the identifier first (someone there has it, claimed while the lookup
+        // above ran) takes it from the bind as the lookup would have.
+        dropTaken(await this.registerBindings(applicationId, binding));
       }
     }
     // In e-mail order, so two batches inserting the same people wait for each other instead of deadlocking.
@@ -1669,8 +1676,8 @@ export class ImportBatch {
    * it names another person (this one is homed here), so keeping it would make one identifier name
    * two people in two countries. Asks with the opaque references only.
    */
-  private async bindingsHomedElsewhere(applicationId: string, people: Person[]): Promise<Map<Person, 'subject.external_id' | 'subject.email'>> {
-    const taken = new Map<Person, 'subject.external_id' | 'subject.email'>();
+  private async bindingsHomedElsewhere(applicationId: string, people: Person[]): Promise<Map<Person, BindField>> {
+    const taken = new Map<Person, BindField>();
     for (let start = 0; start < people.length; start += 1000) {
       const chunk = people.slice(start, start + 1000);
       const bound = chunk.map((person) => this.boundReference(applicationId, person));
@@ -1688,9 +1695,10 @@ export class ImportBatch {
    * The identifiers about to be kept for people found by the other one, as references of the
    * directory (the reference the person is known by first, so their known home decides), so a
    * request naming the person by the new one in another country is answered with their home.
+   * Answers the people whose identifier a peer claimed first, by the field it is given on.
    */
-  private async registerBindings(applicationId: string, people: Person[]): Promise<void> {
-    await firstValueFrom(
+  private async registerBindings(applicationId: string, people: Person[]): Promise<Map<Person, BindField>> {
+    const { home_countries: homes } = await firstValueFrom(
       this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
         subjects: people.map((person) => {
           const { references } = this.subjects.newPersonReferences(applicationId, {
@@ -1701,6 +1709,11 @@ export class ImportBatch {
           return { references: person.bindExternalId !== undefined ? [...references].reverse() : references };
         }),
       }),
+    );
+    // Answered another country: a peer claimed the new identifier first (residency-router
+    // registerMany), so it names someone there.
+    return new Map(
+      people.flatMap((person, i) => (homes[i] !== this.context.env.COUNTRY ? [[person, person.bindExternalId !== undefined ? 'subject.external_id' : 'subject.email'] as const] : [])),
     );
   }
 

@@ -91,11 +91,16 @@ export class SubjectsService {
     const known = kind === 'email' ? subjectReference(key, applicationId, 'external_id', person.externalId!) : subjectReference(key, applicationId, 'email', person.email!);
     const reference = subjectReference(key, applicationId, kind, value);
     const registered = await firstValueFrom(this.clients.own.send<RegisterReply, RegisterRequest>(RESIDENCY_REGISTER, { references: [known, reference] }));
-    if (registered.home_country !== this.context.env.COUNTRY) throw wrongCountry(registered.home_country);
-    const { entry } = await firstValueFrom(this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [reference] }));
-    if (entry && entry.home_country !== this.context.env.COUNTRY) {
-      throw validationFailed([{ field: `${field}${kind}`, reason: 'belongs to another person of this application' }]);
+    const taken = () => validationFailed([{ field: `${field}${kind}`, reason: 'belongs to another person of this application' }]);
+    if (registered.home_country !== this.context.env.COUNTRY) {
+      // The directory answers another country for the person when the identifier is homed there
+      // (someone there has it: 422), or when the person's own entry is (they live there: 421).
+      const { entry: own } = await firstValueFrom(this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [known] }));
+      if (own?.home_country === this.context.env.COUNTRY) throw taken();
+      throw wrongCountry(registered.home_country);
     }
+    const { entry } = await firstValueFrom(this.clients.own.send<LocateReply, LocateRequest>(RESIDENCY_LOCATE, { references: [reference] }));
+    if (entry && entry.home_country !== this.context.env.COUNTRY) throw taken();
     let bound = false;
     try {
       bound = await this.subjects.bind(applicationId, person.id, kind, value, manager);

@@ -64,11 +64,12 @@ const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at
  * `registerMany` in one round trip: per person ($2 numbers each reference's person), the home is that
  * of the first of their references already in the directory, else this country ($3); the references
  * of the people homed here that are not there yet are inserted. Answers the homes found and the
- * references inserted. Planned per call, like FIND_MANY. An entry found homed here is marked relied
+ * references inserted, and each reference found homed in another country (`elsewhere`, by person:
+ * a person found homed here by one reference and elsewhere by another). Planned per call, like FIND_MANY. An entry found homed here is marked relied
  * on (RELY_ON), so a failed write's release leaves it; one a release took out between the statement's
  * snapshot and the mark is answered in `released` (its person is registered again).
  */
-const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; released: string[] }>(
+const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; released: string[]; elsewhere: Array<[number, string]> }>(
   'residency_directory_register_many',
   `WITH "asked" AS (
      SELECT a."reference"::char(64) AS "reference", a."person", a."position"
@@ -95,6 +96,7 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
           (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted",
           (SELECT COALESCE(json_agg(DISTINCT rtrim(f."reference")), '[]') FROM "found" f
             WHERE f."home_country" = $3::char(2) AND NOT EXISTS (SELECT 1 FROM "relied" r WHERE r."reference" = f."reference")) AS "released",
+          (SELECT COALESCE(json_agg(json_build_array(f."person", f."home_country") ORDER BY f."position"), '[]') FROM "found" f WHERE f."home_country" <> $3::char(2)) AS "elsewhere",
           ${COMMIT_WITHOUT_FLUSH}`,
   { reusePlan: false },
 );
@@ -273,9 +275,16 @@ export class DirectoryRepository {
    * INSERT_NEW_PEOPLE (a Record API batch of new people: one statement whose plan is kept); the
    * others, and those whose reference was there already, through REGISTER_MANY.
    */
-  async registerMany(people: DirectoryPerson[], country: string, recordedAt: Date, round = 1): Promise<{ homes: Map<number, string>; inserted: string[] }> {
+  async registerMany(
+    people: DirectoryPerson[],
+    country: string,
+    recordedAt: Date,
+    round = 1,
+  ): Promise<{ homes: Map<number, string>; inserted: string[]; split: Map<number, string> }> {
     const homes = new Map<number, string>();
     const inserted: string[] = [];
+    /** People found homed here by one reference and in another country (this) by another. */
+    const split = new Map<number, string>();
     const single = people.filter((person) => person.references.length === 1);
     const homedHere = new Set<string>();
     if (single.length > 0) {
@@ -289,6 +298,7 @@ export class DirectoryRepository {
       const owner = rest.flatMap(({ person }, i) => [...person.references, ...(person.minted ?? [])].map(() => i));
       const [row] = await retriedOnDeadlock(() => REGISTER_MANY.rows(this.entries.manager, [references, owner, country, recordedAt]));
       for (const [i, home] of row.homes) homes.set(rest[i].index, home);
+      for (const [i, home] of row.elsewhere) if (homes.get(rest[i].index) === country && !split.has(rest[i].index)) split.set(rest[i].index, home);
       inserted.push(...row.inserted);
       // A person none of whose references the statement found, yet none inserted either: another
       // writer (a peer's confirmation or sync event, another registration) inserted them after the
@@ -311,8 +321,11 @@ export class DirectoryRepository {
         );
         raced.forEach(({ index }, i) => {
           homes.delete(index);
+          split.delete(index);
           const home = again.homes.get(i);
           if (home) homes.set(index, home);
+          const other = again.split.get(i);
+          if (other) split.set(index, other);
         });
         inserted.push(...again.inserted);
       } else if (raced.length > 0) {
@@ -323,7 +336,7 @@ export class DirectoryRepository {
         }
       }
     }
-    return { homes, inserted };
+    return { homes, inserted, split };
   }
 
   /**

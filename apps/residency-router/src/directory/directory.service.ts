@@ -139,12 +139,19 @@ export class DirectoryService implements OnApplicationBootstrap {
   async registerMany(subjects: DirectoryPerson[]): Promise<string[]> {
     const country = this.context.env.COUNTRY;
     const recordedAt = new Date();
-    const { homes, inserted } = await this.directory.registerMany(subjects, country, recordedAt);
+    const { homes, inserted, split } = await this.directory.registerMany(subjects, country, recordedAt);
     // The people homed here by this call (none of their references was known): their new entries.
     const written = new Set(inserted);
-    const fresh = subjects.flatMap((person, i) => (homes.has(i) ? [] : [{ index: i, references: [...person.references, ...(person.minted ?? [])].filter((r) => written.has(r)) }]));
-    const lost = await this.settleWithPeers(inserted, fresh, recordedAt);
-    const answers = subjects.map((_, i) => lost.get(i) ?? homes.get(i) ?? country);
+    const newOf = (person: DirectoryPerson) => [...person.references, ...(person.minted ?? [])].filter((r) => written.has(r));
+    const fresh = subjects.flatMap((person, i) => (homes.has(i) ? [] : [{ index: i, references: newOf(person) }]));
+    // People found homed here given a reference new to the directory (an identifier a request binds
+    // to them): a peer's earlier claim of it is someone else's there.
+    const extended = subjects.flatMap((person, i) => (homes.get(i) === country && newOf(person).length > 0 ? [{ index: i, references: newOf(person) }] : []));
+    const lost = await this.settleWithPeers(inserted, fresh, recordedAt, extended);
+    // A person found homed here by one reference and elsewhere by another (an identifier a request
+    // binds to them, which a peer's claim homed there meanwhile: someone there has it) is answered
+    // that other country, as a peer's earlier claim of a new reference of theirs is.
+    const answers = subjects.map((_, i) => lost.get(i) ?? split.get(i) ?? homes.get(i) ?? country);
     for (const [i, home] of await this.settleFoundClaims(subjects, homes)) answers[i] = home;
     return answers;
   }
@@ -157,8 +164,10 @@ export class DirectoryService implements OnApplicationBootstrap {
    * and they are answered that country. Before, such a person was answered "homed here" at once and
    * their request wrote them here, while the claim it relied on went to the peer's earlier one: the
    * person was recorded in both countries. People homed here before that (any older entry here) keep
-   * their home, as settleWithPeers keeps it for a new reference of theirs. Answers the people taken
-   * elsewhere, by index. Costs a read, and a round trip to the peers only for such a recent claim.
+   * their home, as settleWithPeers keeps it for a new reference of theirs. A person whose entry the
+   * read finds homed elsewhere by now (another call met a peer's earlier claim of it after this call
+   * found it here) is answered that country without asking. Answers the people taken elsewhere, by
+   * index. Costs a read, and a round trip to the peers only for such a recent claim.
    */
   private async settleFoundClaims(subjects: DirectoryPerson[], homes: Map<number, string>): Promise<Map<number, string>> {
     const country = this.context.env.COUNTRY;
@@ -166,22 +175,29 @@ export class DirectoryService implements OnApplicationBootstrap {
     if (foundHere.length === 0) return new Map();
     const env = this.context.env as Partial<ResidencyRouterEnvironment>;
     const unsettledSince = Date.now() - FOUND_CLAIM_UNSETTLED_TIMEOUTS * (env.DIRECTORY_CONFIRM_TIMEOUT_MS ?? 2000);
-    const here = new Map(
-      (await this.directory.findMany([...new Set(foundHere.flatMap((i) => subjects[i].references))]))
-        .filter((entry) => entry.homeCountry === country)
-        .map((entry) => [entry.reference.trim(), entry] as const),
-    );
-    const recent = foundHere.flatMap((index) => {
+    const now = await this.directory.findMany([...new Set(foundHere.flatMap((i) => subjects[i].references))]);
+    const here = new Map(now.filter((entry) => entry.homeCountry === country).map((entry) => [entry.reference.trim(), entry] as const));
+    // Found homed here, and since taken elsewhere: another call's confirmation (this replica's or
+    // another's) met a peer's earlier claim of the entry this call found, after it found it.
+    const elsewhere = new Map(now.filter((entry) => entry.homeCountry !== country).map((entry) => [entry.reference.trim(), entry] as const));
+    const taken = new Map<number, string>();
+    for (const index of foundHere) {
+      const moved = subjects[index].references.map((reference) => elsewhere.get(reference)).find((entry) => entry !== undefined);
+      if (moved) taken.set(index, moved.homeCountry);
+    }
+    const recent = foundHere.filter((index) => !taken.has(index)).flatMap((index) => {
       const entries = subjects[index].references.flatMap((reference) => (here.has(reference) ? [here.get(reference)!] : []));
       return entries.length > 0 && entries.every((entry) => entry.recordedAt.getTime() > unsettledSince) ? [{ index, entries }] : [];
     });
-    if (recent.length === 0) return new Map();
+    if (recent.length === 0) return taken;
     const entries = [...new Map(recent.flatMap((person) => person.entries).map((entry) => [entry.reference.trim(), toMessage(entry)])).values()];
     const answers = await Promise.all(this.clients.peerCountries().map((peer) => this.confirmWith(peer, entries)));
-    return this.yieldToEarlierClaims(
+    const lost = await this.yieldToEarlierClaims(
       answers,
       recent.map(({ index, entries: own }) => ({ index, references: own.map((entry) => entry.reference.trim()) })),
     );
+    for (const [index, home] of lost) taken.set(index, home);
+    return taken;
   }
 
   /**
@@ -251,7 +267,12 @@ export class DirectoryService implements OnApplicationBootstrap {
    * With DIRECTORY_CONFIRMATION=required the call fails instead (`service_unavailable`), and the
    * entries it inserted are taken out again, so no one is homed without every peer's answer.
    */
-  private async settleWithPeers(inserted: string[], fresh: Array<{ index: number; references: string[] }>, recordedAt: Date): Promise<Map<number, string>> {
+  private async settleWithPeers(
+    inserted: string[],
+    fresh: Array<{ index: number; references: string[] }>,
+    recordedAt: Date,
+    extended: Array<{ index: number; references: string[] }> = [],
+  ): Promise<Map<number, string>> {
     const lost = new Map<number, string>();
     if (inserted.length === 0) return lost;
     const country = this.context.env.COUNTRY;
@@ -264,15 +285,24 @@ export class DirectoryService implements OnApplicationBootstrap {
       await this.directory.withdrawClaims(inserted, country, recordedAt);
       throw error;
     }
-    return this.yieldToEarlierClaims(answers, fresh);
+    return this.yieldToEarlierClaims(answers, fresh, extended);
   }
 
   /**
    * The peers' answers to a confirmation of entries homed here: a person (`fresh`: by index, their
    * references here) whose reference a peer answers as claimed earlier by another country is homed
-   * there instead (settleWithPeers). Answers those people's country by index.
+   * there instead (settleWithPeers). A person homed here before (`extended`: by index, the
+   * references this call added for them) keeps their home and their entries, but when a peer
+   * answers an earlier claim of one of those new references, the references given name someone of
+   * that country as well: the person is answered that country, so the caller does not keep the
+   * identifier for them (the earlier claim is merged here like any peer's entry). Answers those
+   * people's country by index.
    */
-  private async yieldToEarlierClaims(answers: DirectoryEntryMessage[][], fresh: Array<{ index: number; references: string[] }>): Promise<Map<number, string>> {
+  private async yieldToEarlierClaims(
+    answers: DirectoryEntryMessage[][],
+    fresh: Array<{ index: number; references: string[] }>,
+    extended: Array<{ index: number; references: string[] }> = [],
+  ): Promise<Map<number, string>> {
     const lost = new Map<number, string>();
     const country = this.context.env.COUNTRY;
     // Per reference, the earliest claim a peer holds that is not this one.
@@ -296,6 +326,13 @@ export class DirectoryService implements OnApplicationBootstrap {
       for (const reference of person.references) rewritten.set(reference, { ...winner, reference });
     }
     if (lost.size > 0) this.logger.log(`${lost.size} new ${lost.size === 1 ? 'person was' : 'people were'} claimed earlier by another country; homed there`);
+    for (const person of extended) {
+      const winner = person.references.map((reference) => earlier.get(reference)).reduce<DirectoryEntryMessage | undefined>(
+        (first, claim) => (claim && (!first || claimsBefore(claim, first)) ? claim : first),
+        undefined,
+      );
+      if (winner) lost.set(person.index, winner.home_country);
+    }
     await this.directory.mergeFromPeer([...rewritten.values()].map(fromMessage));
     this.broadcast([...rewritten.values()]);
     return lost;
