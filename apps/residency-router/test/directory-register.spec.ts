@@ -207,6 +207,28 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('meanwhile:email')).toBe('DE');
   });
 
+  it('answers the other country for a new person one of whose references a peer\'s confirmation inserted after the statement began, the other inserted here', async () => {
+    // A peer's confirmation of its claim of the external id is not committed when the registration
+    // starts: the snapshot finds neither reference, the e-mail address goes in as this country's,
+    // the external id's insert waits for the peer's and writes nothing. Before, the person was
+    // answered homed here (the one entry inserted) and recorded here with the peer's external id.
+    const other = dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now())`, [
+        ref('partly:external'),
+      ]);
+      const registering = directory.registerMany([known('partly:external', 'partly:email')]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.commitTransaction();
+      expect(await registering).toEqual(['DE']);
+    } finally {
+      await other.release();
+    }
+    expect(await homeOf('partly:external')).toBe('DE');
+  });
+
   it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
     // The named statement's plan is made on the connection that first runs it; six runs on one
     // connection make PostgreSQL settle on its generic plan, which must not read the whole table.

@@ -300,16 +300,18 @@ export class DirectoryRepository {
       for (const [i, home] of row.homes) homes.set(rest[i].index, home);
       for (const [i, home] of row.elsewhere) if (homes.get(rest[i].index) === country && !split.has(rest[i].index)) split.set(rest[i].index, home);
       inserted.push(...row.inserted);
-      // A person none of whose references the statement found, yet none inserted either: another
-      // writer (a peer's confirmation or sync event, another registration) inserted them after the
-      // statement's snapshot was taken. And a person found homed here by an entry a failed write's
-      // release took out after that snapshot (`released`). Both are registered again, so the entry
-      // found is marked relied on, or a new one inserted; after that, they live where entries say.
+      // A person none of whose references the statement found, yet not all of them inserted: another
+      // writer (a peer's confirmation or sync event, another registration) inserted some after the
+      // statement's snapshot was taken (only some, too: then the others went in as this country's,
+      // and the one another country's confirmation put in decides, or the person would be answered
+      // homed here while a reference of theirs is homed there). And a person found homed here by an
+      // entry a failed write's release took out after that snapshot (`released`). Both are
+      // registered again, so the entries are found: marked relied on, or answered where they live.
       const written = new Set(row.inserted);
       const released = new Set(row.released);
       const raced = rest.filter(
         ({ person, index }) =>
-          (!homes.has(index) && !person.references.some((reference) => written.has(reference))) ||
+          (!homes.has(index) && !person.references.every((reference) => written.has(reference))) ||
           (homes.get(index) === country && [...person.references, ...(person.minted ?? [])].some((reference) => released.has(reference))),
       );
       if (raced.length > 0 && round < REGISTER_ROUNDS) {
