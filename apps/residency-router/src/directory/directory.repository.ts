@@ -65,9 +65,10 @@ const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at
  * of the first of their references already in the directory, else this country ($3); the references
  * of the people homed here that are not there yet are inserted. Answers the homes found and the
  * references inserted, and each reference found homed in another country (`elsewhere`, by person:
- * a person found homed here by one reference and elsewhere by another). Planned per call, like FIND_MANY. An entry found homed here is marked relied
- * on (RELY_ON), so a failed write's release leaves it; one a release took out between the statement's
- * snapshot and the mark is answered in `released` (its person is registered again).
+ * a person found homed here by one reference and elsewhere by another). Planned per call, like
+ * FIND_MANY. An entry found homed here is marked relied on (RELY_ON), so a failed write's release
+ * leaves it; one a release took out between the statement's snapshot and the mark is answered in
+ * `released` (its person is registered again).
  */
 const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; released: string[]; elsewhere: Array<[number, string]> }>(
   'residency_directory_register_many',
@@ -283,7 +284,7 @@ export class DirectoryRepository {
   ): Promise<{ homes: Map<number, string>; inserted: string[]; split: Map<number, string> }> {
     const homes = new Map<number, string>();
     const inserted: string[] = [];
-    /** People found homed here by one reference and in another country (this) by another. */
+    /** People found homed here by one reference and in another country (the value) by another. */
     const split = new Map<number, string>();
     const single = people.filter((person) => person.references.length === 1);
     const homedHere = new Set<string>();
