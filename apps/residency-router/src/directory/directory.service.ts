@@ -164,7 +164,7 @@ export class DirectoryService implements OnApplicationBootstrap {
    * and they are answered that country. Before, such a person was answered "homed here" at once and
    * their request wrote them here, while the claim it relied on went to the peer's earlier one: the
    * person was recorded in both countries. People homed here before that (any older entry here) keep
-   * their home, as settleWithPeers keeps it for a new reference of theirs. A person whose entry the
+   * their home without a round trip. A person whose entry the
    * read finds homed elsewhere by now (another call met a peer's earlier claim of it after this call
    * found it here) is answered that country without asking. Answers the people taken elsewhere, by
    * index. Costs a read, and a round trip to the peers only for such a recent claim.
@@ -229,7 +229,7 @@ export class DirectoryService implements OnApplicationBootstrap {
     const country = this.context.env.COUNTRY;
     const released = await this.directory.releaseClaims([...new Set(references)], country);
     if (released.length === 0) return [];
-    this.logger.log(`${released.length} directory ${released.length === 1 ? 'entry' : 'entries'} of new people whose write failed released`);
+    this.logger.log(`${released.length} directory ${released.length === 1 ? 'entry' : 'entries'} of new people no request wrote released`);
     const entries = released.map(toMessage);
     for (let start = 0; start < entries.length; start += SYNC_MAX_ENTRIES) {
       const event: DirectoryReleaseEvent = { entries: entries.slice(start, start + SYNC_MAX_ENTRIES) };
@@ -255,9 +255,10 @@ export class DirectoryService implements OnApplicationBootstrap {
    * (`fresh`: by index, the references inserted for them) whose reference a peer answers as claimed
    * earlier by another country is homed there instead: all their entries here are rewritten to that
    * claim and the peers told, so no country keeps any of them apart. Answers those people's
-   * country by index. An earlier claim answered for a new reference of someone homed before stays
-   * theirs (the person keeps their home), and is merged here and sent on like any peer's entry, so
-   * the directories converge.
+   * country by index. An earlier claim answered for a new reference of someone homed before
+   * (`extended`) stays the peer's: it is merged here and sent on like any peer's entry, so the
+   * directories converge, and that person keeps their entries but is answered the peer's country
+   * (yieldToEarlierClaims).
    *
    * Two countries homing the same new person at once each ask the other, and each merge keeps the
    * earlier claim (ties to the lower country code), so both answer the same claim and exactly one
