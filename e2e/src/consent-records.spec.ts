@@ -1472,7 +1472,7 @@ describe('consent records', () => {
     expect(kept.rows[0].n).toBe(0);
   });
 
-  it('lists a consent given on the hosted pages on the records page its receipt names, and withdraws it whole', async () => {
+  it('lists a consent given on the hosted pages on the records page its receipt names, and withdraws one purpose of it, then the rest', async () => {
     const email = 'hosted-consent@example.com';
     const codeFor = async (to: string) => {
       const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [to]);
@@ -1506,17 +1506,38 @@ describe('consent records', () => {
     expect((await openApiConformance(us.url))('GET', '/api/v1/inbox/records', records)).toEqual([true, null]);
     const listed = records.body.data;
     expect(listed).toEqual([
-      // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw).
-      expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'whole', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
+      // Its consent purposes (the legitimate-interest and notice-only ones have nothing to withdraw), withdrawn as a record's are.
+      expect.objectContaining({ record_id: recordId, channel: 'hosted', withdrawal: 'per_purpose', purposes: { newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'granted' } } }),
     ]);
-    // The page the receipt's link opens offers it whole: one form for the record, none per purpose, keeping the link's `via`.
+    // The page the receipt's link opens offers each purpose given and everything, keeping the link's `via`.
     const cookie = `service_inbox=${inbox.body.inbox_token}`;
     const offered = await (await fetch(receiptLink.replace('https://us.decisions.example.com', us.url), { headers: { cookie } })).text();
-    expect(offered.split(`/inbox/records/${recordId}/withdraw`).length - 1).toBe(1);
+    expect(offered.split(`/inbox/records/${recordId}/withdraw`).length - 1).toBe(3);
     expect(offered).toContain(`action="/inbox/records/${recordId}/withdraw?application_id=${applicationId}&amp;via=receipt"`);
-    // A session's consent is withdrawn whole: one purpose of several is refused by name, nothing changes.
+
+    // One purpose of several: the rest stays given, and the session stays fulfilled (what the person decided is not rewritten).
     const one = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, { purpose: 'newsletter' });
-    expect([one.status, one.body.details?.[0]?.field]).toEqual([409, 'purpose']);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ record_id: recordId, withdrawn: ['newsletter'], record: { purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'granted' } } } });
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
+    const partly = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;
+    expect(partly.newsletter).toEqual({ status: 'withdrawn', record_id: recordId, updated_at: one.body.withdrawn_at });
+    expect(partly.analytics).toMatchObject({ status: 'granted', record_id: recordId });
+    await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.purpose_revoked'`, [recordId])).rowCount === 1);
+    const { rows: purposeRevoked } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.purpose_revoked'`, [recordId]);
+    expect(purposeRevoked[0].payload).toMatchObject({
+      purposes: { newsletter: 'withdrawn', analytics: 'granted' },
+      withdrawn: ['newsletter'],
+      channel: 'own_records',
+      withdrawn_at: one.body.withdrawn_at,
+      actor: { type: 'participant' },
+    });
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    // The same purpose again: not given any more, refused by name.
+    const twice = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, { purpose: 'newsletter' });
+    expect([twice.status, twice.body.details?.[0]?.field]).toEqual([409, 'purpose']);
+
+    // Then everything still given, from the page the receipt's link opened: the session is revoked.
     const all = await fetch(`${us.url}/inbox/records/${recordId}/withdraw?application_id=${applicationId}&via=receipt`, {
       method: 'POST',
       redirect: 'manual',
@@ -1531,23 +1552,22 @@ describe('consent records', () => {
       purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } },
     });
     expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('revoked');
-    // The legitimate interest stands, so the withdrawal is by purpose (as for a record): scoped, from the receipt's link.
+    // What was still given goes (the newsletter went before), by purpose (the legitimate interest stands), from the receipt's link.
     await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rowCount === 1);
     const { rows: revoked } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId]);
-    expect(revoked[0].payload).toMatchObject({ withdrawn: ['newsletter', 'analytics'], scope: 'purpose', channel: 'receipt_link', actor: { type: 'participant' } });
-    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    expect(revoked[0].payload).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'withdrawn' }, withdrawn: ['analytics'], scope: 'purpose', channel: 'receipt_link', actor: { type: 'participant' } });
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn').length === 2);
     const withdrawn = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.filter((e: { event_state: string }) => e.event_state === 'consent withdrawn');
-    expect(withdrawn.map((e: { purpose_id?: string; event_channel?: string }) => [e.purpose_id, e.event_channel]).sort()).toEqual([
-      ['analytics', 'receipt_link'],
-      ['newsletter', 'receipt_link'],
+    expect(withdrawn.map((e: { purpose_id?: string; event_channel?: string; event_time: string }) => [e.purpose_id, e.event_channel, e.event_time])).toEqual([
+      ['newsletter', 'own_records', one.body.withdrawn_at],
+      ['analytics', 'receipt_link', revoked[0].payload.withdrawn_at],
     ]);
-    // Like every withdrawal the person makes on their records page, the event says when they made it:
-    // the time of the receipt's `consent withdrawn`.
-    expect(revoked[0].payload.withdrawn_at).toBe(withdrawn[0].event_time);
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;
+    expect([status.newsletter.updated_at, status.analytics]).toEqual([one.body.withdrawn_at, { status: 'withdrawn', record_id: recordId, updated_at: revoked[0].payload.withdrawn_at }]);
     // Withdrawn already: the 409 names what it refuses, as every 4xx does (it named nothing).
     const again = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
     expect([again.status, again.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
-    // The page offers it whole only while something is given, and not after.
+    // The page offers nothing to withdraw once nothing is given.
     const page = await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie: `service_inbox=${inbox.body.inbox_token}` } });
     const text = await page.text();
     expect(text).toContain(`data-record-id="${recordId}"`);
@@ -1696,6 +1716,34 @@ describe('consent records', () => {
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=yara1`)).body.purposes;
     expect(status.newsletter).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
     expect(status.analytics).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
+  });
+
+  it('revokes with the session token only what the person had not withdrawn on their own, and revokes a hosted consent whose last purpose they withdraw by name', async () => {
+    const revokedPayload = async (recordId: string) => {
+      await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rowCount === 1);
+      return (await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.revoked'`, [recordId])).rows[0].payload;
+    };
+    const email = 'pia@example.com';
+    const first = await hostedConsent(email, 'pia1', { newsletter: true, analytics: true, fraud: false });
+    const { code } = await mailedCode(email);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
+    const person = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: inbox.body.inbox_token, body });
+    const one = await person('POST', `/api/v1/inbox/records/${first.hostedId}/withdraw`, { purpose: 'analytics' });
+    expect(one.status).toBe(200);
+    // The organisation revokes it with the session token: the newsletter goes now, analytics went before and keeps its time.
+    expect((await first.step('transitions', { to: 'revoked' })).status).toBe(200);
+    expect(await revokedPayload(first.hostedId)).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'withdrawn' }, withdrawn: ['newsletter'], scope: 'purpose' });
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=pia1`)).body.purposes;
+    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: first.hostedId, updated_at: one.body.withdrawn_at });
+    expect(status.newsletter.status).toBe('withdrawn');
+    expect(status.newsletter.updated_at > one.body.withdrawn_at).toBe(true);
+
+    // Another hosted consent, one purpose given: withdrawing it by name revokes the session, by purpose.
+    const second = await hostedConsent(email, 'pia1', { newsletter: true, analytics: false, fraud: false });
+    const last = await person('POST', `/api/v1/inbox/records/${second.hostedId}/withdraw`, { purpose: 'newsletter' });
+    expect(last.status).toBe(200);
+    expect((await second.step('transitions', { to: 'revoked' })).status).toBe(409);
+    expect(await revokedPayload(second.hostedId)).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'declined' }, withdrawn: ['newsletter'], scope: 'purpose', channel: 'own_records' });
   });
 
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {

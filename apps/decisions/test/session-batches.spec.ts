@@ -127,6 +127,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       outcome: null,
       purposeDecisions: null,
       purposeOutcomes: null,
+      withdrawals: [],
       counter: null,
       completedAt: null,
       recordId: null,

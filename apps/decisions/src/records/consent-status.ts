@@ -71,12 +71,13 @@ export class ConsentStatus {
   /**
    * The person's consents decided on the hosted pages: every consent session of theirs completed
    * with a decision (granted, revoked since, or declined), with the terms of the flow version it
-   * answered. A revoked session changes no more, so its `updated_at` is when it was revoked.
+   * answered and the purposes the person withdrew from it one at a time. A revoked session changes no
+   * more, so its `updated_at` is when it was revoked.
    */
   private hostedDecisions(applicationId: string, subjectId: string): Promise<HostedConsentDecision[]> {
     return this.dataSource.query(
       `SELECT s."record_id", s."flow_id", s."completed_at", s."status", CASE WHEN s."status" = 'revoked' THEN s."updated_at" END AS "revoked_at",
-              s."purpose_outcomes", s."purpose_decisions",
+              s."purpose_outcomes", s."purpose_decisions", s."withdrawals",
               jsonb_build_object('purposes', f."terms"->'purposes', 'consent_duration', f."terms"->'consent_duration') AS "terms"
          FROM "decisions"."decision_sessions" s
          JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"

@@ -6,7 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from '../sessions/decision-session.entity';
-import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from '../sessions/session-events';
+import { decidedConsents, recordSessionPurposeRevoked, recordSessionRevoked, recordTransition, sessionPurposeWithdrawal, sessionRevocation } from '../sessions/session-events';
 import { SessionsRepository } from '../sessions/sessions.repository';
 import { SubjectsService } from '../subjects/subjects.service';
 import { ConsentRecord } from './consent-record.entity';
@@ -48,6 +48,8 @@ interface SessionRow {
   /** When the session last changed: its revocation, once revoked (a revoked session changes no more). */
   updated_at: Date;
   purpose_decisions: Record<string, boolean> | null;
+  /** The purposes the person withdrew one at a time (DecisionSession.withdrawals). */
+  withdrawals: DecisionSession['withdrawals'];
   terms: FlowTerms;
 }
 
@@ -87,10 +89,13 @@ function comparePositions(a: readonly string[], b: readonly string[]): number {
  * their records (the page passes it on), else `own_records`.
  *
  * Consents given on the hosted pages (decision sessions signed in with the same address, whose
- * receipts name the same page) are listed too and withdrawn whole (`withdrawal: 'whole'`: a
- * session's consent is revoked as one, as its session token revokes it): the session becomes
- * `revoked` and `consent.revoked` goes out with that channel, scoped by purpose (`scope: 'purpose'`)
- * while a noticed legitimate-interest purpose of it stands, as a record's withdrawal is.
+ * receipts name the same page) are listed too and withdrawn the same way, all or one purpose: a
+ * purpose withdrawn while others stay given is a mark on the session (`withdrawals`) and goes out as
+ * `consent.purpose_revoked`; withdrawing everything still given (all of it, or the last purpose by
+ * name) revokes the session, as its session token would, and `consent.revoked` goes out with that
+ * channel, scoped by purpose (`scope: 'purpose'`) while a noticed legitimate-interest purpose of it
+ * stands, after a purpose was withdrawn on its own, or when the person named the purpose, as a
+ * record's withdrawal is.
  */
 @Injectable()
 export class PersonRecords {
@@ -211,7 +216,12 @@ export class PersonRecords {
     return result;
   }
 
-  /** A consent given on the hosted pages, withdrawn whole: its session revoked, as its session token would. */
+  /**
+   * A consent given on the hosted pages, withdrawn all or one purpose: a purpose while others stay
+   * given is a mark on the session (the session stays fulfilled; `consent.purpose_revoked`);
+   * everything still given, or the last purpose by name, revokes the session, as its session token
+   * would (`consent.revoked`).
+   */
   private async withdrawSession(manager: EntityManager, email: string, request: InboxWithdrawRequest): Promise<InboxWithdrawReply> {
     const [row] = await this.sessionRows(manager, email, undefined, request.record_id, true);
     if (!row) throw notFound('Record');
@@ -222,24 +232,31 @@ export class PersonRecords {
     }
     if (granted.length === 0) throw notGranted(undefined);
     if (request.purpose !== undefined && !granted.includes(request.purpose)) throw notGranted(request.purpose);
-    if (request.purpose !== undefined && granted.length > 1) {
-      throw new DomainError('conflict', 'A consent given on the hosted pages is withdrawn whole; withdraw everything on this record', [
-        { field: 'purpose', reason: 'this record is withdrawn whole' },
-      ]);
-    }
     const session = await manager.findOneOrFail(DecisionSession, { where: { id: row.id } });
-    assertTransition(session.status as DecisionStatus, 'revoked', session.path);
     const at = new Date();
+    const channel = request.channel ?? 'own_records';
+    const actor = { type: 'participant' as const, ...(session.subjectId ? { id: session.subjectId } : {}) };
+    if (request.purpose !== undefined && granted.length > 1) {
+      // One purpose of several: appended to the session, which stays fulfilled (what the person decided is not rewritten).
+      const withdrawal = sessionPurposeWithdrawal(row.terms, session, [request.purpose]);
+      session.withdrawals = [...session.withdrawals, { purpose: request.purpose, at: at.toISOString(), channel }];
+      session.updatedAt = at;
+      await this.sessions.save(manager, session);
+      await recordSessionPurposeRevoked(manager, session, at, { ...withdrawal, channel, withdrawn_at: at.toISOString(), actor });
+      return { record_id: row.record_id, withdrawn: [request.purpose], withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, withdrawals: session.withdrawals, updated_at: at }) };
+    }
+    assertTransition(session.status as DecisionStatus, 'revoked', session.path);
     const from = session.status;
     session.status = 'revoked';
     session.updatedAt = at;
     await this.sessions.save(manager, session);
-    const actor = { type: 'participant' as const, ...(session.subjectId ? { id: session.subjectId } : {}) };
     await recordTransition(manager, session, from, 'revoked', actor, at);
-    // Scoped by purpose while a noticed legitimate-interest purpose stands, so the receipt's `consent
-    // withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
+    // Scoped by purpose while a noticed legitimate-interest purpose stands, after a purpose was
+    // withdrawn on its own, or when the person named the last purpose given (as a record's), so the
+    // receipt's `consent withdrawn` names each purpose and does not read the legitimate interest as withdrawn.
     // When the person withdrew, as the answer says and every withdrawal of a record's event does.
-    await recordSessionRevoked(manager, session, at, { ...sessionRevocation(row.terms, session), channel: request.channel ?? 'own_records', withdrawn_at: at.toISOString(), actor });
+    const revocation = sessionRevocation(row.terms, session);
+    await recordSessionRevoked(manager, session, at, { ...revocation, ...(request.purpose !== undefined ? { scope: 'purpose' } : {}), channel, withdrawn_at: at.toISOString(), actor });
     return { record_id: row.record_id, withdrawn: granted, withdrawn_at: at.toISOString(), record: this.sessionMessage({ ...row, status: 'revoked', updated_at: at }) };
   }
 
@@ -251,7 +268,7 @@ export class PersonRecords {
     const params: unknown[] = [email, applicationId ?? null, recordId ?? null];
     const bind = (value: unknown) => `$${params.push(value)}`;
     return manager.query(
-      `SELECT s."id", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", f."terms",
+      `SELECT s."id", s."record_id", s."application_id", s."flow_id", s."status", s."completed_at", s."updated_at", s."purpose_decisions", s."withdrawals", f."terms",
               ${POSITION_TIME('s."completed_at"')} AS "completed_key"
          FROM "decisions"."decision_sessions" s
          JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
@@ -271,6 +288,7 @@ export class PersonRecords {
    * session is revoked). A legitimate-interest purpose (objected to or noticed) and the notice-only
    * purposes have nothing to withdraw and are left out here (sessions completed before
    * `purpose_outcomes` was kept cannot tell them apart anyway); the receipt and consent_status have them.
+   * A purpose the person withdrew on its own reads withdrawn from then on.
    */
   private sessionMessage(row: SessionRow): InboxRecordMessage {
     const decided = row.purpose_decisions ?? {};
@@ -285,6 +303,7 @@ export class PersonRecords {
         revoked_at: row.status === 'revoked' ? row.updated_at : null,
         purpose_outcomes: null,
         purpose_decisions: decided,
+        withdrawals: row.withdrawals,
         terms: row.terms,
       }),
     ]);
@@ -293,7 +312,7 @@ export class PersonRecords {
       captured_at: new Date(row.completed_at).toISOString(),
       recorded_at: new Date(row.completed_at).toISOString(),
       channel: 'hosted',
-      withdrawal: 'whole',
+      withdrawal: 'per_purpose',
       purposes: Object.fromEntries(consents.map((purpose) => [purpose.key, { label: purpose.label, status: status[purpose.key]?.status ?? 'declined' }])),
     };
   }

@@ -158,6 +158,7 @@ export class CreateDecision {
       outcome: null,
       purposeDecisions: null,
       purposeOutcomes: null,
+      withdrawals: [],
       counter: null,
       completedAt: null,
       recordId: null,

@@ -109,6 +109,15 @@ export class DecisionSession {
   @Column({ name: 'purpose_outcomes', type: 'jsonb', nullable: true })
   purposeOutcomes: Record<string, PurposeStatus> | null;
 
+  /**
+   * The purposes the person withdrew one at a time on their records page while the rest of the
+   * consent stands (HostedConsentsWithdrawnByPurpose1766800000000): a mark each, as a record's
+   * `withdrawals`, appended, never rewriting `purpose_decisions`. Revoking the session takes back what
+   * is left.
+   */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  withdrawals: Array<{ purpose: string; at: string; channel: string }>;
+
   @Column({ type: 'jsonb', nullable: true })
   counter: Record<string, unknown> | null;
 

@@ -91,12 +91,14 @@ export class ParticipantSteps {
   /**
    * A revocation takes back a consent given: a decision that granted none (a refusal, or a flow of
    * notice-only purposes, whose receipt is a notice record) has nothing to withdraw, as on the
-   * records page (409).
+   * records page (409), nor one whose every given purpose the person withdrew there one at a time.
    */
   private async requireGrantedConsent(manager: EntityManager, session: DecisionSession): Promise<FlowTerms> {
     const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion, manager) : null;
     const decided = session.purposeDecisions ?? {};
-    const granted = flow ? decidedConsents(flow.terms as unknown as FlowTerms, decided).filter((purpose) => decided[purpose.key]) : [];
+    // What the person withdrew one at a time on their records page is not given any more.
+    const withdrawn = new Set(session.withdrawals.map((mark) => mark.purpose));
+    const granted = flow ? decidedConsents(flow.terms as unknown as FlowTerms, decided).filter((purpose) => decided[purpose.key] && !withdrawn.has(purpose.key)) : [];
     if (!flow || granted.length === 0) throw new DomainError('conflict', 'Nothing on this record is granted: there is no consent to withdraw');
     // A consent whose term has run out is expired, no longer granted (consent_status, the records page
     // and the receipt's `consent expired` say so): nothing is withdrawn, no event goes out.

@@ -101,7 +101,7 @@ export class InboxController {
     summary: "The signed-in person's consent records in this country, with each purpose's current status",
     description:
       'The credential-free withdrawal entry every receipt names (withdrawal_method): sign in with a mailed code, then withdraw. Consents given on the hosted pages ' +
-      '(sessions signed in with the same address) are listed too, with channel `hosted` and `withdrawal: "whole"`; the others have `withdrawal: "per_purpose"`. ' +
+      '(sessions signed in with the same address) are listed too, with channel `hosted`. Every record is listed with `withdrawal: "per_purpose"` (all of it, or one purpose); `whole` is not given any more. ' +
       'One page at a time: at most `limit` records (50 by default, 1 to 200; fewer when they would not fit 512 KiB), then `next_cursor` until the oldest is listed. ' +
       'Each replaced record names its successor (`superseded_by`) also when that is on an earlier page. The cursor is opaque, names the list (every organisation\'s, or the one `application_id` names) ' +
       'and the last position listed, nothing of the person: one of another list, or changed by hand, is a 400 naming `cursor`.',
@@ -129,7 +129,7 @@ export class InboxController {
   @ApiOperation({
     summary: 'Withdraw a record (every purpose still granted) or one purpose of it; answers the confirmation',
     description:
-      'A record listed with `withdrawal: "whole"` (a consent given on the hosted pages) is withdrawn whole: one purpose of several is a 409 naming `purpose`. ' +
+      'A consent given on the hosted pages is withdrawn the same way: one purpose of several goes out as `consent.purpose_revoked` and the consent stays given for the rest; everything still given, or its last purpose by name, revokes it (`consent.revoked`, as its session token would). ' +
       '`channel` says where the person withdrew from (`own_records` by default; `receipt_link` or `email_link` when the receipt\'s or the receipt mail\'s link brought them); any other value is a 422 naming `channel`.',
   })
   async withdraw(@Param('record_id') recordId: string, @Body() body: InboxWithdrawDto, @Headers('authorization') authorization?: string): Promise<InboxWithdrawReply> {

@@ -115,7 +115,7 @@ export class InboxRecordDto {
   @ApiProperty({ format: 'date-time', description: "When the person gave it (the record's `captured_at`; a hosted consent's completion): the list's order" }) captured_at: string;
   @ApiProperty({ format: 'date-time', description: 'When the service recorded it (for imported history, the import: later than `captured_at`)' }) recorded_at: string;
   @ApiProperty({ example: 'controller_attested', description: 'How the decision reached the service; `hosted` for a consent given on the hosted pages' }) channel: string;
-  @ApiProperty({ enum: ['per_purpose', 'whole'], description: '`whole`: a consent given on the hosted pages, withdrawn whole; `per_purpose`: purpose by purpose or all at once' })
+  @ApiProperty({ enum: ['per_purpose', 'whole'], description: '`per_purpose`: purpose by purpose or all at once (every record, also a consent given on the hosted pages); `whole` (withdrawn all at once only) is not given any more' })
   withdrawal: 'per_purpose' | 'whole';
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghik', description: "The person's newer record of the same flow that replaced this one (withdraw there)" }) superseded_by?: string;
   @ApiPropertyOptional({

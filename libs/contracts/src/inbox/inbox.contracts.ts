@@ -141,7 +141,7 @@ export interface InboxRecordMessage {
   /** When the service recorded it (later than `captured_at` for imported history). */
   recorded_at: string;
   channel: string;
-  /** How it is withdrawn: purpose by purpose or all at once (a consent given on the hosted pages), or only whole. */
+  /** How it is withdrawn: purpose by purpose or all at once (every record, also a consent given on the hosted pages); `whole` (all at once only) is not given any more, and a page still renders it. */
   withdrawal: 'per_purpose' | 'whole';
   /** The person's newer record of the same flow that replaced this one (withdraw there). */
   superseded_by?: string;

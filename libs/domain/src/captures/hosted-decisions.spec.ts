@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { RecordedPurpose } from './attestation';
-import { HostedConsentDecision, hostedDecisionHistory, hostedRevocationByPurpose } from './hosted-decisions';
+import { HostedConsentDecision, hostedDecisionHistory, hostedPurposesGranted, hostedRevocationByPurpose } from './hosted-decisions';
 import { consentStatusOf, RecordHistoryEntry } from './status';
 
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
@@ -56,6 +56,37 @@ describe('hostedDecisionHistory', () => {
     });
     // A fulfilled session carries no withdrawal, whatever a stray time says.
     expect(hostedDecisionHistory(hosted({ revoked_at: at(20) })).withdrawn).toBeUndefined();
+  });
+
+  it('withdraws a purpose the person withdrew on its own at that time, and at the revocation only what was left', () => {
+    const both = { newsletter: 'granted', analytics: 'granted', fraud: 'objected', billing: 'noticed' } as const;
+    const one = hosted({ purpose_outcomes: both, withdrawals: [{ purpose: 'analytics', at: at(15), channel: 'own_records' }] });
+    expect(hostedDecisionHistory(one).withdrawn).toEqual([{ purpose: 'analytics', at: at(15), channel: 'own_records', ownRecordOnly: true }]);
+    expect(consentStatusOf([hostedDecisionHistory(one)])).toMatchObject({
+      newsletter: { status: 'granted', updated_at: at(10) },
+      analytics: { status: 'withdrawn', updated_at: at(15) },
+    });
+    expect(hostedPurposesGranted(one)).toEqual(['newsletter']);
+    // Revoked later: the purpose withdrawn before keeps its time, the rest goes at the revocation.
+    const revoked = hostedDecisionHistory({ ...one, status: 'revoked', revoked_at: at(20) });
+    expect(revoked.withdrawn).toEqual([
+      { purpose: 'analytics', at: at(15), channel: 'own_records', ownRecordOnly: true },
+      { purpose: 'newsletter', at: at(20), ownRecordOnly: true },
+    ]);
+    expect(hostedPurposesGranted({ ...one, status: 'revoked' })).toEqual([]);
+  });
+
+  it('reads a withdrawal mark of a purpose the session did not grant, or one repeated, as nothing more', () => {
+    const marks = [
+      { purpose: 'analytics', at: at(12), channel: 'own_records' },
+      { purpose: 'newsletter', at: at(14), channel: 'receipt_link' },
+      { purpose: 'newsletter', at: at(16), channel: 'own_records' },
+      { purpose: 'sms', at: at(18), channel: 'own_records' },
+    ];
+    // analytics was declined, sms is no purpose of it: only the newsletter's first mark counts.
+    expect(hostedDecisionHistory(hosted({ withdrawals: marks })).withdrawn).toEqual([{ purpose: 'newsletter', at: at(14), channel: 'receipt_link', ownRecordOnly: true }]);
+    expect(hostedPurposesGranted(hosted({ withdrawals: marks }))).toEqual([]);
+    expect(hostedPurposesGranted(hosted())).toEqual(['newsletter']);
   });
 
   it('lapses at completion plus the flow version\'s consent duration', () => {
@@ -174,6 +205,13 @@ describe('hostedRevocationByPurpose', () => {
 
   it('is of the whole record when the legitimate interest was objected to (a notice-only purpose is not in force)', () => {
     expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: { newsletter: 'granted', analytics: 'granted', fraud: 'objected', billing: 'noticed' } }))).toBe(false);
+  });
+
+  it('is by purpose after the person withdrew a purpose on its own: it takes back the rest', () => {
+    const both = { newsletter: 'granted', analytics: 'granted', fraud: 'objected', billing: 'noticed' } as const;
+    expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: both, withdrawals: [{ purpose: 'analytics', at: at(15), channel: 'own_records' }] }))).toBe(true);
+    // A mark of a purpose it never granted changes nothing.
+    expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: { ...both, analytics: 'declined' }, withdrawals: [{ purpose: 'analytics', at: at(15), channel: 'own_records' }] }))).toBe(false);
   });
 
   it('is of the whole record for a session that kept only grants (a noticed legitimate interest cannot be told from an objected one)', () => {

@@ -21,9 +21,11 @@ import { withdrawsAllInForce } from './supersession';
  *   leaving any other record of the person in charge of it.
  * - It is in no record's chain, so it carries no withdrawal the person made on a record of the same
  *   flow, even one made after it (ownWithdrawalsOnly): that took back the record's consent only.
- * - A revoked session withdraws, at its revocation, each purpose it granted and only those (marks by
- *   purpose, not the whole record: what it declined or noticed stays, and the revocation takes back no
- *   other record's grant of a purpose this session declined).
+ * - The person may withdraw its purposes one at a time on their records page (`withdrawals`: a mark
+ *   each, at its time); the rest stands. A revoked session withdraws, at its revocation, each purpose
+ *   it granted that no such mark took back before, and only those (marks by purpose, not the whole
+ *   record: what it declined or noticed stays, and the revocation takes back no other record's grant
+ *   of a purpose this session declined).
  * - Its consent lapses like a record's: completion plus the flow version's `consent_duration`.
  */
 
@@ -36,6 +38,8 @@ export interface HostedConsentDecision {
   status: string;
   /** When it was revoked; read only for a revoked session. */
   revoked_at?: Date | string | null;
+  /** The purposes the person withdrew one at a time before (or without) a revocation; none when absent. */
+  withdrawals?: ReadonlyArray<{ purpose?: string; at: Date | string; channel?: string }> | null;
   /** What the person decided per purpose, as the outcome events carry it; null for sessions completed before it was kept. */
   purpose_outcomes: Record<string, PurposeStatus> | null;
   /** Per purpose, whether it was granted (every completed consent session keeps this). */
@@ -50,12 +54,13 @@ const iso = (value: Date | string) => new Date(value).toISOString();
 export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHistoryEntry {
   const decidedAt = iso(decision.completed_at);
   const purposes = hostedPurposes(decision);
-  const withdrawn: WithdrawalMark[] =
-    decision.status === 'revoked' && decision.revoked_at
-      ? Object.entries(purposes)
-          .filter(([, purpose]) => purpose.status === 'granted')
-          .map(([key]) => ({ purpose: key, at: iso(decision.revoked_at as Date | string), ownRecordOnly: true as const }))
-      : [];
+  const withdrawn = purposeWithdrawals(decision, purposes);
+  if (decision.status === 'revoked' && decision.revoked_at) {
+    const before = new Set(withdrawn.map((mark) => mark.purpose));
+    for (const [key, purpose] of Object.entries(purposes)) {
+      if (purpose.status === 'granted' && !before.has(key)) withdrawn.push({ purpose: key, at: iso(decision.revoked_at), ownRecordOnly: true });
+    }
+  }
   const expiresAt = consentLapsesAt(decidedAt, decision.terms.consent_duration);
   return {
     record_id: decision.record_id,
@@ -67,6 +72,29 @@ export function hostedDecisionHistory(decision: HostedConsentDecision): RecordHi
     ...(withdrawn.length > 0 ? { withdrawn } : {}),
     ownWithdrawalsOnly: true,
   };
+}
+
+/** The purposes of a hosted consent the person withdrew one at a time, each once (its first mark), as marks on it alone. */
+function purposeWithdrawals(decision: Pick<HostedConsentDecision, 'withdrawals'>, purposes: Record<string, RecordedPurpose>): WithdrawalMark[] {
+  const marks: WithdrawalMark[] = [];
+  for (const mark of decision.withdrawals ?? []) {
+    if (mark.purpose === undefined || purposes[mark.purpose]?.status !== 'granted' || marks.some((earlier) => earlier.purpose === mark.purpose)) continue;
+    marks.push({ purpose: mark.purpose, at: iso(mark.at), ...(mark.channel ? { channel: mark.channel } : {}), ownRecordOnly: true });
+  }
+  return marks;
+}
+
+/**
+ * The consent purposes a hosted consent still grants: those the person granted that no withdrawal
+ * of theirs took back (one at a time, or the session's revocation). Its term is not weighed here.
+ */
+export function hostedPurposesGranted(decision: Pick<HostedConsentDecision, 'status' | 'purpose_outcomes' | 'purpose_decisions' | 'terms' | 'withdrawals'>): string[] {
+  if (decision.status === 'revoked') return [];
+  const purposes = hostedPurposes(decision);
+  const withdrawn = new Set(purposeWithdrawals(decision, purposes).map((mark) => mark.purpose));
+  return Object.entries(purposes)
+    .filter(([key, purpose]) => purpose.status === 'granted' && !withdrawn.has(key))
+    .map(([key]) => key);
 }
 
 /** Each purpose of a hosted consent as the person decided it, with its basis (see the module notes). */
@@ -84,10 +112,13 @@ export function hostedPurposes(decision: Pick<HostedConsentDecision, 'purpose_ou
  * purpose rather than of the whole record: a noticed legitimate-interest purpose of it stands (the
  * revocation does not take it back, and its receipt lists it), as for a record (withdrawsAllInForce).
  * A session that kept no outcome per purpose cannot tell a noticed legitimate interest from an
- * objected one, so it is withdrawn whole, as consent_status leaves that purpose out too.
+ * objected one, so it is withdrawn whole, as consent_status leaves that purpose out too. A revocation
+ * after the person withdrew a purpose on its own is by purpose as well: it takes back the rest.
  */
-export function hostedRevocationByPurpose(decision: Pick<HostedConsentDecision, 'purpose_outcomes' | 'purpose_decisions' | 'terms'>): boolean {
+export function hostedRevocationByPurpose(decision: Pick<HostedConsentDecision, 'purpose_outcomes' | 'purpose_decisions' | 'terms' | 'withdrawals'>): boolean {
   const purposes = hostedPurposes(decision);
+  // A purpose withdrawn on its own before: what the revocation takes back is the rest, by purpose.
+  if (purposeWithdrawals(decision, purposes).length > 0) return true;
   const granted = Object.entries(purposes).filter(([, purpose]) => purpose.status === 'granted').map(([key]) => key);
   return !withdrawsAllInForce(purposes, granted);
 }
