@@ -1746,6 +1746,64 @@ describe('consent records', () => {
     expect(await revokedPayload(second.hostedId)).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'declined' }, withdrawn: ['newsletter'], scope: 'purpose', channel: 'own_records' });
   });
 
+  it('takes back from a hosted consent what a later record of the same person and flow no longer grants, and nothing for a record decided before it', async () => {
+    const email = 'quinn@example.com';
+    const { token, hostedId, completed } = await hostedConsent(email, 'quinn1', { newsletter: true, analytics: true, fraud: true });
+    const completedAt = completed.body.completed_at as string;
+    const entries = async (type: string) =>
+      (await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = $2 ORDER BY seq`, [hostedId, type])).rows.map((row: { payload: Record<string, unknown> }) => row.payload);
+    const receiptWithdrawals = async () =>
+      ((await api('GET', `/api/v1/consent_receipts/${hostedId}`)).body.event as Array<{ event_state: string; purpose_id?: string; event_channel?: string; event_time: string }>).filter((e) => e.event_state === 'consent withdrawn');
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${hostedId}`)).status === 200);
+
+    // A record decided before the hosted consent (history, imported): the hosted consent is the newer decision, nothing is taken from it.
+    const history = await api('POST', '/api/v1/consent_records/imports', {
+      flow_id: flowId,
+      dry_run: false,
+      records: [{ subject: { email }, decisions: { newsletter: { decision: 'declined' }, analytics: { decision: 'declined' } }, captured_at: new Date(Date.parse(completedAt) - 3600_000).toISOString() }],
+    });
+    expect([history.status, history.body.rows[0].outcome]).toEqual([201, 'recorded']);
+
+    // The organisation's own form, later: the newsletter still given, analytics declined (by e-mail address alone, the Record API's usual batch).
+    const later = await record({ newsletter: granted, analytics: declined }, { subject: { email }, captured_at: new Date(Date.parse(completedAt) + 1000).toISOString() });
+    expect(later.status).toBe(201);
+    const laterId = later.body.consent_record.record_id;
+    await eventually(async () => (await entries('consent.purpose_revoked')).length === 1);
+    expect((await entries('consent.purpose_revoked'))[0]).toMatchObject({
+      record_id: hostedId,
+      superseded_by: laterId,
+      purposes: { newsletter: 'granted', analytics: 'withdrawn' },
+      withdrawn: ['analytics'],
+      channel: 'newer_record',
+      withdrawn_at: later.body.consent_record.captured_at,
+      actor: { type: 'application' },
+    });
+    await eventually(async () => (await receiptWithdrawals()).length === 1);
+    expect((await receiptWithdrawals()).map((e) => [e.purpose_id, e.event_channel, e.event_time])).toEqual([['analytics', 'newer_record', later.body.consent_record.captured_at]]);
+    // The session stays fulfilled (what the person decided there is not rewritten); its records page entry says what stands.
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
+    const { code } = await mailedCode(email);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
+    const listed = async () =>
+      (await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token: inbox.body.inbox_token })).body.data.find((item: { record_id: string }) => item.record_id === hostedId);
+    expect((await listed()).purposes).toEqual({ newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'withdrawn' } });
+
+    // Then a record declining the newsletter too: nothing stays given there, by purpose (the legitimate interest stands).
+    const latest = await record({ newsletter: declined, analytics: declined }, { subject: { email }, captured_at: new Date(Date.parse(completedAt) + 2000).toISOString() });
+    expect(latest.status).toBe(201);
+    await eventually(async () => (await entries('consent.revoked')).length === 1);
+    expect((await entries('consent.revoked'))[0]).toMatchObject({ superseded_by: latest.body.consent_record.record_id, withdrawn: ['newsletter'], scope: 'purpose', channel: 'newer_record' });
+    expect((await listed()).purposes).toMatchObject({ newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } });
+    // Nothing is left to revoke with the session token.
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to: 'revoked' } })).status).toBe(409);
+    // The records decide consent_status, as before.
+    const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=quinn1`)).body.purposes;
+    expect(status.newsletter).toMatchObject({ status: 'declined', record_id: latest.body.consent_record.record_id });
+    expect(status.analytics).toMatchObject({ status: 'declined', record_id: latest.body.consent_record.record_id });
+    // Two withdrawals in all (the history imported before it took nothing).
+    expect((await entries('consent.purpose_revoked')).length + (await entries('consent.revoked')).length).toBe(2);
+  });
+
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
     const email = 'dave@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=dave1`)).body;

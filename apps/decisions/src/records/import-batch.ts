@@ -38,6 +38,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { FlowVersion } from '../flows/flow-version.entity';
 import { recordedVersionSql, StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
+import { standingHostedConsentsSql, withdrawFromHostedConsents } from './hosted-supersession';
 import { SubjectsService } from '../subjects/subjects.service';
 
 /** A row that passed the capture rules, on its way to a record. */
@@ -310,9 +311,11 @@ const STATEMENTS = {
   earlierKeys: new PreparedStatement<EarlierKey>('decisions_records_earlier_keys', earlierKeysSql(1, 2), { reusePlan: false }),
   knownPeople: new PreparedStatement<KnownPerson>('decisions_records_known_people', knownPeopleSql(1, 2, 3), { reusePlan: false }),
   knownPeopleByEmail: new PreparedStatement<KnownPerson>('decisions_records_known_people_by_email', knownPeopleSql(1, 2), { reusePlan: false }),
-  // The same with each person's newest record of the flow ($3), read before the write (RecordWriter).
+  // The same with each person's newest record of the flow ($3), read before the write (RecordWriter),
+  // and whether a consent they gave on the hosted pages in the flow stands (hosted-supersession).
   knownPeopleByEmailWithLatest: new PreparedStatement<
     KnownPerson & {
+      hosted: boolean;
       latest_record: string | null;
       latest_purposes: Record<string, RecordedPurpose> | null;
       latest_withdrawals: WithdrawalMark[] | null;
@@ -322,7 +325,8 @@ const STATEMENTS = {
     }
   >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."flow_version" AS "latest_version"
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."flow_version" AS "latest_version",
+            EXISTS (${standingHostedConsentsSql('p."id"', '$1', '$3')}) AS "hosted"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
   ),
@@ -809,7 +813,8 @@ export class ImportBatch {
    * round trip more. With `lookUpFirst` (its last batch was all people recorded before) the lookup
    * goes alone and only whom it does not find is claimed, after it: a batch of returning people asks
    * the directory nothing. With `flowId` (no keys), each known person's newest record of that flow
-   * comes with the lookup (`latest`, for record). With keys, the same statement also reads which
+   * comes with the lookup (`latest`, for record), and whose consent given on the hosted pages in it
+   * stands (`hosted`, for record). With keys, the same statement also reads which
    * of them were used before (`earlier`, as `record` reads them), and the claim waits for that
    * answer: a row whose key was used before is answered from the earlier record or refused, and a
    * row repeating a key of an earlier row of the batch is settled by that row, so their people are
@@ -821,19 +826,20 @@ export class ImportBatch {
     applicationId: string,
     rows: Array<{ email: string; idempotencyKey?: string }>,
     options: { claimFirst?: boolean; lookUpFirst?: boolean; flowId?: string } = {},
-  ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> }> {
+  ): Promise<{ known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null>; hosted?: Set<string> }> {
     const emails = [...new Set(rows.map((row) => row.email))];
     const keys = [...new Set(rows.flatMap((row) => (row.idempotencyKey ? [row.idempotencyKey] : [])))];
     if (keys.length === 0) {
       // The people already recorded, by e-mail address; with `flowId`, each with their newest record
       // of the flow, which the write then checks instead of reading it (record, `latest`).
       const { flowId } = options;
-      const lookUp = async (addresses: string[]): Promise<{ known: KnownPerson[]; latest?: Map<string, Latest | null> }> => {
+      const lookUp = async (addresses: string[]): Promise<{ known: KnownPerson[]; latest?: Map<string, Latest | null>; hosted?: Set<string> }> => {
         if (flowId === undefined) return { known: addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmail.rows(this.dataSource, [applicationId, addresses]) };
         const found = addresses.length === 0 ? [] : await STATEMENTS.knownPeopleByEmailWithLatest.rows(this.dataSource, [applicationId, addresses, flowId]);
         const durations = await this.durations(flowId, found.flatMap((person) => (person.latest_version === null ? [] : [person.latest_version])));
         return {
           known: found.map(({ id, email, external_id }) => ({ id, email, external_id })),
+          hosted: new Set(found.flatMap((person) => (person.hosted ? [person.id] : []))),
           latest: new Map(
             found.map((person) => [
               person.id,
@@ -933,7 +939,7 @@ export class ImportBatch {
     flow: BatchFlow,
     rows: CheckedRow[],
     known?: KnownPerson[],
-    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> } = {},
+    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null>; hosted?: Set<string> } = {},
   ): Promise<BatchResult> {
     const homing: Person[] = [];
     /** The identifiers the directory learnt for the batch's binds (registerBindings), in every try. */
@@ -1032,7 +1038,7 @@ export class ImportBatch {
     flow: BatchFlow,
     rows: CheckedRow[],
     known: KnownPerson[] | undefined,
-    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> },
+    options: { claimed?: Map<string, string>; whileActive?: boolean; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null>; hosted?: Set<string> },
     homing: Person[],
     bound: BoundIdentifier[],
   ): Promise<BatchResult> {
@@ -1104,7 +1110,12 @@ export class ImportBatch {
     // (UQ_consent_records_successor): one statement without locks, refused when another writer
     // extended one of the chains meanwhile, and the batch then goes through the transaction.
     const readBefore = options.latest;
-    const extendsChains = readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.get(person.id));
+    // People recorded before the batch who may have a standing consent given on the hosted pages in
+    // the flow (all of them, unless the lookup said whose: `hosted`): what the batch's records no
+    // longer grant is taken back from it in the transaction (withdrawFromHostedConsents).
+    const hostedMaybe = (person: Person) => !person.isNew && (options.hosted === undefined || options.hosted.has(person.id));
+    const extendsChains =
+      readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.get(person.id)) && !persons.some(hostedMaybe);
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
     if (!written && extendsChains) {
       written = await this.writeAgainstLatestRead(this.dataSource.manager, applicationId, flow, homed, people, persons, readBefore, whileActive, true).catch((error: unknown) => {
@@ -1163,9 +1174,17 @@ export class ImportBatch {
       // round trip fewer); when one changed meanwhile (another writer), the insert writes nothing and
       // they are read now. (A batch that extends chains comes here only when its write without locks
       // found one extended.)
+      // The batch's records take back what they no longer grant from the standing hosted consents of
+      // their people recorded before (or met as another writer's just now: raced), under the same locks.
+      const withHosted = async (planned: Planned): Promise<Planned> => {
+        const recordedBefore = writers.filter((person) => raced.includes(person) || hostedMaybe(person)).map((person) => person.id);
+        const records = planned.records.map((record) => ({ recordId: record.recordId, person: record.person, capturedAt: record.row.capturedAt, purposes: record.row.purposes, channel: record.row.channel ?? 'imported' }));
+        await withdrawFromHostedConsents(manager, applicationId, flow.id, recordedBefore, records);
+        return planned;
+      };
       if (readBefore && !extendsChains && raced.length === 0 && writers.length > 0 && writers.every((person) => person.isNew || readBefore.has(person.id))) {
         const planned = await this.writeAgainstLatestRead(manager, applicationId, flow, writable, people, writers, readBefore, whileActive);
-        if (planned) return planned;
+        if (planned) return withHosted(planned);
       }
       const latest = await this.latest(manager, writers.map((person) => person.id), flow.id);
       const planned = this.plan(applicationId, flow, writable, people, await this.chains(manager, flow.id, writable, people, latest));
@@ -1176,7 +1195,7 @@ export class ImportBatch {
         // No event inserted: the version is no longer active, and everything of the transaction is undone.
         if (whileActive && rowCount === 0) throw new StaleFlowVersion(flow.id);
       }
-      return planned;
+      return withHosted(planned);
     }));
     for (const [index, record] of written.made) {
       outcomes.set(index, { index, outcome: 'recorded', record_id: record.recordId });

@@ -58,6 +58,8 @@ interface WriteOptions {
   earlier?: Map<string, EarlierKey>;
   /** The known people's newest records of the flow, read with them (checked by the write; a row tried again alone reads them afresh). */
   latest?: Map<string, Latest | null>;
+  /** Which of the known people have a standing consent given on the hosted pages in the flow, read with them (the write takes back from it). */
+  hosted?: Set<string>;
 }
 
 /**
@@ -238,7 +240,7 @@ export class RecordWriter {
         if (decided.length === 0) return async () => undefined;
         const { checked, refused } = checkEach(remembered, decided);
         if (refused.length > 0) return guarded(decided, () => this.writeGroup(decided));
-        let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null> };
+        let people: { known: KnownPerson[]; claimed: Map<string, string>; earlier?: Map<string, EarlierKey>; latest?: Map<string, Latest | null>; hosted?: Set<string> };
         try {
           people = await this.batch.knownAndClaimed(applicationId, checked.map((one) => one.row), { claimFirst: this.lastAllNew, lookUpFirst: this.lastAllKnown, flowId });
           const emails = new Set(checked.map((one) => one.row.email));
@@ -349,6 +351,7 @@ export class RecordWriter {
       whileActive: options.whileActive,
       earlier: options.earlier,
       latest: options.latest,
+      hosted: options.hosted,
     });
     checked.forEach((one, index) =>
       one.pending.resolve({

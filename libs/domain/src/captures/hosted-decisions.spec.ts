@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { RecordedPurpose } from './attestation';
-import { HostedConsentDecision, hostedDecisionHistory, hostedPurposesGranted, hostedRevocationByPurpose } from './hosted-decisions';
+import { HostedConsentDecision, hostedDecisionHistory, hostedPurposesGranted, hostedRevocationByPurpose, hostedWithdrawalsByNewerRecords, NewerRecordDecision } from './hosted-decisions';
 import { consentStatusOf, RecordHistoryEntry } from './status';
 
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
@@ -216,5 +216,79 @@ describe('hostedRevocationByPurpose', () => {
 
   it('is of the whole record for a session that kept only grants (a noticed legitimate interest cannot be told from an objected one)', () => {
     expect(hostedRevocationByPurpose(hosted({ purpose_outcomes: null, purpose_decisions: { newsletter: true, analytics: true, fraud: true, billing: false } }))).toBe(false);
+  });
+});
+
+describe('hostedWithdrawalsByNewerRecords', () => {
+  const both = { newsletter: 'granted', analytics: 'granted', fraud: 'noticed', billing: 'noticed' } as const;
+  const newer = (record_id: string, minute: number, purposes: Record<string, string>): NewerRecordDecision => ({
+    record_id,
+    captured_at: at(minute),
+    purposes: Object.fromEntries(Object.entries(purposes).map(([key, status]) => [key, { status }])),
+  });
+
+  it('takes back, at a newer record\'s decision, what the consent still grants that the record holds and does not grant', () => {
+    const given = hosted({ purpose_outcomes: both });
+    expect(hostedWithdrawalsByNewerRecords(given, [newer('rec_later', 20, { newsletter: 'granted', analytics: 'declined', fraud: 'objected' })])).toEqual([
+      { record_id: 'rec_later', at: at(20), withdrawn: ['analytics'], remaining: ['newsletter'] },
+    ]);
+    // Records in the order they were decided, each purpose once: the second takes back the rest.
+    expect(
+      hostedWithdrawalsByNewerRecords(given, [newer('rec_third', 40, { newsletter: 'declined', analytics: 'declined' }), newer('rec_second', 30, { newsletter: 'granted', analytics: 'declined' })]),
+    ).toEqual([
+      { record_id: 'rec_second', at: at(30), withdrawn: ['analytics'], remaining: ['newsletter'] },
+      { record_id: 'rec_third', at: at(40), withdrawn: ['newsletter'], remaining: [] },
+    ]);
+  });
+
+  it('takes back nothing a record decided before it, after its term ran out, or not holding the purpose; nothing from a revoked consent', () => {
+    const given = hosted({ purpose_outcomes: both });
+    const declinesBoth = (minute: number) => newer('rec_x', minute, { newsletter: 'declined', analytics: 'declined' });
+    expect(hostedWithdrawalsByNewerRecords(given, [declinesBoth(9)])).toEqual([]);
+    // Decided at the same time: the record arrived later, so it is the newer decision.
+    expect(hostedWithdrawalsByNewerRecords(given, [declinesBoth(10)])).toHaveLength(1);
+    const lasting = hosted({ purpose_outcomes: both, terms: { ...terms, consent_duration: 'PT30M' } });
+    expect(hostedWithdrawalsByNewerRecords(lasting, [declinesBoth(39)])).toHaveLength(1);
+    expect(hostedWithdrawalsByNewerRecords(lasting, [declinesBoth(40)])).toEqual([]);
+    expect(hostedWithdrawalsByNewerRecords(given, [newer('rec_x', 20, { sms: 'declined' })])).toEqual([]);
+    expect(hostedWithdrawalsByNewerRecords(hosted({ purpose_outcomes: both, status: 'revoked', revoked_at: at(15) }), [declinesBoth(20)])).toEqual([]);
+    // What the person or an earlier record withdrew already is not withdrawn again.
+    const partly = hosted({ purpose_outcomes: both, withdrawals: [{ purpose: 'analytics', at: at(12), channel: 'newer_record' }] });
+    expect(hostedWithdrawalsByNewerRecords(partly, [declinesBoth(20)])).toEqual([{ record_id: 'rec_x', at: at(20), withdrawn: ['newsletter'], remaining: [] }]);
+  });
+
+  it('withdraws only purposes the consent granted and the records decided otherwise, each once, never before its completion', () => {
+    const statuses = fc.constantFrom('granted', 'declined', 'objected', 'noticed');
+    const records = fc.array(
+      fc.record({
+        minute: fc.integer({ min: 0, max: 60 }),
+        purposes: fc.dictionary(fc.constantFrom('newsletter', 'analytics', 'fraud', 'sms'), statuses),
+      }),
+      { maxLength: 5 },
+    );
+    const outcomes = fc.record({ newsletter: fc.constantFrom<PurposeStatus>('granted', 'declined'), analytics: fc.constantFrom<PurposeStatus>('granted', 'declined'), fraud: fc.constant<PurposeStatus>('noticed'), billing: fc.constant<PurposeStatus>('noticed') });
+    fc.assert(
+      fc.property(outcomes, records, (purpose_outcomes, drawn) => {
+        const decision = hosted({ purpose_outcomes });
+        const given = drawn.map((record, i) => newer(`r${i}`, record.minute, record.purposes));
+        const result = hostedWithdrawalsByNewerRecords(decision, given);
+        const withdrawn = result.flatMap((withdrawal) => withdrawal.withdrawn);
+        expect(new Set(withdrawn).size).toBe(withdrawn.length);
+        for (const withdrawal of result) {
+          const record = given.find((one) => one.record_id === withdrawal.record_id)!;
+          expect(Date.parse(withdrawal.at)).toBeGreaterThanOrEqual(Date.parse(at(10)));
+          for (const key of withdrawal.withdrawn) {
+            expect(purpose_outcomes[key as keyof typeof purpose_outcomes]).toBe('granted');
+            expect(record.purposes[key].status).not.toBe('granted');
+          }
+        }
+        // What stays granted is what the consent granted less what went.
+        const granted = Object.entries(purpose_outcomes).filter(([, status]) => status === 'granted').map(([key]) => key);
+        const last = result[result.length - 1];
+        if (last) expect(last.remaining).toEqual(granted.filter((key) => !withdrawn.includes(key)));
+        // The same answer however the records are listed.
+        expect(hostedWithdrawalsByNewerRecords(decision, [...given].reverse()).flatMap((one) => one.withdrawn).sort()).toEqual([...withdrawn].sort());
+      }),
+    );
   });
 });

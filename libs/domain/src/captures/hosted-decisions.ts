@@ -21,6 +21,8 @@ import { withdrawsAllInForce } from './supersession';
  *   leaving any other record of the person in charge of it.
  * - It is in no record's chain, so it carries no withdrawal the person made on a record of the same
  *   flow, even one made after it (ownWithdrawalsOnly): that took back the record's consent only.
+ *   A record of the same flow decided after it withdraws from it what it no longer grants
+ *   (hostedWithdrawalsByNewerRecords): marks on the session, as on a record it supersedes.
  * - The person may withdraw its purposes one at a time on their records page (`withdrawals`: a mark
  *   each, at its time); the rest stands. A revoked session withdraws, at its revocation, each purpose
  *   it granted that no such mark took back before, and only those (marks by purpose, not the whole
@@ -95,6 +97,55 @@ export function hostedPurposesGranted(decision: Pick<HostedConsentDecision, 'sta
   return Object.entries(purposes)
     .filter(([key, purpose]) => purpose.status === 'granted' && !withdrawn.has(key))
     .map(([key]) => key);
+}
+
+/** A record of the person and flow of a hosted consent, written after it was decided (hostedWithdrawalsByNewerRecords). */
+export interface NewerRecordDecision {
+  record_id: string;
+  /** When its decision was made. */
+  captured_at: Date | string;
+  /** Its purposes as decided (only a purpose it holds can be taken back by it). */
+  purposes: Record<string, { status: string }>;
+}
+
+/** What one newer record withdraws from a hosted consent: the purposes, when, and what the consent still grants after it. */
+export interface HostedWithdrawalByRecord {
+  /** The newer record. */
+  record_id: string;
+  /** The newer record's decision time (ISO 8601): the withdrawal's time. */
+  at: string;
+  withdrawn: string[];
+  /** The consent purposes the hosted consent still grants after it. */
+  remaining: string[];
+}
+
+/**
+ * What records of the same person and flow decided after a hosted consent withdraw from it: a
+ * record decided at or after the session's completion (equal times: the record arrived later)
+ * takes back each purpose the consent still grants that the record holds and does not grant, at
+ * the record's decision time, as a newer record takes them back from the record it supersedes.
+ * The records are taken in the order they were decided; a purpose goes once. Nothing is withdrawn
+ * from a revoked session, nor by a record decided after the consent's term ran out (an expired
+ * consent is no longer granted), nor by one decided before it (history: the hosted consent is the
+ * newer decision). A purpose a newer record does not hold (a later flow version dropped it) stays
+ * given through the hosted consent, as through a record.
+ */
+export function hostedWithdrawalsByNewerRecords(decision: HostedConsentDecision, records: readonly NewerRecordDecision[]): HostedWithdrawalByRecord[] {
+  const completedAt = new Date(decision.completed_at).getTime();
+  const lapsesAt = consentLapsesAt(decision.completed_at, decision.terms.consent_duration);
+  const lapse = lapsesAt === undefined ? Infinity : Date.parse(lapsesAt);
+  let granted = hostedPurposesGranted(decision);
+  const withdrawals: HostedWithdrawalByRecord[] = [];
+  const inOrder = [...records].sort((a, b) => new Date(a.captured_at).getTime() - new Date(b.captured_at).getTime());
+  for (const record of inOrder) {
+    const at = new Date(record.captured_at).getTime();
+    if (at < completedAt || at >= lapse || granted.length === 0) continue;
+    const withdrawn = granted.filter((key) => Object.prototype.hasOwnProperty.call(record.purposes, key) && record.purposes[key].status !== 'granted');
+    if (withdrawn.length === 0) continue;
+    granted = granted.filter((key) => !withdrawn.includes(key));
+    withdrawals.push({ record_id: record.record_id, at: iso(record.captured_at), withdrawn, remaining: granted });
+  }
+  return withdrawals;
 }
 
 /** Each purpose of a hosted consent as the person decided it, with its basis (see the module notes). */

@@ -1,0 +1,119 @@
+import { FlowTerms, HostedConsentDecision, hostedWithdrawalsByNewerRecords, NewerRecordDecision, SUPERSEDED_BY_NEWER_RECORD } from '@dcr/domain';
+import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
+import { insertOutboxRows, OutboxEvent, outboxRow } from '@dcr/service-kit';
+import { EntityManager } from 'typeorm';
+import { DecisionSession } from '../sessions/decision-session.entity';
+import { sessionPurposeWithdrawal } from '../sessions/session-events';
+
+/**
+ * A person's consents given on the hosted pages in one flow that still stand (fulfilled, not
+ * revoked): the only ones a newer record of that flow can take something back from. `person` and
+ * `application` are SQL expressions; IX_decision_sessions_subject_consents finds them.
+ */
+export function standingHostedConsentsSql(person: string, application: string, flow: string): string {
+  return `SELECT s."id" FROM "decisions"."decision_sessions" s
+    WHERE s."subject_id" = ${person} AND s."application_id" = ${application} AND s."flow_id" = ${flow}
+      AND s."kind" = 'consent' AND s."record_id" IS NOT NULL AND s."status" = 'fulfilled'`;
+}
+
+type HostedConsentRow = HostedConsentDecision & { id: string; subject_id: string; flow_version: number; withdrawals: DecisionSession['withdrawals'] } & Record<string, unknown>;
+
+/**
+ * The standing hosted consents of people ($2) of an application ($1) in a flow ($3), locked (FOR
+ * UPDATE, in id order) for the record batch's transaction: a withdrawal on the records page or a
+ * revocation with the session token waits for it, and one made first is read.
+ */
+const HOSTED_CONSENTS = new PreparedStatement<HostedConsentRow>(
+  'decisions_records_hosted_consents',
+  `SELECT s."id", s."record_id", s."subject_id", s."flow_id", s."flow_version", s."completed_at", s."status", s."purpose_outcomes", s."purpose_decisions", s."withdrawals",
+          jsonb_build_object('purposes', f."terms"->'purposes', 'consent_duration', f."terms"->'consent_duration') AS "terms"
+     FROM "decisions"."decision_sessions" s
+     JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
+    WHERE s."id" IN (${standingHostedConsentsSql('ANY($2::text[])', '$1', '$3')})
+    ORDER BY s."id"
+    FOR UPDATE OF s`,
+  { reusePlan: false },
+);
+
+/** The marks a batch appends to hosted consents, as the JSON document their update reads. */
+const MARK_ROWS = new JsonRecordset<{ id: string; marks: DecisionSession['withdrawals'] }>([
+  { key: 'id', read: (row) => row.id },
+  { key: 'marks', read: (row) => row.marks, type: 'jsonb' },
+]);
+
+const APPEND_MARKS = new PreparedStatement(
+  'decisions_records_hosted_marks',
+  `UPDATE "decisions"."decision_sessions" AS s SET "withdrawals" = s."withdrawals" || w."marks", "updated_at" = now()
+     FROM jsonb_to_recordset($1::jsonb) AS w(${MARK_ROWS.columns}) WHERE s."id" = w."id"`,
+);
+
+/** A record a batch writes, as what it may take back from the person's hosted consents needs it. */
+export interface BatchRecord {
+  recordId: string;
+  person: string;
+  capturedAt: string;
+  purposes: Record<string, { status: string }>;
+  channel: string;
+}
+
+/**
+ * In a record batch's transaction: what its records take back from the standing consents their
+ * people gave on the hosted pages in the same flow (hostedWithdrawalsByNewerRecords: a record
+ * decided after such a consent withdraws each purpose it still grants that the record holds and
+ * does not grant, at the record's decision time). Each is a mark on the session (channel
+ * `newer_record`), which stays fulfilled, and goes out as `consent.purpose_revoked`, or
+ * `consent.revoked` (`scope: "purpose"`) when nothing stays given, with `superseded_by` naming
+ * the record, as a record's withdrawal by a newer one does. `people`: whose hosted consents to
+ * read (those recorded before the batch: a person it creates has none). Answers how many
+ * withdrawals it made.
+ */
+export async function withdrawFromHostedConsents(manager: EntityManager, applicationId: string, flowId: string, people: string[], records: BatchRecord[]): Promise<number> {
+  if (people.length === 0 || records.length === 0) return 0;
+  const sessions = await HOSTED_CONSENTS.rows(manager, [applicationId, people, flowId]);
+  if (sessions.length === 0) return 0;
+  const marks: Array<{ id: string; marks: DecisionSession['withdrawals'] }> = [];
+  const events: OutboxEvent[] = [];
+  for (const session of sessions) {
+    const newer: NewerRecordDecision[] = records
+      .filter((record) => record.person === session.subject_id)
+      .map((record) => ({ record_id: record.recordId, captured_at: record.capturedAt, purposes: record.purposes }));
+    const withdrawals = hostedWithdrawalsByNewerRecords(session, newer);
+    if (withdrawals.length === 0) continue;
+    const added: DecisionSession['withdrawals'] = [];
+    for (const withdrawal of withdrawals) {
+      const record = records.find((one) => one.recordId === withdrawal.record_id)!;
+      const before = { purposeDecisions: session.purpose_decisions, withdrawals: [...session.withdrawals, ...added] };
+      const outcome = sessionPurposeWithdrawal(session.terms as unknown as FlowTerms, before, withdrawal.withdrawn);
+      added.push(...withdrawal.withdrawn.map((purpose) => ({ purpose, at: withdrawal.at, channel: SUPERSEDED_BY_NEWER_RECORD })));
+      const whole = withdrawal.remaining.length === 0;
+      events.push(
+        outboxRow({
+          type: whole ? 'consent.revoked' : 'consent.purpose_revoked',
+          applicationId,
+          data: {
+            session_id: session.id,
+            record_id: session.record_id,
+            superseded_by: withdrawal.record_id,
+            flow_id: flowId,
+            // The version the hosted consent answered, as its consent.granted names it.
+            flow_version: session.flow_version,
+            subject: { id: session.subject_id },
+            ...outcome,
+            channel: SUPERSEDED_BY_NEWER_RECORD,
+            // The newer record's decision: the receipt's `consent withdrawn` time.
+            withdrawn_at: withdrawal.at,
+            // The newer record's writer: the person's browser committing a capture, else the organisation.
+            actor: record.channel.endsWith('_browser') ? { type: 'participant', id: session.subject_id } : { type: 'application' },
+            // By purpose: the marks name each purpose (a noticed legitimate interest of it stands, untouched).
+            ...(whole ? { scope: 'purpose' } : {}),
+          },
+        }),
+      );
+    }
+    marks.push({ id: session.id, marks: added });
+  }
+  if (marks.length === 0) return 0;
+  await APPEND_MARKS.run(manager, [MARK_ROWS.document(marks)]);
+  await insertOutboxRows(manager, events);
+  return events.length;
+}
