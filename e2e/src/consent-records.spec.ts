@@ -1804,6 +1804,60 @@ describe('consent records', () => {
     expect((await entries('consent.purpose_revoked')).length + (await entries('consent.revoked')).length).toBe(2);
   });
 
+  it('takes back from the person\'s newest record and earlier hosted consent of the flow what a consent they give on the hosted pages no longer grants', async () => {
+    const email = 'rosa@example.com';
+    const entriesOf = async (recordId: string) =>
+      (await db.query(`SELECT event_type, payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type IN ('consent.revoked', 'consent.purpose_revoked') ORDER BY seq`, [recordId])).rows as Array<{ event_type: string; payload: Record<string, unknown> }>;
+    // The organisation's form first: both consents given, an hour ago.
+    const earlier = await record({ newsletter: granted, analytics: granted }, { subject: { email, external_id: 'rosa1' }, captured_at: new Date(Date.now() - 3600_000).toISOString() });
+    expect(earlier.status).toBe(201);
+    const recordId = earlier.body.consent_record.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).status === 200);
+
+    // Then on the hosted pages the person keeps the newsletter, declines analytics and objects to the legitimate interest.
+    const first = await hostedConsent(email, 'rosa1', { newsletter: true, analytics: false, fraud: false });
+    await eventually(async () => (await entriesOf(recordId)).length === 1);
+    const [fromRecord] = await entriesOf(recordId);
+    expect(fromRecord).toEqual({
+      event_type: 'consent.purpose_revoked',
+      payload: expect.objectContaining({
+        record_id: recordId,
+        superseded_by: first.hostedId,
+        purposes: expect.objectContaining({ newsletter: 'granted', analytics: 'withdrawn', fraud: 'objected' }),
+        withdrawn: ['analytics'],
+        objected: ['fraud'],
+        channel: 'newer_record',
+        withdrawn_at: first.completed.body.completed_at,
+        actor: expect.objectContaining({ type: 'participant' }),
+      }),
+    });
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event.some((e: { event_state: string }) => e.event_state === 'consent withdrawn'));
+    const receipt = (await api('GET', `/api/v1/consent_receipts/${recordId}`)).body.event as Array<{ event_state: string; purpose_id?: string; event_channel?: string }>;
+    expect(receipt.filter((e) => e.event_state === 'consent withdrawn').map((e) => [e.purpose_id, e.event_channel])).toEqual([['analytics', 'newer_record']]);
+    expect(receipt.filter((e) => e.event_state === 'objection recorded').map((e) => e.purpose_id)).toEqual(['fraud']);
+    // The record reads so on the person's records page: analytics withdrawn, the newsletter still given there.
+    const { code } = await mailedCode(email);
+    const inbox = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email, code } });
+    const listed = async (id: string) => (await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token: inbox.body.inbox_token })).body.data.find((item: { record_id: string }) => item.record_id === id);
+    expect((await listed(recordId)).purposes).toMatchObject({ newsletter: { status: 'granted' }, analytics: { status: 'withdrawn' } });
+
+    // A second hosted consent declining the newsletter (and giving analytics again) takes it back from the first (the record's newsletter too: it is the newest record).
+    const second = await hostedConsent(email, 'rosa1', { newsletter: false, analytics: true, fraud: false });
+    await eventually(async () => (await entriesOf(first.hostedId)).length === 1);
+    expect((await entriesOf(first.hostedId))[0]).toEqual({
+      event_type: 'consent.revoked',
+      payload: expect.objectContaining({ superseded_by: second.hostedId, withdrawn: ['newsletter'], scope: 'purpose', channel: 'newer_record', actor: expect.objectContaining({ type: 'participant' }) }),
+    });
+    await eventually(async () => (await entriesOf(recordId)).length === 2);
+    // As a newer record's would: purpose by purpose, since the person gives analytics again in the newer decision.
+    expect((await entriesOf(recordId))[1]).toMatchObject({ event_type: 'consent.purpose_revoked', payload: { superseded_by: second.hostedId, withdrawn: ['newsletter'] } });
+    expect((await listed(recordId)).purposes).toMatchObject({ newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } });
+    expect((await listed(first.hostedId)).purposes).toMatchObject({ newsletter: { status: 'withdrawn' } });
+    // The first session stays fulfilled; nothing is left to revoke with its token.
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${first.token}`)).body.status).toBe('fulfilled');
+    expect((await first.step('transitions', { to: 'revoked' })).status).toBe(409);
+  });
+
   it('answers consent_status with the consents given on the hosted pages, and with their withdrawal', async () => {
     const email = 'dave@example.com';
     const statusOf = async () => (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=dave1`)).body;

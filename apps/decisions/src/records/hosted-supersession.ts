@@ -1,4 +1,15 @@
-import { FlowTerms, HostedConsentDecision, hostedWithdrawalsByNewerRecords, NewerRecordDecision, SUPERSEDED_BY_NEWER_RECORD } from '@dcr/domain';
+import {
+  consentLapsesAt,
+  FlowTerms,
+  HostedConsentDecision,
+  hostedWithdrawalsByNewerRecords,
+  NewerRecordDecision,
+  outcomesAfterWithdrawal,
+  RecordedPurpose,
+  recordWithdrawalsByHostedDecision,
+  SUPERSEDED_BY_NEWER_RECORD,
+  WithdrawalMark,
+} from '@dcr/domain';
 import { JsonRecordset, PreparedStatement } from '@dcr/persistence';
 import { insertOutboxRows, OutboxEvent, outboxRow } from '@dcr/service-kit';
 import { EntityManager } from 'typeorm';
@@ -29,7 +40,7 @@ const HOSTED_CONSENTS = new PreparedStatement<HostedConsentRow>(
           jsonb_build_object('purposes', f."terms"->'purposes', 'consent_duration', f."terms"->'consent_duration') AS "terms"
      FROM "decisions"."decision_sessions" s
      JOIN "decisions"."flow_versions" f ON f."id" = s."flow_id" AND f."version" = s."flow_version"
-    WHERE s."id" IN (${standingHostedConsentsSql('ANY($2::text[])', '$1', '$3')})
+    WHERE s."id" IN (${standingHostedConsentsSql('ANY($2::text[])', '$1', '$3')}) AND ($4::text IS NULL OR s."id" <> $4)
     ORDER BY s."id"
     FOR UPDATE OF s`,
   { reusePlan: false },
@@ -47,13 +58,15 @@ const APPEND_MARKS = new PreparedStatement(
      FROM jsonb_to_recordset($1::jsonb) AS w(${MARK_ROWS.columns}) WHERE s."id" = w."id"`,
 );
 
-/** A record a batch writes, as what it may take back from the person's hosted consents needs it. */
+/** A record a batch writes (or a hosted consent just decided), as what it may take back from the person's hosted consents needs it. */
 export interface BatchRecord {
   recordId: string;
   person: string;
   capturedAt: string;
   purposes: Record<string, { status: string }>;
   channel: string;
+  /** Who decided it, when not the writer its channel names (a hosted consent: the person). */
+  actor?: { type: string; id?: string };
 }
 
 /**
@@ -64,12 +77,13 @@ export interface BatchRecord {
  * `newer_record`), which stays fulfilled, and goes out as `consent.purpose_revoked`, or
  * `consent.revoked` (`scope: "purpose"`) when nothing stays given, with `superseded_by` naming
  * the record, as a record's withdrawal by a newer one does. `people`: whose hosted consents to
- * read (those recorded before the batch: a person it creates has none). Answers how many
+ * read (those recorded before the batch: a person it creates has none); `except`: a session left
+ * out (the hosted consent whose completion takes back from the others). Answers how many
  * withdrawals it made.
  */
-export async function withdrawFromHostedConsents(manager: EntityManager, applicationId: string, flowId: string, people: string[], records: BatchRecord[]): Promise<number> {
+export async function withdrawFromHostedConsents(manager: EntityManager, applicationId: string, flowId: string, people: string[], records: BatchRecord[], except?: string): Promise<number> {
   if (people.length === 0 || records.length === 0) return 0;
-  const sessions = await HOSTED_CONSENTS.rows(manager, [applicationId, people, flowId]);
+  const sessions = await HOSTED_CONSENTS.rows(manager, [applicationId, people, flowId, except ?? null]);
   if (sessions.length === 0) return 0;
   const marks: Array<{ id: string; marks: DecisionSession['withdrawals'] }> = [];
   const events: OutboxEvent[] = [];
@@ -103,7 +117,7 @@ export async function withdrawFromHostedConsents(manager: EntityManager, applica
             // The newer record's decision: the receipt's `consent withdrawn` time.
             withdrawn_at: withdrawal.at,
             // The newer record's writer: the person's browser committing a capture, else the organisation.
-            actor: record.channel.endsWith('_browser') ? { type: 'participant', id: session.subject_id } : { type: 'application' },
+            actor: record.actor ?? (record.channel.endsWith('_browser') ? { type: 'participant', id: session.subject_id } : { type: 'application' }),
             // By purpose: the marks name each purpose (a noticed legitimate interest of it stands, untouched).
             ...(whole ? { scope: 'purpose' } : {}),
           },
@@ -116,4 +130,82 @@ export async function withdrawFromHostedConsents(manager: EntityManager, applica
   await APPEND_MARKS.run(manager, [MARK_ROWS.document(marks)]);
   await insertOutboxRows(manager, events);
   return events.length;
+}
+
+/** A person's ($1) newest record of a flow ($2), with its flow version's consent term: the record a hosted decision after it supersedes. */
+const NEWEST_RECORD = new PreparedStatement<{
+  record_id: string;
+  purposes: Record<string, RecordedPurpose>;
+  withdrawals: WithdrawalMark[];
+  captured_at: Date;
+  flow_version: number;
+  consent_duration: string | null;
+}>(
+  'decisions_hosted_newest_record',
+  `SELECT r."record_id", r."purposes", r."withdrawals", r."captured_at", r."flow_version", f."terms"->>'consent_duration' AS "consent_duration"
+     FROM (SELECT * FROM "decisions"."consent_records" WHERE "subject_id" = $1 AND "flow_id" = $2
+            ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1) r
+     JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"`,
+);
+
+const APPEND_RECORD_MARKS = new PreparedStatement('decisions_hosted_record_marks', `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`);
+
+/**
+ * In the transaction that completes a consent session naming a person: what the person's decision
+ * there takes back from their older decisions of the same flow, as a newer record would. From their
+ * newest record (recordWithdrawalsByHostedDecision: what it still grants that the person declined
+ * now, and a legitimate interest it let stand that they object to now), as marks on the record and
+ * `consent.purpose_revoked`/`consent.revoked` with `superseded_by` (the hosted consent's record),
+ * channel `newer_record` and the person as actor; from their earlier standing hosted consents of
+ * the flow, as a record does (withdrawFromHostedConsents). Under the person's and flow's lock
+ * (`records:<person>:<flow>`), which record writers and the records page take, so a record written
+ * meanwhile is read, or reads these marks.
+ */
+export async function supersedeOlderDecisions(
+  manager: EntityManager,
+  session: Pick<DecisionSession, 'id' | 'applicationId' | 'subjectId' | 'flowId' | 'recordId'>,
+  purposes: Record<string, RecordedPurpose>,
+  decidedAt: Date,
+): Promise<void> {
+  if (!session.subjectId || !session.flowId || !session.recordId) return;
+  const { subjectId, flowId, recordId, applicationId } = session;
+  await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${subjectId}:${flowId}`]);
+  const at = decidedAt.toISOString();
+  const actor = { type: 'participant', id: subjectId };
+  const [newest] = await NEWEST_RECORD.rows(manager, [subjectId, flowId]);
+  if (newest) {
+    const capturedAt = new Date(newest.captured_at).getTime();
+    const lapsesAt = consentLapsesAt(newest.captured_at, newest.consent_duration);
+    const link = { recordId: newest.record_id, purposes: newest.purposes, withdrawals: [...newest.withdrawals], capturedAt, ...(lapsesAt ? { lapsesAt: Date.parse(lapsesAt) } : {}) };
+    const withdrawals = recordWithdrawalsByHostedDecision(link, { record_id: recordId, purposes }, at);
+    if (withdrawals.length > 0) {
+      await APPEND_RECORD_MARKS.run(manager, [newest.record_id, JSON.stringify(link.withdrawals.slice(newest.withdrawals.length))]);
+      await insertOutboxRows(
+        manager,
+        withdrawals.map((withdrawal) =>
+          outboxRow({
+            type: withdrawal.event,
+            applicationId,
+            occurredAt: decidedAt,
+            data: {
+              record_id: withdrawal.recordId,
+              superseded_by: recordId,
+              flow_id: flowId,
+              // The version of the record withdrawn from, as its consent.granted names it.
+              flow_version: newest.flow_version,
+              subject: { id: subjectId },
+              purposes: outcomesAfterWithdrawal(withdrawal.before, withdrawal.withdrawn, withdrawal.objected),
+              withdrawn: withdrawal.withdrawn,
+              ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
+              channel: SUPERSEDED_BY_NEWER_RECORD,
+              withdrawn_at: withdrawal.at,
+              actor,
+              ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),
+            },
+          }),
+        ),
+      );
+    }
+  }
+  await withdrawFromHostedConsents(manager, applicationId, flowId, [subjectId], [{ recordId, person: subjectId, capturedAt: at, purposes, channel: 'hosted', actor }], session.id);
 }

@@ -10,6 +10,7 @@ import {
   decidePurposes,
   FlowTerms,
   hashCredential,
+  hostedPurposes,
   PurposeStatus,
   countryOfSessionToken,
   newRecordId,
@@ -19,6 +20,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
+import { supersedeOlderDecisions } from '../records/hosted-supersession';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
 import { recordTransition, sessionRecordOf } from './session-events';
@@ -57,10 +59,12 @@ export class Completion {
       assertCompletable(session.status as DecisionStatus, session.path);
 
       let purposes: Record<string, PurposeStatus> | null = null;
+      let terms: FlowTerms | undefined;
       if (session.kind === 'consent') {
         const flow = session.flowId && session.flowVersion ? await this.flows.version(session.flowId, session.flowVersion, manager) : null;
         if (!flow) throw new DomainError('internal_error', 'The flow version of this session is missing');
-        purposes = decidePurposes(flow.terms as unknown as FlowTerms, outcome, request.purposes);
+        terms = flow.terms as unknown as FlowTerms;
+        purposes = decidePurposes(terms, outcome, request.purposes);
       } else if (request.purposes) {
         throw new DomainError('validation_failed', 'An approval has no purposes', [{ field: 'purposes', reason: 'not allowed for approvals' }]);
       }
@@ -89,6 +93,9 @@ export class Completion {
       await this.sessions.save(manager, session);
       await recordTransition(manager, session, from, session.status, { type: 'participant', id: session.subjectId ?? undefined }, now);
       await this.recordOutcome(manager, session, purposes, now);
+      // A consent decided by a person known here takes back from their older decisions of the flow
+      // what it no longer grants, as a newer record does (their newest record, their earlier hosted consents).
+      if (purposes && terms) await supersedeOlderDecisions(manager, session, hostedPurposes({ purpose_outcomes: purposes, purpose_decisions: session.purposeDecisions, terms }), now);
       return session;
     });
     this.relay.kick();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { RecordedPurpose } from './attestation';
-import { HostedConsentDecision, hostedDecisionHistory, hostedPurposesGranted, hostedRevocationByPurpose, hostedWithdrawalsByNewerRecords, NewerRecordDecision } from './hosted-decisions';
+import { HostedConsentDecision, hostedDecisionHistory, hostedPurposesGranted, hostedRevocationByPurpose, hostedWithdrawalsByNewerRecords, NewerRecordDecision, recordWithdrawalsByHostedDecision } from './hosted-decisions';
 import { consentStatusOf, RecordHistoryEntry } from './status';
 
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
@@ -290,5 +290,46 @@ describe('hostedWithdrawalsByNewerRecords', () => {
         expect(hostedWithdrawalsByNewerRecords(decision, [...given].reverse()).flatMap((one) => one.withdrawn).sort()).toEqual([...withdrawn].sort());
       }),
     );
+  });
+});
+
+describe('recordWithdrawalsByHostedDecision', () => {
+  const granted = { status: 'granted', basis: 'consent' } as const;
+  const declined = { status: 'declined', basis: 'consent' } as const;
+  const newest = (extra: Partial<{ withdrawals: Array<{ purpose?: string; at: string; channel?: string }>; lapsesAt: number; purposes: Record<string, RecordedPurpose> }> = {}) => ({
+    recordId: 'rec_api',
+    purposes: { newsletter: granted, analytics: granted, fraud: { status: 'noticed', basis: 'legitimate_interest' } } as Record<string, RecordedPurpose>,
+    withdrawals: [] as Array<{ purpose?: string; at: string; channel?: string }>,
+    capturedAt: Date.parse(at(5)),
+    ...extra,
+  });
+
+  it('takes back what the record still grants and the hosted decision declines, as a newer record would, marking the record', () => {
+    const record = newest();
+    const withdrawals = recordWithdrawalsByHostedDecision(record, { record_id: 'rec_hosted', purposes: { newsletter: granted, analytics: declined } }, at(10));
+    expect(withdrawals).toEqual([
+      expect.objectContaining({ recordId: 'rec_api', withdrawn: ['analytics'], objected: [], event: 'consent.purpose_revoked', whole: false, at: at(10), channel: 'newer_record', supersededBy: 'rec_hosted' }),
+    ]);
+    expect(record.withdrawals).toEqual([{ purpose: 'analytics', at: at(10), channel: 'newer_record' }]);
+  });
+
+  it('objects to a legitimate interest the record let stand, and withdraws by purpose while it stands', () => {
+    const record = newest();
+    const [withdrawal] = recordWithdrawalsByHostedDecision(record, { record_id: 'rec_hosted', purposes: { newsletter: declined, analytics: declined, fraud: { status: 'objected', basis: 'legitimate_interest' } } }, at(10));
+    expect(withdrawal).toMatchObject({ withdrawn: ['newsletter', 'analytics'], objected: ['fraud'], event: 'consent.revoked', whole: false });
+    const noInterest = newest({ purposes: { newsletter: granted } });
+    const [whole] = recordWithdrawalsByHostedDecision(noInterest, { record_id: 'rec_hosted', purposes: { newsletter: declined } }, at(10));
+    expect(whole).toMatchObject({ withdrawn: ['newsletter'], event: 'consent.revoked', whole: true });
+    expect(noInterest.withdrawals).toEqual([{ at: at(10), channel: 'newer_record' }]);
+  });
+
+  it('takes nothing from a record decided after it, nor what was withdrawn or had expired by then', () => {
+    const later = newest({ capturedAt: Date.parse(at(20)) } as never);
+    expect(recordWithdrawalsByHostedDecision(later, { record_id: 'rec_hosted', purposes: { newsletter: declined, analytics: declined } }, at(10))).toEqual([]);
+    expect(later.withdrawals).toEqual([]);
+    const withdrawn = newest({ withdrawals: [{ purpose: 'analytics', at: at(7), channel: 'own_records' }] });
+    expect(recordWithdrawalsByHostedDecision(withdrawn, { record_id: 'rec_hosted', purposes: { newsletter: granted, analytics: declined } }, at(10))).toEqual([]);
+    const lapsed = newest({ lapsesAt: Date.parse(at(8)) });
+    expect(recordWithdrawalsByHostedDecision(lapsed, { record_id: 'rec_hosted', purposes: { newsletter: declined, analytics: declined } }, at(10))).toEqual([]);
   });
 });

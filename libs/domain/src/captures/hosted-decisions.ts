@@ -1,6 +1,7 @@
 import type { PurposeStatus } from '../decisions/purpose-decisions';
 import type { PurposeTerms } from '../flows/flow-terms';
 import type { RecordedPurpose } from './attestation';
+import { ChainLink, ChainWithdrawal, recordInChain } from './chain';
 import { consentLapsesAt, RecordHistoryEntry, WithdrawalMark } from './status';
 import { withdrawsAllInForce } from './supersession';
 
@@ -22,7 +23,10 @@ import { withdrawsAllInForce } from './supersession';
  * - It is in no record's chain, so it carries no withdrawal the person made on a record of the same
  *   flow, even one made after it (ownWithdrawalsOnly): that took back the record's consent only.
  *   A record of the same flow decided after it withdraws from it what it no longer grants
- *   (hostedWithdrawalsByNewerRecords): marks on the session, as on a record it supersedes.
+ *   (hostedWithdrawalsByNewerRecords): marks on the session, as on a record it supersedes. It takes
+ *   back from the person's newest record of the flow decided before it what a newer record would
+ *   (recordWithdrawalsByHostedDecision), and from their earlier hosted consents of the flow the same
+ *   way a record does.
  * - The person may withdraw its purposes one at a time on their records page (`withdrawals`: a mark
  *   each, at its time); the rest stands. A revoked session withdraws, at its revocation, each purpose
  *   it granted that no such mark took back before, and only those (marks by purpose, not the whole
@@ -146,6 +150,19 @@ export function hostedWithdrawalsByNewerRecords(decision: HostedConsentDecision,
     withdrawals.push({ record_id: record.record_id, at: iso(record.captured_at), withdrawn, remaining: granted });
   }
   return withdrawals;
+}
+
+/**
+ * What a consent decided on the hosted pages at `decidedAt` (ISO 8601) takes back from the person's
+ * newest record of the same flow (`newest`, with its marks: they are appended to), as a newer record
+ * takes back from the record it supersedes (recordInChain: what it still grants that the hosted
+ * decision holds and does not grant is withdrawn, a legitimate interest it let stand that the
+ * person objects to now is objected to, nothing that was withdrawn or had expired by then). A record
+ * decided after the hosted decision (a later `captured_at`) is the newer one: nothing is taken from it.
+ */
+export function recordWithdrawalsByHostedDecision(newest: ChainLink, hosted: { record_id: string; purposes: Record<string, RecordedPurpose> }, decidedAt: string): ChainWithdrawal[] {
+  const link: ChainLink = { recordId: hosted.record_id, purposes: hosted.purposes, withdrawals: [], capturedAt: Date.parse(decidedAt) };
+  return recordInChain<ChainLink>([newest], link, decidedAt).withdrawals.filter((withdrawal) => withdrawal.recordId === newest.recordId);
 }
 
 /** Each purpose of a hosted consent as the person decided it, with its basis (see the module notes). */
