@@ -132,4 +132,54 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
     expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: { ...withdrawal.data, purposes: ['analytics'] } })).toBe(false);
     expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, event: 'consent.denied' })).toBe(false);
   });
+  it('describes the withdrawals between a person\'s hosted consents and records: each body is exactly one of the two withdrawal shapes', async () => {
+    const hostedFlow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Hosted two',
+      pattern: 'informed',
+      purposes: ['newsletter', 'analytics'],
+      purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' }, analytics: { label: 'Analytics', basis: 'consent' } },
+      consent_duration: 'P1Y',
+    });
+    const flowId = hostedFlow.body.id as string;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    const subject = { email: 'linked@example.com', external_id: 'linked-1' };
+    const hosted = async (outcome: string, purposes: Record<string, boolean>) => {
+      const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject });
+      expect(created.status).toBe(201);
+      for (const to of ['informed', 'evidenced']) await http(us.url, 'POST', `/api/v1/decisions/${created.body.session_token}/transitions`, { body: { to } });
+      expect((await http(us.url, 'POST', `/api/v1/decisions/${created.body.session_token}/complete`, { body: { outcome, purposes } })).status).toBe(200);
+      return created.body.session_id as string;
+    };
+    const decision = (value: string) => ({ decision: value, default_checked: false, mandatory: false });
+    // A hosted consent, then the organisation's record declining analytics (taken back from the hosted
+    // consent by purpose), then a hosted refusal of the newsletter (taken back from the record and
+    // from the first hosted consent).
+    const first = await hosted('granted', { newsletter: true, analytics: true });
+    const recorded = await api('POST', '/api/v1/consent_records', { flow_id: flowId, subject, decisions: { newsletter: decision('granted'), analytics: decision('declined') }, captured_at: new Date().toISOString() });
+    expect([recorded.status, recorded.body.details]).toEqual([201, undefined]);
+    const recordId = recorded.body.consent_record.record_id as string;
+    await hosted('granted', { newsletter: false, analytics: true });
+    const withdrawals = () => delivered().filter(({ body }) => ['consent.purpose_revoked', 'consent.revoked'].includes(body.event) && (body.data.session_id === first || body.data.record_id === recordId));
+    await eventually(async () => withdrawals().length === 3);
+
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components, webhooks: document.webhooks });
+    const shapes = withdrawals().map(({ body }) => [body.event, body.data.session_id === first ? 'hosted' : 'record', body.data.channel, body.data.withdrawn]);
+    expect(shapes.sort()).toEqual([
+      ['consent.purpose_revoked', 'hosted', 'newer_record', ['analytics']],
+      ['consent.purpose_revoked', 'record', 'newer_record', ['newsletter']],
+      ['consent.revoked', 'hosted', 'newer_record', ['newsletter']],
+    ]);
+    for (const { body } of withdrawals()) {
+      const validate = validatorOf(ajv, body.event);
+      expect([body.event, body.data.record_id, validate(body), validate.errors]).toEqual([body.event, body.data.record_id, true, null]);
+    }
+    // The person's own withdrawals of a hosted consent on their records page have the same shape with
+    // their channel and no `superseded_by`: one of the two schemas, not both (oneOf).
+    for (const { body } of withdrawals().filter(({ body }) => body.data.session_id === first)) {
+      const { superseded_by: _newer, ...own } = body.data;
+      expect(validatorOf(ajv, body.event)({ ...body, data: { ...own, channel: 'own_records', actor: { type: 'participant', id: own.subject.id } } })).toBe(true);
+    }
+  });
 });

@@ -110,7 +110,9 @@ const RECORD_WITHDRAWAL: Schema = {
   type: 'object',
   additionalProperties: true,
   required: ['record_id', 'flow_id', 'flow_version', 'subject', 'purposes', 'withdrawn', 'withdrawn_at', 'actor'],
-  description: 'Something was withdrawn from (or objected to on) a consent record.',
+  // A hosted consent's withdrawal names its session: that is the other schema (exactly one applies).
+  not: { required: ['session_id'] },
+  description: 'Something was withdrawn from (or objected to on) a consent record of the Record API, an import, a capture or a form builder.',
   properties: {
     record_id: string('The record (`rec_…`)'),
     superseded_by: string('The newer record that replaced it (`channel: newer_record`)'),
@@ -131,23 +133,25 @@ const RECORD_WITHDRAWAL: Schema = {
   },
 };
 
-/** A hosted consent's `consent.revoked`. */
+/** A hosted consent's `consent.revoked`, or `consent.purpose_revoked` when some of it stays given. */
 const SESSION_REVOCATION: Schema = {
   type: 'object',
   additionalProperties: true,
   required: ['session_id', 'record_id', 'flow_id', 'flow_version', 'subject'],
   description:
-    'A consent given on the hosted pages was revoked (its session token, or the person on their records page). `purposes` and `withdrawn` are absent on events made before they were added.',
+    'A consent given on the hosted pages was withdrawn, all of it (`consent.revoked`: its session token, the person on their records page, or a newer decision of the flow) or some purposes (`consent.purpose_revoked`: the person on their records page, or a newer decision). `purposes` and `withdrawn` are absent on revocations made before they were added.',
   properties: {
     session_id: string('The session (`dcs_…`)', { pattern: '^dcs_' }),
     record_id: { type: ['string', 'null'] },
+    superseded_by: string('The newer decision of the same person and flow that took it back (`channel: newer_record`): a record, or another hosted consent'),
     flow_id: { type: ['string', 'null'] },
     flow_version: { type: ['integer', 'null'] },
     subject: SESSION_SUBJECT,
-    purposes: outcomes(['withdrawn', 'declined'], "Each consent purpose's outcome: `withdrawn`, or `declined` if it never was given"),
-    withdrawn: strings('The purposes withdrawn'),
+    purposes: outcomes(['granted', 'withdrawn', 'declined'], "Each consent purpose's outcome after it: `withdrawn`, `granted` while it stays given, or `declined` if it never was given"),
+    withdrawn: strings('The purposes withdrawn now'),
     scope: SCOPE,
-    channel: { type: 'string', enum: ['own_records', 'email_link', 'receipt_link'], description: 'Withdrawn by the person on their records page' },
+    channel: { type: 'string', enum: WITHDRAWAL_CHANNELS, description: 'Withdrawn by the person on their records page, or by a newer decision (`newer_record`); absent for a revocation with the session token' },
+    withdrawn_at: dateTime('When the withdrawal was made (the newer decision, for `newer_record`)'),
     actor: ACTOR,
   },
 };
@@ -178,7 +182,7 @@ const DATA: Record<string, [string, Schema]> = {
   'consent.granted': ['WebhookConsentDecisionData', { oneOf: [ref('WebhookSessionConsentData'), ref('WebhookRecordDecisionData')] }],
   'consent.denied': ['WebhookConsentDecisionData', { oneOf: [ref('WebhookSessionConsentData'), ref('WebhookRecordDecisionData')] }],
   'consent.revoked': ['WebhookConsentRevokedData', { oneOf: [ref('WebhookSessionRevocationData'), ref('WebhookRecordWithdrawalData')] }],
-  'consent.purpose_revoked': ['WebhookRecordWithdrawalData', RECORD_WITHDRAWAL],
+  'consent.purpose_revoked': ['WebhookConsentPurposeRevokedData', { oneOf: [ref('WebhookSessionRevocationData'), ref('WebhookRecordWithdrawalData')] }],
   'approval.granted': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
   'approval.denied': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
   'approval.countered': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
