@@ -229,6 +229,32 @@ describe('DirectoryService.registerMany', () => {
     expect(await homeOf('partly:external')).toBe('DE');
   });
 
+  it('relies on a reference of a person found homed here that another writer here inserted after the statement began, so a release of it counts that writer', async () => {
+    // The person's e-mail address is homed here; another registration here inserts their external id
+    // (not committed when this one starts): this call's insert of it writes nothing. It must still be
+    // a party of that entry, or its release after a failed write would take out the entry the other
+    // writer's person holds.
+    expect(await directory.claimNew([{ reference: ref('found:email'), minted: [] }])).toEqual([true]);
+    const other = dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") VALUES ($1, 'US', 'active', now(), now())`, [
+        ref('found:external'),
+      ]);
+      const registering = directory.registerMany([known('found:external', 'found:email')]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.commitTransaction();
+      expect(await registering).toEqual(['US']);
+    } finally {
+      await other.release();
+    }
+    expect(await dataSource.query(`SELECT "reliances" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref('found:external')])).toEqual([{ reliances: 1 }]);
+    // This call's release (its write failed) leaves the entry the other writer claimed.
+    expect(await directory.release([ref('found:external')])).toEqual([]);
+    expect(await homeOf('found:external')).toBe('US');
+  });
+
   it('keeps the plan of the statement that homes new people (it scans nothing)', async () => {
     // The named statement's plan is made on the connection that first runs it; six runs on one
     // connection make PostgreSQL settle on its generic plan, which must not read the whole table.
@@ -311,6 +337,23 @@ describe('DirectoryService.registerMany', () => {
       expect(await directory.release([ref('crowd:email')])).toEqual([ref('crowd:email')]);
       expect(await homeOf('crowd:email')).toBeUndefined();
       expect(releases.flatMap((event) => event.entries)).toEqual([{ reference: ref('crowd:email'), home_country: 'US', status: 'active', recorded_at: claimedAt.toISOString() }]);
+    });
+
+    it('counts a reference sent n times as n parties\' releases (a request that registered the same person twice), and only the entries homed here', async () => {
+      expect(await directory.claimNew([{ reference: ref('twice:email'), minted: [] }])).toEqual([true]);
+      // The same request registers the person again (a try decided again): a second party.
+      expect(await directory.registerMany([known('twice:email')])).toEqual(['US']);
+      releases.length = 0;
+      // Both its registrations released in one message: the entry names no one.
+      expect(await directory.release([ref('twice:email'), ref('twice:email')])).toEqual([ref('twice:email')]);
+      expect(await homeOf('twice:email')).toBeUndefined();
+      // Sent twice while three parties hold it (another registration relied on it too): kept.
+      expect(await directory.claimNew([{ reference: ref('thrice:email'), minted: [] }])).toEqual([true]);
+      expect(await directory.registerMany([known('thrice:email')])).toEqual(['US']);
+      expect(await directory.registerMany([known('thrice:email')])).toEqual(['US']);
+      expect(await directory.release([ref('thrice:email'), ref('thrice:email')])).toEqual([]);
+      expect(await homeOf('thrice:email')).toBe('US');
+      expect(await directory.release([ref('thrice:email')])).toEqual([ref('thrice:email')]);
     });
 
     it('keeps, whatever it is sent, an entry relied on before the directory counted reliances', async () => {

@@ -992,7 +992,8 @@ export class ImportBatch {
         .filter(({ kind, value }) => !held.has(`${kind} ${value}`))
         .map(({ kind, value }) => this.subjects.newPersonReferences(applicationId, kind === 'email' ? { email: value } : { externalId: value }).references[0]);
       if (references.length === 0) return;
-      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references: [...new Set(references)] }));
+      // One release per registration: `bound` holds a bind once for each try that registered it.
+      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references }));
     } catch (error) {
       this.logger.warn(`the directory entries of ${bound.length} identifiers a batch did not keep were not released (${String(error)}); they stay homed here`);
     }
@@ -1008,7 +1009,10 @@ export class ImportBatch {
    * fails is logged: the batch's own answer or error is what the caller gets.
    */
   private async releaseNewPeople(applicationId: string, homing: Person[], claimed?: Map<string, string>): Promise<void> {
-    const identities = [...new Set(homing)].flatMap((person) => (person.email ? [{ email: person.email, externalId: person.externalId }] : []));
+    // One release per registration (`homing` holds each person as often as the directory was asked
+    // to home them: a try decided again registers them again, and each registration is a party of
+    // their entries), so an entry two tries relied on goes once both released it.
+    const identities = homing.flatMap((person) => (person.email ? [{ email: person.email, externalId: person.externalId }] : []));
     for (const email of claimed?.keys() ?? []) identities.push({ email, externalId: null });
     if (identities.length === 0) return;
     // A retry of these rows registers their people again instead of taking the released claims.
@@ -1027,7 +1031,7 @@ export class ImportBatch {
           }).references,
       );
       if (references.length === 0) return;
-      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references: [...new Set(references)] }));
+      await firstValueFrom(this.clients.own.send<ReleaseReply, ReleaseRequest>(RESIDENCY_RELEASE, { references }));
     } catch (error) {
       this.logger.warn(`the directory entries of ${identities.length} new people the batch did not write were not released (${String(error)}); they stay homed here`);
     }
@@ -1653,8 +1657,10 @@ export class ImportBatch {
         result.set(row.index, person);
       }
       if (toRegister.length === 0) break;
-      // Homed by this batch, for a release should its write fail (record).
-      homing.push(...toRegister);
+      // Homed by this batch, for a release should its write fail (record): each registration as it was
+      // made (a person given an external id in a later round is registered again, and the same object
+      // then names that id: the first registration did not register it).
+      homing.push(...toRegister.map((person) => ({ ...person })));
       const homes = await firstValueFrom(
         this.clients.own.send<RegisterManyReply, RegisterManyRequest>(RESIDENCY_REGISTER_MANY, {
           subjects: toRegister.map((person) =>
@@ -1669,8 +1675,10 @@ export class ImportBatch {
         if (home !== this.context.env.COUNTRY) homedElsewhere.set(person, home);
       });
       if (homedElsewhere.size === 0) break;
-      // Not homed here, so not the batch's to release (their rows answer the home country).
-      homing.splice(0, homing.length, ...homing.filter((person) => !homedElsewhere.has(person)));
+      // Not homed here, so not the batch's to release (their rows answer the home country); an earlier
+      // round's registration of the same person goes with them (a release short, never one too many).
+      const elsewhereIds = new Set([...homedElsewhere.keys()].map((person) => person.id));
+      homing.splice(0, homing.length, ...homing.filter((person) => !elsewhereIds.has(person.id)));
       for (const [index, person] of result) {
         const home = typeof person === 'string' || isConflict(person) ? undefined : homedElsewhere.get(person);
         if (home !== undefined) {

@@ -70,7 +70,7 @@ const RELY_ON = `UPDATE "residency_router"."directory_entries" e SET "updated_at
  * leaves it; one a release took out between the statement's snapshot and the mark is answered in
  * `released` (its person is registered again).
  */
-const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; released: string[]; elsewhere: Array<[number, string]> }>(
+const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; inserted: string[]; found: string[]; released: string[]; elsewhere: Array<[number, string]> }>(
   'residency_directory_register_many',
   `WITH "asked" AS (
      SELECT a."reference"::char(64) AS "reference", a."person", a."position"
@@ -95,6 +95,7 @@ const REGISTER_MANY = new PreparedStatement<{ homes: Array<[number, string]>; in
    )
    SELECT (SELECT COALESCE(json_agg(json_build_array("person", "home_country")), '[]') FROM "homes") AS "homes",
           (SELECT COALESCE(json_agg(rtrim("reference")), '[]') FROM "inserted") AS "inserted",
+          (SELECT COALESCE(json_agg(DISTINCT rtrim(f."reference")), '[]') FROM "found" f) AS "found",
           (SELECT COALESCE(json_agg(DISTINCT rtrim(f."reference")), '[]') FROM "found" f
             WHERE f."home_country" = $3::char(2) AND NOT EXISTS (SELECT 1 FROM "relied" r WHERE r."reference" = f."reference")) AS "released",
           (SELECT COALESCE(json_agg(json_build_array(f."person", f."home_country") ORDER BY f."position"), '[]') FROM "found" f WHERE f."home_country" <> $3::char(2)) AS "elsewhere",
@@ -207,8 +208,10 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
 
 /**
  * The releases of entries whose party did not write the person (`releaseClaims`): of the entries
- * homed here ($2) and active, each one given is counted released once more (locked in order, see
- * lockedInOrder), answering those whose every party has now released them: `releases` reaches one
+ * homed here ($2) and active, each one given is counted released once more for each time it is
+ * given (one party each: a request that registered the same person twice, a try decided again,
+ * was two parties; locked in order, see lockedInOrder), answering those whose every party has now
+ * released them: `releases` reaches one
  * more than its `reliances` (the claimant and each registration that relied on it, see RELY_ON),
  * and none of them wrote the person, so it names no one. A party that writes the person never
  * releases, so an entry someone wrote under stays. An entry relied on before the directory counted
@@ -216,9 +219,10 @@ const WITHDRAW_CLAIMS = new PreparedStatement(
  */
 const COUNT_RELEASES = new PreparedStatement<{ reference: string; released: boolean }>(
   'residency_directory_count_releases',
-  `UPDATE "residency_router"."directory_entries" e SET "releases" = e."releases" + 1
-     FROM (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2::char(2) AND l."status" = 'active'`)}) l
-    WHERE e."reference" = l."reference"
+  `UPDATE "residency_router"."directory_entries" e SET "releases" = e."releases" + r."parties"
+     FROM (${lockedInOrder(`l."reference" = ANY($1::char(64)[]) AND l."home_country" = $2::char(2) AND l."status" = 'active'`)}) l,
+          (SELECT "reference"::char(64) AS "reference", count(*)::int AS "parties" FROM unnest($1::text[]) AS "reference" GROUP BY 1) r
+    WHERE e."reference" = l."reference" AND r."reference" = l."reference"
     RETURNING rtrim(e."reference") AS "reference", e."releases" >= e."reliances" + 1 AND (e."reliances" > 0 OR e."updated_at" = e."recorded_at") AS "released"`,
   { reusePlan: false },
 );
@@ -301,34 +305,48 @@ export class DirectoryRepository {
       for (const [i, home] of row.homes) homes.set(rest[i].index, home);
       for (const [i, home] of row.elsewhere) if (homes.get(rest[i].index) === country && !split.has(rest[i].index)) split.set(rest[i].index, home);
       inserted.push(...row.inserted);
-      // A person none of whose references the statement found, yet not all of them inserted: another
-      // writer (a peer's confirmation or sync event, another registration) inserted some after the
-      // statement's snapshot was taken (only some, too: then the others went in as this country's,
-      // and the one another country's confirmation put in decides, or the person would be answered
-      // homed here while a reference of theirs is homed there). And a person found homed here by an
-      // entry a failed write's release took out after that snapshot (`released`). Both are
-      // registered again, so the entries are found: marked relied on, or answered where they live.
+      // A person found homed here by an entry a failed write's release took out after the statement's
+      // snapshot was taken (`released`) is registered again whole, so their entries are found: marked
+      // relied on, or answered where they live. A reference of a person that the statement neither
+      // found nor inserted was inserted by another writer (a peer's confirmation or sync event,
+      // another registration) after that snapshot: this call is then no party of its entry (neither
+      // its claimant nor relying on it), and a failed write's release of it would take out an entry
+      // the other writer's person may hold. Only those references are registered again, so they are
+      // found (marked relied on: one party each, as every other reference of the call's people is),
+      // and where they live decides: a person none of whose references was found (only some of them
+      // inserted, the others as this country's) is homed where those live, and a person found homed
+      // here with such a reference homed elsewhere is answered that other country (`split`).
       const written = new Set(row.inserted);
+      const found = new Set(row.found);
       const released = new Set(row.released);
-      const raced = rest.filter(
-        ({ person, index }) =>
-          (!homes.has(index) && !person.references.every((reference) => written.has(reference))) ||
-          (homes.get(index) === country && [...person.references, ...(person.minted ?? [])].some((reference) => released.has(reference))),
-      );
+      const whole = rest.filter(({ person, index }) => homes.get(index) === country && [...person.references, ...(person.minted ?? [])].some((reference) => released.has(reference)));
+      // (A person found homed elsewhere has nothing inserted here, and is not registered again.)
+      const partly = rest
+        .filter((one) => !whole.includes(one) && (homes.get(one.index) ?? country) === country)
+        .map((one) => ({ ...one, missing: one.person.references.filter((reference) => !found.has(reference) && !written.has(reference)) }))
+        .filter(({ missing }) => missing.length > 0);
+      const raced = [...whole.map((one) => ({ ...one, asked: one.person })), ...partly.map((one) => ({ ...one, asked: { references: one.missing, minted: [] } as DirectoryPerson }))];
       if (raced.length > 0 && round < REGISTER_ROUNDS) {
         const again = await this.registerMany(
-          raced.map(({ person }) => person),
+          raced.map(({ asked }) => asked),
           country,
           recordedAt,
           round + 1,
         );
-        raced.forEach(({ index }, i) => {
-          homes.delete(index);
-          split.delete(index);
+        raced.forEach(({ index, asked, person }, i) => {
           const home = again.homes.get(i);
-          if (home) homes.set(index, home);
           const other = again.split.get(i);
-          if (other) split.set(index, other);
+          if (asked === person || !homes.has(index)) {
+            // Decided again (whole), or decided by the references found now (none was before).
+            homes.delete(index);
+            split.delete(index);
+            if (home) homes.set(index, home);
+            if (other) split.set(index, other);
+          } else if (homes.get(index) === country && (home ?? country) !== country && !split.has(index)) {
+            split.set(index, home!);
+          } else if (other && !split.has(index)) {
+            split.set(index, other);
+          }
         });
         inserted.push(...again.inserted);
       } else if (raced.length > 0) {
@@ -385,8 +403,9 @@ export class DirectoryRepository {
 
   /**
    * Counts a release of each entry of `references` homed in `country` (a party that did not write the
-   * person), and takes out those every party has now released (COUNT_RELEASES, RELEASE_CLAIMS, one
-   * transaction); answers those taken out, with their claim's time.
+   * person; a reference given n times is n parties' releases), and takes out those every party has
+   * now released (COUNT_RELEASES, RELEASE_CLAIMS, one transaction); answers those taken out, with
+   * their claim's time.
    */
   async releaseClaims(references: string[], country: string): Promise<PeerEntry[]> {
     if (references.length === 0) return [];

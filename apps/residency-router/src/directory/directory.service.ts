@@ -221,13 +221,14 @@ export class DirectoryService implements OnApplicationBootstrap {
    * had homed (or relied on as homed here) and did not write, which no one stored here holds: counts
    * the release of each entry, takes out those every party has now released (the claimant and every
    * registration that found them homed here and relied on them: DirectoryRepository RELY_ON and
-   * COUNT_RELEASES; a party that writes the person never releases, so its entry stays), and tells
+   * COUNT_RELEASES; a party that writes the person never releases, so its entry stays; a reference
+   * sent n times is the release of n parties: a request that registered a person twice), and tells
    * the peers which claims went (`directory.release`, an event: the answer does not wait for a
    * peer). Answers the references taken out.
    */
   async release(references: string[]): Promise<string[]> {
     const country = this.context.env.COUNTRY;
-    const released = await this.directory.releaseClaims([...new Set(references)], country);
+    const released = await this.directory.releaseClaims(references, country);
     if (released.length === 0) return [];
     this.logger.log(`${released.length} directory ${released.length === 1 ? 'entry' : 'entries'} of new people no request wrote released`);
     const entries = released.map(toMessage);

@@ -150,6 +150,7 @@ export class ClaimNewReply {
  * checked). Only an entry homed here, as its claim inserted it and relied on by no one since, goes.
  */
 export class ReleaseRequest {
+  /** A reference given n times is released by n parties (a request that registered the same person n times). */
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(16000)
