@@ -1788,11 +1788,21 @@ describe('consent records', () => {
       (await http(us.url, 'GET', `/api/v1/inbox/records?application_id=${applicationId}`, { token: inbox.body.inbox_token })).body.data.find((item: { record_id: string }) => item.record_id === hostedId);
     expect((await listed()).purposes).toEqual({ newsletter: { label: 'Newsletter', status: 'granted' }, analytics: { label: 'Usage analytics', status: 'withdrawn' } });
 
-    // Then a record declining the newsletter too: nothing stays given there, by purpose (the legitimate interest stands).
-    const latest = await record({ newsletter: declined, analytics: declined }, { subject: { email }, captured_at: new Date(Date.parse(completedAt) + 2000).toISOString() });
+    // Then a record declining the newsletter too and objecting to the legitimate interest (its box unticked): nothing stays given there, by purpose.
+    const latest = await record({ newsletter: declined, analytics: declined, fraud: declined }, { subject: { email }, captured_at: new Date(Date.parse(completedAt) + 2000).toISOString() });
     expect(latest.status).toBe(201);
     await eventually(async () => (await entries('consent.revoked')).length === 1);
-    expect((await entries('consent.revoked'))[0]).toMatchObject({ superseded_by: latest.body.consent_record.record_id, withdrawn: ['newsletter'], scope: 'purpose', channel: 'newer_record' });
+    expect((await entries('consent.revoked'))[0]).toMatchObject({
+      superseded_by: latest.body.consent_record.record_id,
+      withdrawn: ['newsletter'],
+      objected: ['fraud'],
+      purposes: { newsletter: 'withdrawn', analytics: 'withdrawn', fraud: 'objected' },
+      scope: 'purpose',
+      channel: 'newer_record',
+    });
+    await eventually(async () => ((await api('GET', `/api/v1/consent_receipts/${hostedId}`)).body.event as Array<{ event_state: string }>).some((e) => e.event_state === 'objection recorded'));
+    const objections = ((await api('GET', `/api/v1/consent_receipts/${hostedId}`)).body.event as Array<{ event_state: string; purpose_id?: string; event_channel?: string }>).filter((e) => e.event_state === 'objection recorded');
+    expect(objections.map((e) => [e.purpose_id, e.event_channel])).toEqual([['fraud', 'newer_record']]);
     expect((await listed()).purposes).toMatchObject({ newsletter: { status: 'withdrawn' }, analytics: { status: 'withdrawn' } });
     // Nothing is left to revoke with the session token.
     expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/transitions`, { body: { to: 'revoked' } })).status).toBe(409);

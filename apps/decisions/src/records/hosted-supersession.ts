@@ -73,10 +73,11 @@ export interface BatchRecord {
  * In a record batch's transaction: what its records take back from the standing consents their
  * people gave on the hosted pages in the same flow (hostedWithdrawalsByNewerRecords: a record
  * decided after such a consent withdraws each purpose it still grants that the record holds and
- * does not grant, at the record's decision time). Each is a mark on the session (channel
- * `newer_record`), which stays fulfilled, and goes out as `consent.purpose_revoked`, or
- * `consent.revoked` (`scope: "purpose"`) when nothing stays given, with `superseded_by` naming
- * the record, as a record's withdrawal by a newer one does. `people`: whose hosted consents to
+ * does not grant, at the record's decision time, and objects to a legitimate interest it let stand
+ * that the record objects to). Each is a mark on the session (channel `newer_record`), which stays
+ * fulfilled, and goes out as `consent.purpose_revoked`, or `consent.revoked` (`scope: "purpose"`)
+ * when nothing stays given, with `superseded_by` naming the record and `objected`, as a record's
+ * withdrawal by a newer one does (also for an objection alone, `withdrawn: []`). `people`: whose hosted consents to
  * read (those recorded before the batch: a person it creates has none); `except`: a session left
  * out (the hosted consent whose completion takes back from the others). Answers how many
  * withdrawals it made.
@@ -98,7 +99,9 @@ export async function withdrawFromHostedConsents(manager: EntityManager, applica
       const record = records.find((one) => one.recordId === withdrawal.record_id)!;
       const before = { purposeDecisions: session.purpose_decisions, withdrawals: [...session.withdrawals, ...added] };
       const outcome = sessionPurposeWithdrawal(session.terms as unknown as FlowTerms, before, withdrawal.withdrawn);
-      added.push(...withdrawal.withdrawn.map((purpose) => ({ purpose, at: withdrawal.at, channel: SUPERSEDED_BY_NEWER_RECORD })));
+      // A mark for each purpose withdrawn, and for each legitimate interest objected to (no status
+      // reads it: it keeps a later record from objecting again).
+      added.push(...[...withdrawal.withdrawn, ...withdrawal.objected].map((purpose) => ({ purpose, at: withdrawal.at, channel: SUPERSEDED_BY_NEWER_RECORD })));
       const whole = withdrawal.remaining.length === 0;
       events.push(
         outboxRow({
@@ -112,13 +115,15 @@ export async function withdrawFromHostedConsents(manager: EntityManager, applica
             // The version the hosted consent answered, as its consent.granted names it.
             flow_version: session.flow_version,
             subject: { id: session.subject_id },
-            ...outcome,
+            purposes: { ...outcome.purposes, ...Object.fromEntries(withdrawal.objected.map((key) => [key, 'objected'])) },
+            withdrawn: outcome.withdrawn,
+            ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
             channel: SUPERSEDED_BY_NEWER_RECORD,
             // The newer record's decision: the receipt's `consent withdrawn` time.
             withdrawn_at: withdrawal.at,
             // The newer record's writer: the person's browser committing a capture, else the organisation.
             actor: record.actor ?? (record.channel.endsWith('_browser') ? { type: 'participant', id: session.subject_id } : { type: 'application' }),
-            // By purpose: the marks name each purpose (a noticed legitimate interest of it stands, untouched).
+            // By purpose: the marks name each purpose (a noticed legitimate interest of it stands, or is objected to).
             ...(whole ? { scope: 'purpose' } : {}),
           },
         }),

@@ -147,8 +147,12 @@ const SESSION_REVOCATION: Schema = {
     flow_id: { type: ['string', 'null'] },
     flow_version: { type: ['integer', 'null'] },
     subject: SESSION_SUBJECT,
-    purposes: outcomes(['granted', 'withdrawn', 'declined'], "Each consent purpose's outcome after it: `withdrawn`, `granted` while it stays given, or `declined` if it never was given"),
+    purposes: outcomes(
+      ['granted', 'withdrawn', 'declined', 'objected'],
+      "Each consent purpose's outcome after it: `withdrawn`, `granted` while it stays given, or `declined` if it never was given; and `objected` for a legitimate interest a newer decision objects to",
+    ),
     withdrawn: strings('The purposes withdrawn now'),
+    objected: strings('Legitimate-interest purposes it let stand that a newer record objects to'),
     scope: SCOPE,
     channel: { type: 'string', enum: WITHDRAWAL_CHANNELS, description: 'Withdrawn by the person on their records page, or by a newer decision (`newer_record`); absent for a revocation with the session token' },
     withdrawn_at: dateTime('When the withdrawal was made (the newer decision, for `newer_record`)'),

@@ -230,14 +230,14 @@ describe('hostedWithdrawalsByNewerRecords', () => {
   it('takes back, at a newer record\'s decision, what the consent still grants that the record holds and does not grant', () => {
     const given = hosted({ purpose_outcomes: both });
     expect(hostedWithdrawalsByNewerRecords(given, [newer('rec_later', 20, { newsletter: 'granted', analytics: 'declined', fraud: 'objected' })])).toEqual([
-      { record_id: 'rec_later', at: at(20), withdrawn: ['analytics'], remaining: ['newsletter'] },
+      { record_id: 'rec_later', at: at(20), withdrawn: ['analytics'], objected: ['fraud'], remaining: ['newsletter'] },
     ]);
     // Records in the order they were decided, each purpose once: the second takes back the rest.
     expect(
       hostedWithdrawalsByNewerRecords(given, [newer('rec_third', 40, { newsletter: 'declined', analytics: 'declined' }), newer('rec_second', 30, { newsletter: 'granted', analytics: 'declined' })]),
     ).toEqual([
-      { record_id: 'rec_second', at: at(30), withdrawn: ['analytics'], remaining: ['newsletter'] },
-      { record_id: 'rec_third', at: at(40), withdrawn: ['newsletter'], remaining: [] },
+      { record_id: 'rec_second', at: at(30), withdrawn: ['analytics'], objected: [], remaining: ['newsletter'] },
+      { record_id: 'rec_third', at: at(40), withdrawn: ['newsletter'], objected: [], remaining: [] },
     ]);
   });
 
@@ -254,7 +254,21 @@ describe('hostedWithdrawalsByNewerRecords', () => {
     expect(hostedWithdrawalsByNewerRecords(hosted({ purpose_outcomes: both, status: 'revoked', revoked_at: at(15) }), [declinesBoth(20)])).toEqual([]);
     // What the person or an earlier record withdrew already is not withdrawn again.
     const partly = hosted({ purpose_outcomes: both, withdrawals: [{ purpose: 'analytics', at: at(12), channel: 'newer_record' }] });
-    expect(hostedWithdrawalsByNewerRecords(partly, [declinesBoth(20)])).toEqual([{ record_id: 'rec_x', at: at(20), withdrawn: ['newsletter'], remaining: [] }]);
+    expect(hostedWithdrawalsByNewerRecords(partly, [declinesBoth(20)])).toEqual([{ record_id: 'rec_x', at: at(20), withdrawn: ['newsletter'], objected: [], remaining: [] }]);
+  });
+
+  it('objects, once, to a legitimate interest the consent let stand that a newer record objects to, also after its term or with nothing withdrawn', () => {
+    const lasting = hosted({ purpose_outcomes: both, terms: { ...terms, consent_duration: 'PT30M' } });
+    expect(
+      hostedWithdrawalsByNewerRecords(lasting, [newer('rec_a', 50, { newsletter: 'granted', analytics: 'granted', fraud: 'objected' }), newer('rec_b', 60, { fraud: 'objected' })]),
+    ).toEqual([{ record_id: 'rec_a', at: at(50), withdrawn: [], objected: ['fraud'], remaining: ['newsletter', 'analytics'] }]);
+    // Objected to before (a mark of it): not again.
+    const marked = hosted({ purpose_outcomes: both, withdrawals: [{ purpose: 'fraud', at: at(12), channel: 'newer_record' }] });
+    expect(hostedWithdrawalsByNewerRecords(marked, [newer('rec_a', 20, { fraud: 'objected' })])).toEqual([]);
+    // The mark reads as nothing withdrawn: the consent purposes stand.
+    expect(hostedPurposesGranted(marked)).toEqual(['newsletter', 'analytics']);
+    // A legitimate interest the person objected to on the hosted pages is not objected to again.
+    expect(hostedWithdrawalsByNewerRecords(hosted(), [newer('rec_a', 20, { fraud: 'objected' })])).toEqual([]);
   });
 
   it('withdraws only purposes the consent granted and the records decided otherwise, each once, never before its completion', () => {

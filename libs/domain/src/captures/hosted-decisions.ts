@@ -119,6 +119,8 @@ export interface HostedWithdrawalByRecord {
   /** The newer record's decision time (ISO 8601): the withdrawal's time. */
   at: string;
   withdrawn: string[];
+  /** Legitimate-interest purposes the hosted consent let stand (`noticed`) that the newer record objects to. */
+  objected: string[];
   /** The consent purposes the hosted consent still grants after it. */
   remaining: string[];
 }
@@ -132,22 +134,33 @@ export interface HostedWithdrawalByRecord {
  * from a revoked session, nor by a record decided after the consent's term ran out (an expired
  * consent is no longer granted), nor by one decided before it (history: the hosted consent is the
  * newer decision). A purpose a newer record does not hold (a later flow version dropped it) stays
- * given through the hosted consent, as through a record.
+ * given through the hosted consent, as through a record. A legitimate interest the hosted consent
+ * let stand (`noticed`) that a newer record objects to is objected to there, once (the term does
+ * not end a legitimate interest); a mark of it (`withdrawals`, which no status reads for a purpose
+ * that was not granted) keeps a later record from objecting again. Nothing of a revoked session.
  */
 export function hostedWithdrawalsByNewerRecords(decision: HostedConsentDecision, records: readonly NewerRecordDecision[]): HostedWithdrawalByRecord[] {
+  if (decision.status === 'revoked') return [];
   const completedAt = new Date(decision.completed_at).getTime();
   const lapsesAt = consentLapsesAt(decision.completed_at, decision.terms.consent_duration);
   const lapse = lapsesAt === undefined ? Infinity : Date.parse(lapsesAt);
   let granted = hostedPurposesGranted(decision);
+  const marked = new Set((decision.withdrawals ?? []).map((mark) => mark.purpose));
+  let standing = Object.entries(hostedPurposes(decision))
+    .filter(([key, purpose]) => purpose.status === 'noticed' && purpose.basis === 'legitimate_interest' && !marked.has(key))
+    .map(([key]) => key);
+  const holds = (record: NewerRecordDecision, key: string) => Object.prototype.hasOwnProperty.call(record.purposes, key);
   const withdrawals: HostedWithdrawalByRecord[] = [];
   const inOrder = [...records].sort((a, b) => new Date(a.captured_at).getTime() - new Date(b.captured_at).getTime());
   for (const record of inOrder) {
     const at = new Date(record.captured_at).getTime();
-    if (at < completedAt || at >= lapse || granted.length === 0) continue;
-    const withdrawn = granted.filter((key) => Object.prototype.hasOwnProperty.call(record.purposes, key) && record.purposes[key].status !== 'granted');
-    if (withdrawn.length === 0) continue;
+    if (at < completedAt) continue;
+    const withdrawn = at < lapse ? granted.filter((key) => holds(record, key) && record.purposes[key].status !== 'granted') : [];
+    const objected = standing.filter((key) => holds(record, key) && record.purposes[key].status === 'objected');
+    if (withdrawn.length === 0 && objected.length === 0) continue;
     granted = granted.filter((key) => !withdrawn.includes(key));
-    withdrawals.push({ record_id: record.record_id, at: iso(record.captured_at), withdrawn, remaining: granted });
+    standing = standing.filter((key) => !objected.includes(key));
+    withdrawals.push({ record_id: record.record_id, at: iso(record.captured_at), withdrawn, objected, remaining: granted });
   }
   return withdrawals;
 }
