@@ -37,6 +37,7 @@ describe('RecordWriter: the claim first after a batch of new people', () => {
   const asked: string[] = [];
   const recordedHere = new Set<string>();
   const batch = {
+    releaseUnwrittenClaims: async () => undefined,
     knownAndClaimed: async (_: string, rows: Array<{ email: string }>, options: { claimFirst?: boolean; lookUpFirst?: boolean } = {}) => {
       expect(options.claimFirst && options.lookUpFirst).toBeFalsy();
       asked.push(options.claimFirst ? 'claim first' : options.lookUpFirst ? 'look up first' : 'both at once');
@@ -85,6 +86,7 @@ describe('RecordWriter: the next batch\'s people stage beside the write', () => 
   let writing = 0;
   const names = (rows: Array<{ email: string }>) => rows.map((row) => row.email.split('@')[0]).join('+');
   const batch = {
+    releaseUnwrittenClaims: async () => undefined,
     knownAndClaimed: async (_: string, rows: Array<{ email: string }>) => {
       steps.push(`people ${names(rows)}`);
       return { known: [], claimed: new Map(rows.map((row) => [row.email, `sub_${row.email}`])) };
@@ -123,6 +125,44 @@ describe('RecordWriter: the next batch\'s people stage beside the write', () => 
   });
 });
 
+/**
+ * A claimed person whose row the write did not record (its key met another request's record) is
+ * handed back for release; one the write recorded is not.
+ */
+describe('RecordWriter: the claims no row wrote', () => {
+  const flow = Object.assign(new FlowVersion(), { id: 'flw_us_claims', version: 1, applicationId: 'tp_us_claims' });
+  const released: Array<{ claimed: string[]; written: string[] }> = [];
+  const batch = {
+    releaseUnwrittenClaims: async (_: string, claimed: Map<string, string>, written: Set<string>) => {
+      released.push({ claimed: [...claimed.keys()].sort(), written: [...written].sort() });
+    },
+    knownAndClaimed: async (_: string, rows: Array<{ email: string }>) => ({ known: [], claimed: new Map(rows.map((row) => [row.email, `sub_${row.email}`])) }),
+    // Each row is recorded for its claimed person, but refused@'s, which is answered another request's record (no record made).
+    record: async (_: string, __: unknown, rows: Array<CheckedRow & { index: number }>): Promise<BatchResult> => ({
+      ...allRecorded(rows),
+      made: new Map(
+        rows
+          .filter((row) => !row.email.startsWith('refused'))
+          .map((row) => [row.index, { recordId: `rec_${row.email}`, subjectId: `sub_${row.email}`, status: 'granted', recordedAt: '2026-11-25T08:00:00.000Z', supersedes: null }]),
+      ),
+    }),
+  } as unknown as ImportBatch;
+  const write = writeThrough(new RecordWriter(batch, remembering(flow)), flow);
+
+  it('hands the batch its claims with the people its rows were recorded for, after the write', async () => {
+    const first = write('kept@example.com');
+    await new Promise((resolve) => setImmediate(resolve));
+    // These go in later batches, one of them with the write of the first.
+    await Promise.all([first, write('made@example.com'), write('refused@example.com'), write('also@example.com')]);
+    // Handed back after the requests are answered (their answers do not wait for it).
+    for (let tick = 0; tick < 5; tick++) await new Promise((resolve) => setImmediate(resolve));
+    // Every claim is handed back once, with whether its person's row was recorded.
+    expect(released.flatMap(({ claimed }) => claimed).sort()).toEqual(['also@example.com', 'kept@example.com', 'made@example.com', 'refused@example.com']);
+    const unwritten = released.flatMap(({ claimed, written }) => claimed.filter((email) => !written.includes(`sub_${email}`)));
+    expect(unwritten).toEqual(['refused@example.com']);
+  });
+});
+
 /** A write that fails where nothing expects it answers its own requests with the error, and the writer goes on. */
 describe('RecordWriter: a write failing unexpectedly', () => {
   const flow = Object.assign(new FlowVersion(), { id: 'flw_us_failing', version: 1, applicationId: 'tp_us_failing' });
@@ -136,6 +176,7 @@ describe('RecordWriter: a write failing unexpectedly', () => {
     },
   } as unknown as FlowsRepository;
   const batch = {
+    releaseUnwrittenClaims: async () => undefined,
     knownAndClaimed: async (_: string, rows: Array<{ email: string }>) => ({ known: [], claimed: new Map(rows.map((row) => [row.email, `sub_${row.email}`])) }),
     record: async (_: string, __: unknown, rows: Array<CheckedRow & { index: number }>): Promise<BatchResult> => {
       if (stale) {

@@ -974,6 +974,18 @@ export class ImportBatch {
   }
 
   /**
+   * The directory's claims of `claimed` (e-mail address → the id it homed the person under,
+   * knownAndClaimed) whose person no row wrote (`written`: the people the rows were recorded for),
+   * released as a failed write's are (releaseNewPeople: only identifiers no person stored here
+   * holds; one release per claim), and taken out of `claimed`.
+   */
+  async releaseUnwrittenClaims(applicationId: string, claimed: Map<string, string>, written: Set<string>): Promise<void> {
+    const unwritten = new Map([...claimed].filter(([, id]) => !written.has(id)));
+    if (unwritten.size > 0) await this.releaseNewPeople(applicationId, [], unwritten);
+    for (const email of unwritten.keys()) claimed.delete(email);
+  }
+
+  /**
    * The directory entries the batch's binds made (`bound`) for identifiers that no person of the
    * application holds here (a bind that lost its race, or a write that failed), released
    * (`residency-router.release`), as SubjectsService.releaseUnbound releases a lost bind's: so the

@@ -252,14 +252,33 @@ export class RecordWriter {
         }
         // Written while the version is still active; rows found stale are written again against the
         // version read now, and the people the directory homed keep their ids.
+        // The people each answered request was recorded for, so that the claims no row wrote are released after.
+        const written = new Set<string>();
+        for (const one of checked) {
+          const resolve = one.pending.resolve;
+          one.pending.resolve = (row) => {
+            if (row.made) written.add(row.made.subjectId);
+            resolve(row);
+          };
+        }
         return guarded(decided, async () => {
-          const stale = await this.writeChecked(remembered, checked, { ...people, whileActive: true });
-          if (stale.length === 0) return;
-          this.flows.forget(flowId);
-          await this.writeGroup(
-            stale.map((one) => one.pending),
-            people.claimed,
-          );
+          try {
+            const stale = await this.writeChecked(remembered, checked, { ...people, whileActive: true });
+            if (stale.length === 0) return;
+            this.flows.forget(flowId);
+            await this.writeGroup(
+              stale.map((one) => one.pending),
+              people.claimed,
+            );
+          } finally {
+            // A row refused after its person was claimed (its key met another request's record, a
+            // conflict the write found) leaves a claim no one wrote: released, so the address names no
+            // one here (a failed write released its own already, and took them out of `claimed`).
+            // Best effort, and never in place of the write's own error.
+            await this.batch.releaseUnwrittenClaims(applicationId, people.claimed, written).catch((error: unknown) => {
+              this.logger.warn(`the directory claims of requests no row wrote were not released (${String(error)}); they stay homed here`);
+            });
+          }
         });
       }),
     );
