@@ -77,10 +77,10 @@ export interface BatchRecord {
  * that the record objects to). Each is a mark on the session (channel `newer_record`), which stays
  * fulfilled, and goes out as `consent.purpose_revoked`, or `consent.revoked` (`scope: "purpose"`)
  * when nothing stays given, with `superseded_by` naming the record and `objected`, as a record's
- * withdrawal by a newer one does (also for an objection alone, `withdrawn: []`). `people`: whose hosted consents to
- * read (those recorded before the batch: a person it creates has none); `except`: a session left
- * out (the hosted consent whose completion takes back from the others). Answers how many
- * withdrawals it made.
+ * withdrawal by a newer one does (also for an objection alone, `withdrawn: []`). `people`: whose
+ * hosted consents to read (those recorded before the batch: a person it creates has none);
+ * `except`: a session left out (the hosted consent whose completion takes back from the others).
+ * Answers how many withdrawals it made.
  */
 export async function withdrawFromHostedConsents(manager: EntityManager, applicationId: string, flowId: string, people: string[], records: BatchRecord[], except?: string): Promise<number> {
   if (people.length === 0 || records.length === 0) return 0;
