@@ -43,7 +43,7 @@ describe('the records page', () => {
     expect(renderRecordsPage([item], { locale: 'en' })).not.toContain('records-all');
   });
 
-  it('offers a record withdrawn whole (a consent given on the hosted pages) one form for everything, also with one purpose given', () => {
+  it('offers a record listed as withdrawn whole (`withdrawal: whole`, which the service no longer gives, but the page still reads) one form for everything, also with one purpose given', () => {
     const page = renderRecordsPage([{ ...item, withdrawal: 'whole' as const }], { locale: 'en' });
     expect(page.match(/action="\/inbox\/records\/rec_us0123456789abcdefghij\/withdraw"/g)).toHaveLength(1);
     expect(page).not.toContain('name="purpose"');

@@ -17,7 +17,7 @@ export interface PersonRecordItem {
   superseded_by?: string;
   /** On a replaced record, what is still given through it (no newer record holds it): a form each. */
   withdrawable?: readonly string[];
-  /** `whole`: withdrawn all at once only (a consent given on the hosted pages); else purpose by purpose too. */
+  /** `whole`: withdrawn all at once only (the service gave it for consents given on the hosted pages until they were withdrawn by purpose too); else purpose by purpose too. */
   withdrawal?: 'per_purpose' | 'whole';
   purposes: Record<string, { label: string; status: 'granted' | 'declined' | 'withdrawn' | 'expired' | 'objected' | 'noticed' }>;
 }
