@@ -246,6 +246,38 @@ describe('ImportBatch: a batch of records', () => {
     }
   });
 
+  it('takes back from a hosted consent completed after the people were read: the write without locks finds it and the transaction writes', async () => {
+    const flowId = 'flw_us_hosted_meanwhile';
+    const hostedFlow = { id: flowId, version: 1 };
+    await dataSource.query(
+      `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
+       VALUES ($1, 1, $2, 'active', $3, 'fp', 'US', 1, now(), now())`,
+      [flowId, applicationId, JSON.stringify({ purposes: [{ key: 'newsletter', basis: 'consent', takes_decision: true, label: 'Newsletter' }, { key: 'analytics', basis: 'consent', takes_decision: true, label: 'Analytics' }] })],
+    );
+    const at = (minutes: number) => new Date(Date.parse('2026-11-23T10:00:00.000Z') + minutes * 60_000).toISOString();
+    const [first] = (await batch.record(applicationId, hostedFlow, [row(0, 'hosted-meanwhile@example.com', purposes('granted', 'granted'))])).made.values();
+    // Read with the people, as the writer's people stage does: no hosted consent stands yet.
+    const people = await batch.knownAndClaimed(applicationId, [{ email: 'hosted-meanwhile@example.com' }], { lookUpFirst: true, flowId });
+    expect(people.hosted).toEqual(new Set());
+    // Then the person completes one on the hosted pages, granting both.
+    await dataSource.query(
+      `INSERT INTO "decisions"."decision_sessions"
+         ("token_hash", "id", "application_id", "kind", "path", "status", "outcome", "created_via", "delivery_mode", "locale", "flow_id", "flow_version",
+          "subject_id", "purpose_decisions", "purpose_outcomes", "completed_at", "record_id", "expires_at", "created_at", "updated_at")
+       VALUES ('hash-hosted-meanwhile', 'dcs_us_hosted_meanwhile', $1, 'consent', 'informed', 'fulfilled', 'granted', 'decisions', 'embed', 'en', $2, 1,
+          $3, '{"newsletter": true, "analytics": true}', '{"newsletter": "granted", "analytics": "granted"}', $4, 'rec_us_hosted_meanwhile', now() + interval '1 day', now(), now())`,
+      [applicationId, flowId, first.subjectId, at(5)],
+    );
+    // A record declining analytics, decided after it, written with what was read before.
+    const later = { ...row(0, 'hosted-meanwhile@example.com', purposes('granted', 'declined')), capturedAt: at(10) };
+    const result = await batch.record(applicationId, hostedFlow, [later], people.known, people);
+    expect(result.made.get(0)).toMatchObject({ supersedes: first.recordId });
+    const [{ withdrawals }] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."decision_sessions" WHERE "id" = 'dcs_us_hosted_meanwhile'`);
+    expect(withdrawals).toEqual([{ purpose: 'analytics', at: at(10), channel: 'newer_record' }]);
+    const events = await dataSource.query(`SELECT "type", "data" FROM "decisions"."outbox" WHERE "data"->>'record_id' = 'rec_us_hosted_meanwhile'`);
+    expect(events).toEqual([{ type: 'consent.purpose_revoked', data: expect.objectContaining({ superseded_by: result.made.get(0)!.recordId, withdrawn: ['analytics'], channel: 'newer_record' }) }]);
+  });
+
   const insertOtherRecord = (on: { query(sql: string, values: unknown[]): Promise<unknown> }, recordId: string, subjectId: string, supersedes: string | null) =>
     on.query(
       `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")

@@ -671,6 +671,9 @@ export const RECORD_BATCH_WITHDRAW_SQL = withdrawSql(1);
  */
 const WHILE_ACTIVE = versionStillActiveSql('$2', '$3::int');
 
+/** None of the people of the batch's records ($5) has a standing consent given on the hosted pages in the flow ($2) of the application ($1). */
+const NO_STANDING_HOSTED = `NOT EXISTS (${standingHostedConsentsSql(`ANY(ARRAY(SELECT e->>'subject' FROM jsonb_array_elements($5::jsonb) AS e))`, '$1', '$2')})`;
+
 /**
  * The batch's records, the withdrawals of the records before it that they supersede ($7) and their
  * outbox events in one statement (two round trips fewer per batch): the records' insert and the
@@ -684,7 +687,9 @@ function insertRecordsWithEvents(dataSource: DataSource, whileActive: boolean, l
   // update changes those very rows, which a second look FOR SHARE would then skip).
   const guard =
     [...(whileActive ? [WHILE_ACTIVE] : []), ...(latestRead ? [LATEST_UNCHANGED] : []), ...(predecessorsRead ? ['(SELECT "unchanged" FROM "predecessors")'] : [])].join(' AND ') || undefined;
-  const predecessors = predecessorsRead ? `"predecessors" AS MATERIALIZED (SELECT ${PREDECESSORS_UNCHANGED(latestRead ? 9 : 8)} AS "unchanged"), ` : '';
+  // Without locks, the batch's people must also still have no standing consent given on the hosted
+  // pages in the flow (the lookup said so): one completed since is taken back from in the transaction.
+  const predecessors = predecessorsRead ? `"predecessors" AS MATERIALIZED (SELECT ${PREDECESSORS_UNCHANGED(latestRead ? 9 : 8)} AND ${NO_STANDING_HOSTED} AS "unchanged"), ` : '';
   return new PreparedStatement(
     `decisions_records_with_events${whileActive ? '_while_active' : ''}${latestRead ? '_latest_read' : ''}${predecessorsRead ? '_predecessors' : ''}`,
     `WITH ${predecessors}"records" AS (${insertRecordsSql(guard)}), "withdrawn" AS (${withdrawSql(7, guard)}) ${outboxInsertSql(dataSource, 6)}${where(guard)}`,
@@ -1129,7 +1134,8 @@ export class ImportBatch {
     // People recorded before the batch who may have a standing consent given on the hosted pages in
     // the flow (all of them, unless the lookup said whose: `hosted`): what the batch's records no
     // longer grant is taken back from it in the transaction (withdrawFromHostedConsents).
-    const hostedMaybe = (person: Person) => !person.isNew && (options.hosted === undefined || options.hosted.has(person.id));
+    let hostedRead = options.hosted;
+    const hostedMaybe = (person: Person) => !person.isNew && (hostedRead === undefined || hostedRead.has(person.id));
     const extendsChains =
       readBefore !== undefined && persons.length > 0 && newPeople.length === 0 && binding.length === 0 && persons.every((person) => readBefore.get(person.id)) && !persons.some(hostedMaybe);
     let written = newPeople.length === persons.length ? await this.recordNewPeople(applicationId, flow, homed, people, newPeople, whileActive) : undefined;
@@ -1138,6 +1144,9 @@ export class ImportBatch {
         if (isRaceLost(error as { code?: string; constraint?: string })) return undefined;
         throw error;
       });
+      // Written nothing: a newest record changed, or a hosted consent was completed since the lookup
+      // (NO_STANDING_HOSTED); the transaction reads everyone's.
+      if (!written) hostedRead = undefined;
     }
     written ??= await this.retriedWhileRacing(() => this.dataSource.transaction(async (manager) => {
       let raced: Person[] = [];
