@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
 import { InProcessBus } from '@dcr/transport';
-import { directoryHomes, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * A crowd of Record API requests naming a few new people, sent to US and DE at once (rounds of 8
@@ -22,6 +22,7 @@ describe('a crowd of new people at both countries at once', () => {
   const subjectRefKey = randomSecret();
   let applicationId: string;
   let apiToken: string;
+  let flowId: string;
 
   beforeAll(async () => {
     const bus = new InProcessBus();
@@ -30,8 +31,8 @@ describe('a crowd of new people at both countries at once', () => {
     const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken, env: { RATE_LIMIT_RPS: '0' } };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Crowd', environment: 'sandbox' } })).body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: { name: 'server' } })).body.token;
+    const flow = { name: 'Crowd', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } }, consent_duration: 'P1Y', policy_url: 'https://example.com/privacy' };
+    ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, flow));
   }, 60_000);
 
   afterAll(async () => {
@@ -40,9 +41,6 @@ describe('a crowd of new people at both countries at once', () => {
   });
 
   it('homes each of a crowd of people sent to both countries at once in one of them, stores them there only, and both directories agree', async () => {
-    const flow = { name: 'Crowd', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } }, consent_duration: 'P1Y', policy_url: 'https://example.com/privacy' };
-    const flowId = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: flow })).body.id;
-    expect((await http(us.url, 'POST', `/api/v1/flows/${flowId}/activate`, { token: apiToken })).status).toBe(200);
     await eventually(async () => (await http(de.url, 'GET', `/api/v1/flows/${flowId}`, { token: apiToken })).status === 200, 20_000);
     const capturedAt = new Date(Date.now() - 60_000).toISOString();
     const decisions = () => ({ newsletter: { decision: Math.random() < 0.5 ? 'granted' : 'declined', default_checked: false, mandatory: false } });

@@ -185,25 +185,41 @@ describe('DirectoryService.registerMany', () => {
     expect(told()).toEqual([]);
   });
 
-  it('answers the home of a person whose references another writer inserted after the statement began (a peer\'s confirmation meanwhile)', async () => {
-    // The other writer's insert is not committed when the registration starts: the registration's
-    // snapshot does not see it, its insert waits for it and then writes nothing.
+  /**
+   * `register`, started while another writer's insert of `entries` (reference, home country) is not
+   * committed: its snapshot does not see them, and an insert of its own waits for that writer's,
+   * which commits 200 ms later.
+   */
+  async function whileInsertedMeanwhile<T>(entries: Array<[string, string]>, register: () => Promise<T>): Promise<T> {
     const other = dataSource.createQueryRunner();
     await other.connect();
     try {
       await other.startTransaction();
-      await other.query(
-        `INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now()), ($2, 'DE', 'active', now())`,
-        [ref('meanwhile:external'), ref('meanwhile:email')],
-      );
-      const registering = new DirectoryRepository(dataSource.getRepository(DirectoryEntry)).registerMany([known('meanwhile:external', 'meanwhile:email')], 'US', new Date());
+      for (const [reference, home] of entries) {
+        await other.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") VALUES ($1, $2, 'active', now(), now())`, [
+          reference,
+          home,
+        ]);
+      }
+      const registering = register();
       await new Promise((resolve) => setTimeout(resolve, 200));
       await other.commitTransaction();
-      const { homes, inserted } = await registering;
-      expect([homes.get(0), inserted]).toEqual(['DE', []]);
+      return await registering;
     } finally {
       await other.release();
     }
+  }
+
+  it('answers the home of a person whose references another writer inserted after the statement began (a peer\'s confirmation meanwhile)', async () => {
+    // The registration's snapshot does not see the other writer's insert; its insert waits for it and then writes nothing.
+    const { homes, inserted } = await whileInsertedMeanwhile(
+      [
+        [ref('meanwhile:external'), 'DE'],
+        [ref('meanwhile:email'), 'DE'],
+      ],
+      () => new DirectoryRepository(dataSource.getRepository(DirectoryEntry)).registerMany([known('meanwhile:external', 'meanwhile:email')], 'US', new Date()),
+    );
+    expect([homes.get(0), inserted]).toEqual(['DE', []]);
     expect(await homeOf('meanwhile:email')).toBe('DE');
   });
 
@@ -212,20 +228,7 @@ describe('DirectoryService.registerMany', () => {
     // starts: the snapshot finds neither reference, the e-mail address goes in as this country's,
     // the external id's insert waits for the peer's and writes nothing. Before, the person was
     // answered homed here (the one entry inserted) and recorded here with the peer's external id.
-    const other = dataSource.createQueryRunner();
-    await other.connect();
-    try {
-      await other.startTransaction();
-      await other.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at") VALUES ($1, 'DE', 'active', now())`, [
-        ref('partly:external'),
-      ]);
-      const registering = directory.registerMany([known('partly:external', 'partly:email')]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await other.commitTransaction();
-      expect(await registering).toEqual(['DE']);
-    } finally {
-      await other.release();
-    }
+    expect(await whileInsertedMeanwhile([[ref('partly:external'), 'DE']], () => directory.registerMany([known('partly:external', 'partly:email')]))).toEqual(['DE']);
     expect(await homeOf('partly:external')).toBe('DE');
   });
 
@@ -235,20 +238,7 @@ describe('DirectoryService.registerMany', () => {
     // a party of that entry, or its release after a failed write would take out the entry the other
     // writer's person holds.
     expect(await directory.claimNew([{ reference: ref('found:email'), minted: [] }])).toEqual([true]);
-    const other = dataSource.createQueryRunner();
-    await other.connect();
-    try {
-      await other.startTransaction();
-      await other.query(`INSERT INTO "residency_router"."directory_entries" ("reference", "home_country", "status", "recorded_at", "updated_at") VALUES ($1, 'US', 'active', now(), now())`, [
-        ref('found:external'),
-      ]);
-      const registering = directory.registerMany([known('found:external', 'found:email')]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await other.commitTransaction();
-      expect(await registering).toEqual(['US']);
-    } finally {
-      await other.release();
-    }
+    expect(await whileInsertedMeanwhile([[ref('found:external'), 'US']], () => directory.registerMany([known('found:external', 'found:email')]))).toEqual(['US']);
     expect(await dataSource.query(`SELECT "reliances" FROM "residency_router"."directory_entries" WHERE "reference" = $1`, [ref('found:external')])).toEqual([{ reliances: 1 }]);
     // This call's release (its write failed) leaves the entry the other writer claimed.
     expect(await directory.release([ref('found:external')])).toEqual([]);

@@ -160,7 +160,8 @@ export class RecordsController {
       'receipt (notice, wording, term) and consent_status keep the version it was decided against. A consent purpose must be a decision that was neither ' +
       'ticked by default nor mandatory (an unticked box is a decline); a legitimate-interest purpose ticked is noticed, ' +
       'unticked an objection; notice-only purposes take no decision. Refusals are a 422 naming each purpose. A later ' +
-      'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted. ' +
+      'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted; it also takes that ' +
+      'back from a consent the person gave on the hosted pages before it (`consent.purpose_revoked`/`consent.revoked` on that consent\'s record). ' +
       'A version activated while the request was being handled (by another replica, or in the flow\'s home country) is the ' +
       'one it gets when it was activated by `captured_at`.',
   })
@@ -350,8 +351,9 @@ export class RecordsController {
       'Name the person by exactly one of `subject[external_id]`, `subject[email]` or `subject[id]`, and nothing else (400 naming the parameter ' +
       'otherwise). The answer weighs the records of the application (the Record API, captures, imports, form builders) and ' +
       'the consents the person decided on its hosted pages (a completed consent session counts as a record with its ' +
-      '`rec_…` id at its `completed_at`, each purpose as its `consent.granted`/`consent.denied` event says; once revoked, ' +
-      'what it granted is `withdrawn` at the revocation). The newest decision holding a purpose decides it; a withdrawal ' +
+      '`rec_…` id at its `completed_at`, each purpose as its `consent.granted`/`consent.denied` event says; what it granted is ' +
+      '`withdrawn` from its revocation, or from when the person withdrew that purpose on its own or a newer decision took it back). ' +
+      'The newest decision holding a purpose decides it; a withdrawal ' +
       'made after it turns a grant `withdrawn`; a grant whose term (`consent_duration`) ran out is `expired`. A person homed ' +
       'in another country of the deployment is answered 421 with `home_country` and nothing else; 404 when no such person ' +
       'is recorded.',
