@@ -112,9 +112,10 @@ function outboxStatements(dataSource: DataSource): ReturnType<typeof createOutbo
 
 /**
  * The outbox's statements on one service's table, prepared: every state change writes a row, the
- * relay claims and deletes rows for every batch, and its sweep claims every second. Claiming takes
- * the oldest rows (by id: an event's id starts with the time it was made, see newEventId) and skips
- * rows another replica holds.
+ * relay claims rows for every batch, and its sweep claims every second. Claiming takes the oldest
+ * rows (by id: an event's id starts with the time it was made, see newEventId), skips rows another
+ * replica holds, and deletes them in the same statement: the deletion commits with the relay's
+ * transaction, after the audit trail answered, and a failure rolls it back with the rest.
  */
 function createOutboxStatements(dataSource: DataSource) {
   const { schema, tableName } = dataSource.getMetadata(OutboxEvent);
@@ -122,14 +123,15 @@ function createOutboxStatements(dataSource: DataSource) {
   const prefix = `outbox_${(schema ?? 'public').replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
   return {
     insert: new PreparedStatement(`${prefix}_insert`, outboxInsertSql(dataSource, 1)),
-    // Both planned per call: the table's size swings between empty and a backlog, and a plan kept
-    // from a nearly empty table (a sequential scan is cheapest there, even for the deletion by
-    // primary key) would scan all of a large one (PreparedStatement's reusePlan).
-    // $2: the ids of events set aside (OutboxRelay's parking), usually none.
-    claim: new PreparedStatement(`${prefix}_claim`, `SELECT * FROM ${table} WHERE "id" <> ALL($2::text[]) ORDER BY "id" ASC LIMIT $1 FOR UPDATE SKIP LOCKED`, {
-      reusePlan: false,
-    }),
-    remove: new PreparedStatement(`${prefix}_remove`, `DELETE FROM ${table} WHERE "id" = ANY($1::text[])`, { reusePlan: false }),
+    // Planned per call: the table's size swings between empty and a backlog, and a plan kept from a
+    // nearly empty table (a sequential scan is cheapest there) would scan all of a large one
+    // (PreparedStatement's reusePlan). $2: the ids of events set aside (OutboxRelay's parking),
+    // usually none. RETURNING gives no order: the relay sorts the rows by id.
+    claim: new PreparedStatement(
+      `${prefix}_claim`,
+      `DELETE FROM ${table} WHERE "id" IN (SELECT "id" FROM ${table} WHERE "id" <> ALL($2::text[]) ORDER BY "id" ASC LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING *`,
+      { reusePlan: false },
+    ),
   };
 }
 
@@ -245,7 +247,9 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
     const statements = outboxStatements(this.dataSource);
     return this.dataSource.transaction(async (manager) => {
       const metadata = manager.connection.getMetadata(OutboxEvent);
-      const rows = (await statements.claim.rows(manager, [limit, this.setAside()])).map((row) => entityFromRow(metadata, row, new OutboxEvent()));
+      const rows = (await statements.claim.rows(manager, [limit, this.setAside()]))
+        .map((row) => entityFromRow(metadata, row, new OutboxEvent()))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       if (rows.length === 0) return 0;
       claimed.push(...rows.map((row) => row.id));
       const append: AuditAppendRequest = {
@@ -261,7 +265,6 @@ export abstract class OutboxRelay implements OnApplicationBootstrap, OnApplicati
       };
       await firstValueFrom(this.clients.own.send<AuditAppendReply>(AUDIT_APPEND, append).pipe(timeout(AUDIT_TIMEOUT_MS)));
       await this.afterAppend(rows);
-      await statements.remove.run(manager, [rows.map((row) => row.id)]);
       for (const row of rows) this.parked.delete(row.id);
       return rows.length;
     });
