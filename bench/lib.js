@@ -280,6 +280,18 @@ function processTable() {
 }
 const CLOCK_TICKS = 100;
 
+/** A service process's name: `<country> <service>` for the distributed launcher's, else its pid and command. */
+function processName(pid) {
+  try {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const service = argv.map((arg) => /apps\/([^/]+)\/dist\/main\.js$/.exec(arg)?.[1]).find(Boolean);
+    const country = /(?:^|\0)COUNTRY=([A-Z]{2})(?:\0|$)/.exec(fs.readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1];
+    return service ? `${country ?? '?'} ${service}` : `${pid} ${path.basename(argv.find((arg) => arg.endsWith('.js')) ?? argv[0])}`;
+  } catch {
+    return String(pid);
+  }
+}
+
 /** A `/proc/.../stat` line: the command name, and the fields after it (the third field of the file first). */
 function parseStat(stat) {
   return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
@@ -326,16 +338,19 @@ function cpuMeter(rootPid) {
     let postgres = 0;
     /** Each service process's main thread (its event loop), by pid. */
     const mainThreads = new Map();
+    /** Each service process's CPU, by pid (named by processName). */
+    const processes = new Map();
     for (const [pid, row] of table) {
       if (row.comm === 'postgres') postgres += row.cpu + row.reaped;
       else if (inService(pid)) {
         service += row.cpu;
+        processes.set(pid, row.cpu);
         const main = threadCpu(pid, pid);
         if (main !== undefined) mainThreads.set(pid, main);
       }
     }
     const self = process.cpuUsage();
-    return { service, postgres, mainThreads, self: (self.user + self.system) / 1e6, machine: machineCpu(), at: performance.now() };
+    return { service, postgres, mainThreads, processes, self: (self.user + self.system) / 1e6, machine: machineCpu(), at: performance.now() };
   };
   const start = snapshot();
   return {
@@ -364,6 +379,14 @@ function cpuMeter(rootPid) {
         // is the service's, the last PostgreSQL's and the load generator's.
         machine_core_busy_percent: end.machine.cores.map((core, i) => Math.round((100 * (core.busy - start.machine.cores[i].busy)) / Math.max(1e-9, core.total - start.machine.cores[i].total))),
         machine_core_iowait_percent: end.machine.cores.map((core, i) => Math.round((100 * (core.iowait - start.machine.cores[i].iowait)) / Math.max(1e-9, core.total - start.machine.cores[i].total))),
+        // Each service process's CPU per request, by name (distributed mode: one process a service and
+        // country; embedded: the one process), the launcher and processes under 0.01 ms left out.
+        service_cpu_ms_per_request_by_process: Object.fromEntries(
+          [...end.processes]
+            .map(([pid, cpu]) => [processName(pid), perRequest(cpu - (start.processes.get(pid) ?? 0))])
+            .filter(([, ms]) => ms >= 0.01)
+            .sort((a, b) => b[1] - a[1]),
+        ),
         // Everything else on the machine (other people's work on a shared host), in cores.
         other_processes_cpu_cores: round2(Math.max(0, machineBusy - (end.service - start.service) - (end.postgres - start.postgres) - (end.self - start.self)) / seconds),
       };

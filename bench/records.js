@@ -10,7 +10,7 @@
  *
  *   node bench/records.js [--duration 10] [--connections 16] [--rounds 3] [--paced-rate N] [--idempotency-keys]
  *                         [--load raw|autocannon] [--returning-people N] [--warm-up 30] [--stall-probe <file>]
- *                         [--pg-stat-statements]
+ *                         [--pg-stat-statements] [--mode embedded|distributed]
  *
  * Each round reports the WAL PostgreSQL wrote per record (`postgres`: records, bytes, full-page
  * images; the whole cluster, so the peer country's directory writes count too); with
@@ -32,12 +32,17 @@
  * share of the round's pgbench. A round well under its ceiling waits (round trips, flushes); a
  * target over the ceiling cannot be met on that host at those costs, however the waits are cut.
  *
- * Embedded mode only (the script reaches the embedded PostgreSQL for pgbench). Every request records
+ * Embedded by default; `--mode distributed` (with DATABASE_URL and NATS_URL, as `npm run
+ * start:distributed` takes them) runs every service of each country as its own process against
+ * those servers, pgbench against the same PostgreSQL, and each round's `cpu` then also names each
+ * process's CPU per record (`service_cpu_ms_per_request_by_process`, `<country> <service>`): where a
+ * record's cost goes, service by service. The probes (`--pg-stat-statements`, `--cpu-prof`,
+ * `--sql-trace`, `--record-stages`) are embedded only. Every request records
  * a new person (homed through the residency directory, confirmed with the peer country); with
  * `--returning-people N` every request is instead a new decision of one of N people recorded before
  * the rounds (no homing; the person's last record superseded, with a withdrawal every other pass).
  * With --idempotency-keys each request also carries a key of its own (as a client that retries
- * safely sends it). Results go to bench/results/<timestamp>-records-embedded.json.
+ * safely sends it). Results go to bench/results/<timestamp>-records-<mode>.json.
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -58,6 +63,8 @@ const returningPeople = Number(option('returning-people', '0'));
 // paths (its background threads took a fifth of the service's core) and a record cost a quarter more
 // CPU than after thirty; sixty gave no more (docs/performance.md, thirty-second session).
 const warmUp = Number(option('warm-up', '30'));
+const mode = option('mode', 'embedded');
+if (mode !== 'embedded' && mode !== 'distributed') throw new Error('--mode is embedded or distributed');
 if (load !== 'raw' && load !== 'autocannon') throw new Error('--load is raw or autocannon');
 
 function pgbench(databaseUrl, placement) {
@@ -98,9 +105,9 @@ async function recordPeople(base, headers, flowId, count, decisions) {
 async function main() {
   const measuredSource = source();
   const calibrationBefore = hostCalibration();
-  const service = await startCountryPair({ mode: 'embedded' });
+  const service = await startCountryPair({ mode });
   if (option('sql-trace') || option('record-stages')) markPhase = () => process.kill(service.child.pid, 'SIGUSR2');
-  const result = { date: new Date().toISOString(), mode: 'embedded', machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load, returning_people: returningPeople } };
+  const result = { date: new Date().toISOString(), mode, machine: machine(), placement: service.placement ?? 'none', source: measuredSource, load: { connections, duration_s: duration, rounds, idempotency_keys: idempotencyKeys, generator: load, returning_people: returningPeople } };
   try {
     const { credentials } = service;
     const base = credentials.endpoints.US;
@@ -223,7 +230,7 @@ async function main() {
   } finally {
     await service.close();
   }
-  const file = writeResult(result.date, 'records-embedded', result);
+  const file = writeResult(result.date, `records-${mode}`, result);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   log(`written to ${file}`);
 }
