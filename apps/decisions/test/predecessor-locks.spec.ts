@@ -59,4 +59,27 @@ describe('the predecessors check of a batch written without locks', () => {
       await batch.release();
     }
   });
+
+  it('fails when a record was updated since it was read, its marks the same (a hosted consent completed meanwhile touches it), and holds without the version', async () => {
+    const { dataSource } = database;
+    const [{ version }] = await dataSource.query(`SELECT "xmin"::text AS "version" FROM "decisions"."consent_records" WHERE "record_id" = 'rec_us00000000000000000001'`);
+    const read = (withVersion: boolean) => JSON.stringify([{ id: 'rec_us00000000000000000001', marks: [], ...(withVersion ? { version } : {}) }]);
+    const check = async (document: string) => (await dataSource.query(`SELECT ${PREDECESSORS_UNCHANGED(1)} AS "unchanged"`, [document]))[0].unchanged as boolean;
+    expect(await check(read(true))).toBe(true);
+    const toucher = dataSource.createQueryRunner();
+    await toucher.connect();
+    try {
+      await toucher.startTransaction();
+      await toucher.query(`UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" WHERE "record_id" = 'rec_us00000000000000000001'`);
+      // Checked while the update waits to commit: the check waits for it, then sees the new version.
+      const checked = check(read(true));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await toucher.commitTransaction();
+      expect(await checked).toBe(false);
+      expect(await check(read(false))).toBe(true);
+    } finally {
+      if (toucher.isTransactionActive) await toucher.rollbackTransaction();
+      await toucher.release();
+    }
+  });
 });

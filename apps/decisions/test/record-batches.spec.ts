@@ -12,6 +12,7 @@ import { decisionsService } from '../src/decisions.service';
 import { ConsentRecordChainsAreLinear1765500000000, RECONCILE_FORKED_CHAINS_SQL } from '../src/migrations/1765500000000-consent-record-chains-are-linear';
 import { StaleFlowVersion } from '../src/flows/flows.repository';
 import { OutboxRelay } from '../src/outbox/outbox';
+import { supersedeOlderDecisions } from '../src/records/hosted-supersession';
 import { CheckedRow, ImportBatch, RECORD_BATCH_STATEMENTS, RECORD_BATCH_WITHDRAW_SQL, recordBatchNewPeopleInserts } from '../src/records/import-batch';
 import { SubjectsService } from '../src/subjects/subjects.service';
 
@@ -214,7 +215,7 @@ describe('ImportBatch: a batch of records', () => {
       // Read with the people (as the writer's people stage does), unchanged at the write: not read again.
       const people = await batch.knownAndClaimed(applicationId, [{ email: 'latest-read@example.com' }], { lookUpFirst: true, flowId: flow.id });
       expect(people.latest).toEqual(
-        new Map([[first.subjectId, { recordId: first.recordId, flowVersion: 1, purposes: purposes('granted', 'granted'), withdrawals: [], capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String) }]]),
+        new Map([[first.subjectId, { recordId: first.recordId, flowVersion: 1, purposes: purposes('granted', 'granted'), withdrawals: [], capturedAt: Date.parse('2026-11-23T10:00:00.000Z'), recordedAt: expect.any(String), rowVersion: expect.stringMatching(/^\d+$/) }]]),
       );
       // Its recorded_at to the microsecond, as the table holds it (the record that supersedes it is recorded after it).
       const recordedAt = people.latest!.get(first.subjectId)!.recordedAt!;
@@ -246,28 +247,36 @@ describe('ImportBatch: a batch of records', () => {
     }
   });
 
-  it('takes back from a hosted consent completed after the people were read: the write without locks finds it and the transaction writes', async () => {
-    const flowId = 'flw_us_hosted_meanwhile';
-    const hostedFlow = { id: flowId, version: 1 };
+  /** A flow of two consent purposes (newsletter, analytics) for the hosted-consent tests. */
+  const hostedFlowNamed = async (flowId: string) => {
     await dataSource.query(
       `INSERT INTO "decisions"."flow_versions" ("id", "version", "application_id", "status", "terms", "terms_fingerprint", "authored_in", "revision", "created_at", "updated_at")
        VALUES ($1, 1, $2, 'active', $3, 'fp', 'US', 1, now(), now())`,
       [flowId, applicationId, JSON.stringify({ purposes: [{ key: 'newsletter', basis: 'consent', takes_decision: true, label: 'Newsletter' }, { key: 'analytics', basis: 'consent', takes_decision: true, label: 'Analytics' }] })],
     );
-    const at = (minutes: number) => new Date(Date.parse('2026-11-23T10:00:00.000Z') + minutes * 60_000).toISOString();
+    return { id: flowId, version: 1 };
+  };
+  /** A consent the person completed on the hosted pages (`dcs_us_<name>`, record `rec_us_<name>`), granting both purposes. */
+  const insertHostedConsent = (on: { query(sql: string, values: unknown[]): Promise<unknown> }, name: string, flowId: string, subjectId: string, completedAt: string) =>
+    on.query(
+      `INSERT INTO "decisions"."decision_sessions"
+         ("token_hash", "id", "application_id", "kind", "path", "status", "outcome", "created_via", "delivery_mode", "locale", "flow_id", "flow_version",
+          "subject_id", "purpose_decisions", "purpose_outcomes", "completed_at", "record_id", "expires_at", "created_at", "updated_at")
+       VALUES ($5, $6, $1, 'consent', 'informed', 'fulfilled', 'granted', 'decisions', 'embed', 'en', $2, 1,
+          $3, '{"newsletter": true, "analytics": true}', '{"newsletter": "granted", "analytics": "granted"}', $4, $7, now() + interval '1 day', now(), now())`,
+      [applicationId, flowId, subjectId, completedAt, `hash-${name}`, `dcs_us_${name}`, `rec_us_${name}`],
+    );
+  const at = (minutes: number) => new Date(Date.parse('2026-11-23T10:00:00.000Z') + minutes * 60_000).toISOString();
+
+  it('takes back from a hosted consent completed after the people were read: the write without locks finds it and the transaction writes', async () => {
+    const flowId = 'flw_us_hosted_meanwhile';
+    const hostedFlow = await hostedFlowNamed(flowId);
     const [first] = (await batch.record(applicationId, hostedFlow, [row(0, 'hosted-meanwhile@example.com', purposes('granted', 'granted'))])).made.values();
     // Read with the people, as the writer's people stage does: no hosted consent stands yet.
     const people = await batch.knownAndClaimed(applicationId, [{ email: 'hosted-meanwhile@example.com' }], { lookUpFirst: true, flowId });
     expect(people.hosted).toEqual(new Set());
     // Then the person completes one on the hosted pages, granting both.
-    await dataSource.query(
-      `INSERT INTO "decisions"."decision_sessions"
-         ("token_hash", "id", "application_id", "kind", "path", "status", "outcome", "created_via", "delivery_mode", "locale", "flow_id", "flow_version",
-          "subject_id", "purpose_decisions", "purpose_outcomes", "completed_at", "record_id", "expires_at", "created_at", "updated_at")
-       VALUES ('hash-hosted-meanwhile', 'dcs_us_hosted_meanwhile', $1, 'consent', 'informed', 'fulfilled', 'granted', 'decisions', 'embed', 'en', $2, 1,
-          $3, '{"newsletter": true, "analytics": true}', '{"newsletter": "granted", "analytics": "granted"}', $4, 'rec_us_hosted_meanwhile', now() + interval '1 day', now(), now())`,
-      [applicationId, flowId, first.subjectId, at(5)],
-    );
+    await insertHostedConsent(dataSource, 'hosted_meanwhile', flowId, first.subjectId, at(5));
     // A record declining analytics, decided after it, written with what was read before.
     const later = { ...row(0, 'hosted-meanwhile@example.com', purposes('granted', 'declined')), capturedAt: at(10) };
     const result = await batch.record(applicationId, hostedFlow, [later], people.known, people);
@@ -278,12 +287,88 @@ describe('ImportBatch: a batch of records', () => {
     expect(events).toEqual([{ type: 'consent.purpose_revoked', data: expect.objectContaining({ superseded_by: result.made.get(0)!.recordId, withdrawn: ['analytics'], channel: 'newer_record' }) }]);
   });
 
-  const insertOtherRecord = (on: { query(sql: string, values: unknown[]): Promise<unknown> }, recordId: string, subjectId: string, supersedes: string | null) =>
+  /** Another writer's record of a person (by default in the test's flow, declining both, decided at the rows' time). */
+  const insertOtherRecord = (
+    on: { query(sql: string, values: unknown[]): Promise<unknown> },
+    recordId: string,
+    subjectId: string,
+    supersedes: string | null,
+    { flowId = flow.id, decided = purposes('declined', 'declined'), capturedAt = '2026-11-23T10:00:00Z' }: { flowId?: string; decided?: Record<string, RecordedPurpose>; capturedAt?: string } = {},
+  ) =>
     on.query(
       `INSERT INTO "decisions"."consent_records" ("record_id", "application_id", "flow_id", "flow_version", "subject_id", "purposes", "status", "channel", "captured_at", "recorded_at", "supersedes", "withdrawals")
-       VALUES ($1, $2, $3, $4, $5, $6, 'declined', 'controller_attested', '2026-11-23T10:00:00Z', now(), $7, '[]')`,
-      [recordId, applicationId, flow.id, flow.version, subjectId, JSON.stringify(purposes('declined', 'declined')), supersedes],
+       VALUES ($1, $2, $3, 1, $4, $5, $6, 'controller_attested', $7, now(), $8, '[]')`,
+      [recordId, applicationId, flowId, subjectId, JSON.stringify(decided), Object.values(decided).some((purpose) => purpose.status === 'granted') ? 'granted' : 'declined', capturedAt, supersedes],
     );
+  const recordMarks = async (recordId: string) =>
+    (await dataSource.query(`SELECT "withdrawals" FROM "decisions"."consent_records" WHERE "record_id" = $1`, [recordId]))[0].withdrawals as Array<Record<string, unknown>>;
+
+  it('takes back from a hosted consent completed while the write without locks runs: the completion touched the newest record, so the write waits, fails its check and goes through the transaction', async () => {
+    const flowId = 'flw_us_hosted_same_moment';
+    const hostedFlow = await hostedFlowNamed(flowId);
+    const email = 'hosted-same-moment@example.com';
+    const [first] = (await batch.record(applicationId, hostedFlow, [row(0, email, purposes('granted', 'granted'))])).made.values();
+    const people = await batch.knownAndClaimed(applicationId, [{ email }], { lookUpFirst: true, flowId });
+    expect(people.hosted).toEqual(new Set());
+    // The hosted consent's completing transaction has done what completion does to older decisions, and has not committed.
+    const completing = dataSource.createQueryRunner();
+    await completing.startTransaction();
+    try {
+      await insertHostedConsent(completing, 'hosted_same_moment', flowId, first.subjectId, at(5));
+      const session = { id: 'dcs_us_hosted_same_moment', applicationId, subjectId: first.subjectId, flowId, recordId: 'rec_us_hosted_same_moment' };
+      await supersedeOlderDecisions(completing.manager, session, purposes('granted', 'granted'), new Date(at(5)));
+      // A record declining analytics, decided after it, written with what was read before.
+      const writing = batch.record(applicationId, hostedFlow, [{ ...row(0, email, purposes('granted', 'declined')), capturedAt: at(10) }], people.known, people);
+      let settled = false;
+      void writing.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false); // waiting for the completion: without the touch it wrote at once, blind to the consent
+      await completing.commitTransaction();
+      const result = await writing;
+      expect(result.made.get(0)).toMatchObject({ supersedes: first.recordId });
+      const [{ withdrawals }] = await dataSource.query(`SELECT "withdrawals" FROM "decisions"."decision_sessions" WHERE "id" = 'dcs_us_hosted_same_moment'`);
+      expect(withdrawals).toEqual([{ purpose: 'analytics', at: at(10), channel: 'newer_record' }]);
+    } finally {
+      if (completing.isTransactionActive) await completing.rollbackTransaction();
+      await completing.release();
+    }
+  });
+
+  it('takes back, on a hosted consent\'s completion, from the record a write without locks committed at that moment, not from the record before it', async () => {
+    const flowId = 'flw_us_hosted_after_write';
+    await hostedFlowNamed(flowId);
+    const [first] = (await batch.record(applicationId, { id: flowId, version: 1 }, [row(0, 'hosted-after-write@example.com', purposes('granted', 'granted'))])).made.values();
+    // A write without locks in flight: the newest record locked as its check locks it, its successor (granting both) inserted, not committed.
+    const writer = dataSource.createQueryRunner();
+    await writer.startTransaction();
+    try {
+      await writer.query(`SELECT 1 FROM "decisions"."consent_records" WHERE "record_id" = $1 FOR SHARE`, [first.recordId]);
+      await insertOtherRecord(writer, 'rec_us_written_meanwhile', first.subjectId, first.recordId, { flowId, decided: purposes('granted', 'granted'), capturedAt: at(3) });
+      // The person completes a consent declining analytics.
+      const completing = dataSource.transaction(async (manager) => {
+        await insertHostedConsent(manager, 'hosted_after_write', flowId, first.subjectId, at(5));
+        const session = { id: 'dcs_us_hosted_after_write', applicationId, subjectId: first.subjectId, flowId, recordId: 'rec_us_hosted_after_write' };
+        await supersedeOlderDecisions(manager, session, purposes('granted', 'declined'), new Date(at(5)));
+      });
+      let settled = false;
+      void completing.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false); // its touch of the newest record waits for the write
+      await writer.commitTransaction();
+      await completing;
+      expect(await recordMarks('rec_us_written_meanwhile')).toEqual([expect.objectContaining({ purpose: 'analytics', at: at(5), channel: 'newer_record' })]);
+      expect(await recordMarks(first.recordId)).toEqual([]);
+    } finally {
+      if (writer.isTransactionActive) await writer.rollbackTransaction();
+      await writer.release();
+    }
+  });
   const successorsOf = async (recordId: string) =>
     (await dataSource.query(`SELECT "record_id" FROM "decisions"."consent_records" WHERE "supersedes" = $1`, [recordId])).map((row: { record_id: string }) => row.record_id);
 

@@ -153,6 +153,13 @@ const NEWEST_RECORD = new PreparedStatement<{
      JOIN "decisions"."flow_versions" f ON f."id" = r."flow_id" AND f."version" = r."flow_version"`,
 );
 
+/**
+ * A new version of a record, unchanged otherwise: a record written without locks against the
+ * version it read (ImportBatch, PREDECESSORS_UNCHANGED) then fails its check, or, written first,
+ * makes this wait for its commit.
+ */
+const TOUCH_RECORD = new PreparedStatement('decisions_hosted_touch_record', `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" WHERE "record_id" = $1`);
+
 const APPEND_RECORD_MARKS = new PreparedStatement('decisions_hosted_record_marks', `UPDATE "decisions"."consent_records" SET "withdrawals" = "withdrawals" || $2::jsonb WHERE "record_id" = $1`);
 
 /**
@@ -164,7 +171,12 @@ const APPEND_RECORD_MARKS = new PreparedStatement('decisions_hosted_record_marks
  * channel `newer_record` and the person as actor; from their earlier standing hosted consents of
  * the flow, as a record does (withdrawFromHostedConsents). Under the person's and flow's lock
  * (`records:<person>:<flow>`), which record writers and the records page take, so a record written
- * meanwhile is read, or reads these marks.
+ * meanwhile is read, or reads these marks. The Record API writes returning people's records without
+ * that lock (ImportBatch's write without locks, checked against their newest records as read and
+ * locked FOR SHARE): the newest record is updated (touched) before it is read for good, so such a
+ * write either committed first (the touch waits for it, and the newest record is read again, until
+ * it stays the same) or fails its check on the touched row and goes through the transaction, where
+ * it reads this consent.
  */
 export async function supersedeOlderDecisions(
   manager: EntityManager,
@@ -177,7 +189,14 @@ export async function supersedeOlderDecisions(
   await manager.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`records:${subjectId}:${flowId}`]);
   const at = decidedAt.toISOString();
   const actor = { type: 'participant', id: subjectId };
-  const [newest] = await NEWEST_RECORD.rows(manager, [subjectId, flowId]);
+  let [newest] = await NEWEST_RECORD.rows(manager, [subjectId, flowId]);
+  while (newest) {
+    await TOUCH_RECORD.run(manager, [newest.record_id]);
+    const [again] = await NEWEST_RECORD.rows(manager, [subjectId, flowId]);
+    const settled = again?.record_id === newest.record_id;
+    newest = again;
+    if (settled) break;
+  }
   if (newest) {
     const capturedAt = new Date(newest.captured_at).getTime();
     const lapsesAt = consentLapsesAt(newest.captured_at, newest.consent_duration);

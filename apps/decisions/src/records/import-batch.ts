@@ -117,6 +117,12 @@ export interface Latest {
    * batch; absent for one of the batch's own (its rows are recorded in row order).
    */
   recordedAt?: string;
+  /**
+   * Its row's version as read (PostgreSQL's `xmin`), for a record read before the batch without
+   * locks: any update since (a withdrawal, a hosted consent completed since that touched it, see
+   * supersedeOlderDecisions) makes the write without locks fail its check (PREDECESSORS_UNCHANGED).
+   */
+  rowVersion?: string;
 }
 
 /** The flow version a batch is written against; its consent term says when the batch's own records lapse. */
@@ -281,7 +287,7 @@ const VERSION_DURATIONS = `SELECT "version", "terms"->>'consent_duration' AS "co
  * withdrawal marks (recordInChain reads what is in force from them, and what a newer record carries).
  */
 const LATEST_OF_PERSON = (person: string, flow: string) =>
-  `SELECT "record_id", "purposes", "withdrawals", "captured_at", "flow_version", ${RECORDED_AT_TEXT} FROM "decisions"."consent_records"
+  `SELECT "record_id", "purposes", "withdrawals", "captured_at", "flow_version", ${RECORDED_AT_TEXT}, "xmin"::text AS "row_version" FROM "decisions"."consent_records"
     WHERE "subject_id" = ${person} AND "flow_id" = ${flow} ORDER BY "captured_at" DESC, "recorded_at" DESC, "record_id" DESC LIMIT 1`;
 
 /** The idempotency keys of `$keys` an application ($application) used before, with their records and body fingerprints. */
@@ -322,10 +328,11 @@ const STATEMENTS = {
       latest_captured: Date | null;
       latest_recorded: string | null;
       latest_version: number | null;
+      latest_row_version: string | null;
     }
   >(
     'decisions_records_known_people_by_email_with_latest',
-    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."flow_version" AS "latest_version",
+    `SELECT p.*, l."record_id" AS "latest_record", l."purposes" AS "latest_purposes", l."withdrawals" AS "latest_withdrawals", l."captured_at" AS "latest_captured", l."recorded_exact" AS "latest_recorded", l."flow_version" AS "latest_version", l."row_version" AS "latest_row_version",
             EXISTS (${standingHostedConsentsSql('p."id"', '$1', '$3')}) AS "hosted"
        FROM (${knownPeopleSql(1, 2)}) p LEFT JOIN LATERAL (${LATEST_OF_PERSON('p."id"', '$3')}) l ON true`,
     { reusePlan: false },
@@ -628,8 +635,12 @@ const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb
 
 /**
  * The condition of a batch written without locks against the people's newest records read before
- * (`$N`: each record's id and the withdrawal marks read with it): each is still there with those
- * marks, and is locked (FOR SHARE) until the batch commits. A withdrawal the person makes on it at
+ * (`$N`: each record's id, the withdrawal marks and the row version read with it): each is still
+ * there with those marks, unchanged since (its `xmin`, when read), and is locked (FOR SHARE) until
+ * the batch commits. A consent the person completes on the hosted pages at the same moment updates
+ * their newest record first (supersedeOlderDecisions), so the same holds for it: completed first,
+ * the row's new version fails the check and the transaction reads the hosted consent; completed
+ * after, it waits for the batch and then reads its record as the newest. A withdrawal the person makes on it at
  * the same moment (ConsentPersonRecords.withdraw locks it FOR UPDATE) then either committed first,
  * and the condition, checked again on the row it committed, fails: the statement writes nothing and
  * the batch goes through the transaction, which reads the marks again and carries the withdrawal;
@@ -643,12 +654,14 @@ const LATEST_UNCHANGED = `NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($8::jsonb
 export const PREDECESSORS_UNCHANGED = (parameter: number) => `(SELECT count(*) FROM (
          SELECT 1 FROM "decisions"."consent_records" p
           WHERE p."record_id" = ANY(ARRAY(SELECT e->>'id' FROM jsonb_array_elements($${parameter}::jsonb) AS e))
-            AND p."withdrawals" = (SELECT e->'marks' FROM jsonb_array_elements($${parameter}::jsonb) AS e WHERE e->>'id' = p."record_id" LIMIT 1)
+            AND EXISTS (SELECT 1 FROM jsonb_array_elements($${parameter}::jsonb) AS e
+                         WHERE e->>'id' = p."record_id" AND e->'marks' = p."withdrawals" AND (e->>'version' IS NULL OR e->>'version' = p."xmin"::text))
           ORDER BY p."record_id" FOR SHARE OF p) AS "locked") = jsonb_array_length($${parameter}::jsonb)`;
 
-const PREDECESSOR_ROWS = new JsonRecordset<{ id: string; marks: WithdrawalMark[] }>([
+const PREDECESSOR_ROWS = new JsonRecordset<{ id: string; marks: WithdrawalMark[]; version?: string }>([
   { key: 'id', read: (row) => row.id },
   { key: 'marks', read: (row) => row.marks, type: 'jsonb' },
+  { key: 'version', read: (row) => row.version },
 ]);
 
 /** $1–$6 of the records' inserts (insertRecordsSql and the outbox's): the batch's records and their events. */
@@ -858,6 +871,7 @@ export class ImportBatch {
                     capturedAt: new Date(person.latest_captured!).getTime(),
                     lapsesAt: lapseOf(person.latest_captured!, durations.get(person.latest_version!)),
                     recordedAt: person.latest_recorded!,
+                    rowVersion: person.latest_row_version!,
                   },
             ]),
           ),
@@ -1439,7 +1453,7 @@ export class ImportBatch {
     if (extendingChains && lateFrom(homed, people, latest).size > 0) return undefined;
     // Without locks, the newest records read before are checked (and locked) as read, withdrawals
     // included (PREDECESSORS_UNCHANGED): taken before the plan, which works on the chains read.
-    const predecessors = extendingChains ? [PREDECESSOR_ROWS.document([...latest.values()].map((newest) => ({ id: newest.recordId, marks: newest.withdrawals })))] : [];
+    const predecessors = extendingChains ? [PREDECESSOR_ROWS.document([...latest.values()].map((newest) => ({ id: newest.recordId, marks: newest.withdrawals, version: newest.rowVersion })))] : [];
     const planned = this.plan(applicationId, flow, homed, people, await this.chains(on, flow.id, homed, people, latest));
     if (extendingChains && [...planned.made.values()].every((made) => made.supersededBy === undefined)) {
       const plain = this.statement(this.recordsWithEvents, whileActive, insertRecordsWithEvents, false, true);
