@@ -1,5 +1,4 @@
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 jest.setTimeout(60000);
@@ -13,23 +12,19 @@ jest.setTimeout(60000);
 describe('person-facing pages and the inbox API: odd requests', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, env: { NODE_ENV: 'development' } });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
   });
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   const mailbox = async (country: RunningCountry, email: string) => (await http(country.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`)).body.data as Array<{ text: string }>;

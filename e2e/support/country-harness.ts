@@ -141,6 +141,57 @@ export async function startReplica(country: RunningCountry, definition: (typeof 
   return startService(countryContext(definition, env, { bus: country.bus, logDestination: country.logs }));
 }
 
+export interface CountryPairOptions {
+  adminToken: string;
+  /** Both countries' key of subject references (a spec that computes references passes its own). */
+  subjectRefKey?: string;
+  /** One in-process bus (the default), or real NATS under `namespace` (a fresh one when not given). */
+  transport?: 'inprocess' | 'nats';
+  namespace?: string;
+  /** Both countries' environment; `usEnv` and `deEnv` add one country's own over it. */
+  env?: Record<string, string>;
+  usEnv?: Record<string, string>;
+  deEnv?: Record<string, string>;
+}
+
+export interface CountryPair {
+  us: RunningCountry;
+  de: RunningCountry;
+  /** The bus they share (absent on NATS). */
+  bus?: InProcessBus;
+  /** DE, then US. */
+  close(): Promise<void>;
+}
+
+/**
+ * US and DE, each the other's peer, on one transport with one subject-reference key and admin token:
+ * US starts first. When DE does not start, US is closed before the error is thrown, so a spec's
+ * afterAll only closes a pair it got.
+ */
+export async function startCountryPair(options: CountryPairOptions): Promise<CountryPair> {
+  const transport = options.transport ?? 'inprocess';
+  const bus = transport === 'inprocess' ? new InProcessBus() : undefined;
+  const namespace = transport === 'nats' ? (options.namespace ?? uniquePrefix('e2e')) : options.namespace;
+  const common = { transport, bus, namespace, subjectRefKey: options.subjectRefKey ?? randomSecret(), adminToken: options.adminToken };
+  const us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { ...options.env, ...options.usEnv } });
+  let de: RunningCountry;
+  try {
+    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { ...options.env, ...options.deEnv } });
+  } catch (error) {
+    await us.close();
+    throw error;
+  }
+  return {
+    us,
+    de,
+    bus,
+    async close() {
+      await de.close();
+      await us.close();
+    },
+  };
+}
+
 export const randomSecret = () => randomBytes(32).toString('hex');
 
 /**
@@ -221,13 +272,26 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 1000
   }
 }
 
+/** An application made with the admin token at `country` (`body`, a sandbox "Acme" by default), and an API token of it with the default scopes. */
+export async function applicationWithToken(
+  country: RunningCountry,
+  adminToken: string,
+  body: Record<string, unknown> = { name: 'Acme', environment: 'sandbox' },
+): Promise<{ applicationId: string; apiToken: string }> {
+  const application = await http(country.url, 'POST', '/api/v1/applications', { token: adminToken, body });
+  if (application.status !== 201) throw new Error(`the application was not created: ${JSON.stringify(application.body)}`);
+  const applicationId: string = application.body.id;
+  const token = await http(country.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} });
+  if (token.status !== 201) throw new Error(`the API token was not issued: ${JSON.stringify(token.body)}`);
+  return { applicationId, apiToken: token.body.token };
+}
+
 /**
- * An application made with the admin token at `country`, an API token of it, and a flow of `flow`
- * (the create body) activated: what most specs start from.
+ * An application made with the admin token at `country`, an API token of it (applicationWithToken),
+ * and a flow of `flow` (the create body) activated: what most specs start from.
  */
 export async function activeFlowApplication(country: RunningCountry, adminToken: string, flow: Record<string, unknown>): Promise<{ applicationId: string; apiToken: string; flowId: string }> {
-  const applicationId: string = (await http(country.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } })).body.id;
-  const apiToken: string = (await http(country.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+  const { applicationId, apiToken } = await applicationWithToken(country, adminToken);
   const created = await http(country.url, 'POST', `/api/v1/applications/${applicationId}/flows`, { token: apiToken, body: flow });
   if (created.status !== 201) throw new Error(`the flow was not created: ${JSON.stringify(created.body)}`);
   const activated = await http(country.url, 'POST', `/api/v1/flows/${created.body.id}/activate`, { token: apiToken });
