@@ -1,8 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Client } from 'pg';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
@@ -13,6 +12,7 @@ import { NEWSLETTER_FLOW } from '../support/fixtures';
 describe('flows and decisions', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
@@ -64,13 +64,9 @@ describe('flows and decisions', () => {
   const newsletterFlow = NEWSLETTER_FLOW;
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, env: { NODE_ENV: 'development' } });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
     await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
       token: adminToken,
@@ -79,8 +75,7 @@ describe('flows and decisions', () => {
   });
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('documents the flows, decisions, participant and inbox endpoints in the OpenAPI document', async () => {

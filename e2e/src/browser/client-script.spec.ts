@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { Client } from 'pg';
-import { InProcessBus } from '@dcr/transport';
 import { expectNoAxeViolations, launchChromium, PageServer, startPageServer, unexpectedProblems, waitForStep, WatchedPages } from '../../support/browser';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
 jest.setTimeout(90000);
@@ -59,6 +58,7 @@ const RECORDER = `
 describe('client scripts in a browser', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let browser: Browser;
   let pages: PageServer;
   const adminToken = randomSecret();
@@ -155,16 +155,12 @@ ${script}
 
   beforeAll(async () => {
     const launching = launchChromium();
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, env: { NODE_ENV: 'development' } });
+    ({ us, de } = countries);
     browser = await launching;
     pages = await startPageServer();
 
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
     const origin = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, { token: adminToken, body: { allowed_origin: { origin: 'http://localhost' } } });
     expect(origin.status).toBe(201);
@@ -179,8 +175,7 @@ ${script}
   afterAll(async () => {
     await browser?.close();
     await pages?.close();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('serves the built scripts with CORS, a long-lived cache, ETags and the integrity the manifest lists', async () => {

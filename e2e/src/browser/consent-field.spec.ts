@@ -1,9 +1,8 @@
 import { base64url, SignJWT } from 'jose';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { validateReceipt } from '@dcr/receipts';
-import { InProcessBus } from '@dcr/transport';
 import { expectNoAxeViolations, HostPageServer, launchChromium, PageServer, receivedMessages, startHostPageServer, startPageServer, unexpectedProblems, waitForMessage, WatchedPages } from '../../support/browser';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 import { IdempotencyService } from '../../../apps/gateway/src/idempotency/idempotency.service';
 
@@ -43,6 +42,7 @@ const RECORDER = `
 describe('the consent field element in a browser', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let browser: Browser;
   let pages: PageServer;
   let host: HostPageServer;
@@ -117,17 +117,13 @@ ${extra}
 
   beforeAll(async () => {
     const launching = launchChromium();
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, env: { NODE_ENV: 'development' } });
+    ({ us, de } = countries);
     browser = await launching;
     pages = await startPageServer();
     host = await startHostPageServer(us.url);
 
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     publishableKey = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/publishable_keys`, { token: adminToken })).body.key;
     expect((await api('POST', `/api/v1/applications/${applicationId}/allowed_origins`, { allowed_origin: { origin: 'http://localhost' } })).status).toBe(201);
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW);
@@ -145,8 +141,7 @@ ${extra}
     await browser?.close();
     await pages?.close();
     await host?.close();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('captures a real form used with the keyboard only; the server commits the token into an embedded_field record with rendering evidence', async () => {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { validateFrameMessage } from '@dcr/frame-protocol';
-import { InProcessBus } from '@dcr/transport';
 import {
   decisionFrame,
   expectNoAxeViolations,
@@ -15,7 +14,7 @@ import {
   waitForStep,
   WatchedPages,
 } from '../../support/browser';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../../support/country-harness';
 import { NEWSLETTER_FLOW } from '../../support/fixtures';
 
 jest.setTimeout(60000);
@@ -28,7 +27,7 @@ jest.setTimeout(60000);
  */
 describe('hosted decision pages in a browser', () => {
   let us: RunningCountry;
-  let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let browser: Browser;
   let host: HostPageServer;
   let gatewayOrigin: string;
@@ -135,17 +134,13 @@ describe('hosted decision pages in a browser', () => {
 
   beforeAll(async () => {
     const launching = launchChromium();
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { NODE_ENV: 'development' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, env: { NODE_ENV: 'development' } });
+    us = countries.us;
     browser = await launching;
     gatewayOrigin = new URL(us.url).origin;
     host = await startHostPageServer(gatewayOrigin);
 
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     // A sandbox's http://localhost stands for every port: the host page's origin included.
     const origin = await http(us.url, 'POST', `/api/v1/applications/${applicationId}/allowed_origins`, {
       token: adminToken,
@@ -161,8 +156,7 @@ describe('hosted decision pages in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await host?.close();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   describe('embedded on a host page (postMessage protocol version 2)', () => {
