@@ -3,8 +3,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { validateReceipt } from '@dcr/receipts';
-import { InProcessBus } from '@dcr/transport';
-import { allPages, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 
@@ -71,6 +70,7 @@ class FakeTypeformApi {
 describe('form connections', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const typeform = new FakeTypeformApi();
   const adminToken = randomSecret();
   let applicationId: string;
@@ -119,13 +119,9 @@ describe('form connections', () => {
 
   beforeAll(async () => {
     await typeform.start();
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { FORM_BUILDER_TYPEFORM_API_URL: typeform.url, RATE_LIMIT_RPS: '20' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, env: { FORM_BUILDER_TYPEFORM_API_URL: typeform.url, RATE_LIMIT_RPS: '20' } });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Typeform sign-up' });
     flowId = flow.body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
@@ -135,8 +131,7 @@ describe('form connections', () => {
 
   afterAll(async () => {
     await db?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
     await typeform.close();
   });
 

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
 import { signPreviewToken } from '@dcr/domain';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 jest.setTimeout(60000);
@@ -17,6 +16,7 @@ const PREVIEW_KEY = Buffer.alloc(32, 11);
 describe('preview templates', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let db: Client;
   const adminToken = randomSecret();
   let applicationId: string;
@@ -46,14 +46,11 @@ describe('preview templates', () => {
   }
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env: { TEMPLATE_PREVIEW_KEY: PREVIEW_KEY.toString('base64') } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, env: { TEMPLATE_PREVIEW_KEY: PREVIEW_KEY.toString('base64') } });
+    ({ us, de } = countries);
     db = new Client({ connectionString: us.database.url });
     await db.connect();
-    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } })).body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     // Another organisation: another application in a new account, with its own token.
     const other = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } })).body.id;
     otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other}/api_tokens`, { token: adminToken, body: {} })).body.token;
@@ -65,8 +62,7 @@ describe('preview templates', () => {
 
   afterAll(async () => {
     await db?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('creates a template of the newest version (the draft) or of a given one, reads it and deletes it', async () => {

@@ -3,9 +3,8 @@ import { WEBHOOK_EVENT_TYPES } from '@dcr/domain';
 import { verifyWebhook } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
 import { WEBHOOKS_SUBSCRIPTIONS_CHANGED, WEBHOOKS_SUBSCRIPTIONS_SNAPSHOT, WebhookSubscriptionsSnapshotReply } from '@dcr/contracts';
-import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { allPages, countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, applicationWithToken, countryClient, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
 /**
  * Webhooks end to end against a real HTTP receiver on loopback, with the retry waits shortened:
@@ -15,9 +14,9 @@ import { allPages, countryClient, eventually, http, randomSecret, RunningCountry
 describe('webhooks', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let receiver: WebhookReceiver;
   let db: Client;
-  let bus: InProcessBus;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
@@ -59,22 +58,17 @@ describe('webhooks', () => {
   beforeAll(async () => {
     receiver = new WebhookReceiver();
     await receiver.start();
-    bus = new InProcessBus();
     const env = { WEBHOOK_RETRY_WAITS: '100ms,200ms,300ms,400ms', WEBHOOK_READ_TIMEOUT: '300ms' };
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken, env };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, env });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     db = new Client({ connectionString: us.database.url });
     await db.connect();
   });
 
   afterAll(async () => {
     await db?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
     await receiver?.close();
   });
 
