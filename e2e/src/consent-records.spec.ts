@@ -3,8 +3,7 @@ import addFormats from 'ajv-formats';
 import { Client } from 'pg';
 import { DomainError, inboxAddressDigest, subjectReference } from '@dcr/domain';
 import { validateReceipt } from '@dcr/receipts';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, importReportPages, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, importReportPages, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 import { ImportBatch } from '../../apps/decisions/src/records/import-batch';
@@ -21,6 +20,7 @@ import { refusedConnectionError } from '@dcr/testing';
 describe('consent records', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   const subjectRefKey = randomSecret();
   let applicationId: string;
@@ -41,13 +41,9 @@ describe('consent records', () => {
     }, country);
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, subjectRefKey, usEnv: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Signup form' });
     flowId = flow.body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
@@ -57,8 +53,7 @@ describe('consent records', () => {
 
   afterAll(async () => {
     await db?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('records a consent with the capture rules: decisions, objections and notices per purpose', async () => {

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import jsonld from 'jsonld';
 import { canonicalJson } from '@dcr/domain';
 import { receiptSchemaBytes, validateReceipt, verifySignedReceipt } from '@dcr/receipts';
-import { InProcessBus } from '@dcr/transport';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { ReceiptExporter } from '../../apps/receipts/src/records/receipt-exporter';
 
 /**
@@ -19,6 +18,7 @@ import { ReceiptExporter } from '../../apps/receipts/src/records/receipt-exporte
 describe('consent receipts', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
@@ -53,15 +53,15 @@ describe('consent receipts', () => {
   };
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    // The processor's URL as an operator may configure it (boot accepts any https URL), outside ASCII.
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com', RECEIPT_PROCESSOR_URL: 'https://dienstleister.example/über-uns' } });
-    // DE's public origin as an operator may write it: a host outside ASCII (boot accepts any http(s) origin).
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.bücher.example' } });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme Newsletter', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({
+      adminToken,
+      // The processor's URL as an operator may configure it (boot accepts any https URL), outside ASCII.
+      usEnv: { PUBLIC_BASE_URL: 'https://us.decisions.example.com', RECEIPT_PROCESSOR_URL: 'https://dienstleister.example/über-uns' },
+      // DE's public origin as an operator may write it: a host outside ASCII (boot accepts any http(s) origin).
+      deEnv: { PUBLIC_BASE_URL: 'https://de.bücher.example' },
+    });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken, { name: 'Acme Newsletter', environment: 'sandbox' }));
     // The token reaches DE by configuration replication (asynchronous); the misdirected-request test asks DE.
     await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: apiToken })).status === 200);
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
@@ -92,8 +92,7 @@ describe('consent receipts', () => {
   });
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('exports the canonical receipt: schema-valid RFC 8785 JSON with only the granted purposes', async () => {

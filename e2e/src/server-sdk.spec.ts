@@ -16,8 +16,7 @@ import {
   WrongCountryError,
 } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
@@ -29,6 +28,7 @@ import { NEWSLETTER_FLOW } from '../support/fixtures';
 describe('the server library', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   let receiver: WebhookReceiver;
   const adminToken = randomSecret();
   let applicationId: string;
@@ -79,21 +79,16 @@ describe('the server library', () => {
   beforeAll(async () => {
     receiver = new WebhookReceiver();
     await receiver.start();
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
     // DE's rate limit is small, so the library's Retry-After handling meets the real one.
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { RATE_LIMIT_RPS: '2', RATE_LIMIT_BURST: '3' } });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, deEnv: { RATE_LIMIT_RPS: '2', RATE_LIMIT_BURST: '3' } });
+    ({ us, de } = countries);
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     client = new ServiceClient({ apiKey: apiToken, baseUrl: us.url });
     deClient = new ServiceClient({ apiKey: apiToken, baseUrl: de.url, maxRetries: 4 });
   });
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
     await receiver?.close();
   });
 
