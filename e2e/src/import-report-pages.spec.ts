@@ -1,5 +1,4 @@
-import { InProcessBus } from '@dcr/transport';
-import { activeFlowApplication, eventually, http, importReportPages, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, CountryPair, eventually, http, importReportPages, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
@@ -12,6 +11,7 @@ import { ImportConsentRecords } from '../../apps/decisions/src/records/import-co
 describe('import reports in pages', () => {
   const adminToken = randomSecret();
   let [us, de]: RunningCountry[] = [];
+  let countries: CountryPair | undefined;
   // The application, its API token and its active flow (activeFlowApplication).
   let applicationId: string, apiToken: string, flowId: string;
 
@@ -27,17 +27,14 @@ describe('import reports in pages', () => {
     }));
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken });
+    ({ us, de } = countries);
     ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, NEWSLETTER_FLOW));
     await eventually(async () => (await api('GET', '/api/v1/me', undefined, de)).status === 200);
   }, 120000);
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it("answers a real import's report whole without parameters, and by index a page at a time with limit or cursor (50 rows by default, up to 200), with the whole summary on every page", async () => {

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
-import { InProcessBus } from '@dcr/transport';
-import { activeFlowApplication, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, CountryPair, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
 /**
  * A crowd of Record API requests naming a few new people, sent to US and DE at once (rounds of 8
@@ -18,6 +17,7 @@ import { activeFlowApplication, directoryHomes, eventually, http, randomSecret, 
 describe('a crowd of new people at both countries at once', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   const subjectRefKey = randomSecret();
   let applicationId: string;
@@ -25,19 +25,16 @@ describe('a crowd of new people at both countries at once', () => {
   let flowId: string;
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
     // The rate limiter off: a crowd sent as fast as a fast host answers would outrun its default
     // 100 requests/s (burst 200) and be answered 429 instead of racing.
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken, env: { RATE_LIMIT_RPS: '0' } };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, subjectRefKey, env: { RATE_LIMIT_RPS: '0' } });
+    ({ us, de } = countries);
     const flow = { name: 'Crowd', pattern: 'standard', purposes: ['newsletter'], purpose_definitions: { newsletter: { label: 'Newsletter', basis: 'consent' } }, consent_duration: 'P1Y', policy_url: 'https://example.com/privacy' };
     ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, flow));
   }, 60_000);
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('homes each of a crowd of people sent to both countries at once in one of them, stores them there only, and both directories agree', async () => {

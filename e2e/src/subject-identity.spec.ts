@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
-import { InProcessBus } from '@dcr/transport';
-import { activeFlowApplication, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { activeFlowApplication, CountryPair, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
 /**
  * Who is the same person, whichever door a consent comes through: the Record API, imports, a form
@@ -14,6 +13,7 @@ import { activeFlowApplication, eventually, http, randomSecret, RunningCountry, 
 describe('subject identity across entry points', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   const subjectRefKey = randomSecret();
   let applicationId: string;
@@ -43,10 +43,8 @@ describe('subject identity across entry points', () => {
   };
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, subjectRefKey });
+    ({ us, de } = countries);
     ({ applicationId, apiToken, flowId } = await activeFlowApplication(us, adminToken, { name: 'Signup', pattern: 'standard', purposes: ['newsletter'], consent_duration: 'P1Y' }));
     usDb = new Client({ connectionString: us.database.url });
     deDb = new Client({ connectionString: de.database.url });
@@ -56,8 +54,7 @@ describe('subject identity across entry points', () => {
   afterAll(async () => {
     await usDb?.end();
     await deDb?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('takes an external id by one rule at the Record API, imports and consent_status', async () => {

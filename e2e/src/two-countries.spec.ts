@@ -4,9 +4,8 @@ import { connect } from 'node:net';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
 import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
-import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { allPages, countryClient, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { allPages, countryClient, CountryPair, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
 /**
  * US and DE on the embedded default (in-process transport), each on its own database: the
@@ -15,6 +14,7 @@ import { allPages, countryClient, directoryHomes, eventually, http, randomSecret
 describe('two countries on the in-process transport', () => {
   let us: RunningCountry;
   let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   const subjectRefKey = randomSecret();
   let applicationId: string;
@@ -22,10 +22,8 @@ describe('two countries on the in-process transport', () => {
   let publishableKey: string;
 
   beforeAll(async () => {
-    const bus = new InProcessBus();
-    const common = { transport: 'inprocess' as const, bus, subjectRefKey, adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
+    countries = await startCountryPair({ adminToken, subjectRefKey });
+    ({ us, de } = countries);
 
     const app = await http(us.url, 'POST', '/api/v1/applications', {
       token: adminToken,
@@ -50,8 +48,7 @@ describe('two countries on the in-process transport', () => {
   });
 
   afterAll(async () => {
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   describe('operations endpoints', () => {
