@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { uniquePrefix } from '@dcr/testing';
-import { eventually, http, importReportPages, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, CountryPair, eventually, http, importReportPages, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
 /**
  * The consent records of a flow with many purposes over real NATS, as production runs them: NATS
@@ -10,7 +10,7 @@ import { eventually, http, importReportPages, randomSecret, RunningCountry, star
  */
 describe('consent records of a flow with many purposes, over NATS', () => {
   let us: RunningCountry;
-  let de: RunningCountry;
+  let countries: CountryPair | undefined;
   const adminToken = randomSecret();
   let applicationId: string;
   let apiToken: string;
@@ -23,12 +23,9 @@ describe('consent records of a flow with many purposes, over NATS', () => {
   const rows = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ subject: { email: `${prefix}-${i}@example.com` }, decisions, captured_at: '2026-11-20T10:00:00Z' }));
 
   beforeAll(async () => {
-    const common = { transport: 'nats' as const, namespace: uniquePrefix('records'), subjectRefKey: randomSecret(), adminToken };
-    us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    de = await startCountry({ ...common, country: 'DE', peers: ['US'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    countries = await startCountryPair({ adminToken, transport: 'nats', namespace: uniquePrefix('records') });
+    us = countries.us;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'Preferences',
       pattern: 'standard',
@@ -45,8 +42,7 @@ describe('consent records of a flow with many purposes, over NATS', () => {
 
   afterAll(async () => {
     await db?.end();
-    await de?.close();
-    await us?.close();
+    await countries?.close();
   });
 
   it('imports 300 rows of 100 purposes (3 MB, which 500-row chunks would have sent as messages NATS refuses), dry run and real', async () => {
