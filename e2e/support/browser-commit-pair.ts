@@ -1,6 +1,5 @@
 import { Client } from 'pg';
-import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from './country-harness';
+import { applicationWithToken, eventually, http, RunningCountry, startCountryPair } from './country-harness';
 import { NEWSLETTER_FLOW } from './fixtures';
 
 /** A country pair with an application whose forms commit captures in the browser (see startBrowserCommitPair). */
@@ -37,13 +36,15 @@ export const SHOP_ORIGIN = 'https://shop.example';
  * browser commit) and the flow have reached DE.
  */
 export async function startBrowserCommitPair(options: { adminToken: string; subjectRefKey?: string }): Promise<BrowserCommitPair> {
-  const bus = new InProcessBus();
-  const common = { transport: 'inprocess' as const, bus, subjectRefKey: options.subjectRefKey ?? randomSecret(), adminToken: options.adminToken };
-  const us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' } });
-  const de = await startCountry({ ...common, country: 'DE', peers: ['US'], env: { PUBLIC_BASE_URL: 'https://de.decisions.example.com' } });
+  const countries = await startCountryPair({
+    adminToken: options.adminToken,
+    subjectRefKey: options.subjectRefKey,
+    usEnv: { PUBLIC_BASE_URL: 'https://us.decisions.example.com' },
+    deEnv: { PUBLIC_BASE_URL: 'https://de.decisions.example.com' },
+  });
+  const { us, de } = countries;
   const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: options.adminToken, body });
-  const applicationId: string = (await as('POST', '/api/v1/applications', { name: 'Shop', environment: 'sandbox' })).body.id;
-  const apiToken: string = (await as('POST', `/api/v1/applications/${applicationId}/api_tokens`, {})).body.token;
+  const { applicationId, apiToken } = await applicationWithToken(us, options.adminToken, { name: 'Shop', environment: 'sandbox' });
   const publishableKey: string = (await as('POST', `/api/v1/applications/${applicationId}/publishable_keys`)).body.key;
   await as('POST', `/api/v1/applications/${applicationId}/allowed_origins`, { allowed_origin: { origin: SHOP_ORIGIN } });
   expect((await as('PATCH', `/api/v1/applications/${applicationId}/settings`, { browser_commit: true })).status).toBe(200);
@@ -79,8 +80,7 @@ export async function startBrowserCommitPair(options: { adminToken: string; subj
     async close() {
       await usDb.end();
       await deDb.end();
-      await de.close();
-      await us.close();
+      await countries.close();
     },
   };
 }
