@@ -171,7 +171,7 @@ export interface CountryPair {
 export async function startCountryPair(options: CountryPairOptions): Promise<CountryPair> {
   const transport = options.transport ?? 'inprocess';
   const bus = transport === 'inprocess' ? new InProcessBus() : undefined;
-  const namespace = transport === 'nats' ? (options.namespace ?? uniquePrefix('e2e')) : options.namespace;
+  const namespace = transport === 'nats' ? (options.namespace ?? uniquePrefix('e2e')) : undefined;
   const common = { transport, bus, namespace, subjectRefKey: options.subjectRefKey ?? randomSecret(), adminToken: options.adminToken };
   const us = await startCountry({ ...common, country: 'US', peers: ['DE'], env: { ...options.env, ...options.usEnv } });
   let de: RunningCountry;
@@ -181,15 +181,11 @@ export async function startCountryPair(options: CountryPairOptions): Promise<Cou
     await us.close();
     throw error;
   }
-  return {
-    us,
-    de,
-    bus,
-    async close() {
-      await de.close();
-      await us.close();
-    },
+  const close = async () => {
+    await de.close();
+    await us.close();
   };
+  return { us, de, bus, close };
 }
 
 export const randomSecret = () => randomBytes(32).toString('hex');
