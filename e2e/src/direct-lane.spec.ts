@@ -1,6 +1,6 @@
 import { InProcessBus } from '@dcr/transport';
 import { DirectLane } from '../../apps/gateway/src/http/direct-lane';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * `GET /api/v1/me` is a direct route: a plain GET of its path is answered by the direct lane ahead of
@@ -30,8 +30,7 @@ describe('the direct lane against the router, on a running gateway', () => {
       adminToken,
       env: { RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '1000' },
     });
-    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Lane', environment: 'sandbox' } })).body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken, { name: 'Lane', environment: 'sandbox' }));
   });
 
   let closed = false;

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { InProcessBus } from '@dcr/transport';
-import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
@@ -21,8 +21,7 @@ describe('answers holding personal data', () => {
 
   beforeAll(async () => {
     us = await startCountry({ country: 'US', peers: [], transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken });
-    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } })).body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     flowId = (await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW)).body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
     db = new Client({ connectionString: us.database.url });

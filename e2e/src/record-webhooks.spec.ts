@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { verifyWebhook, VerifiedWebhook } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
@@ -44,9 +44,7 @@ describe('webhooks of consent records, as a receiver reads them', () => {
     await receiver.start();
     const bus = new InProcessBus();
     us = await startCountry({ transport: 'inprocess', bus, subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'CRM sync', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken, { name: 'CRM sync', environment: 'sandbox' }));
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW);
     flowId = flow.body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);

@@ -4,7 +4,7 @@ import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '@dcr/domain';
 import { verifyWebhook } from '@dcr/server-sdk';
 import { WebhookReceiver } from '@dcr/testing';
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 
 /**
@@ -31,8 +31,7 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
     receiver = new WebhookReceiver();
     await receiver.start();
     us = await startCountry({ transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
-    applicationId = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Schemas', environment: 'sandbox' } })).body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken, { name: 'Schemas', environment: 'sandbox' }));
     const subscription = await api('POST', `/api/v1/applications/${applicationId}/webhooks`, { url: `${receiver.url}/all`, events: [...WEBHOOK_EVENT_TYPES] });
     expect(subscription.status).toBe(201);
     secret = subscription.body.secret;
