@@ -24,7 +24,7 @@ import {
 import { AUDIT_APPEND } from '@dcr/contracts';
 import { InProcessBus } from '@dcr/transport';
 import { lastValueFrom } from 'rxjs';
-import { countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, countryClient, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 import { TestTlogWitness } from '../support/tlog-witness';
 
 const ORIGIN = 'audit.test.invalid/us';
@@ -89,9 +89,7 @@ describe('audit trail, anchors and witnesses', () => {
     });
     db = new Client({ connectionString: us.database.url });
     await db.connect();
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    applicationId = app.body.id;
-    apiToken = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'Newsletter',
       pattern: 'informed',
@@ -209,8 +207,7 @@ describe('audit trail, anchors and witnesses', () => {
   });
 
   it('scopes the trail to the caller\'s account and to the audit:verify scope', async () => {
-    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
-    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' });
     const foreign = await api('GET', `/api/v1/applications/${applicationId}/audit`, undefined, otherToken);
     expect(foreign.status).toBe(404);
     expect((await api('GET', `/api/v1/applications/${applicationId}/audit/export`, undefined, otherToken)).status).toBe(404);

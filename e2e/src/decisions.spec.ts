@@ -244,8 +244,7 @@ describe('flows and decisions', () => {
       expect(done.body).toEqual({ outcome: 'granted', exchange_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), completed_at: expect.any(String) });
 
       // Another application's token finds no such decision, and spends nothing: the owner's check below still wins.
-      const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
-      const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' });
       const foreign = await http(us.url, 'GET', `/api/v1/decisions/${token}/verify?consent_token=${done.body.exchange_token}`, { token: otherToken });
       expect(foreign.status).toBe(404);
       expect(foreign.body).toMatchObject({ code: 'not_found', message: expect.stringContaining('Decision') });

@@ -551,11 +551,10 @@ describe('form connections', () => {
 
   it('scopes every read to its application, deletes, and puts every change on the audit trail', async () => {
     const { body: connection } = await create();
-    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
-    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const { applicationId: other, apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' });
     expect((await api('GET', `${connections()}/${connection.id}`, undefined, otherToken)).status).toBe(404);
-    expect((await api('GET', `/api/v1/applications/${other.body.id}/form_connections/${connection.id}`, undefined, otherToken)).status).toBe(404);
-    expect((await api('GET', `/api/v1/applications/${other.body.id}/form_connections`, undefined, otherToken)).body.data).toEqual([]);
+    expect((await api('GET', `/api/v1/applications/${other}/form_connections/${connection.id}`, undefined, otherToken)).status).toBe(404);
+    expect((await api('GET', `/api/v1/applications/${other}/form_connections`, undefined, otherToken)).body.data).toEqual([]);
 
     expect((await api('DELETE', `${connections()}/${connection.id}`)).status).toBe(204);
     expect((await api('GET', `${connections()}/${connection.id}`)).status).toBe(404);

@@ -289,8 +289,7 @@ describe('consent receipts', () => {
       expect([query, refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([query, 400, 'invalid_request', [field]]);
     }
 
-    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
-    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' });
     expect((await receipt('canonical', recordId, us, otherToken)).status).toBe(404);
   });
 
@@ -318,8 +317,7 @@ describe('consent receipts', () => {
       expect(pending.headers.get('retry-after')).toBe('1');
       expect(pending.body).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining(late.recordId) });
       // Another organisation's token learns nothing of it: the 404 of a receipt that does not exist, at once.
-      const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other waiting', environment: 'sandbox' } });
-      const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other waiting', environment: 'sandbox' });
       const foreign = await receipt('canonical', late.recordId, us, otherToken);
       expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
       await db.query('COMMIT');

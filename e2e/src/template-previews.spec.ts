@@ -52,8 +52,7 @@ describe('preview templates', () => {
     await db.connect();
     ({ applicationId, apiToken } = await applicationWithToken(us, adminToken));
     // Another organisation: another application in a new account, with its own token.
-    const other = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } })).body.id;
-    otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    ({ apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' }));
     // Version 1 active ("Stay in touch"), version 2 a pending draft ("Hear from us").
     flowId = (await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, title: 'Stay in touch' })).body.id;
     expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);

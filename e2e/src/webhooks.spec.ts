@@ -340,13 +340,12 @@ describe('webhooks', () => {
   it('scopes subscriptions and deliveries to the caller\'s account', async () => {
     const subscription = await subscribe('/ok?scoped', ['consent.denied']);
     const test = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);
-    const other = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Other', environment: 'sandbox' } });
-    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const { applicationId: other, apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other', environment: 'sandbox' });
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks`, undefined, otherToken)).status).toBe(404);
     expect((await api('GET', `/api/v1/webhook_deliveries/${test.body.id}`, undefined, otherToken)).status).toBe(404);
     expect((await api('POST', `/api/v1/webhook_deliveries/${test.body.id}/replay`, undefined, otherToken)).status).toBe(404);
     // Another application's subscription id under this application is not found either.
-    const foreign = await http(us.url, 'POST', `/api/v1/applications/${other.body.id}/webhooks`, { token: otherToken, body: { url: `${receiver.url}/ok`, events: ['consent.denied'] } });
+    const foreign = await http(us.url, 'POST', `/api/v1/applications/${other}/webhooks`, { token: otherToken, body: { url: `${receiver.url}/ok`, events: ['consent.denied'] } });
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${foreign.body.id}`)).status).toBe(404);
     expect((await api('DELETE', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(204);
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
