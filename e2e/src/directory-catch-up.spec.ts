@@ -1,5 +1,5 @@
 import { InProcessBus } from '@dcr/transport';
-import { eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, eventually, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * A country that was down when its peer homed people: the peer's confirmations and sync events
@@ -21,9 +21,7 @@ describe('the residency directory while a country is down, and after', () => {
     const bus = new InProcessBus();
     const common = { transport: 'inprocess' as const, bus, subjectRefKey: randomSecret(), adminToken };
     us = await startCountry({ ...common, country: 'US', peers: ['DE'] });
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Acme', environment: 'sandbox' } });
-    const applicationId = app.body.id;
-    const token = (await http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+    const { applicationId, apiToken: token } = await applicationWithToken(us, adminToken);
     // Homed in US while DE is down.
     const people = ['grace@example.com', 'katherine@example.com'];
     for (const email of people) {
@@ -52,9 +50,7 @@ describe('the residency directory while a country is down, and after', () => {
       env: { DIRECTORY_CONFIRMATION: 'required' },
     });
     try {
-      const app = await http(alone.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Strict', environment: 'sandbox' } });
-      const applicationId = app.body.id;
-      const token = (await http(alone.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token: adminToken, body: {} })).body.token;
+      const { applicationId, apiToken: token } = await applicationWithToken(alone, adminToken, { name: 'Strict', environment: 'sandbox' });
       const created = await http(alone.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, { token, body: { email: 'dorothy@example.com' } });
       expect([created.status, created.body.code]).toEqual([503, 'service_unavailable']);
       expect((await http(alone.url, 'GET', `/api/v1/applications/${applicationId}/subjects?email=dorothy%40example.com`, { token })).status).toBe(404);

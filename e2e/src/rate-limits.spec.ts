@@ -1,5 +1,5 @@
 import { InProcessBus } from '@dcr/transport';
-import { http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { applicationWithToken, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 describe('per-application rate limits', () => {
   let us: RunningCountry;
@@ -21,15 +21,9 @@ describe('per-application rate limits', () => {
     await us?.close();
   });
 
-  async function applicationWithToken(name: string): Promise<string> {
-    const app = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name, environment: 'sandbox' } });
-    const token = await http(us.url, 'POST', `/api/v1/applications/${app.body.id}/api_tokens`, { token: adminToken, body: {} });
-    return token.body.token;
-  }
-
   it('refuses the request past the burst with 429, Retry-After and RateLimit headers, per application', async () => {
-    const first = await applicationWithToken('first');
-    const second = await applicationWithToken('second');
+    const { apiToken: first } = await applicationWithToken(us, adminToken, { name: 'first', environment: 'sandbox' });
+    const { apiToken: second } = await applicationWithToken(us, adminToken, { name: 'second', environment: 'sandbox' });
 
     const allowed = [];
     for (let i = 0; i < 3; i++) allowed.push(await http(us.url, 'GET', '/api/v1/me', { token: first }));
