@@ -415,13 +415,12 @@ ${script}
   });
 
   it('commits in the browser with commit: true once the application allows it (subjectField is then sent)', async () => {
-    const shop = (await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'Shop', environment: 'sandbox' } })).body;
+    const { applicationId: shop, apiToken: shopToken } = await applicationWithToken(us, adminToken, { name: 'Shop', environment: 'sandbox' });
     const as = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: adminToken, body });
-    const shopToken = (await as('POST', `/api/v1/applications/${shop.id}/api_tokens`, {})).body.token;
-    const shopKey = (await as('POST', `/api/v1/applications/${shop.id}/publishable_keys`)).body.key;
-    await as('POST', `/api/v1/applications/${shop.id}/allowed_origins`, { allowed_origin: { origin: 'http://localhost' } });
-    expect((await as('PATCH', `/api/v1/applications/${shop.id}/settings`, { browser_commit: true })).status).toBe(200);
-    const shopFlow = (await http(us.url, 'POST', `/api/v1/applications/${shop.id}/flows`, { token: shopToken, body: { ...NEWSLETTER_FLOW, name: 'Checkout' } })).body.id;
+    const shopKey = (await as('POST', `/api/v1/applications/${shop}/publishable_keys`)).body.key;
+    await as('POST', `/api/v1/applications/${shop}/allowed_origins`, { allowed_origin: { origin: 'http://localhost' } });
+    expect((await as('PATCH', `/api/v1/applications/${shop}/settings`, { browser_commit: true })).status).toBe(200);
+    const shopFlow = (await http(us.url, 'POST', `/api/v1/applications/${shop}/flows`, { token: shopToken, body: { ...NEWSLETTER_FLOW, name: 'Checkout' } })).body.id;
     await http(us.url, 'POST', `/api/v1/flows/${shopFlow}/activate`, { token: shopToken });
 
     const { page, problems } = await newPage();
@@ -456,7 +455,7 @@ ${script}
     expect(persisted).toEqual([
       { type: 'captured', value: { token: expect.stringMatching(/^cap_us/), expiresAt: expect.any(String), recordId: expect.stringMatching(/^rec_us/), channel: 'form_capture_browser' } },
     ]);
-    const status = await http(us.url, 'GET', `/api/v1/applications/${shop.id}/consent_status?subject[external_id]=crm-42`, { token: shopToken });
+    const status = await http(us.url, 'GET', `/api/v1/applications/${shop}/consent_status?subject[external_id]=crm-42`, { token: shopToken });
     expect(status.body.purposes).toMatchObject({ newsletter: { status: 'declined' }, analytics: { status: 'granted' } });
     expect(pages.submissions.at(-1)!.fields.service_capture_token).toBe(persisted[0].value.token);
     expect(problems).toEqual([]);

@@ -548,13 +548,12 @@ ${extra}
     expect(subsetOk.status).toBe(200);
     expect(Object.keys(fieldConfig(subsetOk.text).controls)).toEqual(['newsletter', 'analytics']);
 
-    const bare = await http(us.url, 'POST', '/api/v1/applications', { token: adminToken, body: { name: 'No origins', environment: 'sandbox' } });
-    const token = (await http(us.url, 'POST', `/api/v1/applications/${bare.body.id}/api_tokens`, { token: adminToken, body: {} })).body.token;
-    const flow = await http(us.url, 'POST', `/api/v1/applications/${bare.body.id}/flows`, { token, body: NEWSLETTER_FLOW });
+    const { applicationId: bare, apiToken: token } = await applicationWithToken(us, adminToken, { name: 'No origins', environment: 'sandbox' });
+    const flow = await http(us.url, 'POST', `/api/v1/applications/${bare}/flows`, { token, body: NEWSLETTER_FLOW });
     await http(us.url, 'POST', `/api/v1/flows/${flow.body.id}/activate`, { token });
     const none = await page(fieldUrl({ origin: pages.origin }, flow.body.id));
     expect(none.status).toBe(403);
-    expect(none.text).toContain(`The application ${bare.body.id} has no allowed origin: the consent field needs at least one`);
+    expect(none.text).toContain(`The application ${bare} has no allowed origin: the consent field needs at least one`);
 
     // The OpenAPI document describes the field's page and the field's capture body.
     const openapi = (await http(us.url, 'GET', '/.well-known/openapi')).body;
