@@ -4,7 +4,6 @@ import {
   HostedConsentDecision,
   hostedWithdrawalsByNewerRecords,
   NewerRecordDecision,
-  outcomesAfterWithdrawal,
   RecordedPurpose,
   recordWithdrawalsByHostedDecision,
   SUPERSEDED_BY_NEWER_RECORD,
@@ -15,6 +14,7 @@ import { insertOutboxRows, OutboxEvent, outboxRow } from '@dcr/service-kit';
 import { EntityManager } from 'typeorm';
 import { DecisionSession } from '../sessions/decision-session.entity';
 import { sessionPurposeWithdrawal } from '../sessions/session-events';
+import { recordWithdrawalEvent } from './record-withdrawal-events';
 
 /**
  * A person's consents given on the hosted pages in one flow that still stand (fulfilled, not
@@ -206,28 +206,7 @@ export async function supersedeOlderDecisions(
       await APPEND_RECORD_MARKS.run(manager, [newest.record_id, JSON.stringify(link.withdrawals.slice(newest.withdrawals.length))]);
       await insertOutboxRows(
         manager,
-        withdrawals.map((withdrawal) =>
-          outboxRow({
-            type: withdrawal.event,
-            applicationId,
-            occurredAt: decidedAt,
-            data: {
-              record_id: withdrawal.recordId,
-              superseded_by: recordId,
-              flow_id: flowId,
-              // The version of the record withdrawn from, as its consent.granted names it.
-              flow_version: newest.flow_version,
-              subject: { id: subjectId },
-              purposes: outcomesAfterWithdrawal(withdrawal.before, withdrawal.withdrawn, withdrawal.objected),
-              withdrawn: withdrawal.withdrawn,
-              ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
-              channel: SUPERSEDED_BY_NEWER_RECORD,
-              withdrawn_at: withdrawal.at,
-              actor,
-              ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),
-            },
-          }),
-        ),
+        withdrawals.map((withdrawal) => recordWithdrawalEvent(withdrawal, { applicationId, flowId, flowVersion: newest.flow_version, subjectId, occurredAt: decidedAt, actor })),
       );
     }
   }

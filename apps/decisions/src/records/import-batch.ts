@@ -22,13 +22,10 @@ import {
   matchSubject,
   newRecordId,
   newSubjectId,
-  outcomesAfterWithdrawal,
-  PERSON_WITHDRAWAL_CHANNELS,
   RecordedPerson,
   RecordedPurpose,
   recordInChain,
   recordStatus,
-  SUPERSEDED_BY_NEWER_RECORD,
   WithdrawalMark,
 } from '@dcr/domain';
 import { entityFromRow, isDeadlock, JsonRecordset, PreparedStatement } from '@dcr/persistence';
@@ -39,6 +36,7 @@ import { FlowVersion } from '../flows/flow-version.entity';
 import { recordedVersionSql, StaleFlowVersion, versionStillActiveSql } from '../flows/flows.repository';
 import { OutboxRelay } from '../outbox/outbox';
 import { standingHostedConsentsSql, withdrawFromHostedConsents } from './hosted-supersession';
+import { recordWithdrawalEvent } from './record-withdrawal-events';
 import { SubjectsService } from '../subjects/subjects.service';
 
 /** A row that passed the capture rules, on its way to a record. */
@@ -1569,43 +1567,9 @@ export class ImportBatch {
         }),
       );
       for (const withdrawal of withdrawals) {
-        const carried = withdrawal.carriedFrom !== undefined;
         // Withdrawn from the predecessor (its own version, perhaps older than the batch's) or from this record.
         const withdrawnFrom = withdrawal.recordId === predecessor?.recordId ? predecessor : link;
-        planned.events.push(
-          outboxRow({
-            type: withdrawal.event,
-            applicationId,
-            // Recorded now, with the record it is carried onto (never before that record's own
-            // consent.granted, which a receiver ordering by `created_at` would apply after it); the
-            // person's time is `withdrawn_at` (the receipt's `consent withdrawn` time).
-            occurredAt: now,
-            data: {
-              record_id: withdrawal.recordId,
-              ...(withdrawal.supersededBy ? { superseded_by: withdrawal.supersededBy } : {}),
-              flow_id: flow.id,
-              // The version of the record withdrawn from, as its consent.granted names it.
-              flow_version: withdrawnFrom.flowVersion,
-              subject: { id: person.id },
-              // Each purpose's outcome on the record now, which of them this withdrew, and which
-              // legitimate interests it let stand the newer record objects to (the older receipt's
-              // `objection recorded`; a newer record's objection is no withdrawal mark:
-              // consent_status reads it from the newer record, and nobody withdraws from a record a
-              // newer one replaced).
-              purposes: outcomesAfterWithdrawal(withdrawal.before, withdrawal.withdrawn, withdrawal.objected),
-              withdrawn: withdrawal.withdrawn,
-              ...(withdrawal.objected.length > 0 ? { objected: withdrawal.objected } : {}),
-              ...(withdrawal.channel !== undefined ? { channel: withdrawal.channel } : {}),
-              // When it was made: the newer record's decision, or the person's own time (carried);
-              // `occurred_at` is when the service recorded it. The receipt's event time.
-              withdrawn_at: withdrawal.at,
-              ...(carried ? { carried_from: withdrawal.carriedFrom } : {}),
-              // A carried withdrawal is the person's own (their records page); a newer record's, the writer's.
-              actor: carried && (PERSON_WITHDRAWAL_CHANNELS as readonly string[]).includes(withdrawal.channel ?? '') ? { type: 'participant', id: person.id } : actor,
-              ...(withdrawal.event === 'consent.revoked' && !withdrawal.whole ? { scope: 'purpose' } : {}),
-            },
-          }),
-        );
+        planned.events.push(recordWithdrawalEvent(withdrawal, { applicationId, flowId: flow.id, flowVersion: withdrawnFrom.flowVersion, subjectId: person.id, occurredAt: now, actor }));
       }
       planned.made.set(row.index, { recordId, subjectId: person.id, status, recordedAt, supersedes: record.supersedes, ...(late ? { supersededBy: successor.recordId } : {}) });
     }
