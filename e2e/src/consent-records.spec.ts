@@ -261,6 +261,9 @@ describe('consent records', () => {
     const ids = new Set(answers.map((answer) => answer.body.consent_record.record_id));
     expect(ids.size).toBe(1);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    // Every repeat answers the first answer's record byte for byte: its purposes in the flow's order too.
+    expect(new Set(answers.map((answer) => JSON.stringify(answer.body.consent_record)))).toEqual(new Set([JSON.stringify(answers.find((answer) => answer.status === 201)!.body.consent_record)]));
+    expect(Object.keys(answers[0].body.consent_record.purposes)).toEqual(['newsletter', 'analytics', 'fraud', 'billing']);
     const stored = await db.query(`SELECT count(*)::int AS n FROM decisions.consent_records WHERE idempotency_key = 'signup-concurrent'`);
     expect(stored.rows[0].n).toBe(1);
   });

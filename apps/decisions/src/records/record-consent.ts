@@ -24,30 +24,51 @@ import { RecordRequest, RecordWriter, VersionNotInForce, WrittenRow } from './re
 const VERSION_CHOICES = 3;
 
 /**
- * A late record's `superseded_by` as its first answer gave it: the record captured next after it
- * among those recorded before it (a late record keeps `supersedes` null; a record captured between
- * the two and recorded later does not change what the first answer said).
+ * What a repeated idempotency key's answer needs beyond the stored record: a late record's
+ * `superseded_by` as its first answer gave it (the record captured next after it among those
+ * recorded before it; a record that supersedes another, or a late record captured between the two
+ * and recorded later, does not change what the first answer said), and its flow version's purpose
+ * keys in the terms' order, the order the first answer listed them in (recordAttestation; the stored
+ * `jsonb` keeps keys in an order of its own).
  */
-const SUPERSEDED_WHEN_RECORDED = `SELECT n."record_id" FROM "decisions"."consent_records" r
-  JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')} AND n."recorded_at" < r."recorded_at"
-  WHERE r."record_id" = $1
-  ORDER BY ${madeOrder('n')} LIMIT 1`;
+const REPLAYED = `SELECT
+    (SELECT n."record_id" FROM "decisions"."consent_records" r
+       JOIN "decisions"."consent_records" n ON ${madeAfter('n', 'r')} AND n."recorded_at" < r."recorded_at"
+      WHERE r."record_id" = $1 AND r."supersedes" IS NULL
+      ORDER BY ${madeOrder('n')} LIMIT 1) AS "superseded_by",
+    ARRAY(SELECT e.purpose->>'key' FROM "decisions"."flow_versions" f
+            CROSS JOIN LATERAL jsonb_array_elements(f."terms"->'purposes') WITH ORDINALITY AS e(purpose, n)
+           WHERE f."id" = $2 AND f."version" = $3
+           ORDER BY e.n) AS "purpose_order"`;
 
 /** The answer to a repeated idempotency key: the record as its first answer described it, `superseded_by` of a late record included. */
 async function replayedMessage(dataSource: DataSource, record: ConsentRecord): Promise<ConsentRecordMessage> {
-  if (record.supersedes) return recordMessage(record);
-  const rows: Array<{ record_id: string }> = await dataSource.query(SUPERSEDED_WHEN_RECORDED, [record.recordId]);
-  return { ...recordMessage(record), ...(rows[0] ? { superseded_by: rows[0].record_id } : {}) };
+  const [row]: Array<{ superseded_by: string | null; purpose_order: string[] }> = await dataSource.query(REPLAYED, [record.recordId, record.flowId, record.flowVersion]);
+  const message = recordMessage(record, row.purpose_order);
+  return row.superseded_by ? { ...message, superseded_by: row.superseded_by } : message;
 }
 
-export function recordMessage(record: ConsentRecord): ConsentRecordMessage {
+/**
+ * A stored record's purposes as its first answer listed them: in the order of `keys` (its flow
+ * version's terms; any others after them), each as `{status, basis}` (recordAttestation).
+ */
+function answeredPurposes(purposes: ConsentRecord['purposes'], keys: readonly string[]): ConsentRecord['purposes'] {
+  const ordered: ConsentRecord['purposes'] = {};
+  for (const key of [...keys, ...Object.keys(purposes)]) {
+    if (Object.hasOwn(purposes, key) && !Object.hasOwn(ordered, key)) ordered[key] = { status: purposes[key].status, basis: purposes[key].basis };
+  }
+  return ordered;
+}
+
+/** A stored record as the Record API answers it; `purposeOrder`: its flow version's purpose keys, in the terms' order. */
+function recordMessage(record: ConsentRecord, purposeOrder: readonly string[]): ConsentRecordMessage {
   return {
     record_id: record.recordId,
     status: record.status as 'granted' | 'declined',
     flow_id: record.flowId,
     flow_version: record.flowVersion,
     subject: { id: record.subjectId },
-    purposes: record.purposes,
+    purposes: answeredPurposes(record.purposes, purposeOrder),
     captured_at: record.capturedAt.toISOString(),
     recorded_at: record.recordedAt.toISOString(),
     channel: record.channel,
