@@ -268,6 +268,28 @@ describe('consent records', () => {
     expect(stored.rows[0].n).toBe(1);
   });
 
+  it('answers a record without consent purposes declined when the person objected to every legitimate interest, whatever the notices', async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Terms and fraud checks',
+      pattern: 'standard',
+      purposes: ['tos', 'fraud'],
+      purpose_definitions: { tos: { label: 'Terms of service', basis: 'contract' }, fraud: { label: 'Fraud prevention', basis: 'legitimate_interest', mechanism: 'opt_out' } },
+      consent_duration: 'P1Y',
+    });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const objecting = { decision: 'declined', default_checked: true, mandatory: false };
+    const notObjecting = { decision: 'granted', default_checked: true, mandatory: false };
+    const answers = await Promise.all(
+      [objecting, notObjecting].map((fraud, i) =>
+        api('POST', '/api/v1/consent_records', { flow_id: flow.body.id, subject: { email: `notices-${i}@example.com` }, decisions: { fraud }, captured_at: '2026-11-20T10:00:00.000Z' }),
+      ),
+    );
+    expect(answers.map((answer) => [answer.status, answer.body.consent_record?.status, answer.body.consent_record?.purposes])).toEqual([
+      [201, 'declined', { tos: { status: 'noticed', basis: 'contract' }, fraud: { status: 'objected', basis: 'legitimate_interest' } }],
+      [201, 'granted', { tos: { status: 'noticed', basis: 'contract' }, fraud: { status: 'noticed', basis: 'legitimate_interest' } }],
+    ]);
+  });
+
   it('answers a repeated idempotency key as before when the flow has changed so that the body no longer passes the capture rules', async () => {
     const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Replayed form' });
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);

@@ -131,7 +131,7 @@ export class CaptureCreatedDto {
 
 /** A committed capture: the record it made (or made before, for the same person). */
 export class CaptureAuthorizedDto {
-  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted' })
+  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted; declined when every consent purpose is declined. Without consent purposes: granted while a legitimate-interest purpose stands noticed (an accepted opt-out counts as granted), declined when every one was objected to; a notice-only record is granted' })
   status: 'granted' | 'declined';
 
   @ApiProperty({ example: 'rec_us0123456789abcdefghij' })

@@ -71,10 +71,14 @@ describe('recordStatus', () => {
   it('is declined when every consent purpose is declined, whatever else stands', () => {
     expect(recordStatus({ marketing: consent('declined'), fraud: li('noticed'), tos: notice })).toBe('declined');
   });
-  it('without consent purposes: granted while something stands noticed, declined when everything was objected to', () => {
+  it('without consent purposes: granted while a legitimate interest stands noticed, declined when every one was objected to, whatever the notices', () => {
     expect(recordStatus({ fraud: li('noticed'), tos: notice })).toBe('granted');
-    expect(recordStatus({ fraud: li('objected'), tos: notice })).toBe('granted');
+    expect(recordStatus({ fraud: li('noticed'), security: li('objected') })).toBe('granted');
+    expect(recordStatus({ fraud: li('objected'), tos: notice })).toBe('declined');
     expect(recordStatus({ fraud: li('objected') })).toBe('declined');
+  });
+  it('a notice-only record is granted (completing it is the grant), an empty one declined', () => {
+    expect(recordStatus({ tos: notice })).toBe('granted');
     expect(recordStatus({})).toBe('declined');
   });
 });

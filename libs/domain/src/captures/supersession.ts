@@ -69,16 +69,21 @@ export function supersessionOf(
  * The record's overall status:
  * - `granted` when at least one purpose is granted;
  * - otherwise `declined` when the record holds a consent purpose (all of them declined);
- * - a record without any consent purpose (legitimate interest and notice only) is `granted` while at
- *   least one purpose stands noticed, and `declined` when every purpose was objected to (or it is empty).
+ * - a record without any consent purpose but with legitimate-interest purposes is `granted` while at
+ *   least one of them stands noticed (not objected to: an accepted opt-out counts as granted, the
+ *   specification's "How a purpose counts as granted"), and `declined` when every one was objected
+ *   to, whatever notices (contract, legal obligation) it also holds: they ask no decision;
+ * - a notice-only record is `granted` (completing it is the grant), an empty one `declined`.
  * So `declined` always means the person let nothing proceed on consent or, absent consent purposes,
- * objected to everything.
+ * objected to everything they could object to.
  */
 export function recordStatus(purposes: Record<string, RecordedPurpose>): 'granted' | 'declined' {
-  const statuses = Object.values(purposes).map((purpose) => purpose.status);
-  if (statuses.includes('granted')) return 'granted';
-  if (statuses.includes('declined')) return 'declined';
-  return statuses.includes('noticed') ? 'granted' : 'declined';
+  const all = Object.values(purposes);
+  if (all.some((purpose) => purpose.status === 'granted')) return 'granted';
+  if (all.some((purpose) => purpose.status === 'declined')) return 'declined';
+  const objectable = all.filter((purpose) => purpose.status === 'objected' || purpose.basis === 'legitimate_interest');
+  if (objectable.length > 0) return objectable.some((purpose) => purpose.status === 'noticed') ? 'granted' : 'declined';
+  return all.some((purpose) => purpose.status === 'noticed') ? 'granted' : 'declined';
 }
 
 /**
