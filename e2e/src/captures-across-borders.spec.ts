@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { validateReceipt } from '@dcr/receipts';
-import { eventually, http, randomSecret, RunningCountry } from '../support/country-harness';
+import { applicationWithToken, eventually, http, randomSecret, RunningCountry } from '../support/country-harness';
 import { BrowserCommitPair, startBrowserCommitPair } from '../support/browser-commit-pair';
 
 /**
@@ -140,10 +140,9 @@ describe('captures committed at the person\'s home country', () => {
 
     // Nobody knows this person yet: the country holding the capture records them.
     const token = (await capture(de)).body.capture_token;
-    // Another application of the same account does not see the capture: 404, not a 421 to DE, which
-    // would answer it 404 too.
-    const other = (await http(us.url, 'POST', '/api/v1/applications', { token: apiToken, body: { name: 'Other shop', environment: 'sandbox' } })).body.id;
-    const otherToken = (await http(us.url, 'POST', `/api/v1/applications/${other}/api_tokens`, { token: apiToken, body: {} })).body.token;
+    // An application of another account does not see the capture: 404, not a 421 to DE, which
+    // would answer it 404 too (an API token reaches every application of its own account: below).
+    const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other shop', environment: 'sandbox' });
     await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: otherToken })).status === 200);
     for (const country of [us, de]) {
       const foreign = await http(country.url, 'POST', `/api/v1/decisions/${token}/authorize`, { token: otherToken, body: { subject: { email: 'newcomer@example.com' } } });
@@ -165,5 +164,26 @@ describe('captures committed at the person\'s home country', () => {
     const committed = await authorize(us, refused.body.capture_token, 'grace@example.com');
     // Committed by the organisation's server: the capture's own channel, not the browser's.
     expect(committed.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
+  });
+  it('commits a capture of another application of its account with an API token of that account, held here or across the border; another account\'s token finds no capture', async () => {
+    const sibling = await applicationWithToken(us, apiToken, { name: 'Shop outlet', environment: 'sandbox' });
+    const stranger = await applicationWithToken(us, adminToken, { name: 'Stranger', environment: 'sandbox' });
+    const commitWith = (token: string, capture: string, email: string) => http(us.url, 'POST', `/api/v1/decisions/${capture}/authorize`, { token, body: { subject: { email } } });
+    const ownerOf = async (recordId: string) => (await usDb.query(`SELECT application_id FROM decisions.consent_records WHERE record_id = $1`, [recordId])).rows;
+
+    const here = await capture(us);
+    expect(here.status).toBe(201);
+    expect((await commitWith(stranger.apiToken, here.body.capture_token, 'ines@example.com')).status).toBe(404);
+    const committedHere = await commitWith(sibling.apiToken, here.body.capture_token, 'ines@example.com');
+    expect(committedHere.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
+    expect(await ownerOf(committedHere.body.record_id)).toEqual([{ application_id: applicationId }]);
+
+    await homeIn(us, 'jules@example.com');
+    const there = await capture(de);
+    expect(there.body.capture_token).toMatch(/^cap_de/);
+    expect((await commitWith(stranger.apiToken, there.body.capture_token, 'jules@example.com')).status).toBe(404);
+    const committedThere = await commitWith(sibling.apiToken, there.body.capture_token, 'jules@example.com');
+    expect(committedThere.body).toEqual({ status: 'granted', record_id: expect.stringMatching(/^rec_us/), channel: 'form_capture' });
+    expect(await ownerOf(committedThere.body.record_id)).toEqual([{ application_id: applicationId }]);
   });
 });

@@ -290,6 +290,36 @@ describe('consent records', () => {
     ]);
   });
 
+  it('records and imports against a flow of another application of its account with an API token of that account, as that application\'s; another account\'s token is refused as for no such flow', async () => {
+    const sibling = await applicationWithToken(us, apiToken, { name: 'Sister shop', environment: 'sandbox' });
+    const stranger = await applicationWithToken(us, adminToken, { name: 'Stranger', environment: 'sandbox' });
+    const body = { flow_id: flowId, subject: { email: 'sibling@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' };
+    const refused = await http(us.url, 'POST', '/api/v1/consent_records', { token: stranger.apiToken, body });
+    expect([refused.status, refused.body.details?.[0]?.field]).toEqual([422, 'flow_id']);
+    const recorded = await http(us.url, 'POST', '/api/v1/consent_records', { token: sibling.apiToken, body });
+    expect(recorded.status).toBe(201);
+    const recordId: string = recorded.body.consent_record.record_id;
+    expect((await db.query(`SELECT application_id FROM decisions.consent_records WHERE record_id = $1`, [recordId])).rows).toEqual([{ application_id: applicationId }]);
+    const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=sibling@example.com`);
+    expect(status.body.purposes?.newsletter).toMatchObject({ status: 'granted', record_id: recordId });
+
+    const rows = [{ subject: { email: 'sibling-import@example.com' }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2026-11-20T10:00:00.000Z' }];
+    const strangerImport = await http(us.url, 'POST', '/api/v1/consent_records/imports', { token: stranger.apiToken, body: { flow_id: flowId, dry_run: false, records: rows } });
+    expect([strangerImport.status, strangerImport.body.details?.[0]?.field]).toEqual([422, 'flow_id']);
+    const imported = await http(us.url, 'POST', '/api/v1/consent_records/imports', { token: sibling.apiToken, body: { flow_id: flowId, dry_run: false, records: rows } });
+    expect([imported.status, imported.body.summary]).toEqual([201, { recorded: 1, refused: 0 }]);
+    const importId: string = imported.body.import_id;
+    expect((await db.query(`SELECT application_id FROM decisions.consent_imports WHERE id = $1`, [importId])).rows).toEqual([{ application_id: applicationId }]);
+    // Its report is the flow's application's: readable with any token of the account, and no one else's.
+    const readWith = (token: string) => http(us.url, 'GET', `/api/v1/consent_records/imports/${importId}`, { token });
+    expect((await readWith(apiToken)).body).toEqual((await readWith(sibling.apiToken)).body);
+    expect([(await readWith(sibling.apiToken)).status, (await readWith(sibling.apiToken)).body.import_id]).toEqual([200, importId]);
+    expect((await readWith(stranger.apiToken)).status).toBe(404);
+    // At the other country, a wrong door for the account's tokens only.
+    expect((await http(de.url, 'GET', `/api/v1/consent_records/imports/${importId}`, { token: sibling.apiToken })).status).toBe(421);
+    expect((await http(de.url, 'GET', `/api/v1/consent_records/imports/${importId}`, { token: stranger.apiToken })).status).toBe(404);
+  });
+
   it('answers a repeated idempotency key as before when the flow has changed so that the body no longer passes the capture rules', async () => {
     const own = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Replayed form' });
     expect((await api('POST', `/api/v1/flows/${own.body.id}/activate`)).status).toBe(200);
@@ -1002,15 +1032,15 @@ describe('consent records', () => {
     }
   });
 
-  it('answers an import report only to its application: another application of the account gets 404 in every country', async () => {
+  it('answers an import report only to its account: another account\'s application gets 404 in every country', async () => {
     const real = await api('POST', '/api/v1/consent_records/imports', {
       flow_id: flowId,
       dry_run: false,
       records: [{ subject: { email: 'report-owner@example.com' }, decisions: { newsletter: { decision: 'granted' }, analytics: { decision: 'declined' } }, captured_at: '2024-05-06T07:08:09.000Z' }],
     });
     expect(real.status).toBe(201);
-    const other = (await api('POST', '/api/v1/applications', { name: 'Other shop', environment: 'sandbox' })).body.id;
-    const otherToken = (await api('POST', `/api/v1/applications/${other}/api_tokens`, {})).body.token;
+    // (Another application of its own account reads it: an API token reaches every application of its account.)
+    const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other shop', environment: 'sandbox' });
     await eventually(async () => (await http(de.url, 'GET', '/api/v1/me', { token: otherToken })).status === 200);
     for (const country of [us, de]) {
       const foreign = await http(country.url, 'GET', `/api/v1/consent_records/imports/${real.body.import_id}`, { token: otherToken });

@@ -49,6 +49,7 @@ import { HealthController } from './observability/health.controller';
 import { OpenApiDocument } from './openapi/openapi-document';
 import { WellKnownController } from './openapi/well-known.controller';
 import { HomeCountry, HomeCountryController } from './residency/home-country';
+import { AccountApplications } from './auth/account-applications';
 import { ResidencyLookup } from './residency/residency-lookup';
 import { ClientScripts } from './sdk/client-scripts';
 import { ClientScriptsController } from './sdk/client-scripts.controller';
@@ -124,6 +125,7 @@ export const GATEWAY_ENTITIES = [
     OriginsService,
     ResidencyLookup,
     HomeCountry,
+    AccountApplications,
     ActivityRecorder,
     CorsPolicy,
     OpenApiDocument,

@@ -9,7 +9,8 @@ import { DataSource } from 'typeorm';
  * with, one indexed lookup each: for a peer country's gateway, which answers a wrong door 421 only
  * for a resource that exists (GATEWAY_RESOURCE_EXISTS). A record is a Record API record or a hosted
  * session's (a consent record: a Record API record or a consent session's, whose events freeze a
- * consent receipt); a capture or a session is found by its token's hash, as each keeps it.
+ * consent receipt); a capture or a session is found by its token's hash, as each keeps it. A flow's
+ * versions all belong to its application.
  */
 const OWNER_SQL: Record<ResourceKind, string> = {
   record: `SELECT "application_id" FROM "decisions"."consent_records" WHERE "record_id" = $1
@@ -22,6 +23,7 @@ const OWNER_SQL: Record<ResourceKind, string> = {
   import: `SELECT "application_id" FROM "decisions"."consent_imports" WHERE "id" = $1`,
   session: `SELECT "application_id" FROM "decisions"."decision_sessions" WHERE "token_hash" = $1`,
   subject: `SELECT "application_id" FROM "decisions"."subjects" WHERE "id" = $1`,
+  flow: `SELECT "application_id" FROM "decisions"."flow_versions" WHERE "id" = $1 LIMIT 1`,
 };
 
 @Injectable()

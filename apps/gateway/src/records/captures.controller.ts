@@ -24,7 +24,8 @@ import { Principal } from '../auth/principal';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
 import { RecordSubjectDto, SUBJECT_REQUIRED } from './records.dto';
-import { HomeCountry } from '../residency/home-country';
+import { audienceOf, HomeCountry } from '../residency/home-country';
+import { AccountApplications } from '../auth/account-applications';
 import { IdempotencyClaim, IdempotencyClaimOf } from '../idempotency/idempotency-claim';
 
 /** What the consent field's frame observed, sent with an `embedded_field` capture. */
@@ -199,6 +200,7 @@ export class CapturesController {
     private readonly clients: ServiceClients,
     private readonly proofs: RenderProofs,
     private readonly homeCountry: HomeCountry,
+    private readonly accounts: AccountApplications,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -314,7 +316,8 @@ export class CapturesController {
       "Send it to the person's home country, whichever country's endpoint made the capture: that country commits a capture another country holds " +
       '(only the capture\'s contents cross the border, never the person). Elsewhere it is 421 `wrong_country` naming the home country, or, for a person ' +
       'no country knows yet, the country holding the capture. A capture is committed in one country only; committed again for the same person it answers ' +
-      'the same record (at the holding country, a capture its person\'s home committed answers 421 naming that home).',
+      'the same record (at the holding country, a capture its person\'s home committed answers 421 naming that home). ' +
+      'Any API token of the capture\'s application\'s account may commit it; for another account\'s token it does not exist (404).',
   })
   @ApiOkResponse({ type: CaptureAuthorizedDto, description: '`{status, record_id, channel}`: the record' })
   @ApiConflict('The capture was committed for another person (`details` on `subject`)')
@@ -327,10 +330,13 @@ export class CapturesController {
     const holder = token.slice(4, 6).toUpperCase();
     const { COUNTRY, PEER_COUNTRIES } = this.context.env;
     if (holder !== COUNTRY && !PEER_COUNTRIES.includes(holder)) throw notFound('Capture');
+    // The capture's application, when it is one of the token's account (AccountApplications; the holding country says whose a capture held there is).
+    const applicationId =
+      holder === COUNTRY ? await this.accounts.applicationFor(principal, 'capture', token) : await this.accounts.applicationIn(principal, holder, 'capture', token);
     try {
       return await firstValueFrom(
         this.clients.own.send<AuthorizeCaptureReply>(CAPTURES_AUTHORIZE, {
-          application_id: principal.application.id,
+          application_id: applicationId,
           capture_token: token,
           subject: body.subject,
           suppress_receipt: body.suppress_receipt,
@@ -338,8 +344,8 @@ export class CapturesController {
       );
     } catch (error) {
       // A capture held in another country for a person not homed here: a wrong door only if the
-      // capture is there for this application (authorize is the application's, not the account's).
-      if (holder !== COUNTRY && error instanceof DomainError && error.code === 'wrong_country' && !(await this.homeCountry.existsIn(holder, 'capture', token, { application_id: principal.application.id }))) {
+      // capture is there for an application of the token's account.
+      if (holder !== COUNTRY && error instanceof DomainError && error.code === 'wrong_country' && !(await this.homeCountry.existsIn(holder, 'capture', token, audienceOf(principal)))) {
         throw notFound('Capture');
       }
       throw error;

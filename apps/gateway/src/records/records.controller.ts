@@ -45,7 +45,8 @@ import {
   PurposeStatusDto,
   RecordedPurposeDto,
 } from './records.dto';
-import { HomeCountry } from '../residency/home-country';
+import { audienceOf, HomeCountry } from '../residency/home-country';
+import { AccountApplications } from '../auth/account-applications';
 import { ListQueryDto } from '../connect/connect.dto';
 import { GIVEN_ONCE, repeatedQueryParameter } from '../http/query-parameters';
 
@@ -145,6 +146,7 @@ export class RecordsController {
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     private readonly residency: ResidencyLookup,
+    private readonly accounts: AccountApplications,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -163,7 +165,7 @@ export class RecordsController {
       'record of the same person and flow supersedes the earlier one and withdraws what moved away from granted; it also takes that ' +
       'back from a consent the person gave on the hosted pages before it (`consent.purpose_revoked`/`consent.revoked` on that consent\'s record). ' +
       'A version activated while the request was being handled (by another replica, or in the flow\'s home country) is the ' +
-      'one it gets when it was activated by `captured_at`.',
+      'one it gets when it was activated by `captured_at`. The record is the flow\'s application\'s, which may be any application of the API token\'s account.',
   })
   @ApiCreatedResponse({ type: ConsentRecordEnvelopeDto, description: 'The record' })
   @ApiOkResponse({ type: ConsentRecordEnvelopeDto, description: 'An idempotent repeat (the same idempotency_key and body): the earlier record' })
@@ -171,9 +173,9 @@ export class RecordsController {
   @ApiWrongCountry('The person')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRecordDto, @Res({ passthrough: true }) reply: FastifyReply) {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Record consents with an API token of the application');
-    const application = principal.application;
     const request: CreateConsentRecordRequest = {
-      application_id: application.id,
+      // The flow's application, when it is one of the token's account (AccountApplications).
+      application_id: await this.accounts.applicationFor(principal, 'flow', body.flow_id),
       flow_id: body.flow_id,
       subject: body.subject,
       decisions: body.decisions,
@@ -205,13 +207,16 @@ export class RecordsController {
       'person\'s history is linked as it was made whatever order the rows list it in; the report lists them by `index`. A real import answers 201 with the report, which `GET /api/v1/consent_records/imports/<import_id>` shows again, whole or a page of rows at a time (`limit`, `cursor`). ' +
       'It is recorded in chunks (at most 500 rows, fewer for rows or flows so large that a chunk or its answer would not fit the service bus), each in its own transaction: when a chunk fails after earlier ones were recorded, the answer is that error plus ' +
       '`import_id` and `rows_decided` (how many rows were decided; the report lists which), and the report has `status: failed` with `failure: {offset, code, message}`. ' +
-      'Bodies up to 16 MiB; a row over 64 KiB of JSON, or with more than 100 decisions, is refused by its index (422 naming `records[<i>]` or `records[<i>].decisions`) before anything is written.',
+      'Bodies up to 16 MiB; a row over 64 KiB of JSON, or with more than 100 decisions, is refused by its index (422 naming `records[<i>]` or `records[<i>].decisions`) before anything is written. ' +
+      'The import and its records are the flow\'s application\'s, which may be any application of the API token\'s account; any token of the account reads its report.',
   })
   @ApiCreatedResponse({ type: ImportReportDto, description: 'A real import: its report, `{import_id, flow_id, dry_run, status, summary: {recorded, refused}, rows: [{index, outcome, record_id?, reasons?}], created_at}`' })
   @ApiOkResponse({ type: ImportReportDto, description: 'A dry run: the same report, nothing written (and not kept)' })
   @ApiImportStopped()
   async import(@CurrentPrincipal() principal: Principal, @Body() body: ImportConsentRecordsDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportReport> {
     if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'Import consent records with an API token of the application');
+    // The flow's application, when it is one of the token's account (AccountApplications).
+    const applicationId = await this.accounts.applicationFor(principal, 'flow', body.flow_id);
     const notRows = importRowsNotObjects(body.records);
     if (notRows.length > 0) throw new DomainError('validation_failed', 'The request did not pass validation', notRows);
     const sizes = importRowSizes(body.records);
@@ -243,7 +248,7 @@ export class RecordsController {
       try {
         chunk = await firstValueFrom(
           this.clients.own.send<ImportChunkReply>(RECORDS_IMPORT, new TransportRecord({
-            application_id: principal.application.id,
+            application_id: applicationId,
             import_id: importId,
             offset,
             flow_id: body.flow_id,
@@ -257,7 +262,7 @@ export class RecordsController {
           }, { timeoutMs: IMPORT_CHUNK_TIMEOUT_MS })),
         );
       } catch (error) {
-        throw await this.importStopped(principal.application.id, importId, offset, body.dry_run, error);
+        throw await this.importStopped(applicationId, importId, offset, body.dry_run, error);
       }
       // A chunk decides its rows one flow version at a time: the rows after those it decided go in the next one.
       if (chunk.decided !== undefined && chunk.decided >= 1 && chunk.decided < end - offset) end = offset + chunk.decided;
@@ -324,22 +329,23 @@ export class RecordsController {
     const limit = parseLimit(query.limit);
     if (!isImportId(importId)) throw notFound('Import');
     const home = countryOfImportId(importId);
-    // A wrong door only if the import is there for this application: its report is the application's, not the account's.
-    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', { application_id: principal.application.id });
+    // A wrong door only if the import is there for an application of the token's account.
+    if (home) await this.homeCountry.requireHere(home, 'import', importId, 'Import', audienceOf(principal));
+    const applicationId = await this.accounts.applicationFor(principal, 'import', importId);
     const read = (request: ImportGetRequest) => firstValueFrom(this.clients.own.send<ImportReportPageMessage>(RECORDS_IMPORT_GET, request));
     if (whole) {
       // Read in pages (a large report is more than one message on the bus carries) over the rows it
       // held at the first one, put together here.
-      const { next: after, ...report } = await read({ application_id: principal.application.id, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS });
+      const { next: after, ...report } = await read({ application_id: applicationId, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS });
       for (let next = after; next; ) {
-        const page = await read({ application_id: principal.application.id, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS, position: next });
+        const page = await read({ application_id: applicationId, import_id: importId, limit: IMPORT_REPORT_MESSAGE_ROWS, position: next });
         report.rows.push(...page.rows);
         next = page.next;
       }
       return { ...report, next_cursor: null };
     }
     const position = importReportPosition(query.cursor, importId);
-    const { next, ...page } = await read({ application_id: principal.application.id, import_id: importId, limit, ...(position ? { position } : {}) });
+    const { next, ...page } = await read({ application_id: applicationId, import_id: importId, limit, ...(position ? { position } : {}) });
     return { ...page, next_cursor: next ? importReportCursor(importId, next) : null };
   }
 

@@ -59,30 +59,49 @@ export class HomeCountry {
    * if it is one, comes from there.
    */
   async existsIn(home: string, kind: ResourceKind, id: string, visibleTo?: ResourceAudience): Promise<boolean> {
+    const answer = await this.askIn(home, kind, id, visibleTo);
+    return answer?.exists ?? true;
+  }
+
+  /**
+   * The application the peer country `home` says the resource belongs to, when it has it visible to
+   * `visibleTo`; null when it has not; undefined when it cannot be asked.
+   */
+  async ownerIn(home: string, kind: ResourceKind, id: string, visibleTo: ResourceAudience): Promise<string | null | undefined> {
+    const answer = await this.askIn(home, kind, id, visibleTo);
+    return answer && (answer.exists ? (answer.application_id ?? null) : null);
+  }
+
+  private async askIn(home: string, kind: ResourceKind, id: string, visibleTo?: ResourceAudience): Promise<ResourceExistsReply | undefined> {
     try {
       const request: ResourceExistsRequest = { kind, id, ...(visibleTo ? { visible_to: visibleTo } : {}) };
-      const { exists } = await firstValueFrom(
+      return await firstValueFrom(
         this.clients.peer(home).send<ResourceExistsReply, ResourceExistsRequest>(GATEWAY_RESOURCE_EXISTS, request).pipe(timeout(EXISTS_TIMEOUT_MS)),
       );
-      return exists;
     } catch {
-      return true;
+      return undefined;
     }
   }
 
-  /** For a peer country: whether the resource exists here and is visible to the audience it names. */
-  async exists(request: ResourceExistsRequest): Promise<boolean> {
-    const owner: ResourceOwnerReply = await firstValueFrom(
-      this.clients.own.send<ResourceOwnerReply, ResourceOwnerRequest>(DECISIONS_RESOURCE_OWNER, { kind: request.kind, id: request.id }),
-    );
-    if (!owner.application_id) return false;
+  /** For a peer country: whether the resource exists here and is visible to the audience it names, and whose it is then. */
+  async exists(request: ResourceExistsRequest): Promise<ResourceExistsReply> {
+    const owner = await this.owner(request.kind, request.id);
+    if (!owner) return { exists: false };
     const audience = request.visible_to;
-    if (!audience) return true;
-    const application = this.index.application(owner.application_id);
-    if (!application) return false;
-    if (audience.account_id !== undefined && application.accountId !== audience.account_id) return false;
-    if (audience.application_id !== undefined && application.id !== audience.application_id) return false;
-    return true;
+    if (!audience) return { exists: true, application_id: owner };
+    const application = this.index.application(owner);
+    if (!application) return { exists: false };
+    if (audience.account_id !== undefined && application.accountId !== audience.account_id) return { exists: false };
+    if (audience.application_id !== undefined && application.id !== audience.application_id) return { exists: false };
+    return { exists: true, application_id: owner };
+  }
+
+  /** The application a resource of this country belongs to (DECISIONS_RESOURCE_OWNER), or null. */
+  async owner(kind: ResourceKind, id: string): Promise<string | null> {
+    const owner: ResourceOwnerReply = await firstValueFrom(
+      this.clients.own.send<ResourceOwnerReply, ResourceOwnerRequest>(DECISIONS_RESOURCE_OWNER, { kind, id }),
+    );
+    return owner.application_id;
   }
 }
 
@@ -92,7 +111,7 @@ export class HomeCountryController {
   constructor(private readonly home: HomeCountry) {}
 
   @MessagePattern(GATEWAY_RESOURCE_EXISTS)
-  async exists(@Payload() request: ResourceExistsRequest): Promise<ResourceExistsReply> {
-    return { exists: await this.home.exists(request) };
+  exists(@Payload() request: ResourceExistsRequest): Promise<ResourceExistsReply> {
+    return this.home.exists(request);
   }
 }

@@ -8,9 +8,11 @@ import { APPLICATION_ID } from '../patterns';
  * see), and a plain 404 for anything else, as the contract says. Only the opaque id travels, and the
  * answer is a yes or a no. A `consent_record` is a record that has a consent receipt (a Record API,
  * capture, import or form-builder record, or a consent session's; not an approval's): the gateway
- * asks for it when the receipt is not frozen yet, to tell a receipt on its way from none.
+ * asks for it when the receipt is not frozen yet, to tell a receipt on its way from none. A `flow`
+ * is in every country (flows are configuration): asked of the own country, for an API token that
+ * names a flow of another application of its account.
  */
-export const RESOURCE_KINDS = ['record', 'consent_record', 'capture', 'form_connection', 'template', 'import', 'session', 'subject'] as const;
+export const RESOURCE_KINDS = ['record', 'consent_record', 'capture', 'form_connection', 'template', 'import', 'session', 'subject', 'flow'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /** decisions (own country): which application a resource belongs to, or null. Every kind above is the decisions service's. */
@@ -53,4 +55,9 @@ export class ResourceExistsRequest extends ResourceOwnerRequest {
 
 export interface ResourceExistsReply {
   exists: boolean;
+  /**
+   * The application it belongs to, when it exists for the audience asked about (an opaque id of
+   * configuration, never personal data): what an API token acting for its account acts for.
+   */
+  application_id?: string;
 }
