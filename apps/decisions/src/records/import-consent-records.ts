@@ -191,7 +191,8 @@ export class ImportConsentRecords {
       dry_run: false,
       status: found.status,
       ...(found.failure ? { failure: found.failure } : {}),
-      summary: found.summary,
+      // In the import's answer's order (the stored jsonb keeps keys in an order of its own).
+      summary: { recorded: found.summary.recorded, refused: found.summary.refused },
       rows: page.rows,
       created_at: new Date(found.created_at).toISOString(),
       ...(page.next ? { next: page.next } : {}),

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, buildMessage, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { decisionShapeIssues, isZonedDateTime } from '@dcr/domain';
+import { decisionShapeIssues, isZonedDateTime, MAX_IMPORT_ROWS } from '@dcr/domain';
 import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
 import { ErrorBodyDto, ErrorDetailDto } from '../openapi/openapi.decorators';
 
@@ -117,8 +117,6 @@ export class CreateConsentRecordDto {
   @Matches(/^[0-9a-f]{64}$/, { message: 'notice_digest must be 64 lower-case hex characters' })
   notice_digest?: string;
 }
-
-export const MAX_IMPORT_ROWS = 10_000;
 
 /** The rows of an import that are not objects (`null`, a string, an array), each named by its index: a 422 lists them all. */
 export function importRowsNotObjects(records: unknown[]): Array<{ field: string; reason: string }> {

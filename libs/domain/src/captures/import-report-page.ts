@@ -14,6 +14,12 @@ export interface ImportReportPosition {
   of: number;
 }
 
+/** The most rows one import takes (the contract: at most 10,000 records per request), so the most a report holds. */
+export const MAX_IMPORT_ROWS = 10_000;
+
+/** The fields an import report cursor holds: one with any other was not issued here. */
+const CURSOR_FIELDS = ['list', 'after', 'of'];
+
 /** Which list an import report cursor pages: that import's rows, and no other's. */
 function importReportList(importId: string): string {
   return `import_rows:${importId}`;
@@ -30,13 +36,16 @@ export function importReportCursor(importId: string, position: ImportReportPosit
 
 /**
  * The position an import report cursor names (undefined without one). A cursor that is no cursor
- * (malformed), one of another list or another import's report, or one whose position is not a row
- * index and a count of rows (changed by hand) is `invalid_request` naming `cursor`.
+ * (malformed), one of another list or another import's report, or one that could not have been
+ * issued (changed by hand: a field it never holds, a position that is not a row index of an import
+ * and a count of rows a report can hold) is `invalid_request` naming `cursor`. Cursors are not
+ * signed: a position changed by hand into another a report could have pages the import's own rows.
  */
 export function importReportPosition(cursor: unknown, importId: string): ImportReportPosition | undefined {
   const decoded = decodeCursor<{ list?: unknown; after?: unknown; of?: unknown }>(cursor);
   if (decoded === undefined) return undefined;
-  if (decoded.list !== importReportList(importId) || !isCount(decoded.after, 0) || !isCount(decoded.of, 1)) throw refusedCursor();
+  if (decoded.list !== importReportList(importId) || !Object.keys(decoded).every((key) => CURSOR_FIELDS.includes(key))) throw refusedCursor();
+  if (!isCount(decoded.after, 0) || !isCount(decoded.of, 1) || decoded.after >= MAX_IMPORT_ROWS - 1 || decoded.of > MAX_IMPORT_ROWS) throw refusedCursor();
   return { after: decoded.after, of: decoded.of };
 }
 
