@@ -1,4 +1,4 @@
-import { activeFlowApplication, CountryPair, eventually, http, importReportPages, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
+import { activeFlowApplication, applicationWithToken, CountryPair, eventually, http, importReportPages, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 import { NEWSLETTER_FLOW } from '../support/fixtures';
 import { openApiConformance } from '../support/openapi-conformance';
 import { ImportConsentRecords } from '../../apps/decisions/src/records/import-consent-records';
@@ -123,13 +123,13 @@ describe('import reports in pages', () => {
     expect([unknown.status, fieldsOf(unknown)]).toEqual([400, ['page']]);
   });
 
-  it("answers an import's pages only to its application (404 to another, with or without a cursor) and in its own country", async () => {
+  it("answers an import's pages only to its account (404 to another account's application, with or without a cursor) and in its own country", async () => {
     const real = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: rows('scoped', 60) });
     expect(real.status).toBe(201);
     const cursor = (await report(real.body.import_id, '?limit=50')).body.next_cursor;
     expect(cursor).toEqual(expect.any(String));
-    const other = (await api('POST', '/api/v1/applications', { name: 'Other shop', environment: 'sandbox' })).body.id;
-    const otherToken = (await api('POST', `/api/v1/applications/${other}/api_tokens`, {})).body.token;
+    // (An application of its own account reads them: an API token reaches every application of its account.)
+    const { apiToken: otherToken } = await applicationWithToken(us, adminToken, { name: 'Other shop', environment: 'sandbox' });
     await eventually(async () => (await api('GET', '/api/v1/me', undefined, de, otherToken)).status === 200);
     for (const country of [us, de]) {
       for (const query of ['', '?limit=10', `?cursor=${cursor}`]) {
