@@ -104,6 +104,19 @@ describe('consent in your own forms, as documented', () => {
     const other = await authorize({ email: 'fay@example.com', external_id: 'crm-other' });
     expect([other.status, other.body.code]).toEqual([409, 'conflict']);
   });
+  it('refuses a body sent to a route that takes none, naming its fields, and does nothing then', async () => {
+    const draft = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Activated without a body' });
+    expect(draft.status).toBe(201);
+    const activate = (body: unknown) => api('POST', `/api/v1/flows/${draft.body.id}/activate`, body);
+    const refused = await activate({ x: 1, activate_at: '2030-01-01T00:00:00Z' });
+    expect([refused.status, refused.body.code, refused.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, 'validation_failed', ['x', 'activate_at']]);
+    expect([(await activate([1])).status, (await activate([1])).body.details]).toEqual([422, [{ field: 'body', reason: 'this route takes no request body' }]]);
+    expect((await api('GET', `/api/v1/flows/${draft.body.id}`)).body.status).toBe('draft');
+    // An empty body, or none, is a body it does not read.
+    expect((await activate({})).status).toBe(200);
+    expect((await api('GET', `/api/v1/flows/${draft.body.id}`)).body.status).toBe('active');
+  });
+
   it('refuses a query parameter given twice that the route takes once as "must be given once", naming it, and takes a list parameter repeated', async () => {
     const recorded = await api('POST', '/api/v1/consent_records', {
       flow_id: flowId,

@@ -20,7 +20,7 @@ import { errorAnswer } from '../http/error-responder';
 import { clientErrorHandler, frameworkErrorHandler } from '../http/framework-errors';
 import { useFormBodyParser } from '../http/form-body';
 import { useJsonBodyParser } from '../http/json-body';
-import { queryParameterCheck } from '../http/query-parameters';
+import { bodyCheck, queryParameterCheck } from '../http/query-parameters';
 import { requestIdOf } from '../http/request-id';
 import { addRouteHook, routeMethods } from '../http/route-hooks';
 import { EdgeValidationPipe } from '../http/validation.pipe';
@@ -165,7 +165,7 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
   const openApi = app.get(OpenApiDocument);
   // Routes are registered at init, after this hook. Each is traced back to its controller method,
   // whose decorators decide, once: its authentication (a preHandler hook, first: nothing else runs for
-  // a caller who is refused), the query parameters an /api/v1 route takes (any other is refused next), and whether it is answered directly (@DirectRoute(): by Fastify without
+  // a caller who is refused), the query parameters an /api/v1 route takes (any other is refused next), whether it takes a body at all, and whether it is answered directly (@DirectRoute(): by Fastify without
   // Nest's pipeline, and a plain GET of its path by the direct lane, before Fastify). It also
   // raises the body limit of the import route only, keeps the raw body of the form builder's signed
   // webhook (and only there), and gives POST routes the idempotency hooks (unless @AnswerNotKept()).
@@ -177,6 +177,9 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
     // Added first, then authentication before it: a caller who is refused learns nothing of the query.
     const checkQuery = queryParameterCheck(route.url, resolved);
     if (checkQuery) addRouteHook(route, 'preHandler', checkQuery, 'first');
+    // A body sent to a route that reads none is refused after the query, naming its fields.
+    const checkBody = bodyCheck(route.url, resolved);
+    if (checkBody) addRouteHook(route, 'preHandler', checkBody);
     const authenticate = authenticator.hookFor(policy);
     if (authenticate) addRouteHook(route, 'preHandler', authenticate, 'first');
     const direct = directHandlerFor(resolved, route.url);
