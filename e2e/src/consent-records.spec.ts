@@ -1342,7 +1342,9 @@ describe('consent records', () => {
     expect(enabled.body.settings).toEqual({ browser_commit: true });
     expect((await as('GET', `/api/v1/applications/${shop.id}`)).body.settings).toEqual({ browser_commit: true });
     // The last origin cannot go while browser commit needs it.
-    expect((await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`)).status).toBe(409);
+    const lastOrigin = await as('DELETE', `/api/v1/applications/${shop.id}/allowed_origins/${encodeURIComponent('https://shop.example')}`);
+    expect([lastOrigin.status, lastOrigin.body.code, lastOrigin.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, 'conflict', ['browser_commit']]);
+    expect((await openApiConformance(us.url))('DELETE', '/api/v1/applications/{application_id}/allowed_origins/{origin}', lastOrigin)).toEqual([true, null]);
 
     const browser = (body: unknown, country = us) => http(country.url, 'POST', '/api/v1/captures', { body, headers: { 'x-publishable-key': publishableKey, origin: 'https://shop.example' } });
     const decisions = { newsletter: granted, analytics: declined };

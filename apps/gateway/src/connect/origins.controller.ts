@@ -3,7 +3,7 @@ import { ApiCreatedResponse, ApiBearerAuth, ApiNoContentResponse, ApiOkResponse,
 import type { FastifyReply } from 'fastify';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal } from '../auth/principal';
-import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { AddAllowedOriginDto, AllowedOriginDto, AllowedOriginEnvelopeDto, ListQueryDto } from './connect.dto';
 import { OriginsService } from './origins.service';
 
@@ -48,6 +48,7 @@ export class OriginsController {
   @RequireScopes('applications:write')
   @ApiOperation({ summary: 'Remove an allowed origin (the origin URL-encoded in the path)' })
   @ApiNoContentResponse()
+  @ApiConflict('Browser commit is on and this is the last allowed origin: turn browser commit off first (`details` on `browser_commit`)')
   async remove(
     @CurrentPrincipal() principal: Principal,
     @Param('application_id') applicationId: string,

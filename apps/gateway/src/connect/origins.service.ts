@@ -65,7 +65,9 @@ export class OriginsService {
       // Locked as changing settings locks it: browser commit is never left without an origin.
       const current = await manager.getRepository(ApplicationRecord).findOne({ where: { id: applicationId }, lock: { mode: 'pessimistic_write' } });
       if (current?.browserCommit && (await manager.getRepository(AllowedOriginRecord).count({ where: { applicationId, removedAt: IsNull() } })) === 1) {
-        throw new DomainError('conflict', 'Browser commit is on and needs at least one allowed origin; turn it off first (PATCH …/settings)');
+        throw new DomainError('conflict', 'Browser commit is on and needs at least one allowed origin; turn it off first (PATCH …/settings)', [
+          { field: 'browser_commit', reason: 'is on, and needs at least one allowed origin: turn it off before removing the last one' },
+        ]);
       }
       // Kept, marked removed, so that the removal reaches the other countries and is merged there.
       const result = await manager.getRepository(AllowedOriginRecord).update({ applicationId, origin, removedAt: IsNull() }, { removedAt: new Date() });
