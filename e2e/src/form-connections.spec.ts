@@ -213,6 +213,15 @@ describe('form connections', () => {
     expect(entry.actor).toMatchObject({ type: 'application' });
   });
 
+  it('refuses a signed submission that answers one question twice, naming the second answer, and records nothing', async () => {
+    const { body: connection } = await create();
+    const before = (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
+    const raw = submission('b4b12ec67a1365927098a606107fac15', [email('twice@example.org'), yesNo('newsletter_q', 'f_news', false), yesNo('newsletter_q', 'f_news', true), choice('analytics_no'), yesNo('fraud_q', 'f_fraud', true)]);
+    const delivered = await deliver(connection.id, raw, sign(connection.secret, raw));
+    expect([delivered.status, delivered.body.details?.map((d: { field: string }) => d.field)]).toEqual([422, ['form_response.answers[2]']]);
+    expect((await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n).toBe(before);
+  });
+
   it('records a signed submission with channel form_platform_webhook and platform typeform; a redelivery answers the same record', async () => {
     const { body: connection } = await create();
     const raw = submission('a3a12ec67a1365927098a606107fac15', [

@@ -79,6 +79,15 @@ describe('parseTypeformSubmission', () => {
     expect(refusal(() => parseTypeformSubmission([])).details![0].field).toBe('body');
   });
 
+  it('refuses a second answer to the same question (by ref, or by id) by name, instead of reading one of them', () => {
+    const byRef = refusal(() => parseTypeformSubmission(delivery([email('ada@example.com'), yesNo('newsletter_q', 'f_news', false), yesNo('newsletter_q', 'f_other', true)])));
+    expect(byRef.details).toEqual([{ field: 'form_response.answers[2]', reason: 'answers the same question as form_response.answers[1]: a response answers each question once' }]);
+    const byId = refusal(() => parseTypeformSubmission(delivery([yesNo('newsletter_q', 'f_news', true), email('ada@example.com'), email('bob@example.com'), yesNo('renamed', 'f_news', false)])));
+    expect(byId.details!.map((issue) => issue.field)).toEqual(['form_response.answers[2]', 'form_response.answers[3]']);
+    // Different questions, each answered once, are read.
+    expect(parseTypeformSubmission(delivery([email('ada@example.com'), yesNo('newsletter_q', 'f_news', true), yesNo('fraud_q', 'f_fraud', false)])).answers).toHaveLength(3);
+  });
+
   it('refuses a submitted_at without its zone, or on a day the month does not have, instead of reading it in the server\'s zone', () => {
     // '2026-11-20T10:00:00' was read in the server's local time zone (another instant on a server in
     // Europe/Berlin than in UTC), and '2026-02-30T10:00:00Z' was recorded as 2 March.

@@ -118,13 +118,23 @@ export function parseTypeformSubmission(body: unknown): TypeformSubmission {
   if (!Array.isArray(rawAnswers) || rawAnswers.length > MAX_ANSWERS) {
     issues.push({ field: 'form_response.answers', reason: `must be an array of at most ${MAX_ANSWERS} answers` });
   } else {
+    // A response answers each question once: a second answer to one (by its ref, or its id) would
+    // leave which of them was meant to chance, so it is refused by name, never one picked.
+    const answered = new Map<string, number>();
     rawAnswers.forEach((answer, index) => {
       if (!isPlainObject(answer) || !isPlainObject(answer.field) || !text(answer.type)) {
         issues.push({ field: `form_response.answers[${index}]`, reason: 'must be {field: {id, ref, type}, type, <value>}' });
         return;
       }
-      const field = answer.field;
-      answers.push({ ...answer, field: { id: text(field.id), ref: text(field.ref), type: text(field.type) }, type: answer.type as string });
+      const field = { id: text(answer.field.id), ref: text(answer.field.ref), type: text(answer.field.type) };
+      const keys = [field.ref === null ? null : `ref:${field.ref}`, field.id === null ? null : `id:${field.id}`].filter((key): key is string => key !== null);
+      const first = keys.map((key) => answered.get(key)).find((earlier) => earlier !== undefined);
+      if (first !== undefined) {
+        issues.push({ field: `form_response.answers[${index}]`, reason: `answers the same question as form_response.answers[${first}]: a response answers each question once` });
+        return;
+      }
+      for (const key of keys) answered.set(key, index);
+      answers.push({ ...answer, field, type: answer.type as string });
     });
   }
   if (issues.length > 0) throw validationFailed(issues, 'The delivery is not a Typeform submission');
