@@ -464,6 +464,9 @@ ${extra}
     expect(wrongHost.body.details).toEqual([{ field: 'rendering_evidence.host_origin', reason: 'differs from the origin the field was rendered for' }]);
     const inherited = await capture({ render_proof: proof, rendering_evidence: { ...evidence, controls: { ...evidence.controls, toString: { changed: true, trusted_gesture: true } } } });
     expect([inherited.status, inherited.body.details]).toEqual([422, [{ field: 'rendering_evidence.controls.toString', reason: 'is not a control the consent field rendered' }]]);
+    // A field a control's evidence never holds is refused by name, not dropped.
+    const extra = await capture({ render_proof: proof, rendering_evidence: { ...evidence, controls: { ...evidence.controls, newsletter: { ...evidence.controls.newsletter, value: 'secret' } } } });
+    expect([extra.status, extra.body.details]).toEqual([422, [{ field: 'rendering_evidence.controls.newsletter.value', reason: "is not a field of a control's evidence (changed, trusted_gesture)" }]]);
 
     const first = await capture({ render_proof: proof });
     expect(first.status).toBe(201);

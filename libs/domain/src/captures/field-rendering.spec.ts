@@ -151,6 +151,11 @@ describe('rendering evidence', () => {
       { field: 'rendering_evidence.controls.toString', reason: 'is not a control the consent field rendered' },
       { field: 'rendering_evidence.controls.constructor', reason: 'is not a control the consent field rendered' },
     ]);
+    // A field a control's evidence never holds is refused by name, not dropped.
+    const controls = observed.controls as Record<string, object>;
+    expect(refusal(() => fieldRenderingEvidence(facts, { ...observed, controls: { ...controls, marketing: { ...controls.marketing, value: 'secret' } } })).details).toEqual([
+      { field: 'rendering_evidence.controls.marketing.value', reason: "is not a field of a control's evidence (changed, trusted_gesture)" },
+    ]);
     expect(refusal(() => fieldRenderingEvidence(facts, { ...observed, controls: null })).details).toEqual([
       { field: 'rendering_evidence.controls', reason: 'must be an object of purpose key to {changed, trusted_gesture}' },
     ]);

@@ -132,6 +132,9 @@ export interface FieldObservations {
   visibility_measurement: unknown;
 }
 
+/** The fields of a rendered control's evidence, and no others. */
+const CONTROL_EVIDENCE_FIELDS = ['changed', 'trusted_gesture'];
+
 /**
  * The `rendering_evidence` entries of a field capture, or `validation_failed` naming the
  * `rendering_evidence.*` fields that contradict the rendering or are malformed.
@@ -158,6 +161,11 @@ export function fieldRenderingEvidence(facts: FieldRenderFacts, observed: FieldO
     const field = `rendering_evidence.controls.${key}`;
     if (!isPlainObject(entry) || typeof entry.changed !== 'boolean' || typeof entry.trusted_gesture !== 'boolean') {
       issues.push({ field, reason: 'must be {changed: boolean, trusted_gesture: boolean} for every control the field rendered' });
+    } else if (Object.keys(entry).some((name) => !CONTROL_EVIDENCE_FIELDS.includes(name))) {
+      // A field the evidence never holds is refused by name, as a decision's is, never dropped.
+      for (const name of Object.keys(entry).filter((name) => !CONTROL_EVIDENCE_FIELDS.includes(name))) {
+        issues.push({ field: `${field}.${name}`, reason: `is not a field of a control's evidence (${CONTROL_EVIDENCE_FIELDS.join(', ')})` });
+      }
     } else if (entry.trusted_gesture && !entry.changed) {
       issues.push({ field, reason: 'trusted_gesture can only be true for a control that was changed' });
     } else {
