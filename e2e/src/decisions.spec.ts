@@ -284,6 +284,30 @@ describe('flows and decisions', () => {
       await eventually(async () => (await trailEvents(us, 'consent.revoked')).length > 0);
     });
 
+
+    it("opens, verifies and exchanges a session of another application of its account with an API token of that account, as the flow's application's", async () => {
+      const sibling = await applicationWithToken(us, apiToken, { name: 'Acme outlet', environment: 'sandbox' });
+      const asSibling = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: sibling.apiToken, body });
+      const decided = async (email: string) => {
+        const created = await asSibling('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, delivery_mode: 'direct' });
+        expect(created.status).toBe(201);
+        const token: string = created.body.session_token;
+        expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.application).toMatchObject({ id: applicationId });
+        await signIn(token, email);
+        const done = await participant(token, 'complete', { outcome: 'granted', purposes: { newsletter: true, analytics: false, fraud: false } });
+        expect(done.status).toBe(200);
+        return { token, exchangeToken: done.body.exchange_token as string };
+      };
+      const verifiedOne = await decided('hana@example.com');
+      const verified = await asSibling('GET', `/api/v1/decisions/${verifiedOne.token}/verify?consent_token=${verifiedOne.exchangeToken}`);
+      expect(verified.body).toEqual({ valid: true, status: 'fulfilled', outcome: 'granted' });
+      // Spent once, for the account: the flow's own application's token finds it spent too.
+      expect((await api('GET', `/api/v1/decisions/${verifiedOne.token}/verify?consent_token=${verifiedOne.exchangeToken}`)).body).toEqual({ valid: false, status: 'expired' });
+      const exchangedOne = await decided('ivo@example.com');
+      const exchanged = await asSibling('POST', `/api/v1/decisions/${exchangedOne.token}/exchange`, { exchange_token: exchangedOne.exchangeToken });
+      expect([exchanged.status, exchanged.body.status]).toEqual([200, 'fulfilled']);
+      expect((await asSibling('POST', `/api/v1/decisions/${exchangedOne.token}/exchange`, { exchange_token: exchangedOne.exchangeToken })).status).toBe(410);
+    });
     it('exchanges the token for claims, attestations and credentials', async () => {
       // The person named as a list is refused naming the field (it was accepted).
       const listed = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: [{ email: 'grace@example.com' }] });

@@ -15,6 +15,7 @@ import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-ki
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import { AccountApplications } from '../auth/account-applications';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex, IndexedApplication } from '../connect/credential-index';
 import { publicBaseUrl } from '../http/public-url';
@@ -47,6 +48,7 @@ export class DecisionsController {
     private readonly clients: ServiceClients,
     private readonly index: CredentialIndex,
     private readonly access: DecisionAccess,
+    private readonly accounts: AccountApplications,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {}
 
@@ -103,13 +105,14 @@ export class DecisionsController {
   @ApiResponse(WRONG_COUNTRY)
   async verify(@CurrentPrincipal() principal: Principal, @Param('session_token') token: string, @Query() query: VerifyQueryDto): Promise<VerifyReply> {
     await this.access.requireHomedHere(token);
-    const application = this.callerApplication(principal);
-    return firstValueFrom(
-      this.clients.own.send<VerifyReply>(DECISIONS_VERIFY, {
-        session_token: token,
-        consent_token: query.consent_token,
-        application_id: application.id,
-      }),
+    return this.asSessionApplication(principal, token, (applicationId) =>
+      firstValueFrom(
+        this.clients.own.send<VerifyReply>(DECISIONS_VERIFY, {
+          session_token: token,
+          consent_token: query.consent_token,
+          application_id: applicationId,
+        }),
+      ),
     );
   }
 
@@ -130,19 +133,46 @@ export class DecisionsController {
     @Body() body: ExchangeDto,
   ): Promise<ExchangeReply> {
     await this.access.requireHomedHere(token);
-    const application = this.callerApplication(principal);
-    return firstValueFrom(
-      this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {
-        session_token: token,
-        exchange_token: body.exchange_token,
-        application_id: application.id,
-      }),
+    return this.asSessionApplication(principal, token, (applicationId) =>
+      firstValueFrom(
+        this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {
+          session_token: token,
+          exchange_token: body.exchange_token,
+          application_id: applicationId,
+        }),
+      ),
     );
   }
 
   private callerApplication(principal: Principal): IndexedApplication {
     if (principal.kind === 'admin') throw new DomainError('forbidden', 'Use an API token of the application');
     return principal.application;
+  }
+
+  /**
+   * Verify and exchange act for the session's application when it is one of an API token's account
+   * (AccountApplications): asked as the token's own application first, so the common case costs
+   * nothing more, then, when that application has no such session (404), as the session's. A token
+   * is spent only by the application that has its session, so the first try spends nothing.
+   */
+  private async asSessionApplication<T>(principal: Principal, token: string, act: (applicationId: string) => Promise<T>): Promise<T> {
+    const own = this.callerApplication(principal);
+    try {
+      return await act(own.id);
+    } catch (error) {
+      if (principal.kind !== 'api_token' || !(error instanceof DomainError) || error.code !== 'not_found') throw error;
+      const owner = await this.accounts.applicationFor(principal, 'session', token);
+      if (owner === own.id) throw error;
+      return act(owner);
+    }
+  }
+
+  /** A session opened without `application_id`: the flow's application, when it is one of an API token's account (AccountApplications), else the caller's. */
+  private async flowApplication(principal: Principal, flowId: string | undefined): Promise<IndexedApplication> {
+    const own = this.callerApplication(principal);
+    if (principal.kind === 'admin' || flowId === undefined) return own;
+    const applicationId = await this.accounts.applicationFor(principal, 'flow', flowId);
+    return applicationId === own.id ? own : (this.index.application(applicationId) ?? own);
   }
 
   private async open(
@@ -153,7 +183,7 @@ export class DecisionsController {
   ) {
     const application = body.application_id
       ? requireApplicationAccess(principal, this.index.application(body.application_id))
-      : this.callerApplication(principal);
+      : await this.flowApplication(principal, body.flow_id);
     if (principal.kind === 'publishable_key' && body.application_id && body.application_id !== principal.application.id) {
       throw new DomainError('forbidden', 'A publishable key opens sessions for its own application only');
     }
