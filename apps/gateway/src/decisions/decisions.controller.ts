@@ -105,15 +105,7 @@ export class DecisionsController {
   @ApiResponse(WRONG_COUNTRY)
   async verify(@CurrentPrincipal() principal: Principal, @Param('session_token') token: string, @Query() query: VerifyQueryDto): Promise<VerifyReply> {
     await this.access.requireHomedHere(token);
-    return this.asSessionApplication(principal, token, (applicationId) =>
-      firstValueFrom(
-        this.clients.own.send<VerifyReply>(DECISIONS_VERIFY, {
-          session_token: token,
-          consent_token: query.consent_token,
-          application_id: applicationId,
-        }),
-      ),
-    );
+    return this.asSessionApplication<VerifyReply>(principal, DECISIONS_VERIFY, token, { consent_token: query.consent_token });
   }
 
   @Post(['api/v1/decisions/:session_token/exchange', 'api/v1/consent_sessions/:session_token/exchange'])
@@ -133,15 +125,7 @@ export class DecisionsController {
     @Body() body: ExchangeDto,
   ): Promise<ExchangeReply> {
     await this.access.requireHomedHere(token);
-    return this.asSessionApplication(principal, token, (applicationId) =>
-      firstValueFrom(
-        this.clients.own.send<ExchangeReply>(DECISIONS_EXCHANGE, {
-          session_token: token,
-          exchange_token: body.exchange_token,
-          application_id: applicationId,
-        }),
-      ),
-    );
+    return this.asSessionApplication<ExchangeReply>(principal, DECISIONS_EXCHANGE, token, { exchange_token: body.exchange_token });
   }
 
   private callerApplication(principal: Principal): IndexedApplication {
@@ -150,12 +134,13 @@ export class DecisionsController {
   }
 
   /**
-   * Verify and exchange act for the session's application when it is one of an API token's account
+   * Verify and exchange (`pattern`, with `payload`) act for the session's application when it is one of an API token's account
    * (AccountApplications): asked as the token's own application first, so the common case costs
    * nothing more, then, when that application has no such session (404), as the session's. A token
    * is spent only by the application that has its session, so the first try spends nothing.
    */
-  private async asSessionApplication<T>(principal: Principal, token: string, act: (applicationId: string) => Promise<T>): Promise<T> {
+  private async asSessionApplication<T>(principal: Principal, pattern: string, token: string, payload: Record<string, unknown>): Promise<T> {
+    const act = (applicationId: string) => firstValueFrom(this.clients.own.send<T>(pattern, { session_token: token, ...payload, application_id: applicationId }));
     const own = this.callerApplication(principal);
     try {
       return await act(own.id);
