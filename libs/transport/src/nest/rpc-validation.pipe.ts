@@ -109,10 +109,19 @@ function failed(issues: FieldIssue[]): DomainError {
 }
 
 /** Flattens class-validator's error tree into one issue per failing field. */
+/**
+ * The constraints that say what a value must be at all: when one of them fails, the others (a
+ * length, a size, a range) say nothing of the value given, so the reason names only the type
+ * (`records: {}` "must be an array", not also "must contain at least 1 elements").
+ */
+const TYPE_CONSTRAINTS = new Set(['isDefined', 'isArray', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isObject', 'nestedValidation']);
+
 export function toFieldIssues(errors: ValidationError[], parentPath = ''): FieldIssue[] {
   return errors.flatMap((error) => {
     const field = [parentPath, error.property].filter((part) => part !== undefined && part !== '').join('.');
-    const reasons = Object.values(error.constraints ?? {});
+    const constraints = Object.entries(error.constraints ?? {});
+    const typeOnly = constraints.filter(([name]) => TYPE_CONSTRAINTS.has(name));
+    const reasons = (typeOnly.length > 0 ? typeOnly : constraints).map(([, reason]) => reason);
     const own = reasons.length > 0 ? [{ field, reason: reasons.join('; ') }] : [];
     return [...own, ...toFieldIssues(error.children ?? [], field)];
   });
