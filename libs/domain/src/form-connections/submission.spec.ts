@@ -187,6 +187,11 @@ describe('submissionRecord', () => {
       ),
     );
     expect(error.details!.map((issue) => issue.field)).toEqual(['email', 'decisions.newsletter', 'decisions.analytics']);
+    // A yes/no answer carrying no boolean is named as such, not as a changed form.
+    const malformed = refusal(() =>
+      submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.com'), { type: 'boolean', boolean: 'true', field: { id: 'f_news', type: 'yes_no', ref: 'newsletter_q' } }]))),
+    );
+    expect(malformed.details).toContainEqual({ field: 'decisions.newsletter', reason: 'the answer to newsletter_q is a yes/no answer without a boolean value (true or false)' });
   });
 
   it('refuses a control character (NUL, which cannot be stored) in the e-mail answer or the hidden id, naming each', () => {

@@ -162,6 +162,8 @@ function stringsOf(value: unknown): string[] {
 function yesOf(mapped: MappedPurpose, answer: TypeformAnswer): boolean | { problem: string } {
   if (mapped.choice === undefined) {
     if (answer.type === 'boolean' && typeof answer.boolean === 'boolean') return answer.boolean;
+    // A yes/no answer whose value is no boolean is a malformed delivery, not a changed form.
+    if (answer.type === 'boolean') return { problem: `the answer to ${mapped.field} is a yes/no answer without a boolean value (true or false)` };
     return { problem: `the answer to ${mapped.field} is ${answer.type}, not yes/no: the form changed since the mapping was saved` };
   }
   const { ref, id, label } = mapped.choice;
