@@ -708,6 +708,18 @@ describe('two countries on the in-process transport', () => {
       expect(refused.body.message).toContain(origins.post['x-required-scopes'][0]);
     });
 
+    it('lets a token grant no more scopes than it holds: a token that may only write applications mints no token that reads webhooks', async () => {
+      const mint = (token: string, body: unknown) => http(us.url, 'POST', `/api/v1/applications/${applicationId}/api_tokens`, { token, body });
+      const writer = await mint(apiToken, { name: 'applications only', scopes: ['applications:write'] });
+      expect([writer.status, writer.body.scopes]).toEqual([201, ['applications:write']]);
+      const beyond = await mint(writer.body.token, { scopes: ['applications:write', 'webhooks:read'] });
+      expect([beyond.status, beyond.body.code, beyond.body.details]).toEqual([403, 'forbidden', [{ field: 'scopes', reason: 'webhooks:read is not a scope of the token creating it' }]]);
+      // Without scopes, the minted token holds what its maker holds, not every scope.
+      const minted = await mint(writer.body.token, {});
+      expect([minted.status, minted.body.scopes]).toEqual([201, ['applications:write']]);
+      expect((await http(us.url, 'GET', `/api/v1/applications/${applicationId}/webhooks`, { token: minted.body.token })).status).toBe(403);
+    });
+
     it('refuses, on every /api/v1 route, a query parameter the route does not take, naming it; pages and assets take any', async () => {
       const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
       const unknown = { field: 'utm_source', reason: 'property utm_source should not exist' };

@@ -24,7 +24,12 @@ export class CredentialsController {
   @Post('api_tokens')
   @HttpCode(201)
   @RequireScopes('applications:write')
-  @ApiOperation({ summary: 'Create an API token; its value is shown once and stored only as a hash' })
+  @ApiOperation({
+    summary: 'Create an API token; its value is shown once and stored only as a hash',
+    description:
+      'A token grants no more than it holds: without `scopes` the new token gets the scopes of the token creating it (the admin token: all of them); ' +
+      'a scope the creating token lacks is a 403 naming it (`details` on `scopes`).',
+  })
   @ApiCreatedResponse({ type: CreatedApiTokenDto })
   createApiToken(
     @CurrentPrincipal() principal: Principal,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IsNull } from 'typeorm';
 import {
-  DEFAULT_API_TOKEN_SCOPES,
+  grantedScopes,
   generateApiToken,
   generatePublishableKey,
   hashCredential,
@@ -9,7 +9,6 @@ import {
   newOpaqueId,
   notFound,
   Page,
-  validateScopes,
 } from '@dcr/domain';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { pageOf } from '../http/paging';
@@ -54,7 +53,8 @@ export class CredentialsService {
 
   async createApiToken(principal: Principal, applicationId: string, input: CreateApiTokenDto): Promise<CreatedApiTokenDto> {
     requireApplicationAccess(principal, this.index.application(applicationId));
-    const scopes = input.scopes === undefined ? [...DEFAULT_API_TOKEN_SCOPES] : validateScopes(input.scopes);
+    // A token grants no more than it holds; the operator's admin token holds every scope.
+    const scopes = grantedScopes(input.scopes, principal.kind === 'api_token' ? principal.scopes : undefined);
     const token = generateApiToken();
     const record = Object.assign(new ApiTokenRecord(), {
       id: newApiTokenRecordId(),

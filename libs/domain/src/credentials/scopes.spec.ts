@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DomainError } from '../errors';
-import { API_TOKEN_SCOPES, DEFAULT_API_TOKEN_SCOPES, isApiTokenScope, validateScopes } from './scopes';
+import { API_TOKEN_SCOPES, DEFAULT_API_TOKEN_SCOPES, grantedScopes, isApiTokenScope, validateScopes } from './scopes';
 
 function refusal(scopes: unknown): DomainError {
   try {
@@ -62,5 +62,31 @@ describe('API token scopes', () => {
         expect(refusal([value]).code).toBe('validation_failed');
       }),
     );
+  });
+});
+
+describe('grantedScopes', () => {
+  it('grants, without scopes, what the creating token holds (the admin token: every scope), in the usual order', () => {
+    expect(grantedScopes(undefined, undefined)).toEqual([...API_TOKEN_SCOPES]);
+    expect(grantedScopes(undefined, ['webhooks:read', 'applications:write'])).toEqual(['applications:write', 'webhooks:read']);
+  });
+
+  it('grants a subset of what the creating token holds, and refuses with forbidden, naming each, a scope it lacks', () => {
+    expect(grantedScopes(['applications:write'], ['applications:read', 'applications:write'])).toEqual(['applications:write']);
+    let refused: unknown;
+    try {
+      grantedScopes(['applications:write', 'webhooks:read', 'audit:read'], ['applications:write']);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({
+      code: 'forbidden',
+      details: [
+        { field: 'scopes', reason: 'webhooks:read is not a scope of the token creating it' },
+        { field: 'scopes', reason: 'audit:read is not a scope of the token creating it' },
+      ],
+    });
+    // Malformed scopes are still a validation failure first.
+    expect(() => grantedScopes(['nope'], ['applications:write'])).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   });
 });

@@ -1,4 +1,4 @@
-import { FieldIssue, validationFailed } from '../errors';
+import { DomainError, FieldIssue, validationFailed } from '../errors';
 
 /**
  * Every scope an API token can hold. The specification names `audit:verify` (read authorization
@@ -64,3 +64,23 @@ export function validateScopes(scopes: unknown): string[] {
 
 /** Echo at most 64 characters of a caller's value back in a reason. */
 const shorten = (value: string): string => (value.length > 64 ? `${value.slice(0, 64)}…` : value);
+
+/**
+ * The scopes a new token gets from the credential that creates it: a token grants no more than it
+ * holds (`holder`; undefined for the operator's admin token, which holds them all), so a token
+ * narrowed to `applications:write` cannot mint one that reads webhooks. Without `scopes`, the
+ * holder's own; with scopes it does not hold, `forbidden` naming each.
+ */
+export function grantedScopes(requested: unknown, holder: readonly string[] | undefined): string[] {
+  if (requested === undefined) return holder === undefined ? [...DEFAULT_API_TOKEN_SCOPES] : API_TOKEN_SCOPES.filter((scope) => holder.includes(scope));
+  const scopes = validateScopes(requested);
+  const beyond = holder === undefined ? [] : scopes.filter((scope) => !holder.includes(scope));
+  if (beyond.length > 0) {
+    throw new DomainError(
+      'forbidden',
+      `This API token lacks the scope${beyond.length > 1 ? 's' : ''} ${beyond.join(', ')}, so it cannot grant ${beyond.length > 1 ? 'them' : 'it'}`,
+      beyond.map((scope) => ({ field: 'scopes', reason: `${scope} is not a scope of the token creating it` })),
+    );
+  }
+  return scopes;
+}
