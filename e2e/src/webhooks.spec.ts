@@ -191,6 +191,10 @@ describe('webhooks', () => {
 
     const before = receiver.at('/reject?five').length;
     await activeFlow();
+    // A replay on the disabled subscription is refused, naming it, and queues nothing.
+    const failedOne = (await deliveries(rejecting.id)).find((delivery) => !delivery.test);
+    const replay = await api('POST', `/api/v1/webhook_deliveries/${failedOne!.id}/replay`);
+    expect([replay.status, replay.body.code, replay.body.details?.[0]?.field]).toEqual([409, 'conflict', 'subscription']);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.at('/reject?five')).toHaveLength(before);
 
@@ -347,8 +351,11 @@ describe('webhooks', () => {
     // Another application's subscription id under this application is not found either.
     const foreign = await http(us.url, 'POST', `/api/v1/applications/${other}/webhooks`, { token: otherToken, body: { url: `${receiver.url}/ok`, events: ['consent.denied'] } });
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${foreign.body.id}`)).status).toBe(404);
+    // Its deliveries are not found under another application's path either, nor once it is deleted.
+    expect((await api('GET', `/api/v1/applications/${other}/webhooks/${subscription.id}/deliveries`, undefined, otherToken)).status).toBe(404);
     expect((await api('DELETE', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(204);
     expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}`)).status).toBe(404);
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/deliveries`)).status).toBe(404);
   });
 
   it('lists deliveries of large events in pages that fit one message on the bus, every delivery once', async () => {

@@ -29,7 +29,7 @@ import { actorOfPrincipal } from '../connect/configuration-audit';
 import { ListQueryDto } from '../connect/connect.dto';
 import { CredentialIndex } from '../connect/credential-index';
 import { pageOf } from '../http/paging';
-import { ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage } from '../openapi/openapi.decorators';
 import { CreateWebhookDto, WebhookDeliveryDto, WebhookDto, WebhookWithSecretDto } from './webhooks.dto';
 
 function webhookId(id: string): string {
@@ -193,6 +193,7 @@ export class WebhookDeliveriesController {
   @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Send the delivery\'s event again: a new delivery with the same event id and body, signed afresh' })
   @ApiAcceptedResponse({ type: WebhookDeliveryDto })
+  @ApiConflict('The subscription is disabled: enable it first (`details` on `subscription`)')
   async replay(@CurrentPrincipal() principal: Principal, @Param('delivery_id') deliveryId: string) {
     const applicationId = await this.applicationOf(principal, deliveryId);
     return firstValueFrom(

@@ -19,6 +19,11 @@ export class DeliveriesReader {
        ORDER BY d."created_at" DESC, d."id" DESC LIMIT $4`,
       [request.subscription_id, request.application_id, request.before ?? null, request.limit + 1],
     );
+    // No deliveries of a subscription this application does not have (deleted, another's, none): not found, as its other routes answer.
+    if (rows.length === 0) {
+      const [subscription] = await this.dataSource.query(`SELECT 1 FROM "webhooks"."subscriptions" WHERE "id" = $1 AND "application_id" = $2 AND "deleted_at" IS NULL`, [request.subscription_id, request.application_id]);
+      if (!subscription) throw notFound('Webhook');
+    }
     // No more than fit one message on the bus (each delivery carries its body and its attempts): a
     // page cut short says there is more, and the next starts after its last delivery.
     const deliveries = leadingWithin(await this.withAttempts(rows.slice(0, request.limit)));

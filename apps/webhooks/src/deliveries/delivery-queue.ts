@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { WebhookEventInput, WebhookReplayRequest, WebhookRefRequest, WebhookDeliveryMessage } from '@dcr/contracts';
-import { newOpaqueId, notFound, WEBHOOK_TEST_EVENT, webhookBody } from '@dcr/domain';
+import { DomainError, newOpaqueId, notFound, WEBHOOK_TEST_EVENT, webhookBody } from '@dcr/domain';
 import { recordEvent } from '@dcr/service-kit';
 import { DataSource } from 'typeorm';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
@@ -81,12 +81,18 @@ export class DeliveryQueue {
     const id = newOpaqueId('whd', 20);
     await this.dataSource.transaction(async (manager) => {
       const [original] = await manager.query(
-        `SELECT d."id", d."subscription_id", d."event_id", d."event_type", d."body", d."test" FROM "webhooks"."deliveries" d
+        `SELECT d."id", d."subscription_id", d."event_id", d."event_type", d."body", d."test", s."status" AS "subscription_status" FROM "webhooks"."deliveries" d
            JOIN "webhooks"."subscriptions" s ON s."id" = d."subscription_id" AND s."deleted_at" IS NULL
          WHERE d."id" = $1 AND d."application_id" = $2`,
         [request.delivery_id, request.application_id],
       );
       if (!original) throw notFound('Webhook delivery');
+      // A disabled subscription sends nothing: a replay queued there would fail without an attempt.
+      if (original.subscription_status === 'disabled') {
+        throw new DomainError('conflict', 'The subscription is disabled: enable it (POST …/webhooks/<id>/enable) before replaying its deliveries', [
+          { field: 'subscription', reason: `${original.subscription_id} is disabled` },
+        ]);
+      }
       await manager.query(
         `INSERT INTO "webhooks"."deliveries"
            ("id", "subscription_id", "application_id", "event_id", "event_type", "body", "status", "test", "replay_of", "attempts", "next_attempt_at", "created_at")
