@@ -10,15 +10,18 @@ const REFUSE_PROTOTYPE_KEYS = { protoAction: 'error', constructorAction: 'error'
  * The gateway's parser of `application/json` bodies (any charset parameter; other `+json` types are
  * read by no route and stay 415): Fastify's own, with one difference. Fastify's (secure-json-parse)
  * refuses a `__proto__` key, or a `constructor` key holding `prototype`, as it refuses text that is
- * not JSON, so such a body was answered "not valid JSON" naming `body`. Here malformed and empty
- * bodies still raise Fastify's errors, answered in one place (error-responder's malformedJson), and a
- * valid body holding such keys is a 400 naming each key's path (`subject.__proto__`).
+ * not JSON, so such a body was answered "not valid JSON" naming `body`. Here malformed bodies still
+ * raise Fastify's error, answered in one place (error-responder's malformedJson), an empty body is
+ * read as none (Fastify refuses it as malformed), and a valid body holding such keys is a 400 naming
+ * each key's path (`subject.__proto__`).
  *
  * secure-json-parse answers `null` (`safe`) when it finds such a key; only then, or for a body that is
  * `null` itself, is the text parsed again to find where: an ordinary body costs what Fastify's parser did.
  */
 export function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (error: Error | null, parsed?: unknown) => void): void {
-  if (body.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+  // An empty body labelled JSON (what many clients send for a POST without a body) is no body: a
+  // route that reads none acts, and one that reads one answers that its body must be a JSON object.
+  if (body.length === 0) return done(null, undefined);
   let parsed: unknown;
   try {
     parsed = secureJsonParse(body, undefined, REFUSE_PROTOTYPE_KEYS);
