@@ -84,6 +84,16 @@ describe('dcr-audit-verify', () => {
     expect(run(good, '--keys', keysXA, '--keys', keysXB, '--min-witnesses', '2').status).toBe(1);
   });
 
+  it('--grace-minutes sets how long before the anchor an entry may have occurred unproven; without its proofs an old export is INVALID', () => {
+    const unproven = file('unproven.json', { ...scene.exported, inclusion_proofs: [] });
+    const refused = run(unproven, '--keys', keysXA, '--keys', keysXB);
+    expect([refused.status, refused.lines[0]]).toEqual([1, `INVALID: 7 entries of app-a in XA, 0 proven in anchor ${scene.anchor.id}`]);
+    expect(refused.lines).toContain('untrusted from there on: 7 entries');
+    // The scene's entries occurred a day before its anchor: a grace of two days takes them as appended late.
+    expect(run(unproven, '--keys', keysXA, '--keys', keysXB, '--grace-minutes', '2880').status).toBe(0);
+    expect(run(unproven, '--keys', keysXA, '--grace-minutes', 'soon').status).toBe(2);
+  });
+
   it('--anchors takes the page or its data array, and flags an export anchor that is not listed', () => {
     const page = file('anchors-page.json', { data: [scene.anchor], has_more: false });
     const array = file('anchors-array.json', [scene.anchor]);

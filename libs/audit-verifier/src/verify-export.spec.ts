@@ -323,9 +323,30 @@ describe('verifyAuditExport', () => {
       expect(report.untrusted_entry_ids).toEqual(ids(partial.chainA.slice(5)));
     });
 
-    it('an export without an anchor checks the chain only', () => {
+    it('a tail rewritten with its proofs left out is caught: an entry that occurred long before the anchor must be proven', () => {
+      // The whole export's entries occurred a day before its anchor was made.
+      const rewritten = clone(exported);
+      rewritten.entries = resealFrom(exported.entries, 4, (entry) => {
+        entry.event_type = 'decision.recorded';
+      });
+      const kept = new Set(ids(rewritten.entries.slice(0, 4)));
+      rewritten.inclusion_proofs = rewritten.inclusion_proofs.filter((proof) => kept.has(proof.entry_id));
+      const report = verify(rewritten);
+      expect(report.valid).toBe(false);
+      expect(kinds(report.findings)).toEqual(['inclusion:proof_missing', 'inclusion:proof_missing', 'inclusion:proof_missing']);
+      expect(report.first_bad_entry).toMatchObject({ seq: 5, reason: expect.stringMatching(/inclusion proof is missing \(it occurred at .*, more than 60 minutes before the anchor was made/) });
+      // Every proof left out: nothing proven, and every entry named.
+      const stripped = verify({ ...clone(exported), inclusion_proofs: [] });
+      expect([stripped.valid, stripped.anchored_entries, stripped.findings.length]).toEqual([false, 0, exported.entries.length]);
+      // Entries of the last hour before the anchor may not be in its tree yet; the grace is an option.
+      expect(verify({ ...clone(exported), inclusion_proofs: [] }, { unprovenGraceMs: 2 * 24 * 3_600_000 }).valid).toBe(true);
+    });
+
+    it('an export without an anchor checks the chain only, unless the published anchors were made long after its entries', () => {
       const report = verify({ ...clone(exported), anchor: null, inclusion_proofs: [] });
       expect(report).toMatchObject({ valid: true, anchored_entries: 0, anchor: null, findings: [] });
+      const listed = verify({ ...clone(exported), anchor: null, inclusion_proofs: [] }, { anchors: [scene.anchor] });
+      expect([listed.valid, new Set(kinds(listed.findings))]).toEqual([false, new Set(['inclusion:proof_missing'])]);
     });
 
     it('the anchors option: the export\'s anchor must be listed', () => {

@@ -39,9 +39,19 @@ export interface WitnessConfiguration {
   witness?: { name: string; cosignature_keys: Array<{ verifier_key: string }> };
 }
 
+/**
+ * How long before an anchor was made an entry may have occurred and still not be in its tree (the
+ * entry appended late: the audit trail appends within seconds, this allows for an outage of its
+ * consumer). An entry older than that must be proven, or it could have been rewritten with its proof
+ * left out (UNPROVEN_GRACE_MS; `--grace-minutes`).
+ */
+export const UNPROVEN_GRACE_MS = 60 * 60_000;
+
 export interface VerifyOptions {
   /** How many distinct valid witness cosignatures the anchor needs (default 1). */
   minWitnesses?: number;
+  /** UNPROVEN_GRACE_MS unless given. */
+  unprovenGraceMs?: number;
   /** Anchors as `GET /api/v1/anchors` lists them; each must be validly signed, and the export's anchor must be among them. */
   anchors?: ExportedAnchor[];
 }
@@ -165,6 +175,12 @@ export function checkAnchor(
   return { findings, signedBy, witnesses: [...witnesses], root };
 }
 
+/** Whether `entry` occurred more than `grace` ms before `at` (an entry whose time cannot be read counts as old: it proves nothing). */
+function occurredLongBefore(entry: AuditEntry, at: number, grace: number): boolean {
+  const occurred = Date.parse(entry.occurred_at);
+  return Number.isNaN(occurred) || occurred < at - grace;
+}
+
 function reasonOf(finding: Finding): string {
   switch (finding.area) {
     case 'chain':
@@ -220,6 +236,7 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
   let anchorSummary: VerifyReport['anchor'] = null;
   let anchored = 0;
   const badIndexes: number[] = [];
+  const grace = options.unprovenGraceMs ?? UNPROVEN_GRACE_MS;
 
   if (exported.anchor) {
     const anchor = exported.anchor;
@@ -236,12 +253,17 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
     const root = checked.root ?? hashOf(anchor.merkle_root);
     const proofs = new Map(exported.inclusion_proofs.map((proof) => [proof.entry_id, proof]));
     const proven = new Set<number>();
+    const anchoredAt = Date.parse(anchor.created_at);
     entries.forEach((entry, index) => {
       const proof = proofs.get(entry.entry_id);
       if (!proof) {
         // Entries are appended in seq order, so one before a proven entry was in the anchored tree too.
         if (entries.slice(index + 1).some((later) => proofs.has(later.entry_id))) {
           findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: 'a later entry is anchored, so this one must be too' });
+          badIndexes.push(index);
+        } else if (occurredLongBefore(entry, anchoredAt, grace)) {
+          // Else a rewritten tail whose proofs were left out would pass as not anchored yet.
+          findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: `it occurred at ${entry.occurred_at}, more than ${grace / 60_000} minutes before the anchor was made (${anchor.created_at}), so the anchored tree must hold it` });
           badIndexes.push(index);
         }
         return;
@@ -277,6 +299,15 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
     if (chainFirst !== null && signed && !findings.some((finding) => finding.area === 'anchor' || finding.area === 'witness') && proven.has(chainFirst) && chainFindingsOn(chainFirst).length === 0 && successorBreak(chainFirst)) {
       chainFirst += 1;
     }
+  }
+  else if (options.anchors && options.anchors.length > 0) {
+    // No anchor in the export, yet the log was anchored well after some of its entries: they must be proven.
+    const newest = Math.max(...options.anchors.map((listed) => Date.parse(listed.created_at)));
+    entries.forEach((entry, index) => {
+      if (!occurredLongBefore(entry, newest, grace)) return;
+      findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: `the export names no anchor, yet the log was anchored more than ${grace / 60_000} minutes after it occurred (${entry.occurred_at})` });
+      badIndexes.push(index);
+    });
   }
   if (chainFirst !== null) badIndexes.push(chainFirst);
 

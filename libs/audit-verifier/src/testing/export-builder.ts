@@ -186,7 +186,9 @@ export async function standardScene(options: { anchorSize?: number; lengthA?: nu
   const chainB = buildChain('app-b', options.lengthB ?? 5, Date.UTC(2025, 0, 1, 0, 0, 30));
   const tree = buildTree(interleave(chainA, chainB));
   const size = options.anchorSize ?? tree.leaves.length;
-  const anchor = buildAnchor({ country: log.code, origin: log.origin, size, root: tree.roots[size], logSigners: [log.logSigner], witnesses: [witness.cosigner] });
+  // An anchor of part of the tree is made just after its last leaf, before the leaves it leaves out.
+  const timestamp = size < tree.leaves.length ? Math.floor(Date.parse(tree.leaves[size - 1].occurred_at) / 1000) + 5 : undefined;
+  const anchor = buildAnchor({ country: log.code, origin: log.origin, size, root: tree.roots[size], logSigners: [log.logSigner], witnesses: [witness.cosigner], timestamp });
   const exported = await buildExport('app-a', log.code, chainA, tree, anchor);
   return { log, witness, chainA, chainB, tree, anchor, exported, configurations: [log.configuration, witness.configuration] };
 }
