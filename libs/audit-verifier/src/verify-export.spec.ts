@@ -312,6 +312,14 @@ describe('verifyAuditExport', () => {
       expect(report.findings).toEqual([]);
     });
 
+    it('an export against an older anchor leaves no entry unproven that a newer published anchor must hold', async () => {
+      const partial = await standardScene({ anchorSize: 8 });
+      const newer = buildAnchor({ id: 'anc_newer', country: partial.log.code, origin: partial.log.origin, size: 12, root: partial.tree.roots[12], logSigners: [partial.log.logSigner], witnesses: [partial.witness.cosigner] });
+      expect(verifyAuditExport(partial.exported, partial.configurations, { anchors: [partial.anchor] }).valid).toBe(true);
+      const report = verifyAuditExport(partial.exported, partial.configurations, { anchors: [partial.anchor, newer] });
+      expect([report.valid, kinds(report.findings), report.first_bad_entry?.seq]).toEqual([false, ['inclusion:proof_missing', 'inclusion:proof_missing', 'inclusion:proof_missing'], 5]);
+    });
+
     it('beyond the anchor the chain still catches an edited and resealed entry', async () => {
       const partial = await standardScene({ anchorSize: 8 });
       const tampered = clone(partial.exported);
@@ -334,7 +342,7 @@ describe('verifyAuditExport', () => {
       const report = verify(rewritten);
       expect(report.valid).toBe(false);
       expect(kinds(report.findings)).toEqual(['inclusion:proof_missing', 'inclusion:proof_missing', 'inclusion:proof_missing']);
-      expect(report.first_bad_entry).toMatchObject({ seq: 5, reason: expect.stringMatching(/inclusion proof is missing \(it occurred at .*, more than 60 minutes before the anchor was made/) });
+      expect(report.first_bad_entry).toMatchObject({ seq: 5, reason: expect.stringMatching(/inclusion proof is missing \(it occurred at .*, more than 60 minutes before the newest anchor was made/) });
       // Every proof left out: nothing proven, and every entry named.
       const stripped = verify({ ...clone(exported), inclusion_proofs: [] });
       expect([stripped.valid, stripped.anchored_entries, stripped.findings.length]).toEqual([false, 0, exported.entries.length]);

@@ -175,6 +175,12 @@ export function checkAnchor(
   return { findings, signedBy, witnesses: [...witnesses], root };
 }
 
+/** When the newest of `anchors` was made (ms), or undefined without any. */
+function newestAnchorTime(anchors: readonly ExportedAnchor[] | undefined): number | undefined {
+  const times = (anchors ?? []).map((listed) => Date.parse(listed.created_at)).filter((time) => !Number.isNaN(time));
+  return times.length > 0 ? Math.max(...times) : undefined;
+}
+
 /** Whether `entry` occurred more than `grace` ms before `at` (an entry whose time cannot be read counts as old: it proves nothing). */
 function occurredLongBefore(entry: AuditEntry, at: number, grace: number): boolean {
   const occurred = Date.parse(entry.occurred_at);
@@ -253,7 +259,10 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
     const root = checked.root ?? hashOf(anchor.merkle_root);
     const proofs = new Map(exported.inclusion_proofs.map((proof) => [proof.entry_id, proof]));
     const proven = new Set<number>();
-    const anchoredAt = Date.parse(anchor.created_at);
+    // The newest anchor known: the export's, or a newer published one (an export against an older
+    // anchor leaves the entries since it unproven, and they must not pass as not anchored yet).
+    const newestListed = newestAnchorTime(options.anchors);
+    const anchoredAt = Math.max(Date.parse(anchor.created_at), newestListed ?? -Infinity);
     entries.forEach((entry, index) => {
       const proof = proofs.get(entry.entry_id);
       if (!proof) {
@@ -263,7 +272,7 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
           badIndexes.push(index);
         } else if (occurredLongBefore(entry, anchoredAt, grace)) {
           // Else a rewritten tail whose proofs were left out would pass as not anchored yet.
-          findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: `it occurred at ${entry.occurred_at}, more than ${grace / 60_000} minutes before the anchor was made (${anchor.created_at}), so the anchored tree must hold it` });
+          findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: `it occurred at ${entry.occurred_at}, more than ${grace / 60_000} minutes before the newest anchor was made (${new Date(anchoredAt).toISOString()}), so the anchored tree must hold it` });
           badIndexes.push(index);
         }
         return;
@@ -302,7 +311,7 @@ export function verifyAuditExport(exported: AuditExport, configurations: readonl
   }
   else if (options.anchors && options.anchors.length > 0) {
     // No anchor in the export, yet the log was anchored well after some of its entries: they must be proven.
-    const newest = Math.max(...options.anchors.map((listed) => Date.parse(listed.created_at)));
+    const newest = newestAnchorTime(options.anchors)!;
     entries.forEach((entry, index) => {
       if (!occurredLongBefore(entry, newest, grace)) return;
       findings.push({ area: 'inclusion', kind: 'proof_missing', entry_id: entry.entry_id, seq: entry.seq, detail: `the export names no anchor, yet the log was anchored more than ${grace / 60_000} minutes after it occurred (${entry.occurred_at})` });
