@@ -221,6 +221,8 @@ describe('flows and decisions', () => {
       const early = await participant(token, 'complete', { outcome: 'granted' });
       expect(early.status).toBe(409);
       expect(early.body).toMatchObject({ code: 'illegal_transition', status: 'pending' });
+      // The steps POST …/transitions takes from here, as its own 409 names them (ending is complete or cancel).
+      expect(early.body.allowed).toEqual(view.body.allowed_transitions);
 
       await participant(token, 'transitions', { to: 'authenticating' });
       await participant(token, 'sign_in', { email: 'ada@example.com' });

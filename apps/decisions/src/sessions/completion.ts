@@ -24,6 +24,7 @@ import { supersedeOlderDecisions } from '../records/hosted-supersession';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
 import { recordTransition, sessionRecordOf } from './session-events';
+import { participantTransitions } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
 /** The consent (exchange) token lives five minutes and is used once. */
@@ -56,7 +57,14 @@ export class Completion {
         throw new DomainError('illegal_transition', 'This request has expired', [], { status: 'expired', allowed: [] });
       }
       const outcome = normaliseOutcome(session.kind, request.outcome);
-      assertCompletable(session.status as DecisionStatus, session.path);
+      try {
+        assertCompletable(session.status as DecisionStatus, session.path);
+      } catch (error) {
+        // `allowed` names the steps POST …/transitions takes from here, as its own 409 does (ending
+        // a request is complete or cancel, not a transition).
+        if (error instanceof DomainError && error.code === 'illegal_transition') throw new DomainError(error.code, error.message, error.details, { ...error.extra, allowed: participantTransitions(session) });
+        throw error;
+      }
 
       let purposes: Record<string, PurposeStatus> | null = null;
       let terms: FlowTerms | undefined;

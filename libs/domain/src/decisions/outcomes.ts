@@ -1,5 +1,5 @@
 import { DomainError } from '../errors';
-import { DecisionKind, DecisionPath, DecisionStatus, illegalTransition } from './state-machine';
+import { DecisionKind, DecisionPath, DecisionStatus, illegalTransition, withArticle } from './state-machine';
 
 export const CONSENT_OUTCOMES = ['granted', 'declined'] as const;
 export type ConsentOutcome = (typeof CONSENT_OUTCOMES)[number];
@@ -72,7 +72,7 @@ export function completableFrom(path: DecisionPath): 'reviewing' | 'evidenced' {
 export function assertCompletable(status: DecisionStatus, path: DecisionPath): void {
   const needed = completableFrom(path);
   if (status === needed) return;
-  const error = illegalTransition(status, 'fulfilled', path, `Cannot complete a ${status} decision; it must be ${needed}`);
+  const error = illegalTransition(status, 'fulfilled', path, `Cannot complete ${withArticle(status)} decision; it must be ${needed}`);
   throw new DomainError(error.code, error.message, error.details, { ...error.extra, completable_from: needed });
 }
 

@@ -135,6 +135,11 @@ describe('the transition graph (properties)', () => {
     );
   });
 
+  it('says its status with the right article', () => {
+    expect(refusal(() => assertTransition('authenticating', 'fulfilled', 'standard')).message).toBe('Cannot move an authenticating decision to fulfilled');
+    expect(refusal(() => assertTransition('pending', 'fulfilled', 'standard')).message).toBe('Cannot move a pending decision to fulfilled');
+  });
+
   it('refuses every pair not in nextStatuses with illegal_transition carrying the allowed list', () => {
     fc.assert(
       fc.property(status, status, path, (from, to, on) => {
@@ -143,7 +148,7 @@ describe('the transition graph (properties)', () => {
         const error = refusal(() => assertTransition(from, to, on));
         expect(error.code).toBe('illegal_transition');
         expect(error.status).toBe(409);
-        expect(error.message).toBe(`Cannot move a ${from} decision to ${to}`);
+        expect(error.message).toBe(`Cannot move ${/^[aeiou]/.test(from) ? 'an' : 'a'} ${from} decision to ${to}`);
         expect(error.extra).toEqual({ status: from, from, to, allowed });
         expect(canTransition(from, to, on)).toBe(false);
       }),

@@ -117,13 +117,16 @@ export function canTransition(from: DecisionStatus, to: DecisionStatus, path: De
   return nextStatuses(from, path).includes(to);
 }
 
+/** `a pending`, `an authenticating`: the status with its indefinite article. */
+export const withArticle = (status: string): string => `${/^[aeiou]/.test(status) ? 'an' : 'a'} ${status}`;
+
 /**
  * The refusal of an illegal move. Its body (the gateway spreads `extra` into the error body) reads
  * `{"code": "illegal_transition", "message", "status": <current>, "from": <current>, "to",
  * "allowed": [<legal next statuses>]}`, HTTP 409.
  */
 export function illegalTransition(from: DecisionStatus, to: string, path: DecisionPath, message?: string): DomainError {
-  return new DomainError('illegal_transition', message ?? `Cannot move a ${from} decision to ${to}`, [], {
+  return new DomainError('illegal_transition', message ?? `Cannot move ${withArticle(from)} decision to ${to}`, [], {
     status: from,
     from,
     to,
