@@ -21,6 +21,8 @@ interface Claimed {
   environment: string;
   subscription_status: string;
   secret_sealed: string;
+  /** The secret before the last rotation while it still signs (previous_secret_until), else null. */
+  previous_secret_sealed: string | null;
 }
 
 interface Finished {
@@ -117,7 +119,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
          FROM "due" WHERE d."id" = "due"."id"
          RETURNING d."id", d."subscription_id", d."application_id", d."event_id", d."event_type", d."body", d."test", d."attempts"
        )
-       SELECT c.*, s."url", s."environment", CASE WHEN s."deleted_at" IS NULL THEN s."status" ELSE 'deleted' END AS "subscription_status", s."secret_sealed"
+       SELECT c.*, s."url", s."environment", CASE WHEN s."deleted_at" IS NULL THEN s."status" ELSE 'deleted' END AS "subscription_status", s."secret_sealed",
+              CASE WHEN s."previous_secret_until" > now() THEN s."previous_secret_sealed" END AS "previous_secret_sealed"
          FROM "claimed" c JOIN "webhooks"."subscriptions" s ON s."id" = c."subscription_id"`,
       [limit, this.settings.leaseMs],
     );
@@ -155,6 +158,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
     }
     const headers = webhookHeaders({
       secret: openWebhookSecret(delivery.secret_sealed, this.settings.secretKey),
+      // A day after a rotation the old secret signs too (a second v1= value), for receivers switching over.
+      ...(delivery.previous_secret_sealed ? { previousSecret: openWebhookSecret(delivery.previous_secret_sealed, this.settings.secretKey) } : {}),
       timestamp: Math.floor(Date.now() / 1000),
       eventId: delivery.event_id,
       eventType: delivery.event_type,

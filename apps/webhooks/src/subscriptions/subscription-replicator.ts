@@ -16,6 +16,8 @@ import { WebhookSubscription } from './subscription.entity';
 
 /** What a replica's sealed secret is bound to: its subscription and the revision that carries it. */
 const peerSealContext = (id: string, revision: number): string => `webhook-subscription:${id}:${revision}`;
+/** The previous secret's context: a sealed value cannot pass for the other. */
+const previousSealContext = (id: string, revision: number): string => `${peerSealContext(id, revision)}:previous`;
 
 /**
  * Subscriptions are configuration, in force in every country: an application subscribes once, and
@@ -57,9 +59,14 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
   async receive(replicas: WebhookSubscriptionReplica[]): Promise<void> {
     for (const replica of replicas) {
       let secretSealed: string;
+      let previousSealed: string | null = null;
       try {
         const secret = openWebhookSecret(replica.secret_sealed_for_peers, this.settings.peerKey, peerSealContext(replica.id, replica.revision));
         secretSealed = sealWebhookSecret(secret, this.settings.secretKey);
+        if (replica.previous_secret_sealed_for_peers && replica.previous_secret_until) {
+          const previous = openWebhookSecret(replica.previous_secret_sealed_for_peers, this.settings.peerKey, previousSealContext(replica.id, replica.revision));
+          previousSealed = sealWebhookSecret(previous, this.settings.secretKey);
+        }
       } catch (error) {
         // Another SUBJECT_REF_KEY, or an altered message: nothing of it is kept.
         this.logger.warn(`subscription ${replica.id} from a peer skipped: its secret does not open (${(error as Error).message})`);
@@ -69,11 +76,12 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
         const stored: unknown[] = await manager.query(
           `INSERT INTO "webhooks"."subscriptions" AS s
              ("id", "application_id", "url", "events", "environment", "status", "secret_sealed", "consecutive_failures",
-              "disabled_reason", "created_at", "updated_at", "deleted_at", "revision")
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10, $11, $12)
+              "disabled_reason", "created_at", "updated_at", "deleted_at", "revision", "previous_secret_sealed", "previous_secret_until")
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $10, $11, $12, $13, $14)
            ON CONFLICT ("id") DO UPDATE SET
              "url" = EXCLUDED."url", "events" = EXCLUDED."events", "environment" = EXCLUDED."environment",
              "status" = EXCLUDED."status", "secret_sealed" = EXCLUDED."secret_sealed",
+             "previous_secret_sealed" = EXCLUDED."previous_secret_sealed", "previous_secret_until" = EXCLUDED."previous_secret_until",
              "disabled_reason" = EXCLUDED."disabled_reason", "updated_at" = EXCLUDED."updated_at",
              "deleted_at" = EXCLUDED."deleted_at", "revision" = EXCLUDED."revision",
              -- A peer's enable (or disable) starts this country's count afresh, as one made here does.
@@ -94,6 +102,8 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
             replica.updated_at,
             replica.deleted_at ?? null,
             replica.revision,
+            previousSealed,
+            previousSealed ? replica.previous_secret_until : null,
           ],
         );
         if (stored.length > 0 && replica.deleted_at) {
@@ -140,6 +150,12 @@ export class SubscriptionReplicator implements OnApplicationBootstrap {
       status: row.status as 'enabled' | 'disabled',
       disabled_reason: row.disabledReason,
       secret_sealed_for_peers: sealWebhookSecret(secret, this.settings.peerKey, peerSealContext(row.id, row.revision)),
+      ...(row.previousSecretSealed && row.previousSecretUntil
+        ? {
+            previous_secret_sealed_for_peers: sealWebhookSecret(openWebhookSecret(row.previousSecretSealed, this.settings.secretKey), this.settings.peerKey, previousSealContext(row.id, row.revision)),
+            previous_secret_until: row.previousSecretUntil.toISOString(),
+          }
+        : {}),
       revision: row.revision,
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),

@@ -4,6 +4,7 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'subscriptions' })
 @Index('IX_subscriptions_application', ['applicationId'])
 @Check('CK_subscriptions_revision', '"revision" >= 1')
+@Check('CK_subscriptions_previous_secret', '("previous_secret_sealed" IS NULL) = ("previous_secret_until" IS NULL)')
 export class WebhookSubscription {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -27,6 +28,13 @@ export class WebhookSubscription {
   /** AES-256-GCM under WEBHOOK_SECRET_KEY; the secret itself is shown once and never stored in clear. */
   @Column({ name: 'secret_sealed', type: 'text' })
   secretSealed: string;
+
+  /** The secret before the last rotation, sealed the same way: it signs beside the new one until `previousSecretUntil`. */
+  @Column({ name: 'previous_secret_sealed', type: 'text', nullable: true })
+  previousSecretSealed: string | null;
+
+  @Column({ name: 'previous_secret_until', type: 'timestamptz', nullable: true })
+  previousSecretUntil: Date | null;
 
   @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
   consecutiveFailures: number;

@@ -34,6 +34,9 @@ export function subscriptionMessage(row: WebhookSubscription): WebhookSubscripti
  * authenticated, every change goes onto the audit trail in the same transaction, and every change
  * (wherever it is made) bumps the revision and goes to the peer countries (SubscriptionReplicator).
  */
+/** How long a rotated secret goes on signing beside the new one. */
+export const PREVIOUS_SECRET_MS = 24 * 60 * 60_000;
+
 @Injectable()
 export class SubscriptionsService {
   constructor(
@@ -115,7 +118,15 @@ export class SubscriptionsService {
     const secret = newWebhookSecret();
     return this.change(request.application_id, request.actor, 'webhook.secret_rotated', { subscription_id: request.id }, async (manager) => {
       const row = await this.find(manager, request.application_id, request.id, true);
-      Object.assign(row, { secretSealed: sealWebhookSecret(secret, this.settings.secretKey), updatedAt: new Date(), revision: row.revision + 1 });
+      const now = new Date();
+      // The secret rotated away signs beside the new one for a day (PREVIOUS_SECRET_MS): a receiver switching over loses nothing.
+      Object.assign(row, {
+        previousSecretSealed: row.secretSealed,
+        previousSecretUntil: new Date(now.getTime() + PREVIOUS_SECRET_MS),
+        secretSealed: sealWebhookSecret(secret, this.settings.secretKey),
+        updatedAt: now,
+        revision: row.revision + 1,
+      });
       await manager.save(row);
       return { row, value: { ...subscriptionMessage(row), secret } };
     });

@@ -164,6 +164,16 @@ export class WebhookSubscriptionReplica {
   @Length(1, 1024)
   secret_sealed_for_peers: string;
 
+  /** The secret before the last rotation, sealed for the peers the same way, and until when it signs beside the new one. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 1024)
+  previous_secret_sealed_for_peers?: string;
+
+  @IsOptional()
+  @IsISO8601()
+  previous_secret_until?: string;
+
   @IsInt()
   @Min(1)
   revision: number;

@@ -70,6 +70,13 @@ describe('webhookHeaders', () => {
       'X-Service-Event-Type': 'consent.granted',
     });
   });
+
+  it('signs with the secret before a rotation too, its value after the new one\'s and a comma', () => {
+    const { secret, timestamp, body, hex } = VECTORS[0];
+    const previous = 'whsec_the_one_before';
+    const headers = webhookHeaders({ secret, previousSecret: previous, timestamp, eventId: 'evt_1', eventType: 'consent.granted', rawBody: body });
+    expect(headers['X-Service-Signature']).toBe(`v1=${hex},${webhookSignature(previous, timestamp, body)}`);
+  });
 });
 
 describe('webhookTimestamp', () => {

@@ -29,10 +29,12 @@ export function webhookSignature(secret: string, timestamp: number, rawBody: str
 /**
  * Every header of one delivery attempt. The timestamp is the attempt's own (each retry is signed
  * again at send time), while the event id stays the same across retries: it is the receiver's
- * idempotency key.
+ * idempotency key. After a rotation the signature header holds two values, `v1=<new>,v1=<old>`.
  */
 export function webhookHeaders(input: {
   secret: string;
+  /** The secret before a rotation, while it still signs: its value follows the new one's, after a comma. */
+  previousSecret?: string;
   timestamp: number;
   eventId: string;
   eventType: string;
@@ -41,7 +43,7 @@ export function webhookHeaders(input: {
   return {
     'Content-Type': 'application/json',
     'User-Agent': WEBHOOK_USER_AGENT,
-    [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(input.secret, input.timestamp, input.rawBody),
+    [WEBHOOK_SIGNATURE_HEADER]: [input.secret, ...(input.previousSecret ? [input.previousSecret] : [])].map((secret) => webhookSignature(secret, input.timestamp, input.rawBody)).join(','),
     [WEBHOOK_TIMESTAMP_HEADER]: String(input.timestamp),
     [WEBHOOK_EVENT_ID_HEADER]: input.eventId,
     [WEBHOOK_EVENT_TYPE_HEADER]: input.eventType,
