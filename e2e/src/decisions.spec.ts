@@ -308,6 +308,11 @@ describe('flows and decisions', () => {
       const exchangedOne = await decided('ivo@example.com');
       const exchanged = await asSibling('POST', `/api/v1/decisions/${exchangedOne.token}/exchange`, { exchange_token: exchangedOne.exchangeToken });
       expect([exchanged.status, exchanged.body.status]).toEqual([200, 'fulfilled']);
+      // fraud, a legitimate interest, was objected to (false): the statuses say so, where the booleans cannot.
+      expect([exchanged.body.claims.purposes, exchanged.body.claims.purpose_statuses]).toEqual([
+        { newsletter: true, analytics: false, fraud: false, billing: false },
+        { newsletter: 'granted', analytics: 'declined', fraud: 'objected', billing: 'noticed' },
+      ]);
       expect((await asSibling('POST', `/api/v1/decisions/${exchangedOne.token}/exchange`, { exchange_token: exchangedOne.exchangeToken })).status).toBe(410);
     });
     it('exchanges the token for claims, attestations and credentials', async () => {

@@ -257,7 +257,10 @@ export class ExchangeResultDto {
         description: 'The person, or null when the session named none (as its webhook events say it)',
       },
     },
-    description: '`{session_id, kind, outcome, flow_id, flow_version, purposes?, approval?, counter?, subject, completed_at}`',
+    description:
+      '`{session_id, kind, outcome, flow_id, flow_version, purposes?, purpose_statuses?, approval?, counter?, subject, completed_at}`; ' +
+      '`purposes`: `{key: true}` for each consent purpose granted, false for every other; `purpose_statuses`: each purpose\'s status ' +
+      '(`granted`, `declined`, `objected`, `noticed`), as the record and its webhook give it',
   })
   claims: Record<string, unknown>;
   @ApiProperty({ type: 'array', items: { type: 'object' } }) attestations: unknown[];
