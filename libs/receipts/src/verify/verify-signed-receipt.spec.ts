@@ -152,7 +152,7 @@ describe('verifySignedReceipt algorithm confusion', () => {
   });
 
   it('refuses a header alg that does not match the key it names', async () => {
-    const forged = await signWithHeader(receipt(), { alg: 'EdDSA', kid: es256.kid }, eddsa.privateKey);
+    const forged = await signWithHeader(receipt(), { alg: 'EdDSA', kid: es256.kid, typ: 'receipt+jws', iat: Math.floor(Date.now() / 1000) }, eddsa.privateKey);
     const result = await verifySignedReceipt(forged, { jwks: receiptJwks([es256, eddsa]) });
     expect(result).toEqual({
       valid: false,
@@ -193,8 +193,11 @@ describe('verifySignedReceipt refuses malformed input', () => {
     ['a header without alg', () => ({ payload: signed.payload, signature: `${encodeHeader({ kid: es256.kid })}..${signature}` }), 'the protected header has no alg'],
     ['a header without kid', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256' })}..${signature}` }), 'the protected header has no kid'],
     ['another typ', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, typ: 'JWT' })}..${signature}` }), 'the protected header\'s typ "JWT" is not receipt+jws'],
-    ['b64 false', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, b64: false, crit: ['b64'] })}..${signature}` }), 'the protected header uses crit/b64 extensions, which receipt signatures never do'],
-    ['a string iat', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, iat: 'yesterday' })}..${signature}` }), "the protected header's iat is not a NumericDate"],
+    ['b64 false', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, typ: 'receipt+jws', b64: false, crit: ['b64'] })}..${signature}` }), 'the protected header uses crit/b64 extensions, which receipt signatures never do'],
+    ['no typ', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, iat: 1_700_000_000 })}..${signature}` }), 'the protected header has no typ (receipt+jws)'],
+    ['no iat', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, typ: 'receipt+jws' })}..${signature}` }), 'the protected header has no iat (when the receipt was signed)'],
+    ['a string iat', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, typ: 'receipt+jws', iat: 'yesterday' })}..${signature}` }), "the protected header's iat is not a NumericDate"],
+    ['an iat ten years ahead', () => ({ payload: signed.payload, signature: `${encodeHeader({ alg: 'ES256', kid: es256.kid, typ: 'receipt+jws', iat: 2_100_000_000 })}..${signature}` }), "the protected header's iat (2036-07-18T13:20:00.000Z) lies in the future: no receipt is signed ahead of time"],
   ])('%s', async (_case, input, reason) => {
     await expect(verifySignedReceipt(input(), { jwks: jwks() })).resolves.toEqual({ valid: false, code: 'malformed', reason });
   });

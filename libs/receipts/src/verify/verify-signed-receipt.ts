@@ -30,6 +30,8 @@ export interface ReceiptVerificationKeys {
 type Failure = Extract<ReceiptVerification, { valid: false }>;
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** How far ahead of the verifier's clock a signature's `iat` may be (clocks differ a little). */
+const IAT_FUTURE_LEEWAY_MS = 5 * 60_000;
 
 /**
  * Verifies a signed receipt offline: rebuilds the RFC 8785 bytes of `payload`, re-attaches them to
@@ -111,14 +113,19 @@ function protectedHeaderProblem(header: Record<string, unknown>): Failure | unde
     return fail('unsupported_alg', `alg ${JSON.stringify(alg)} is refused: receipts are signed with ES256 or EdDSA`);
   }
   if (typeof kid !== 'string' || kid === '') return fail('malformed', 'the protected header has no kid');
-  if (typ !== undefined && typ !== RECEIPT_JWS_TYPE) {
-    return fail('malformed', `the protected header's typ ${JSON.stringify(typ)} is not ${RECEIPT_JWS_TYPE}`);
+  // Every receipt signature names its type and when it was made (signReceipt): one without is not ours.
+  if (typ !== RECEIPT_JWS_TYPE) {
+    return fail('malformed', typ === undefined ? `the protected header has no typ (${RECEIPT_JWS_TYPE})` : `the protected header's typ ${JSON.stringify(typ)} is not ${RECEIPT_JWS_TYPE}`);
   }
   if ('crit' in header || 'b64' in header) {
     return fail('malformed', 'the protected header uses crit/b64 extensions, which receipt signatures never do');
   }
-  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
+  if (iat === undefined) return fail('malformed', 'the protected header has no iat (when the receipt was signed)');
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) {
     return fail('malformed', "the protected header's iat is not a NumericDate");
+  }
+  if (iat * 1000 > Date.now() + IAT_FUTURE_LEEWAY_MS) {
+    return fail('malformed', `the protected header's iat (${new Date(iat * 1000).toISOString()}) lies in the future: no receipt is signed ahead of time`);
   }
   return undefined;
 }
