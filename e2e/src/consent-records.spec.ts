@@ -1576,7 +1576,7 @@ describe('consent records', () => {
     expect(one.body).toMatchObject({ record_id: recordId, withdrawn: ['newsletter'], record: { purposes: { newsletter: { status: 'withdrawn' }, analytics: { status: 'granted' } } } });
     expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('fulfilled');
     const partly = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;
-    expect(partly.newsletter).toEqual({ status: 'withdrawn', record_id: recordId, updated_at: one.body.withdrawn_at });
+    expect(partly.newsletter).toEqual({ status: 'withdrawn', record_id: recordId, flow_id: expect.stringMatching(/^flw_/), updated_at: one.body.withdrawn_at });
     expect(partly.analytics).toMatchObject({ status: 'granted', record_id: recordId });
     await eventually(async () => (await db.query(`SELECT 1 FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.purpose_revoked'`, [recordId])).rowCount === 1);
     const { rows: purposeRevoked } = await db.query(`SELECT payload FROM audit_chain.entries WHERE payload->>'record_id' = $1 AND event_type = 'consent.purpose_revoked'`, [recordId]);
@@ -1618,7 +1618,7 @@ describe('consent records', () => {
       ['analytics', 'receipt_link', revoked[0].payload.withdrawn_at],
     ]);
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(email)}`)).body.purposes;
-    expect([status.newsletter.updated_at, status.analytics]).toEqual([one.body.withdrawn_at, { status: 'withdrawn', record_id: recordId, updated_at: revoked[0].payload.withdrawn_at }]);
+    expect([status.newsletter.updated_at, status.analytics]).toEqual([one.body.withdrawn_at, { status: 'withdrawn', record_id: recordId, flow_id: expect.stringMatching(/^flw_/), updated_at: revoked[0].payload.withdrawn_at }]);
     // Withdrawn already: the 409 names what it refuses, as every 4xx does (it named nothing).
     const again = await person('POST', `/api/v1/inbox/records/${recordId}/withdraw`, {});
     expect([again.status, again.body.details?.map((d: { field: string }) => d.field)]).toEqual([409, ['record_id']]);
@@ -1769,8 +1769,8 @@ describe('consent records', () => {
     expect(listed.purposes.newsletter.status).toBe('granted');
     // consent_status says what the hosted consent's records page and receipt say (it said withdrawn).
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=yara1`)).body.purposes;
-    expect(status.newsletter).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
-    expect(status.analytics).toEqual({ status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at });
+    expect(status.newsletter).toEqual({ status: 'granted', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at });
+    expect(status.analytics).toEqual({ status: 'granted', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at });
   });
 
   it('revokes with the session token only what the person had not withdrawn on their own, and revokes a hosted consent whose last purpose they withdraw by name', async () => {
@@ -1789,7 +1789,7 @@ describe('consent records', () => {
     expect((await first.step('transitions', { to: 'revoked' })).status).toBe(200);
     expect(await revokedPayload(first.hostedId)).toMatchObject({ purposes: { newsletter: 'withdrawn', analytics: 'withdrawn' }, withdrawn: ['newsletter'], scope: 'purpose' });
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[external_id]=pia1`)).body.purposes;
-    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: first.hostedId, updated_at: one.body.withdrawn_at });
+    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: first.hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: one.body.withdrawn_at });
     expect(status.newsletter.status).toBe('withdrawn');
     expect(status.newsletter.updated_at > one.body.withdrawn_at).toBe(true);
 
@@ -1938,12 +1938,14 @@ describe('consent records', () => {
     expect(given).toEqual({
       subject: { id: earlier.body.consent_record.subject.id },
       purposes: {
-        newsletter: { status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at },
-        analytics: { status: 'granted', record_id: hostedId, updated_at: completed.body.completed_at },
-        fraud: { status: 'objected', record_id: hostedId, updated_at: completed.body.completed_at },
-        billing: { status: 'noticed', record_id: hostedId, updated_at: completed.body.completed_at },
+        newsletter: { status: 'granted', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
+        analytics: { status: 'granted', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
+        fraud: { status: 'objected', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
+        billing: { status: 'noticed', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
       },
     });
+    // Each purpose names the flow of the decision deciding it.
+    expect(Object.values(given.purposes).map((purpose) => (purpose as { flow_id: string }).flow_id)).toEqual([flowId, flowId, flowId, flowId]);
     // The same answer whichever way the person is named.
     expect((await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=dave%40example.com`)).body).toEqual(given);
 
@@ -1951,10 +1953,10 @@ describe('consent records', () => {
     expect((await step('transitions', { to: 'revoked' })).status).toBe(200);
     const revokedAt = (await db.query(`SELECT updated_at FROM decisions.decision_sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')`, [token])).rows[0].updated_at.toISOString();
     expect((await statusOf()).purposes).toEqual({
-      newsletter: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },
-      analytics: { status: 'withdrawn', record_id: hostedId, updated_at: revokedAt },
-      fraud: { status: 'objected', record_id: hostedId, updated_at: completed.body.completed_at },
-      billing: { status: 'noticed', record_id: hostedId, updated_at: completed.body.completed_at },
+      newsletter: { status: 'withdrawn', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: revokedAt },
+      analytics: { status: 'withdrawn', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: revokedAt },
+      fraud: { status: 'objected', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
+      billing: { status: 'noticed', record_id: hostedId, flow_id: expect.stringMatching(/^flw_/), updated_at: completed.body.completed_at },
     });
 
     // A record made after the revocation decides again.
@@ -2326,7 +2328,7 @@ describe('consent records', () => {
     expect(onNewsletter.status).toBe(409);
     const onAnalytics = await http(us.url, 'POST', `/api/v1/inbox/records/${olderId}/withdraw`, { token, body: { purpose: 'analytics' } });
     expect([onAnalytics.status, onAnalytics.body.withdrawn]).toEqual([200, ['analytics']]);
-    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: olderId, updated_at: onAnalytics.body.withdrawn_at });
+    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: olderId, flow_id: expect.stringMatching(/^flw_/), updated_at: onAnalytics.body.withdrawn_at });
     expect((await statusOf()).newsletter).toMatchObject({ status: 'granted', record_id: newer.body.consent_record.record_id });
 
     // Version 3 asks for analytics again, and a record captured before the withdrawal arrives after
@@ -2336,7 +2338,7 @@ describe('consent records', () => {
     await activatedAgo(3, 25);
     const third = await api('POST', '/api/v1/consent_records', { flow_id: own.body.id, subject: { email }, decisions: { newsletter: granted, analytics: granted }, captured_at: ago(20) });
     const thirdId = third.body.consent_record.record_id;
-    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: thirdId, updated_at: onAnalytics.body.withdrawn_at });
+    expect((await statusOf()).analytics).toEqual({ status: 'withdrawn', record_id: thirdId, flow_id: own.body.id, updated_at: onAnalytics.body.withdrawn_at });
     const thirdListed = (await http(us.url, 'GET', '/api/v1/inbox/records', { token })).body.data.find((r: { record_id: string }) => r.record_id === thirdId);
     expect([thirdListed.purposes.analytics.status, thirdListed.purposes.newsletter.status]).toEqual(['withdrawn', 'granted']);
   });
@@ -2359,7 +2361,7 @@ describe('consent records', () => {
       // Before, the withdrawal could land on the older record after the newer one had read it: 200,
       // nothing carried, and consent_status saying withdrawn against a record that says granted.
       if (withdrawal.status === 200) {
-        expect([round, marks.map((mark: { purpose?: string }) => mark.purpose), status]).toEqual([round, ['analytics'], { status: 'withdrawn', record_id: newerId, updated_at: withdrawal.body.withdrawn_at }]);
+        expect([round, marks.map((mark: { purpose?: string }) => mark.purpose), status]).toEqual([round, ['analytics'], { status: 'withdrawn', record_id: newerId, flow_id: expect.stringMatching(/^flw_/), updated_at: withdrawal.body.withdrawn_at }]);
       } else {
         expect([round, withdrawal.status, withdrawal.body.details?.[0]?.reason, marks, status.status]).toEqual([round, 409, `superseded by ${newerId}`, [], 'granted']);
       }
@@ -2401,7 +2403,7 @@ describe('consent records', () => {
     expect(listed.purposes.analytics.status).toBe('withdrawn');
     expect(listed.purposes.newsletter.status).toBe('granted');
     const status = (await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${email}`)).body.purposes;
-    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: r2, updated_at: withdrawnAt });
+    expect(status.analytics).toEqual({ status: 'withdrawn', record_id: r2, flow_id: expect.stringMatching(/^flw_/), updated_at: withdrawnAt });
   });
 
   it('carries a withdrawal of everything, kept purpose by purpose while a noticed purpose stands, as the one withdrawal it was: one event, one audit entry', async () => {

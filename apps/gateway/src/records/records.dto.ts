@@ -208,6 +208,7 @@ export class ConsentRecordEnvelopeDto {
 export class PurposeStatusDto {
   @ApiProperty({ enum: ['granted', 'declined', 'withdrawn', 'objected', 'noticed', 'expired'] }) status: string;
   @ApiProperty({ example: 'rec_us0123456789abcdefghij', description: 'The record that decided it: a consent record, or the record of a consent decided on the hosted pages' }) record_id: string;
+  @ApiPropertyOptional({ example: 'flw_dev_0123456789abcdef', description: "The flow of the decision deciding it (a purpose key can be in several flows: the newest decision decides)" }) flow_id?: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 

@@ -125,7 +125,7 @@ describe('hostedDecisionHistory', () => {
       withdrawn: [{ at: at(20), channel: 'own_records' }],
     };
     // The hosted consent's receipt and the records page say granted; so does consent_status (it said withdrawn).
-    expect(consentStatusOf([record, hostedDecisionHistory(hosted({ flow_id: 'flw_1' }))]).newsletter).toEqual({ status: 'granted', record_id: 'rec_hosted', updated_at: at(10) });
+    expect(consentStatusOf([record, hostedDecisionHistory(hosted({ flow_id: 'flw_1' }))]).newsletter).toEqual({ status: 'granted', record_id: 'rec_hosted', flow_id: 'flw_1', updated_at: at(10) });
   });
 });
 

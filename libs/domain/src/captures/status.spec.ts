@@ -129,13 +129,15 @@ describe('consentStatusOf', () => {
     // News (RA) and Shop (RB) both ask for `newsletter`; the person withdraws it on RA after RB was made.
     const news: RecordHistoryEntry = { record_id: 'ra', flow_id: 'news', recorded_at: at(0), purposes: { newsletter: granted }, withdrawn: [{ purpose: 'newsletter', at: at(10), channel: 'own_records' }] };
     const shop: RecordHistoryEntry = { record_id: 'rb', flow_id: 'shop', recorded_at: at(5), purposes: { newsletter: granted } };
-    expect(consentStatusOf([news, shop]).newsletter).toEqual({ status: 'granted', record_id: 'rb', updated_at: at(5) });
+    // The answer names the flow that decides the purpose.
+    expect(consentStatusOf([news, shop]).newsletter).toEqual({ status: 'granted', record_id: 'rb', flow_id: 'shop', updated_at: at(5) });
     // Within one flow the same withdrawal still counts against a record decided before it (which carries it: carriedWithdrawals).
-    expect(consentStatusOf([news, { ...shop, flow_id: 'news' }]).newsletter).toEqual({ status: 'withdrawn', record_id: 'rb', updated_at: at(10) });
+    expect(consentStatusOf([news, { ...shop, flow_id: 'news' }]).newsletter).toEqual({ status: 'withdrawn', record_id: 'rb', flow_id: 'news', updated_at: at(10) });
     // And on its own record, whichever flow decides the other purposes.
     expect(consentStatusOf([{ ...news, purposes: { newsletter: granted, sms: granted } }, { ...shop, purposes: { sms: granted } }]).newsletter).toEqual({
       status: 'withdrawn',
       record_id: 'ra',
+      flow_id: 'news',
       updated_at: at(10),
     });
   });

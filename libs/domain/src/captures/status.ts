@@ -80,6 +80,8 @@ export interface RecordHistoryEntry {
 export interface PurposeConsentStatus {
   status: ConsentStatusValue;
   record_id: string;
+  /** The flow of the record deciding it (a purpose key can be in several flows: the newest decision decides). */
+  flow_id?: string;
   updated_at: string;
 }
 
@@ -131,7 +133,7 @@ export function consentStatusOf(records: RecordHistoryEntry[], now: number = Dat
         if (applying.length > 0 && (lapsed === undefined || applying[0].ms <= time(lapsed))) entry = { status: 'withdrawn', record_id: record.record_id, updated_at: applying[0].at };
         else if (lapsed !== undefined) entry = { status: 'expired', record_id: record.record_id, updated_at: lapsed };
       }
-      result[key] = entry;
+      result[key] = record.flow_id === undefined ? entry : { status: entry.status, record_id: entry.record_id, flow_id: record.flow_id, updated_at: entry.updated_at };
     }
   }
   return result;
