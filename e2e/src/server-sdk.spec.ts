@@ -279,17 +279,19 @@ describe('the server library', () => {
     const logged = await client.webhooks.deliveries(applicationId, subscription.id);
     expect(logged.data.map((delivery) => delivery.id)).toContain(test.id);
 
-    // After a rotation only the new secret verifies; a replay is signed afresh with it.
+    // After a rotation a replay is signed afresh with the new secret, and for a day with the old one too.
     const rotated = await client.webhooks.rotateSecret(applicationId, subscription.id);
     expect(rotated.secret).not.toBe(subscription.secret);
+    expect(Date.parse(rotated.previous_secret_expires_at!)).toBeGreaterThan(Date.now() + 23 * 3_600_000);
     const replay = await client.webhooks.replay(test.id);
     expect(replay).toMatchObject({ replay_of: test.id, event_id: test.event_id });
     await eventually(async () => arrived((body) => body.id === test.event_id).length === 2);
     const replayed = arrived((body) => body.id === test.event_id)[1];
     expect(verifyWebhook({ secret: rotated.secret, headers: replayed.headers, rawBody: replayed.body }).id).toBe(test.event_id);
+    expect(verifyWebhook({ secret: subscription.secret, headers: replayed.headers, rawBody: replayed.body }).id).toBe(test.event_id);
     let refusedReason: string | undefined;
     try {
-      verifyWebhook({ secret: subscription.secret, headers: replayed.headers, rawBody: replayed.body });
+      verifyWebhook({ secret: `${rotated.secret}x`, headers: replayed.headers, rawBody: replayed.body });
     } catch (error) {
       refusedReason = (error as WebhookVerificationError).reason;
     }

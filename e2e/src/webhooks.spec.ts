@@ -239,6 +239,7 @@ describe('webhooks', () => {
     const rotated = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/rotate_secret`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(subscription.secret);
+    expect(Date.parse(rotated.body.previous_secret_expires_at) - Date.parse(rotated.body.updated_at)).toBe(24 * 3_600_000);
     await api('POST', `/api/v1/applications/${applicationId}/webhooks/${subscription.id}/test`);
     await eventually(async () => receiver.at('/ok?tools').length === 3);
     const third = receiver.at('/ok?tools')[2];

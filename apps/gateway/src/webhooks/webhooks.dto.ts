@@ -34,6 +34,8 @@ export class WebhookDto {
 
 export class WebhookWithSecretDto extends WebhookDto {
   @ApiProperty({ example: 'whsec_…', description: 'Shown once. The HMAC key is its UTF-8 bytes.' }) secret: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'After a rotation: until when the secret before it signs every delivery beside the new one (24 hours)' })
+  previous_secret_expires_at?: string;
 }
 
 export class WebhookAttemptDto {

@@ -128,7 +128,7 @@ export class SubscriptionsService {
         revision: row.revision + 1,
       });
       await manager.save(row);
-      return { row, value: { ...subscriptionMessage(row), secret } };
+      return { row, value: { ...subscriptionMessage(row), secret, previous_secret_expires_at: row.previousSecretUntil!.toISOString() } };
     });
   }
 

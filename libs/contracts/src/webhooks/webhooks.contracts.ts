@@ -125,6 +125,8 @@ export interface WebhookSubscriptionMessage {
 export interface WebhookWithSecretMessage extends WebhookSubscriptionMessage {
   /** Shown once: at creation and after a rotation. */
   secret: string;
+  /** After a rotation: until when the secret before it signs beside it. */
+  previous_secret_expires_at?: string;
 }
 
 /**

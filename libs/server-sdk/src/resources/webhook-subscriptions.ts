@@ -43,6 +43,8 @@ export interface WebhookSubscription {
 export interface WebhookSubscriptionWithSecret extends WebhookSubscription {
   /** `whsec_…`, shown in this answer only: store it for `verifyWebhook`. */
   secret: string;
+  /** After `rotateSecret`: until when the secret before it signs every delivery beside the new one. */
+  previous_secret_expires_at?: string;
 }
 
 export interface WebhookDeliveryAttempt {
