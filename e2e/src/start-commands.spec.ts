@@ -232,6 +232,7 @@ describe('start commands', () => {
       ANCHOR_INTERVAL: '1s',
     };
     const started = launch('tools/dev/start-distributed.js', env);
+    let killedOne = false;
     try {
       await started.waitForOutput('stop with Ctrl-C', 120000);
       expect(started.output()).toContain('16 processes');
@@ -290,8 +291,16 @@ describe('start commands', () => {
       expect(schemas.rows.map((r) => r.nspname)).toEqual(
         expect.arrayContaining(['audit_chain', 'decisions', 'gateway', 'mcp_gateway', 'oidc', 'receipts', 'residency_router', 'webhooks']),
       );
+
+      // A service killed by a signal stops the others, and the launcher exits 1 naming it (it exited 0:
+      // a child killed by a signal has no exit code, and the launcher waited for it forever).
+      const webhooks = services.filter((_pid, i) => argvs[i].some((arg) => arg.endsWith(path.join('apps', 'webhooks', 'dist', 'main.js'))));
+      expect(webhooks).toHaveLength(2);
+      process.kill(Number(webhooks[0].trim()), 'SIGKILL');
+      await started.waitForOutput('exited (SIGKILL)', 30000);
+      killedOne = true;
     } finally {
-      expect(await started.stop()).toBe(0);
+      expect(await started.stop()).toBe(killedOne ? 1 : 0);
       await dropDatabase(`${serverUrl.toString()}_us`);
       await dropDatabase(`${serverUrl.toString()}_de`);
       rmSync(dataDir, { recursive: true, force: true });

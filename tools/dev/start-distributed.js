@@ -53,13 +53,16 @@ function required(name) {
 const children = [];
 let stopping = false;
 
+/** Whether a child is still running: one killed by a signal has no exit code, only its signal. */
+const running = (child) => child.exitCode === null && child.signalCode === null;
+
 function stop(code) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  for (const child of children) if (running(child)) child.kill('SIGTERM');
   const deadline = setTimeout(() => process.exit(code), 10000);
   deadline.unref();
-  Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null))).then(() =>
+  Promise.all(children.map((child) => (running(child) ? new Promise((r) => child.once('exit', r)) : null))).then(() =>
     process.exit(code),
   );
 }
