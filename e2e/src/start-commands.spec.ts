@@ -148,6 +148,8 @@ describe('start commands', () => {
       expect(code).toBe(1);
       expect(second.output()).toContain('did not start');
       expect(second.output()).toContain(`Another PostgreSQL (process ${postmaster}) is using that folder`);
+      // It names the start that runs it, not only its database server.
+      expect(second.output()).toContain(`the embedded PostgreSQL of a running \`npm start\` (process ${first.child.pid})`);
       expect(second.output()).toContain('DCR_DATA_DIR');
       expect(second.output()).not.toContain('UnhandledPromiseRejection');
       // The first goes on serving.

@@ -78,15 +78,37 @@ class StartError extends Error {}
 function postgresDidNotStart(databaseDir, said, error) {
   const lines = [`The embedded PostgreSQL in ${databaseDir} did not start.`];
   const holder = runningPostmaster(databaseDir);
-  if (holder !== undefined) {
+  const owner = holder === undefined ? undefined : startOwning(holder);
+  if (owner !== undefined) {
     lines.push(
-      `Another PostgreSQL (process ${holder}) is using that folder: another \`npm start\` on the same data folder, or a server one left running when it was killed.`,
+      `Another PostgreSQL (process ${holder}) is using that folder: the embedded PostgreSQL of a running \`npm start\` (process ${owner}).`,
+      `Stop that start (Ctrl-C where it runs, or kill ${owner}), or give this start its own folder with DCR_DATA_DIR.`,
+    );
+  } else if (holder !== undefined) {
+    lines.push(
+      `Another PostgreSQL (process ${holder}) is using that folder: a server left running when the \`npm start\` that started it was killed.`,
       `Stop it (kill ${holder}), or give this start its own folder with DCR_DATA_DIR.`,
     );
   }
   if (said.length > 0) lines.push('PostgreSQL said:', ...said.map((line) => `  ${line}`));
   else if (error) lines.push(String(error.message ?? error));
   return lines.join('\n');
+}
+
+/**
+ * The `npm start` (start-embedded.js) that runs the PostgreSQL `postmaster`, when it is that server's
+ * parent and still running (Linux's /proc); undefined otherwise (a server left behind, or no /proc).
+ */
+function startOwning(postmaster) {
+  try {
+    // /proc/<pid>/stat: "<pid> (<name>) <state> <ppid> …"; the name may hold spaces, so read after its ')'.
+    const stat = fs.readFileSync(`/proc/${postmaster}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const command = fs.readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0');
+    return command.some((arg) => arg.endsWith('start-embedded.js')) ? parent : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The process id in the folder's postmaster.pid while that process lives; undefined otherwise. */
