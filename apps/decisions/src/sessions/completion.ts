@@ -185,9 +185,6 @@ export class Completion {
         outcome: session.outcome,
         subject: session.subjectId ? { id: session.subjectId } : null,
         ...(purposes ? { purposes } : {}),
-        // Each purpose's status as the record and its webhook say it: `purposes` is true only for a
-        // consent granted, so an objection and a legitimate interest that stands read alike there.
-        ...(session.purposeOutcomes ? { purpose_statuses: session.purposeOutcomes } : {}),
         ...(session.approval ? { approval: session.approval } : {}),
         ...(session.counter ? { counter: session.counter } : {}),
         requested_at: session.createdAt.toISOString(),

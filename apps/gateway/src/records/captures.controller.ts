@@ -23,7 +23,7 @@ import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth
 import { Principal } from '../auth/principal';
 import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { RenderProofs, VerifiedRenderProof } from '../sdk/render-proofs';
-import { RecordSubjectDto, SUBJECT_REQUIRED } from './records.dto';
+import { RECORD_STATUS_RULE, RecordSubjectDto, SUBJECT_REQUIRED } from './records.dto';
 import { audienceOf, HomeCountry } from '../residency/home-country';
 import { AccountApplications } from '../auth/account-applications';
 import { IdempotencyClaim, IdempotencyClaimOf } from '../idempotency/idempotency-claim';
@@ -132,7 +132,7 @@ export class CaptureCreatedDto {
 
 /** A committed capture: the record it made (or made before, for the same person). */
 export class CaptureAuthorizedDto {
-  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted; declined when every consent purpose is declined. Without consent purposes: granted while a legitimate-interest purpose stands noticed (an accepted opt-out counts as granted), declined when every one was objected to; a notice-only record is granted' })
+  @ApiProperty({ enum: ['granted', 'declined'], description: RECORD_STATUS_RULE })
   status: 'granted' | 'declined';
 
   @ApiProperty({ example: 'rec_us0123456789abcdefghij' })

@@ -185,10 +185,14 @@ export class RecordedPurposeDto {
   @ApiProperty({ example: 'consent', description: "The purpose's legal basis in the flow version" }) basis: string;
 }
 
+/** A record's overall `status`, as the Record API and a capture's commit answer it (recordStatus). */
+export const RECORD_STATUS_RULE =
+  'granted when any consent purpose is granted; declined when every consent purpose is declined. Without consent purposes: granted while a legitimate-interest purpose stands noticed (an accepted opt-out counts as granted), declined when every one was objected to; a notice-only record is granted';
+
 /** A consent record as the Record API answers it. */
 export class ConsentRecordDto {
   @ApiProperty({ example: 'rec_us0123456789abcdefghij' }) record_id: string;
-  @ApiProperty({ enum: ['granted', 'declined'], description: 'granted when any consent purpose is granted; declined when every consent purpose is declined. Without consent purposes: granted while a legitimate-interest purpose stands noticed (an accepted opt-out counts as granted), declined when every one was objected to; a notice-only record is granted' }) status: string;
+  @ApiProperty({ enum: ['granted', 'declined'], description: RECORD_STATUS_RULE }) status: string;
   @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
   @ApiProperty({ type: 'integer', example: 1 }) flow_version: number;
   @ApiProperty({ type: 'object', properties: { id: { type: 'string', example: 'sub_us0123456789abcdefgh' } }, required: ['id'] }) subject: { id: string };
