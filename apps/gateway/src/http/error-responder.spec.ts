@@ -3,7 +3,7 @@ import pino from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { createTestDatabase, lostConnectionError, poolTimeoutError, refusedConnectionError } from '@dcr/testing';
 import { noResponder, payloadTooLarge, timedOut } from '@dcr/transport';
-import { errorAnswer } from './error-responder';
+import { errorAnswer, errorBody, MAX_DETAILS } from './error-responder';
 
 describe('errorAnswer', () => {
   const logger = pino({ level: 'silent' });
@@ -74,5 +74,19 @@ describe('errorAnswer', () => {
     } finally {
       await database.drop();
     }
+  });
+
+  it('lists at most MAX_DETAILS details, counts the rest in details_omitted and says so in the message; fewer are listed whole', () => {
+    const issues = Array.from({ length: 12_000 }, (_, i) => ({ field: `decisions.k${i}`, reason: 'is not a purpose of this flow' }));
+    const body = errorBody(new DomainError('validation_failed', 'The request did not pass validation', issues), 'req_1');
+    expect(body.details).toHaveLength(MAX_DETAILS);
+    expect(body.details![MAX_DETAILS - 1]).toEqual(issues[MAX_DETAILS - 1]);
+    expect(body.details_omitted).toBe(12_000 - MAX_DETAILS);
+    expect(body.message).toBe(`The request did not pass validation (12000 problems; the first ${MAX_DETAILS} are listed)`);
+
+    const few = errorBody(new DomainError('validation_failed', 'The request did not pass validation', issues.slice(0, MAX_DETAILS)), 'req_1');
+    expect(few.details).toEqual(issues.slice(0, MAX_DETAILS));
+    expect(few).not.toHaveProperty('details_omitted');
+    expect(few.message).toBe('The request did not pass validation');
   });
 });

@@ -14,7 +14,8 @@ export class ErrorDetailDto {
 export class ErrorBodyDto {
   @ApiProperty({ example: 'The request did not pass validation' }) message: string;
   @ApiProperty({ example: 'validation_failed' }) code: string;
-  @ApiPropertyOptional({ type: [ErrorDetailDto] }) details?: ErrorDetailDto[];
+  @ApiPropertyOptional({ type: [ErrorDetailDto], maxItems: 100, description: 'At most 100; the rest are counted in details_omitted' }) details?: ErrorDetailDto[];
+  @ApiPropertyOptional({ example: 11900, description: 'How many details were left out when there were more than 100' }) details_omitted?: number;
   @ApiProperty({ example: 'req_0123456789abcdef' }) request_id: string;
   @ApiPropertyOptional({ example: 'DE', description: 'Only on 421 wrong_country' }) home_country?: string;
 }
