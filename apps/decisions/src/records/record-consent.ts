@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ConsentRecordMessage, CreateConsentRecordReply, CreateConsentRecordRequest } from '@dcr/contracts';
+import { ConsentRecordMessage, CreateConsentRecordReply, CreateConsentRecordRequest, SERVICE_RENDERED_RECORD_CHANNELS } from '@dcr/contracts';
 import {
   assertCapturable,
   DomainError,
@@ -136,7 +136,7 @@ export class RecordConsent {
             ...(wordingVerdict ? { wordingVerdict } : {}),
             ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
             ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
-            presentationStated: statedPresentations(request.decisions as never),
+            ...(SERVICE_RENDERED_RECORD_CHANNELS.includes(request.channel) ? {} : { presentationStated: statedPresentations(request.decisions as never) }),
           };
         },
       });

@@ -13,6 +13,12 @@ export const RECORDS_CONSENT_STATUS = 'decisions.records.consent-status';
 /** How a consent record reached the service: its `channel` (records, their events and receipts). */
 export const RECORD_CHANNELS = ['controller_attested', 'imported', 'form_capture', 'embedded_field', 'form_capture_browser', 'embedded_field_browser', 'form_platform_webhook'] as const;
 export type RecordChannel = (typeof RECORD_CHANNELS)[number];
+/**
+ * The channels whose controls the service rendered (the consent field): how a purpose was presented
+ * (ticked by default, mandatory) is the service's own knowledge there, never the organisation's
+ * statement, so their records carry no `presentation_stated` (nor their receipts `presentation_attested`).
+ */
+export const SERVICE_RENDERED_RECORD_CHANNELS: readonly RecordChannel[] = ['embedded_field', 'embedded_field_browser'];
 
 export const RECORDS_IMPORT = 'decisions.records.import';
 export const CAPTURES_CREATE = 'decisions.captures.create';

@@ -115,17 +115,20 @@ describe('rendering evidence', () => {
       visible_at_submit: true,
       visibility_measurement: 'intersection_observer_v2',
     };
+    const asserted = ['host_origin', 'changed', 'trusted_gesture', 'visible_at_submit', 'visibility_measurement'];
     expect(fieldRenderingEvidence(facts, observed)).toEqual([
-      { purpose_id: 'marketing', shown_as: 'unticked_checkbox', changed: true, trusted_gesture: true, ...common },
-      { purpose_id: 'fraud', shown_as: 'ticked_checkbox_objection', changed: false, trusted_gesture: false, ...common },
-      { purpose_id: 'tos', shown_as: 'notice_text', ...common },
+      { purpose_id: 'marketing', shown_as: 'unticked_checkbox', changed: true, trusted_gesture: true, ...common, asserted_by_browser: asserted },
+      { purpose_id: 'fraud', shown_as: 'ticked_checkbox_objection', changed: false, trusted_gesture: false, ...common, asserted_by_browser: asserted },
+      // A notice has no control to change: only the origin and the visibility rest on the browser's word.
+      { purpose_id: 'tos', shown_as: 'notice_text', ...common, asserted_by_browser: ['host_origin', 'visible_at_submit', 'visibility_measurement'] },
     ]);
   });
 
-  it('leaves visibility out when it could not be measured', () => {
+  it('leaves visibility out when it could not be measured, and does not name it as asserted', () => {
     const [entry] = fieldRenderingEvidence(facts, { ...observed, visible_at_submit: undefined, visibility_measurement: 'unavailable' });
     expect(entry).not.toHaveProperty('visible_at_submit');
     expect(entry.visibility_measurement).toBe('unavailable');
+    expect(entry.asserted_by_browser).toEqual(['host_origin', 'changed', 'trusted_gesture', 'visibility_measurement']);
   });
 
   it('refuses, naming the field, what contradicts the rendering or is malformed', () => {

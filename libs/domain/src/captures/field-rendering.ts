@@ -179,16 +179,30 @@ export function fieldRenderingEvidence(facts: FieldRenderFacts, observed: FieldO
   }
   if (issues.length > 0) throw validationFailed(issues, 'The rendering evidence does not match the rendered field');
 
-  return Object.entries(facts.rendered).map(([key, control]) => ({
-    purpose_id: key,
-    renderer: FIELD_RENDERER,
-    shown_as: control === 'consent' ? 'unticked_checkbox' : control === 'objection' ? 'ticked_checkbox_objection' : 'notice_text',
-    notice_version: facts.noticeVersion,
-    locale: facts.locale,
-    rendered_at: facts.renderedAt,
-    host_origin: facts.hostOrigin,
-    ...(control === 'notice' ? {} : gestures.get(key)),
-    ...(typeof visible === 'boolean' ? { visible_at_submit: visible } : {}),
-    visibility_measurement: measurement,
-  }));
+  return Object.entries(facts.rendered).map(([key, control]) => {
+    const entry = {
+      purpose_id: key,
+      renderer: FIELD_RENDERER,
+      shown_as: control === 'consent' ? 'unticked_checkbox' : control === 'objection' ? 'ticked_checkbox_objection' : 'notice_text',
+      notice_version: facts.noticeVersion,
+      locale: facts.locale,
+      rendered_at: facts.renderedAt,
+      host_origin: facts.hostOrigin,
+      ...(control === 'notice' ? {} : gestures.get(key)),
+      ...(typeof visible === 'boolean' ? { visible_at_submit: visible } : {}),
+      visibility_measurement: measurement,
+    };
+    return { ...entry, asserted_by_browser: BROWSER_ASSERTED_FIELDS.filter((name) => name in entry) };
+  });
 }
+
+/**
+ * The fields of a rendering evidence entry that rest on the browser's word, named in the entry's
+ * `asserted_by_browser`: the host origin the page asked the field for (a browser enforces it with
+ * `frame-ancestors`; a script fetching the page names any allowed origin), and what the frame reports
+ * it saw (changes, trusted gestures, visibility). Anyone who can fetch the field page can send
+ * them; the receipt says so instead of presenting them as observed. The rest (renderer, how each
+ * purpose was shown, the notice version, locale and render time) the service knows from its own
+ * signed render proof.
+ */
+export const BROWSER_ASSERTED_FIELDS = ['host_origin', 'changed', 'trusted_gesture', 'visible_at_submit', 'visibility_measurement'] as const;

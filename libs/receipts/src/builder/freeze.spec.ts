@@ -180,14 +180,14 @@ describe('freezeConsentReceipt: an anonymous decision in the consent field', () 
       record_type: 'consent_record',
       anonymous: true,
     });
-    expect(frozen.event).toEqual([
+    expect(frozen.event.slice(2)).toEqual([
       { event_time: '2025-03-02T08:15:30Z', validity_duration: 'P1Y', entity_id: 'rec_01hv3kanon0000000001', event_type: 'explicit', event_state: 'consent given' },
       // The analytics box unticked: the objection, by the person (the record id here), when they decided.
       { event_time: '2025-03-02T08:15:30Z', entity_id: 'rec_01hv3kanon0000000001', event_type: 'explicit', event_state: 'objection recorded', purpose_id: 'product_analytics' },
     ]);
   });
 
-  it('leaves out what was not stated: objected purpose, recipients, notice time, requested time, delivery mode', () => {
+  it('leaves out what was not stated: objected purpose, recipients, delivery mode', () => {
     expect(frozen.pii_processing.purposes.map((p) => p.purpose_id)).toEqual(['marketing_email']);
     expect(frozen.pii_processing.language).toBe('en-GB');
     for (const absent of ['recipient_third_parties', 'withdrawal_method', 'privacy_rights', 'impact_assessment', 'processing_locations']) {
@@ -196,6 +196,20 @@ describe('freezeConsentReceipt: an anonymous decision in the consent field', () 
     expect(frozen.party_identification.map((p) => p.party_role)).toEqual(['controller', 'processor']);
     expect(frozen.party_identification[0]).toEqual({ party_id: APPLICATION_ID, party_name: 'Acme Newsletter', party_role: 'controller', provenance: 'display_name' });
     expect(frozen.extensions).not.toHaveProperty('delivery_mode');
+  });
+
+  it("freezes notice shown and consent requested at the field's render time, by the application, before the decision", () => {
+    expect(frozen.event.map((event) => [event.event_state, event.event_time, event.entity_id])).toEqual([
+      ['notice shown', '2025-03-02T08:14:02Z', APPLICATION_ID],
+      ['consent requested', '2025-03-02T08:14:02Z', APPLICATION_ID],
+      ['consent given', '2025-03-02T08:15:30Z', 'rec_01hv3kanon0000000001'],
+      ['objection recorded', '2025-03-02T08:15:30Z', 'rec_01hv3kanon0000000001'],
+    ]);
+    // The organisation's own form: the service saw no notice shown, whatever evidence is claimed.
+    const own = anonymousFieldInput();
+    own.decision.channel = 'form_capture_browser';
+    delete own.evidence!.renderingEvidence;
+    expect(freezeAndRead(own).event.map((event) => event.event_state)).toEqual(['consent given', 'objection recorded']);
   });
 
   it('keeps the field evidence', () => {

@@ -304,6 +304,16 @@ function presentationAttestedOf(input: FrozenReceiptInput): string[] | undefined
   return attested.length > 0 ? attested : undefined;
 }
 
+/**
+ * When the consent field was rendered (its entries' `rendered_at`, the render proof's time), on the
+ * channels where the service rendered it; undefined elsewhere or when the evidence names no valid time.
+ */
+function fieldRenderedAtOf(input: FrozenReceiptInput): string | undefined {
+  if (!RENDERING_CHANNELS.includes(input.decision.channel)) return undefined;
+  const renderedAt = input.evidence?.renderingEvidence?.[0]?.rendered_at;
+  return typeof renderedAt === 'string' && Number.isFinite(Date.parse(renderedAt)) ? renderedAt : undefined;
+}
+
 function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted: readonly GrantedPurpose[], principal: string): ReceiptEvent[] {
   const { decision, application, flow } = input;
   const events: ReceiptEvent[] = [];
@@ -315,15 +325,20 @@ function frozenEvents(input: FrozenReceiptInput, recordType: RecordType, granted
     event_state: 'objection recorded',
     purpose_id: purposeId,
   }));
-  if (decision.noticeShownAt !== undefined) {
-    events.push({ event_time: decision.noticeShownAt, entity_id: application.id, event_type: 'regular', event_state: 'notice shown' });
+  // The consent field: the service rendered the notice and its controls into the organisation's
+  // page when that page asked for them, at the render proof's time (its own signed evidence).
+  const fieldRenderedAt = fieldRenderedAtOf(input);
+  const noticeShownAt = decision.noticeShownAt ?? fieldRenderedAt;
+  const requestedAt = decision.requestedAt ?? fieldRenderedAt;
+  if (noticeShownAt !== undefined) {
+    events.push({ event_time: noticeShownAt, entity_id: application.id, event_type: 'regular', event_state: 'notice shown' });
   }
   if (recordType === 'notice_record') {
     events.push({ event_time: decision.decidedAt, entity_id: principal, event_type: 'explicit', event_state: 'notice acknowledged' });
     return [...events, ...objections];
   }
-  if (decision.requestedAt !== undefined) {
-    events.push({ event_time: decision.requestedAt, entity_id: application.id, event_type: 'regular', event_state: 'consent requested' });
+  if (requestedAt !== undefined) {
+    events.push({ event_time: requestedAt, entity_id: application.id, event_type: 'regular', event_state: 'consent requested' });
   }
   events.push({
     event_time: decision.decidedAt,
