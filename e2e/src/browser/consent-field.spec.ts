@@ -1,4 +1,5 @@
 import { base64url, SignJWT } from 'jose';
+import { Client } from 'pg';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { validateReceipt } from '@dcr/receipts';
 import { expectNoAxeViolations, HostPageServer, launchChromium, PageServer, receivedMessages, startHostPageServer, startPageServer, unexpectedProblems, waitForMessage, WatchedPages } from '../../support/browser';
@@ -247,12 +248,35 @@ ${extra}
       visible_at_submit: captureRequests[0].body.rendering_evidence.visible_at_submit,
       visibility_measurement: captureRequests[0].body.rendering_evidence.visibility_measurement,
     };
+    // What rests on the browser's word is named as such in every entry, not presented as observed.
+    const asserted = ['host_origin', 'changed', 'trusted_gesture', 'visible_at_submit', 'visibility_measurement'];
     expect(receipt.extensions.rendering_evidence).toEqual([
-      { purpose_id: 'newsletter', shown_as: 'unticked_checkbox', changed: true, trusted_gesture: true, ...common },
-      { purpose_id: 'analytics', shown_as: 'unticked_checkbox', changed: false, trusted_gesture: false, ...common },
-      { purpose_id: 'fraud', shown_as: 'ticked_checkbox_objection', changed: true, trusted_gesture: true, ...common },
-      { purpose_id: 'billing', shown_as: 'notice_text', ...common },
+      { purpose_id: 'newsletter', shown_as: 'unticked_checkbox', changed: true, trusted_gesture: true, ...common, asserted_by_browser: asserted },
+      { purpose_id: 'analytics', shown_as: 'unticked_checkbox', changed: false, trusted_gesture: false, ...common, asserted_by_browser: asserted },
+      { purpose_id: 'fraud', shown_as: 'ticked_checkbox_objection', changed: true, trusted_gesture: true, ...common, asserted_by_browser: asserted },
+      { purpose_id: 'billing', shown_as: 'notice_text', ...common, asserted_by_browser: ['host_origin', 'visible_at_submit', 'visibility_measurement'] },
     ]);
+    // The service showed the notice and asked for the decision when it rendered the field into the form.
+    const renderedAt = receipt.extensions.rendering_evidence[0].rendered_at;
+    expect(receipt.event.map((e: { event_state: string; event_time: string; entity_id: string }) => [e.event_state, e.event_time === renderedAt, e.entity_id === applicationId])).toEqual([
+      ['notice shown', true, true],
+      ['consent requested', true, true],
+      ['consent given', false, false],
+      ['objection recorded', false, false],
+    ]);
+    // Its event (the webhook's data, kept with the audit entry) states no presentation: the service rendered the boxes.
+    const db = new Client({ connectionString: us.database.url });
+    await db.connect();
+    try {
+      const payloadOf = async () =>
+        (await db.query(`SELECT payload FROM audit_chain.entries WHERE event_type = 'consent.granted' AND payload->>'record_id' = $1`, [committed.body.record_id])).rows[0]?.payload;
+      await eventually(async () => (await payloadOf()) !== undefined);
+      const payload = await payloadOf();
+      expect(payload.channel).toBe('embedded_field');
+      expect(payload).not.toHaveProperty('presentation_stated');
+    } finally {
+      await db.end();
+    }
     const status = await api('GET', `/api/v1/applications/${applicationId}/consent_status?subject[email]=${encodeURIComponent(fields.email)}`);
     expect(status.body.purposes).toMatchObject({ newsletter: { status: 'granted' }, analytics: { status: 'declined' }, fraud: { status: 'objected' } });
     expect(problems).toEqual([]);
@@ -395,7 +419,7 @@ ${extra}
       await page.click('#submit');
       await page.waitForSelector('#submitted');
       expect(pages.submissions.at(-1)!.fields).toEqual({ email: 'unreachable@example.com', consent: '', service_capture_token: '' });
-      expect((await persisted(page)).filter((e) => e.type === 'error')).toEqual([{ type: 'error', value: { message: expect.stringContaining('has not loaded'), code: 'field_not_loaded' } }]);
+      expect((await persisted(page)).filter((e) => e.type === 'error')).toEqual([{ type: 'error', value: { message: expect.stringContaining("did not load. Is the service reachable, and is this page's origin an allowed origin of the application?"), code: 'field_not_loaded' } }]);
       expect(unexpected(problems)).toEqual([]);
     }
   });
@@ -591,6 +615,53 @@ ${extra}
       analytics: { status: 'granted' },
     });
     expect(problems).toEqual([]);
+  });
+
+  it('rejects capture() with the typed error naming render_proof when a new flow version outdated the field, and fires it at submit', async () => {
+    const flow = await api('POST', `/api/v1/applications/${applicationId}/flows`, { ...NEWSLETTER_FLOW, name: 'Outdated field' });
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const { page, problems } = await newPage();
+    await page.goto(pages.serve('/outdated', formPage('Sign up', `<service-consent-field id="field" name="consent" flow="${flow.body.id}"></service-consent-field>`)));
+    await fieldFrame(page);
+    // The organisation publishes a new version while the page stays open.
+    const reworded = { ...NEWSLETTER_FLOW.purpose_definitions, newsletter: { label: 'The monthly newsletter', basis: 'consent' } };
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/versions`, { purposes: NEWSLETTER_FLOW.purposes, purpose_definitions: reworded })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    const refused = await page.evaluate(() =>
+      (globalThis as any).document
+        .querySelector('#field')
+        .capture()
+        .then(
+          () => null,
+          (error: any) => ({ name: error.name, statusCode: error.statusCode, code: error.code, message: error.message, details: error.details, requestId: error.requestId }),
+        ),
+    );
+    expect(refused).toEqual({
+      name: 'InvalidRequestError',
+      statusCode: 422,
+      code: 'validation_failed',
+      message: 'The request did not pass validation',
+      details: [{ field: 'render_proof', reason: expect.stringContaining('reload the page') }],
+      requestId: expect.stringMatching(/^req_/),
+    });
+    // At submit (a page loaded afresh, outdated again) the form goes without a token, and the error event carries the same typed error.
+    await page.reload();
+    await fieldFrame(page);
+    const again = { ...reworded, newsletter: { label: 'The newsletter, monthly', basis: 'consent' } };
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/versions`, { purposes: NEWSLETTER_FLOW.purposes, purpose_definitions: again })).status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${flow.body.id}/activate`)).status).toBe(200);
+    await page.evaluate(() => {
+      const field = (globalThis as any).document.querySelector('#field');
+      field.addEventListener('error', (event: any) => (globalThis as any).persist('failure')({ code: event.detail.code, details: event.detail.error?.details }));
+    });
+    await page.fill('#email', 'olga.outdated@example.com');
+    await page.click('#submit');
+    await page.waitForSelector('#submitted');
+    expect((await persisted(page)).filter((event) => event.type === 'failure').map((event) => event.value)).toEqual([
+      { code: 'validation_failed', details: [{ field: 'render_proof', reason: expect.stringContaining('reload the page') }] },
+    ]);
+    expect(pages.submissions.at(-1)!.fields).toEqual({ email: 'olga.outdated@example.com', consent: '', service_capture_token: '' });
+    expect(problems.filter((problem) => !/422/.test(problem))).toEqual([]);
   });
 
   it('commits in the browser with capture({commit: true}) once the application allows it: an embedded_field_browser record', async () => {

@@ -204,7 +204,17 @@ class FieldFrame {
       });
     } catch (error) {
       const failure = error instanceof ServiceError ? error : new ServiceError(String((error as Error)?.message ?? error), { code: 'capture_failed' });
-      this.post('service:error', { code: failure.code || 'capture_failed', message: failure.message, fatal: false, recoverable_via: 'retry' });
+      // The service's own words: its status, the fields it names and its request id (a 422 on render_proof says "reload the page").
+      this.post('service-field:failed', {
+        request_id: requestId,
+        code: (failure.code || 'capture_failed').slice(0, 100),
+        message: failure.message.slice(0, 2000),
+        ...(failure.statusCode !== undefined ? { status: failure.statusCode } : {}),
+        ...(failure.details.length > 0
+          ? { details: failure.details.slice(0, 100).map((detail) => ({ field: detail.field.slice(0, 1000), reason: detail.reason.slice(0, 1000) })) }
+          : {}),
+        ...(failure.requestId ? { service_request_id: failure.requestId.slice(0, 128) } : {}),
+      });
     }
   }
 

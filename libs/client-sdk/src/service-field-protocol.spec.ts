@@ -11,8 +11,16 @@ const samples = {
   'service-field:ready': { flow_id: 'flw_dev_0123456789abcdef', flow_version: 1, locale: 'en', controls: { newsletter: false, fraud: true } },
   'service-field:state': { controls: { newsletter: true, fraud: true } },
   'service-field:captured': { request_id: REQUEST_ID, capture_token: `cap_us${'a'.repeat(30)}`, expires_at: '2025-03-02T08:14:02.000Z' },
+  'service-field:failed': {
+    request_id: REQUEST_ID,
+    code: 'validation_failed',
+    message: 'The request did not pass validation',
+    status: 422,
+    details: [{ field: 'render_proof', reason: 'the field showed version 1 of the flow; version 2 is active now: reload the page' }],
+    service_request_id: 'req_0123456789abcdef',
+  },
   'service:resize': { height: 212 },
-  'service:error': { code: 'capture_failed', message: 'Could not reach the service', fatal: false, recoverable_via: 'retry' },
+  'service:error': { code: 'field_unavailable', message: 'The field could not be shown', fatal: true, recoverable_via: null },
   'service-field:init': { appearance: { accent: '#1d4ed8' } },
   'service-field:capture': { request_id: REQUEST_ID, commit: { subject: { email: 'ada@example.com' } } },
 } as const;
@@ -50,6 +58,16 @@ describe('the consent field messages', () => {
     const at254 = `${'a'.repeat(64)}@${'d'.repeat(185)}.com`;
     expect(fieldMessageErrors(commit(at254), 'host')).toEqual([]);
     for (const email of [`${at254}m`, `${'a'.repeat(64)}@${'d'.repeat(251)}.com`]) expect(fieldMessageErrors(commit(email), 'host')).toHaveLength(1);
+  });
+
+  it("carries a failed capture's status, details and request id, each detail a field and a reason only; with no answer, a code and message alone", () => {
+    const failed = samples['service-field:failed'];
+    expect(fieldMessageErrors(fieldMessage('service-field:failed', { request_id: REQUEST_ID, code: 'connection_error', message: 'Could not reach the service' }), 'frame')).toEqual([]);
+    expect(fieldMessageErrors(fieldMessage('service-field:failed', { ...failed, details: [{ field: 'render_proof' }] }), 'frame')).toEqual(["/payload/details/0: missing property 'reason'"]);
+    expect(fieldMessageErrors(fieldMessage('service-field:failed', { ...failed, details: [{ field: 'a', reason: 'b', value: 'secret' }] }), 'frame')).toEqual([
+      "/payload/details/0: unexpected property 'value'",
+    ]);
+    expect(fieldMessageErrors(fieldMessage('service-field:failed', { ...failed, status: '422' }), 'frame')).toEqual(['/payload/status: must be integer']);
   });
 
   it('names what breaks a payload', () => {

@@ -9,6 +9,7 @@
  *   frame → host  service-field:ready     {flow_id, flow_version, locale, controls: {key: ticked}}
  *                 service-field:state     {controls: {key: ticked}}            (each change)
  *                 service-field:captured  {request_id, capture_token, expires_at, record_id?, channel?, home_country?}
+ *                 service-field:failed    {request_id, code, message, status?, details?, service_request_id?}
  *                 service:resize          {height}
  *                 service:error           {code, message, fatal, recoverable_via}
  *   host → frame  service-field:init      {appearance}                         (after field-ready)
@@ -32,7 +33,7 @@ export const CAPTURE_TOKEN_FIELD = 'service_capture_token';
  */
 export const FIELD_MESSAGE_PREFIX = 'service-field:';
 
-export const FIELD_FRAME_TYPES = ['service-field:ready', 'service-field:state', 'service-field:captured', 'service:resize', 'service:error'] as const;
+export const FIELD_FRAME_TYPES = ['service-field:ready', 'service-field:state', 'service-field:captured', 'service-field:failed', 'service:resize', 'service:error'] as const;
 export const FIELD_HOST_TYPES = ['service-field:init', 'service-field:capture'] as const;
 export type FieldFrameMessageType = (typeof FIELD_FRAME_TYPES)[number];
 export type FieldHostMessageType = (typeof FIELD_HOST_TYPES)[number];
@@ -78,6 +79,25 @@ export const FIELD_SCHEMAS: Readonly<Record<FieldMessageType, JsonSchema>> = {
       // A browser commit for a person homed in another country: captured, not committed; the
       // organisation's server commits it there (authorize at that country's endpoint).
       home_country: { type: 'string', pattern: '^[A-Z]{2}$' },
+    },
+    additionalProperties: false,
+  },
+  // A capture the service refused, or that got no answer: what the service said, so the element
+  // rejects with the typed error an HTTP client would (service:error's payload is fixed by the
+  // protocol and carries neither the status nor the details naming the field).
+  'service-field:failed': {
+    type: 'object',
+    required: ['request_id', 'code', 'message'],
+    properties: {
+      request_id: UUID,
+      code: { type: 'string', minLength: 1, maxLength: 100 },
+      message: { type: 'string', maxLength: 2000 },
+      status: { type: 'integer', minimum: 100 },
+      details: {
+        type: 'array',
+        items: { type: 'object', required: ['field', 'reason'], properties: { field: { type: 'string', maxLength: 1000 }, reason: { type: 'string', maxLength: 1000 } }, additionalProperties: false },
+      },
+      service_request_id: { type: 'string', minLength: 1, maxLength: 128 },
     },
     additionalProperties: false,
   },

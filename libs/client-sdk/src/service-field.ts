@@ -24,7 +24,7 @@
 import { parseAppearance } from './service-field-appearance.js';
 import { acceptFieldMessage, CAPTURE_TOKEN_FIELD, fieldMessage, FieldMessage, tokenExpiring } from './service-field-protocol.js';
 import { FRAME_ALLOW, FRAME_SANDBOX, holdSubmitsFor, originOf } from './service-frame.js';
-import { ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
+import { errorFromResponse, ServiceConfigurationError, ServiceConnectionError, ServiceError, ServiceTimeoutError } from './service-http.js';
 import { uuidV4 } from './service-protocol.js';
 
 /** Where this script was served from: {base_url} (the script lives at {base_url}/sdk/v1/). */
@@ -36,6 +36,11 @@ const READY_WAIT_MS = 3000;
 const CAPTURE_TIMEOUT_MS = 10_000;
 /** A frame that has not spoken by then did not load: the page learns why. */
 const LOAD_TIMEOUT_MS = 15_000;
+/**
+ * Why a frame may not have loaded. The element cannot tell the two apart: a page refused for its
+ * origin is not frameable (`frame-ancestors 'none'`), which a browser reports to no one.
+ */
+const FIELD_NOT_LOADED = "the consent field did not load. Is the service reachable, and is this page's origin an allowed origin of the application?";
 /** After a failed capture, a submit of the same choices tries again only after this long. */
 const RETRY_AFTER_MS = 5000;
 const FRAME_TITLES: Record<string, string> = { en: 'Consent choices', de: 'Einwilligungen' };
@@ -284,7 +289,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
     this.loadTimer = setTimeout(() => {
       if (!this.ready) {
         this.report(
-          new ServiceConnectionError('service-consent-field: the consent field did not load. Is the service reachable, and is this page\'s origin an allowed origin of the application?', 'field_not_loaded'),
+          new ServiceConnectionError(`service-consent-field: ${FIELD_NOT_LOADED}`, 'field_not_loaded'),
           true,
         );
       }
@@ -354,7 +359,7 @@ export class ServiceConsentFieldElement extends HTMLElement {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.readyWaiters = this.readyWaiters.filter((waiter) => waiter !== done);
-        reject(new ServiceConnectionError('The consent field has not loaded: the service may be unreachable', 'field_not_loaded'));
+        reject(new ServiceConnectionError(FIELD_NOT_LOADED, 'field_not_loaded'));
       }, READY_WAIT_MS);
       const done = () => {
         clearTimeout(timer);
@@ -406,6 +411,9 @@ export class ServiceConsentFieldElement extends HTMLElement {
           });
         }
         return;
+      case 'service-field:failed':
+        if (this.pending && this.pending.requestId === p.request_id) this.pending.reject(fieldFailure(p));
+        return;
       case 'service:error': {
         const error = new ServiceError(p.message || p.code, { code: p.code });
         if (p.fatal) {
@@ -417,6 +425,20 @@ export class ServiceConsentFieldElement extends HTMLElement {
       }
     }
   }
+}
+
+/**
+ * The typed error of a capture the frame reports failed (`service-field:failed`): the class an HTTP
+ * answer of that status gets (InvalidRequestError for a 422, with `details` naming the field), else a
+ * ServiceConnectionError for no answer, else a ServiceError with the code.
+ */
+function fieldFailure(p: Record<string, any>): ServiceError {
+  if (typeof p.status === 'number') {
+    const body = { code: p.code, message: p.message, details: p.details ?? [], ...(p.service_request_id ? { request_id: p.service_request_id } : {}) };
+    return errorFromResponse({ statusCode: p.status, body, headers: {} });
+  }
+  if (p.code === 'connection_error' || p.code === 'timeout') return new ServiceConnectionError(p.message, p.code);
+  return new ServiceError(p.message, { code: p.code });
 }
 
 if (typeof customElements !== 'undefined' && !customElements.get('service-consent-field')) {

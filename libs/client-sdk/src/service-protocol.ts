@@ -39,6 +39,7 @@ export interface JsonSchema {
   minLength?: number;
   maxLength?: number;
   minimum?: number;
+  items?: JsonSchema;
   anyOf?: JsonSchema[];
   if?: JsonSchema;
   then?: JsonSchema;
@@ -48,7 +49,7 @@ export interface JsonSchema {
 /** The keywords the validator implements; a schema with any other keyword is refused (see the tests). */
 export const SUPPORTED_KEYWORDS = [
   'type', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'pattern', 'format',
-  'minLength', 'maxLength', 'minimum', 'anyOf', 'if', 'then', 'else',
+  'minLength', 'maxLength', 'minimum', 'items', 'anyOf', 'if', 'then', 'else',
 ] as const;
 
 /**
@@ -156,6 +157,7 @@ export function schemaErrors(schema: JsonSchema, value: unknown, path = ''): str
       else if (isObject(schema.additionalProperties)) errors.push(...schemaErrors(schema.additionalProperties, child, `${path}/${key}`));
     }
   }
+  if (Array.isArray(value) && schema.items) value.forEach((item, index) => errors.push(...schemaErrors(schema.items!, item, `${path}/${index}`)));
   if (schema.anyOf && !schema.anyOf.some((option) => schemaErrors(option, value, path).length === 0)) errors.push(`${at}: must match a schema in anyOf`);
   if (schema.if) {
     const branch = schemaErrors(schema.if, value, path).length === 0 ? schema.then : schema.else;

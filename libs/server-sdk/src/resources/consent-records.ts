@@ -77,7 +77,7 @@ export type PurposeStatus = 'granted' | 'declined' | 'withdrawn' | 'expired' | '
 export interface ConsentStatus {
   subject: { id: string };
   /** The newest record holding a purpose decides it. */
-  purposes: Record<string, { status: PurposeStatus; record_id: string; updated_at: string }>;
+  purposes: Record<string, { status: PurposeStatus; record_id: string; /** The flow whose record decides the purpose. */ flow_id: string; updated_at: string }>;
 }
 
 /** The Record API: consent collected in your own form, checked with the capture rules, and a person's status per purpose. */
