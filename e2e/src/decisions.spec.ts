@@ -469,6 +469,9 @@ describe('flows and decisions', () => {
       const bad = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, embed_origin: 'https://evil.example', redirect_uri: 'https://evil.example/x' });
       expect(bad.status).toBe(422);
       expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(['embed_origin', 'redirect_uri']);
+      // Not an origin at all is said as such, not as an unregistered one.
+      const slash = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, embed_origin: 'http://localhost:8080/' });
+      expect([slash.status, slash.body.details]).toEqual([422, [{ field: 'embed_origin', reason: 'is not an origin (scheme://host[:port]): origin must not end with a slash' }]]);
 
       const browser = await http(us.url, 'POST', '/api/v1/consent_sessions', {
         headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:8080' },
@@ -478,10 +481,35 @@ describe('flows and decisions', () => {
       expect(browser.headers.get('deprecation')).toBe('@1763769600');
       expect(browser.headers.get('link')).toContain('successor-version');
       expect(browser.body.embed_url).toBe(`${us.url}/decisions/${browser.body.session_token}/embed`);
+      // A public key opens consent sessions only: an approval's wording is the organisation's server's word.
+      const approval = await http(us.url, 'POST', '/api/v1/decisions', {
+        headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:8080' },
+        body: { kind: 'approval', subject: { email: 'victim@example.com' }, approval: { title: 'Approve wire transfer', action: 'payments.create', trigger: 'value', value: { amount: 1000000, currency: 'EUR' } } },
+      });
+      expect([approval.status, approval.body.code, approval.body.details]).toEqual([403, 'forbidden', [{ field: 'kind', reason: 'must be consent with a publishable key' }]]);
+      const consent = await http(us.url, 'POST', '/api/v1/decisions', { headers: { 'x-publishable-key': publishableKey, origin: 'http://localhost:8080' }, body: { kind: 'consent', flow_id: flowId } });
+      expect(consent.status).toBe(201);
       // Minted through the old family, it resolves under the new one too.
       const view = await http(us.url, 'GET', `/api/v1/decisions/${browser.body.session_token}`);
       expect(view.body).toMatchObject({ kind: 'consent', delivery_mode: 'embed', embed_origin: 'http://localhost:8080' });
       expect((await http(us.url, 'GET', `/api/v1/consent_sessions/${browser.body.session_token}`)).status).toBe(200);
+    });
+
+    it("counts a session's dropped-message reports up to 200 in all, so a session token cannot drive the alerting counter", async () => {
+      const dropped = async () => {
+        const line = ((await http(us.url, 'GET', '/metrics')).body as string).split('\n').find((l) => l.startsWith('trust_surface_postmessage_dropped_total{') && l.includes('reason="origin_missing"'));
+        return line ? Number(line.trim().split(/\s+/).pop()) : 0;
+      };
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      const before = await dropped();
+      for (const count of [150, 1000, 1000]) {
+        expect((await participant(token, 'frame_events', { type: 'postmessage_dropped', reason: 'origin_missing', count })).status).toBe(204);
+      }
+      expect((await dropped()) - before).toBe(200);
+      // Another session has its own budget.
+      const other = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
+      expect((await participant(other, 'frame_events', { type: 'postmessage_dropped', reason: 'origin_missing' })).status).toBe(204);
+      expect((await dropped()) - before).toBe(201);
     });
 
     it('answers a session of another country with its home country only', async () => {

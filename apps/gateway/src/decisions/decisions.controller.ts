@@ -10,7 +10,7 @@ import {
   ExchangeReply,
   VerifyReply,
 } from '@dcr/contracts';
-import { DomainError, FieldIssue, originMatches } from '@dcr/domain';
+import { DomainError, FieldIssue, originMatches, parseOrigin } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -63,7 +63,7 @@ export class DecisionsController {
       'Returns the dts_ session token and the URLs of the hosted pages. A consent needs an active flow; a draft flow is refused ' +
       '(422 on flow_id). The session gets the version active when it is written (409 conflict, nothing written, if the active version ' +
       'changed three times during the request). embed_origin and the origin of redirect_uri must be allowed origins of the application. A named subject ' +
-      'homed in another country is answered 421 with home_country.',
+      'homed in another country is answered 421 with home_country. A publishable key opens consent sessions only (403 naming kind).',
   })
   @ApiCreatedResponse({ type: DecisionCreatedDto })
   @ApiResponse(WRONG_COUNTRY)
@@ -172,6 +172,14 @@ export class DecisionsController {
     if (principal.kind === 'publishable_key' && body.application_id && body.application_id !== principal.application.id) {
       throw new DomainError('forbidden', 'A publishable key opens sessions for its own application only');
     }
+    // The specification's capability of a public credential: consent sessions only. An approval's
+    // title, action and amounts are the organisation's server's word, or anyone who read the key out
+    // of a page could put them before any person in the organisation's name.
+    if (principal.kind === 'publishable_key' && body.kind !== 'consent') {
+      throw new DomainError('forbidden', 'A publishable key opens consent sessions only; open an approval with an API token from your server', [
+        { field: 'kind', reason: 'must be consent with a publishable key' },
+      ]);
+    }
     this.checkOrigins(application, body);
     const created = await firstValueFrom(
       this.clients.own.send<DecisionCreated, CreateDecisionRequest>(DECISIONS_CREATE, {
@@ -208,8 +216,13 @@ export class DecisionsController {
   /** The host page and the redirect target must be origins the application registered. */
   private checkOrigins(application: IndexedApplication, body: { delivery_mode: string; embed_origin?: string; redirect_uri?: string }) {
     const issues: FieldIssue[] = [];
-    if (body.embed_origin !== undefined && !originMatches(body.embed_origin, application.origins, application.environment)) {
-      issues.push({ field: 'embed_origin', reason: "not among the application's allowed origins" });
+    if (body.embed_origin !== undefined) {
+      // Not an origin at all (a trailing slash, a path) is said as such, not as an unregistered one.
+      const parsed = parseOrigin(body.embed_origin);
+      if (!parsed.ok) issues.push({ field: 'embed_origin', reason: `is not an origin (scheme://host[:port]): ${parsed.reason}` });
+      else if (!originMatches(body.embed_origin, application.origins, application.environment)) {
+        issues.push({ field: 'embed_origin', reason: "not among the application's allowed origins" });
+      }
     }
     if (body.redirect_uri !== undefined) {
       let origin: string | undefined;
