@@ -49,7 +49,7 @@ describe('hosted decision pages in a browser', () => {
     return created.body.id;
   }
 
-  async function createSession(body: Record<string, unknown>): Promise<{ session_token: string; decision_url: string; embed_url: string; deadline_at: string | null }> {
+  async function createSession(body: Record<string, unknown>): Promise<{ session_id: string; session_token: string; decision_url: string; embed_url: string; deadline_at: string | null }> {
     const created = await api('POST', '/api/v1/decisions', body);
     expect(created.status).toBe(201);
     return created.body;
@@ -94,8 +94,8 @@ describe('hosted decision pages in a browser', () => {
     return /\b(\d{6})\b/.exec(text)![1];
   }
 
-  /** Start, e-mail, the mailed code, continue: from the start step to the decision step. */
-  async function signIn(frame: Frame, email: string, onStep: (step: string) => Promise<void> = async () => {}): Promise<void> {
+  /** Start and e-mail: from the start step to the field where the mailed code goes. */
+  async function askForCode(frame: Frame, email: string, onStep: (step: string) => Promise<void> = async () => {}): Promise<void> {
     await waitForStep(frame, 'start');
     await onStep('start');
     await frame.click('#start-button');
@@ -104,6 +104,11 @@ describe('hosted decision pages in a browser', () => {
     await frame.fill('#sign-in-email', email);
     await frame.click('#sign-in-submit');
     await frame.waitForSelector('#sign-in-code', { state: 'visible' });
+  }
+
+  /** Start, e-mail, the mailed code, continue: from the start step to the decision step. */
+  async function signIn(frame: Frame, email: string, onStep: (step: string) => Promise<void> = async () => {}): Promise<void> {
+    await askForCode(frame, email, onStep);
     await onStep('sign-in-code');
     await frame.fill('#sign-in-code', await readCode(email));
     await frame.click('#code-submit');
@@ -339,7 +344,70 @@ describe('hosted decision pages in a browser', () => {
         ['service:state', { from: 'pending', to: 'expired', step_index: 0, total_steps: 5 }],
         ['service:cancel', undefined],
       ]);
+      // The trail names the host as the actor of its cancel, not the person.
+      const sessionId = session.session_id;
+      const cancelledBy = async () => (await trailEvents('decision.state_changed')).filter((e) => e.data.session_id === sessionId && e.data.to === 'expired').map((e) => e.data.actor.type);
+      await eventually(async () => (await cancelledBy()).length > 0);
+      expect(await cancelledBy()).toEqual(['host']);
       expect(problems).toEqual([]);
+    });
+
+    it('tells a person homed in another country, in words, that this request cannot be answered here; the host learns the home country', async () => {
+      const email = 'dora.daheim@example.com';
+      expect((await http(countries!.de.url, 'POST', `/api/v1/applications/${applicationId}/subjects`, { token: apiToken, body: { email } })).status).toBe(201);
+      const flowId = await activeFlow('Homed elsewhere');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await askForCode(frame, email);
+      await frame.fill('#sign-in-code', await readCode(email));
+      await frame.click('#code-submit');
+      const error = await waitForMessage(page, (m) => m.data?.type === 'service:error');
+      expect(error.data.payload).toEqual({
+        code: 'wrong_country',
+        message: "The person's home country is DE: open the decision at that country's endpoint",
+        fatal: true,
+        recoverable_via: null,
+      });
+      expect(await frame.textContent('#error-message')).toContain('Your data is kept in your home country, Germany, so this request cannot be answered here.');
+      expect(await frame.textContent('#error-message')).not.toContain('Open the link you received again');
+      expect(await frame.isDisabled('#code-submit')).toBe(true);
+      expect(problems.filter((problem) => !/\b421\b/.test(problem))).toEqual([]);
+    });
+
+    it('declines when the person confirms with no consent ticked, keeping the objection they made; the terms come before the buttons', async () => {
+      const flowId = await activeFlow('Nothing ticked');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await signIn(frame, 'nina.nothing@example.com');
+      // Retention, duration, withdrawal and the policy are read before the choice is made.
+      expect(await frame.$$eval('#step-decision #decision-terms-title, #step-decision #grant-button', (els) => els.map((e: any) => e.id))).toEqual(['decision-terms-title', 'grant-button']);
+      await frame.uncheck('#purpose-fraud');
+      await frame.click('#grant-button');
+      await waitForStep(frame, 'done');
+      const complete = await waitForMessage(page, (m) => m.data?.type === 'service:complete');
+      expect(complete.data.payload.outcome).toBe('declined');
+      await eventually(async () => (await trailEvents('consent.denied')).some((e) => e.data.flow_id === flowId));
+      const denied = (await trailEvents('consent.denied')).find((e) => e.data.flow_id === flowId)!;
+      expect(denied.data.purposes).toEqual({ newsletter: 'declined', analytics: 'declined', fraud: 'objected', billing: 'noticed' });
+      expect(problems).toEqual([]);
+    });
+
+    it('keeps an objection when the person declines, and shows the policy address where the specification\'s sandbox (no allow-popups) blocks the tab', async () => {
+      const flowId = await activeFlow('Decline with objection');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const { page, frame, problems } = await openEmbedded(session.embed_url);
+      await signIn(frame, 'olaf.objects@example.com');
+      await frame.click('#decision-policy-link');
+      await frame.waitForSelector('.hp-link-blocked');
+      expect(await frame.textContent('.hp-link-blocked')).toBe('Your browser did not open a new tab. The page is at: https://example.com/privacy');
+      await frame.uncheck('#purpose-fraud');
+      await frame.click('#decline-button');
+      await waitForStep(frame, 'done');
+      await waitForMessage(page, (m) => m.data?.type === 'service:complete');
+      await eventually(async () => (await trailEvents('consent.denied')).some((e) => e.data.flow_id === flowId));
+      expect((await trailEvents('consent.denied')).find((e) => e.data.flow_id === flowId)!.data.purposes).toMatchObject({ fraud: 'objected' });
+      // Chromium logs the blocked tab; nothing else went wrong.
+      expect(problems.filter((problem) => !problem.includes('Blocked opening'))).toEqual([]);
     });
   });
 
@@ -406,6 +474,27 @@ describe('hosted decision pages in a browser', () => {
         if (step === 'start' || step === 'decision') await expectNoAxeViolations(frame, `German page, ${step} step`);
       });
       expect(problems).toEqual([]);
+    });
+
+    it('speaks German on a German page: the mailed code and a wrong code, never the service\'s English', async () => {
+      const flowId = await activeFlow('Deutsch');
+      const session = await createSession({ kind: 'consent', flow_id: flowId });
+      const { page, problems } = await newPage({ locale: 'de-DE' });
+      await page.goto(session.decision_url);
+      const frame = page.mainFrame();
+      const email = 'greta.deutsch@example.com';
+      await askForCode(frame, email);
+      const code = await readCode(email);
+      const mail = (await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`)).body.data[0];
+      expect(mail.text).toContain(`Ihr Anmeldecode lautet ${code}`);
+      // A wrong code: the page's own German message, not the service's reason.
+      await frame.fill('#sign-in-code', code === '000000' ? '111111' : '000000');
+      await frame.click('#code-submit');
+      await frame.waitForFunction(() => ((globalThis as any).document.getElementById('sign-in-code-error').textContent || '').length > 0);
+      const wrong = await frame.textContent('#sign-in-code-error');
+      expect(wrong).toContain('Der Code ist falsch oder abgelaufen.');
+      expect(wrong).not.toContain('does not match');
+      expect(problems.filter((problem) => !/\b(400|401|422)\b/.test(problem))).toEqual([]);
     });
 
     it('has no violations on the approval page, and counters with a note', async () => {

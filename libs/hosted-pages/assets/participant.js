@@ -419,6 +419,7 @@
               err.details = data && Array.isArray(data.details) ? data.details : [];
               err.requestId = data && data.request_id;
               err.serverMessage = data && data.message;
+              err.homeCountry = data && typeof data.home_country === 'string' ? data.home_country : null;
               throw err;
             }
             return data;
@@ -450,6 +451,8 @@
       clearTimeout(noticeTimer);
       region.textContent = '';
       noticeAbout = about || null;
+      // The code notice is shown in the form itself: the status region then only speaks it, not shows it twice.
+      if (region.classList) region.classList.toggle('hp-visually-hidden', about === 'code');
       // A fresh text node after clearing makes screen readers announce repeated messages too.
       noticeTimer = setTimeout(function () {
         noticeTimer = null;
@@ -502,6 +505,13 @@
       holder.textContent = t('error_prefix') + ' ' + text;
       if (/^(INPUT|TEXTAREA|SELECT)$/.test(control.tagName)) control.setAttribute('aria-invalid', 'true');
       setDescribedBy(control, holder.id, true);
+      if (control.tagName === 'FIELDSET') {
+        // A fieldset takes no focus: its first control does, and the status region speaks the message.
+        var first = control.querySelector('input:not([disabled]), textarea:not([disabled]), select:not([disabled])');
+        if (focus !== false && first) first.focus();
+        announce(holder.textContent);
+        return;
+      }
       if (focus !== false) control.focus();
     }
 
@@ -536,9 +546,35 @@
       return null;
     }
 
+    /** Whether the page is in English, the language of the service's own error texts. */
+    function pageInEnglish() {
+      return /^en\b/i.test(document.documentElement.lang || 'en');
+    }
+
+    /**
+     * What a person is told about a field the service refused: the page's own words (a rejected code
+     * has its message); the service's reason, written for developers in English, only on an English
+     * page where no message of the page's own fits.
+     */
+    function fieldText(controlId, reason, info) {
+      if (controlId === 'sign-in-code') return t('error_code_rejected');
+      if (controlId === 'purposes' || /^purpose-/.test(controlId)) return t('error_purposes_invalid');
+      return reason && pageInEnglish() ? reason : t(info.messageKey);
+    }
+
+    /** The region's name in the page's language (a country code when the browser cannot name it). */
+    function regionName(code) {
+      try {
+        return new Intl.DisplayNames([config.intl_locale || document.documentElement.lang || 'en'], { type: 'region' }).of(code) || code;
+      } catch (e) {
+        return code;
+      }
+    }
+
     /** Shows an API error, maps field details, tells the host. */
     function handleApiError(error, fieldMap) {
       var info = classifyError(error);
+      if (error.status === 421 && error.homeCountry) return wrongCountry(error, info);
       var mapped = false;
       var details = error.details || [];
       for (var i = 0; i < details.length && fieldMap; i++) {
@@ -546,18 +582,19 @@
         var purposeMatch = /^(?:purposes|decisions)\.(.+)$/.exec(field);
         var box = purposeMatch ? purposeBox(purposeMatch[1]) : null;
         if (box) {
-          fieldError(box.id, details[i].reason || t(info.messageKey), !mapped);
+          fieldError(box.id, fieldText(box.id, details[i].reason, info), !mapped);
           mapped = true;
           continue;
         }
         for (var prefix in fieldMap) {
           if (field === prefix || field.indexOf(prefix + '.') === 0) {
-            fieldError(fieldMap[prefix], details[i].reason || t(info.messageKey), !mapped);
+            fieldError(fieldMap[prefix], fieldText(fieldMap[prefix], details[i].reason, info), !mapped);
             mapped = true;
           }
         }
       }
-      if (!mapped) showError(t(info.messageKey), error.serverMessage, error.requestId);
+      // The service's own message (English, for developers) as details on an English page only; the reference everywhere.
+      if (!mapped) showError(t(info.messageKey), pageInEnglish() ? error.serverMessage : null, error.requestId);
       post('service:error', {
         code: String(info.code),
         message: error.serverMessage || t(info.messageKey),
@@ -568,6 +605,24 @@
         setControlsDisabled(true);
         refreshView();
       }
+      return info;
+    }
+
+    /**
+     * The person is homed in another country: this session cannot take their decision (their data
+     * stays there). They are told so in their language, with what to do, instead of a link that loops;
+     * the host learns the home country (a status, no personal data) to open the request there.
+     */
+    function wrongCountry(error, info) {
+      var country = String(error.homeCountry).toUpperCase();
+      showError(t('error_wrong_country_person', { country: regionName(country), application: (view.application && view.application.name) || '' }), null, error.requestId);
+      post('service:error', {
+        code: 'wrong_country',
+        message: "The person's home country is " + country + ': open the decision at that country\'s endpoint',
+        fatal: true,
+        recoverable_via: null,
+      });
+      setControlsDisabled(true);
       return info;
     }
 
@@ -764,7 +819,9 @@
       }) : Promise.resolve();
       return begin
         .then(function () {
-          return request('POST', '/sign_in', { email: address });
+          // The code's mail in the language the page is shown in.
+          var lang = /^[a-z]{2}(-[A-Z]{2})?$/.test(document.documentElement.lang || '') ? document.documentElement.lang : null;
+          return request('POST', '/sign_in', lang ? { email: address, locale: lang } : { email: address });
         })
         .then(
           function () {
@@ -796,7 +853,7 @@
         })
         .catch(function (error) {
           if (error && (error.status === 400 || error.status === 401 || error.status === 422) && status === 'authenticating') {
-            if (!(error.details && error.details.length)) {
+            if (!(error.details && error.details.some(function (d) { return d && (d.field === 'code' || d.field === 'email'); }))) {
               // Replace the general alert with the field message for a rejected code.
               var region = $('error-message');
               if (region) region.textContent = '';
@@ -846,7 +903,7 @@
       if (finished) return Promise.resolve();
       clearErrors();
       setBusy(true);
-      return request('POST', '/cancel', { reason: reason }).then(
+      return request('POST', '/cancel', by === 'host' ? { reason: reason, cancelled_by: 'host' } : { reason: reason }).then(
         function (next) {
           setBusy(false);
           applyView(next, false);
@@ -1013,16 +1070,31 @@
       clearErrors();
       var button = submitterOf(event);
       var outcome = button && button.value === 'declined' ? 'declined' : 'granted';
+      var boxes = root.querySelectorAll('#consent-form input[name="purposes"]');
       if (outcome === 'declined') {
-        complete({ outcome: 'declined' });
+        // Declining keeps what the person did to the right-to-object boxes: an unticked one is an objection.
+        var stated = {};
+        for (var k = 0; k < boxes.length; k++) stated[boxes[k].value] = !!boxes[k].checked;
+        complete(boxes.length ? { outcome: 'declined', purposes: stated } : { outcome: 'declined' });
         return;
       }
-      var boxes = root.querySelectorAll('#consent-form input[name="purposes"]');
       var purposes = {};
       var missing = [];
+      var consentBoxes = 0;
+      var consentTicked = 0;
       for (var i = 0; i < boxes.length; i++) {
         purposes[boxes[i].value] = !!boxes[i].checked;
         if (boxes[i].getAttribute('data-required') === 'true' && !boxes[i].checked) missing.push(boxes[i]);
+        if (boxes[i].getAttribute('data-basis') !== 'legitimate_interest') {
+          consentBoxes += 1;
+          if (boxes[i].checked) consentTicked += 1;
+        }
+      }
+      // Confirming with no consent box ticked chooses nothing: a decline, as easy as the grant, and
+      // an unticked right-to-object box still records the objection.
+      if (consentBoxes > 0 && consentTicked === 0) {
+        complete({ outcome: 'declined', purposes: purposes });
+        return;
       }
       if (missing.length) {
         for (var j = 0; j < missing.length; j++) {
@@ -1054,6 +1126,30 @@
       }
     });
 
+    // A link to a new tab (the privacy policy): a frame sandboxed without allow-popups blocks the tab
+    // silently, so the page opens it itself and, when it was blocked, shows the address to copy.
+    root.addEventListener('click', function (event) {
+      var link = event.target && event.target.closest ? event.target.closest('a[target="_blank"]') : null;
+      if (!link || event.defaultPrevented || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      var opened = window.open(link.href, '_blank');
+      if (opened) {
+        try {
+          opened.opener = null;
+        } catch (e) {
+          /* another origin's window: nothing to clear */
+        }
+        return;
+      }
+      var note = link.parentNode && link.parentNode.querySelector('.hp-link-blocked');
+      if (!note) {
+        note = document.createElement('p');
+        note.className = 'hp-hint hp-link-blocked';
+        link.parentNode.appendChild(note);
+      }
+      note.textContent = t('link_blocked', { url: link.href });
+    });
+
     on('cancel-button', 'click', function () {
       if (busy) return;
       cancel('user_cancelled', 'user');
@@ -1070,7 +1166,8 @@
       deadline_at: isoUtc(view.deadline_at),
       branding: {},
       mode: view.delivery_mode || 'embed',
-      locale: String(view.locale || config.locale || 'en').replace(/_/g, '-'),
+      // The language the page is shown in (the person's), not the flow's.
+      locale: String(document.documentElement.lang || config.locale || view.locale || 'en').replace(/_/g, '-'),
     });
     startResize();
     startCountdown();

@@ -179,6 +179,9 @@ export const CLIENT_MESSAGE_KEYS: readonly MessageKey[] = [
   'error_invalid',
   'error_unauthorized',
   'error_wrong_country',
+  'error_wrong_country_person',
+  'error_purposes_invalid',
+  'link_blocked',
   'error_details',
   'error_reference',
 ];

@@ -409,8 +409,8 @@ ${approvalDetails(view, tr)}
 ${approvalForm(tr)}`
         : html`${signedIn(view, tr)}
 ${dataFields(view, tr, 'decision', lang)}
-${consentForm(view, tr, lang)}
-${facts(view, tr, 'decision', lang)}`,
+${facts(view, tr, 'decision', lang)}
+${consentForm(view, tr, lang)}`,
     ),
   );
 

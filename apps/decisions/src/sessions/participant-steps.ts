@@ -145,7 +145,7 @@ export class ParticipantSteps {
       consumedAt: null,
       createdAt: now,
     });
-    await this.mail.send({ to: email, ...signInMail(session.locale, code, ONE_TIME_CODE_TTL_MS / 60000) });
+    await this.mail.send({ to: email, ...signInMail(request.locale ?? session.locale, code, ONE_TIME_CODE_TTL_MS / 60000) });
     return { sent: true, expires_at: expiresAt.toISOString() };
   }
 

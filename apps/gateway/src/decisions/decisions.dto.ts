@@ -172,6 +172,11 @@ export class SignInDto {
   @ApiProperty({ example: 'ada@example.com' })
   @IsEmail()
   email: string;
+
+  @ApiPropertyOptional({ example: 'de', description: "The language the page is shown in: the code's mail is written in it (English or German; else the session's language)" })
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/, { message: 'locale must be a language tag such as en or de-DE' })
+  locale?: string;
 }
 
 export class CompleteDto {

@@ -32,6 +32,29 @@ const WRONG_COUNTRY = { status: 421, description: 'The session lives in another 
  * capability the organisation handed them). The hosted pages are a thin client over it. Every route
  * is also served under the deprecated /api/v1/consent_sessions family.
  */
+/**
+ * A page posts a handful of messages in a session (ready, its steps, the outcome, resizes), so a
+ * session's drop reports count up to this many in all; beyond that they are refused silently
+ * (answered 204 all the same), or anyone holding a session token could drive the alerting counter.
+ */
+const DROPS_PER_SESSION = 200;
+
+/** Per session token, how much of its budget is used; bounded (cleared when it holds 10,000 sessions). */
+export class DropBudget {
+  private readonly used = new Map<string, number>();
+
+  constructor(private readonly perSession: number) {}
+
+  /** How many of `count` the session may still add (0 when its budget is spent). */
+  take(session: string, count: number): number {
+    if (this.used.size >= 10_000 && !this.used.has(session)) this.used.clear();
+    const used = this.used.get(session) ?? 0;
+    const granted = Math.max(0, Math.min(count, this.perSession - used));
+    this.used.set(session, used + granted);
+    return granted;
+  }
+}
+
 @ApiTags('Decisions: participant')
 @PublicRoute()
 @ApiResponse(WRONG_COUNTRY)
@@ -72,7 +95,7 @@ export class ParticipantController {
     description: 'Codes have 6 digits, expire after 10 minutes and allow 5 attempts; at most 5 codes per session per hour (429).',
   })
   async signIn(@Param('session_token') token: string, @Body() body: SignInDto): Promise<SignInReply> {
-    return this.send(DECISIONS_SIGN_IN, { session_token: await this.access.requireHomedHere(token), email: body.email });
+    return this.send(DECISIONS_SIGN_IN, { session_token: await this.access.requireHomedHere(token), email: body.email, ...(body.locale ? { locale: body.locale } : {}) });
   }
 
   @Post('complete')
@@ -106,13 +129,17 @@ export class ParticipantController {
   @HttpCode(204)
   @ApiOperation({
     summary: 'The embedded frame reports messages it dropped',
-    description: 'Counted as trust_surface_postmessage_dropped_total{reason="origin_missing"}; the frame never posts to a wildcard origin.',
+    description: 'Counted as trust_surface_postmessage_dropped_total{reason="origin_missing"}, at most 200 per session in all (more is answered 204 and not counted); the frame never posts to a wildcard origin.',
   })
   @ApiNoContentResponse()
   async frameEvents(@Param('session_token') token: string, @Body() body: FrameEventDto): Promise<void> {
     await this.access.requireHomedHere(token);
-    this.metrics.postMessageDropped.labels(body.reason).inc(Math.min(body.count ?? 1, 1000));
+    const counted = this.dropBudget.take(token, body.count ?? 1);
+    if (counted > 0) this.metrics.postMessageDropped.labels(body.reason).inc(counted);
   }
+
+  /** What a session may add to the drop counter: a page drops its few messages, not thousands. */
+  private readonly dropBudget = new DropBudget(DROPS_PER_SESSION);
 
   private async send<T>(pattern: string, payload: unknown): Promise<T> {
     const answer = await firstValueFrom(this.clients.own.send<T>(pattern, payload));

@@ -167,6 +167,11 @@ export class TransitionRequest extends SessionTokenRequest {
 export class SignInRequest extends SessionTokenRequest {
   @IsEmail()
   email: string;
+
+  /** The language the page is shown in: the code's mail is written in it (else the session's). */
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/)
+  locale?: string;
 }
 
 export interface SignInReply {

@@ -142,6 +142,9 @@ export const de: Catalogue = {
   error_invalid: 'Bitte prüfen Sie Ihre Eingabe.',
   error_unauthorized: 'Bitte melden Sie sich erneut an.',
   error_wrong_country: 'Diese Anfrage wird in einem anderen Land gespeichert. Öffnen Sie den erhaltenen Link erneut.',
+  error_wrong_country_person: 'Ihre Daten werden in Ihrem Heimatland {country} gespeichert, daher kann diese Anfrage hier nicht beantwortet werden. Bitten Sie {application}, Ihnen die Anfrage erneut zu senden.',
+  error_purposes_invalid: 'Kreuzen Sie an, womit Sie einverstanden sind, und bestätigen Sie, oder wählen Sie Ablehnen.',
+  link_blocked: 'Ihr Browser hat keinen neuen Tab geöffnet. Die Seite finden Sie unter: {url}',
   error_details: 'Details: {message}',
   error_reference: 'Referenz: {id}',
 

@@ -143,6 +143,9 @@ export const en = {
   error_invalid: 'Please check your input.',
   error_unauthorized: 'Please sign in again.',
   error_wrong_country: 'This request is kept in another country. Open the link you received again.',
+  error_wrong_country_person: 'Your data is kept in your home country, {country}, so this request cannot be answered here. Please ask {application} to send you the request again.',
+  error_purposes_invalid: 'Tick what you agree to and confirm, or choose Decline.',
+  link_blocked: 'Your browser did not open a new tab. The page is at: {url}',
   error_details: 'Details: {message}',
   error_reference: 'Reference: {id}',
 
