@@ -512,6 +512,25 @@ describe('flows and decisions', () => {
       expect((await dropped()) - before).toBe(201);
     });
 
+    it('takes no address at all for an hour once five wrong ones were tried, so the link does not tell whom the request is for', async () => {
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'target7@example.com' } })).body.session_token;
+      expect((await participant(token, 'transitions', { to: 'authenticating' })).status).toBe(200);
+      for (const n of [1, 2, 3, 4, 5]) {
+        const guess = await participant(token, 'sign_in', { email: `target${n}@example.com` });
+        expect([guess.status, guess.body.details]).toEqual([403, [{ field: 'email', reason: 'not the person this request is for' }]]);
+      }
+      // The sixth try is refused whatever the address, the right one included, and a verify attempt with a guess too.
+      for (const email of ['target6@example.com', 'target7@example.com']) {
+        const late = await participant(token, 'sign_in', { email });
+        expect([late.status, late.body.code, late.headers.get('retry-after')]).toEqual([429, 'rate_limited', '3600']);
+      }
+      expect((await participant(token, 'transitions', { to: 'verifying', email: 'target8@example.com', code: '123456' })).status).toBe(429);
+      // Another session to the same person is not affected.
+      const other = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email: 'target7@example.com' } })).body.session_token;
+      expect((await participant(other, 'transitions', { to: 'authenticating' })).status).toBe(200);
+      expect((await participant(other, 'sign_in', { email: 'target7@example.com' })).status).toBe(200);
+    });
+
     it('answers a session of another country with its home country only', async () => {
       const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
       const elsewhere = await http(de.url, 'GET', `/api/v1/decisions/${token}`);

@@ -17,6 +17,9 @@ import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { SubjectsService } from '../subjects/subjects.service';
 import { DecisionSession } from './decision-session.entity';
 import { signInMail } from './sign-in-mail';
+
+/** Addresses a session sent to a named person refuses in an hour before it takes none (requireNamedPerson). */
+const REFUSED_ADDRESSES_PER_HOUR = 5;
 import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from './session-events';
 import { participantTransitions, toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
@@ -121,7 +124,7 @@ export class ParticipantSteps {
       });
     }
     const email = normaliseEmail(request.email);
-    this.requireNamedPerson(session, email);
+    await this.requireNamedPerson(session, email);
     const now = new Date();
     const recent = await this.sessions.countCodesSince(session.id, new Date(now.getTime() - 3600_000));
     if (recent >= ONE_TIME_CODES_PER_HOUR) {
@@ -225,12 +228,25 @@ export class ParticipantSteps {
   }
 
   /** When the organisation named the person, only that person may sign in. */
-  private requireNamedPerson(session: DecisionSession, email: string): void {
-    if (session.subjectEmail && session.subjectEmail !== email) {
-      throw new DomainError('forbidden', 'This request was sent to someone else: sign in with the address it was sent to', [
-        { field: 'email', reason: 'not the person this request is for' },
-      ]);
+  /**
+   * A session the organisation sent to a named person takes that address only (403 otherwise). Each
+   * address refused is counted (a row of the session's `:refused` codes, holding nothing), and after
+   * REFUSED_ADDRESSES_PER_HOUR in an hour the session takes no address at all for the rest of it
+   * (429): otherwise whoever holds the link could try addresses until one is not refused, and so
+   * learn whom the request is for.
+   */
+  private async requireNamedPerson(session: DecisionSession, email: string): Promise<void> {
+    if (!session.subjectEmail) return;
+    const now = new Date();
+    const refusedOn = `${session.id}:refused`;
+    if ((await this.sessions.countCodesSince(refusedOn, new Date(now.getTime() - 3600_000))) >= REFUSED_ADDRESSES_PER_HOUR) {
+      throw new DomainError('rate_limited', 'Too many addresses were tried on this request; wait before signing in again', undefined, { retry_after: 3600 });
     }
+    if (session.subjectEmail === email) return;
+    await this.sessions.insertCode({ id: newOpaqueId('otp', 20), sessionId: refusedOn, email: null, emailDigest: null, codeHash: '', attempts: 0, expiresAt: now, consumedAt: now, createdAt: now });
+    throw new DomainError('forbidden', 'This request was sent to someone else: sign in with the address it was sent to', [
+      { field: 'email', reason: 'not the person this request is for' },
+    ]);
   }
 
   /** Checks the code and binds the person; a wrong code is counted and returned, not thrown. */
@@ -242,7 +258,7 @@ export class ParticipantSteps {
       ]);
     }
     const email = normaliseEmail(request.email);
-    this.requireNamedPerson(session, email);
+    await this.requireNamedPerson(session, email);
     const code = await this.sessions.latestCode(manager, session.id);
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
     if (!code || code.emailDigest !== inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email) || code.consumedAt) throw wrong('request a code for this address first');
