@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Client } from 'pg';
@@ -769,7 +770,12 @@ describe('flows and decisions', () => {
       const client = new Client({ connectionString: us.database.url });
       await client.connect();
       const { rows } = await client.query('SELECT key_hash, response_body FROM gateway.idempotency_keys');
+      // The request's fingerprint is keyed (a body may name a person): not the plain digest of the request.
+      const fingerprints = (await client.query('SELECT fingerprint FROM gateway.idempotency_keys')).rows.map((row: { fingerprint: string }) => row.fingerprint);
       await client.end();
+      const plain = createHash('sha256').update(`POST\n/api/v1/decisions/${token}/complete\n{"outcome":"granted"}`).digest('hex');
+      expect(fingerprints.length).toBeGreaterThan(0);
+      expect(fingerprints).not.toContain(plain);
       expect(rows.length).toBeGreaterThan(0);
       expect(JSON.stringify(rows)).not.toContain(first.body.exchange_token);
       expect(JSON.stringify(rows)).not.toContain('complete-1');

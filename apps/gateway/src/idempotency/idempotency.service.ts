@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { GatewayEnvironment } from '@dcr/config';
 import { canonicalJson, DomainError, hashCredential } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { LessThan, Repository } from 'typeorm';
 import { CredentialIndex } from '../connect/credential-index';
 import { IdempotencyKeyRecord } from './idempotency-key.entity';
@@ -50,6 +50,8 @@ export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
 
   private readonly adminTokenHash?: string;
+  /** The server's half of a fingerprint's key (see begin). */
+  private readonly fingerprintSecret: string;
 
   constructor(
     @InjectRepository(IdempotencyKeyRecord) private readonly records: Repository<IdempotencyKeyRecord>,
@@ -58,6 +60,7 @@ export class IdempotencyService {
   ) {
     const adminToken = (context.env as GatewayEnvironment).ADMIN_TOKEN;
     this.adminTokenHash = adminToken ? hashCredential(adminToken) : undefined;
+    this.fingerprintSecret = (context.env as GatewayEnvironment).SUBJECT_REF_KEY;
   }
 
   /**
@@ -86,7 +89,10 @@ export class IdempotencyService {
         { field: 'Idempotency-Key', reason: 'must be 1 to 255 visible ASCII characters' },
       ]);
     }
-    const fingerprint = createHash('sha256')
+    // Keyed by the server's secret and the key itself: a body names a person (an address), and a
+    // request refused here for a person homed elsewhere leaves its fingerprint in this country for a
+    // day; an unkeyed digest of it would give the address back to whoever tries candidate addresses.
+    const fingerprint = createHmac('sha256', Buffer.from(hkdfSync('sha256', this.fingerprintSecret, `${scope}\n${rawKey}`, 'dcr idempotency fingerprint v2', 32)))
       .update(`${method}\n${path}\n${body === undefined ? '' : canonicalJson(body)}`)
       .digest('hex');
     const keyHash = hashCredential(rawKey);

@@ -253,7 +253,7 @@ export class CapturesController {
         ...(field ? { render: { nonce: field.proof.nonce, flow_version: field.proof.flow_version }, rendering_evidence: field.evidence } : {}),
         ...(body.commit ? { commit: { subject: body.subject } } : {}),
         // The gateway keeps no answer of a 5xx: a retry under the key must find the capture made.
-        ...(claim ? { retry: captureRetry(claim.scope, claim.key, claim.body) } : {}),
+        ...(claim ? { retry: captureRetry(claim.scope, claim.key, claim.body, this.context.env.SUBJECT_REF_KEY) } : {}),
       }),
     );
   }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { captureRetry, recordRequestFingerprint } from './idempotency';
+import { canonicalDigest } from '../flows/canonical-json';
 
 const body = {
   flow_id: 'flw_123',
@@ -86,19 +87,32 @@ describe('recordRequestFingerprint properties', () => {
 });
 
 describe('captureRetry', () => {
-  const capture = { flow_id: 'flw_dev_0123456789abcdef', channel: 'form_capture', decisions: { newsletter: { decision: 'granted' } } };
+  const capture = { flow_id: 'flw_dev_0123456789abcdef', channel: 'form_capture', decisions: { newsletter: { decision: 'granted' } }, subject: { email: 'ada@example.com' } };
+  const SECRET = 'a server secret of the country';
+  const retryOf = (scope: string, key: string, body: unknown, secret = SECRET) => captureRetry(scope, key, body, secret);
 
   it('names the key within its scope and the body apart, in key order or not, and keeps the secret apart from both', () => {
-    const retry = captureRetry('pk:abc', 'checkout-1', capture);
+    const retry = retryOf('pk:abc', 'checkout-1', capture);
     expect(retry).toEqual({ key_digest: expect.stringMatching(/^[0-9a-f]{64}$/), request_digest: expect.stringMatching(/^[0-9a-f]{64}$/), secret: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    expect(captureRetry('pk:abc', 'checkout-1', { decisions: capture.decisions, channel: capture.channel, flow_id: capture.flow_id })).toEqual(retry);
+    expect(retryOf('pk:abc', 'checkout-1', { subject: capture.subject, decisions: capture.decisions, channel: capture.channel, flow_id: capture.flow_id })).toEqual(retry);
     expect(new Set([retry.key_digest, retry.secret, retry.request_digest]).size).toBe(3);
     // Another scope (credential) or key is another key; another body under the same key is the same key.
-    expect(captureRetry('pk:abd', 'checkout-1', capture).key_digest).not.toBe(retry.key_digest);
-    expect(captureRetry('pk:abc', 'checkout-2', capture).key_digest).not.toBe(retry.key_digest);
-    const other = captureRetry('pk:abc', 'checkout-1', { ...capture, channel: 'embedded_field' });
+    expect(retryOf('pk:abd', 'checkout-1', capture).key_digest).not.toBe(retry.key_digest);
+    expect(retryOf('pk:abc', 'checkout-2', capture).key_digest).not.toBe(retry.key_digest);
+    const other = retryOf('pk:abc', 'checkout-1', { ...capture, channel: 'embedded_field' });
     expect([other.key_digest, other.secret, other.request_digest === retry.request_digest]).toEqual([retry.key_digest, retry.secret, false]);
     // No ambiguity where the scope ends and the key begins.
-    expect(captureRetry('pk:a', 'bc', capture).key_digest).not.toBe(captureRetry('pk:ab', 'c', capture).key_digest);
+    expect(retryOf('pk:a', 'bc', capture).key_digest).not.toBe(retryOf('pk:ab', 'c', capture).key_digest);
+  });
+
+  it('keys both digests with the server secret: without it, trying candidate bodies (addresses) finds nothing', () => {
+    const retry = retryOf('pk:abc', 'checkout-1', capture);
+    // What a guess without the secret computes (the digests of before) matches neither.
+    const unkeyed = [canonicalDigest(capture), canonicalDigest(['dcr capture retry request v2', 'pk:abc', 'checkout-1', capture]), canonicalDigest(['dcr capture retry key v2', 'pk:abc', 'checkout-1'])];
+    for (const guess of unkeyed) expect([retry.request_digest, retry.key_digest]).not.toContain(guess);
+    // Another secret, other digests; the same secret, the same (every replica and country answers a retry alike).
+    const elsewhere = retryOf('pk:abc', 'checkout-1', capture, 'another secret');
+    expect([elsewhere.request_digest === retry.request_digest, elsewhere.key_digest === retry.key_digest]).toEqual([false, false]);
+    expect(retryOf('pk:abc', 'checkout-1', capture)).toEqual(retry);
   });
 });

@@ -1,4 +1,8 @@
-import { canonicalDigest } from '../flows/canonical-json';
+import { createHmac } from 'node:crypto';
+import { canonicalDigest, canonicalJson } from '../flows/canonical-json';
+
+/** Lower-case hex HMAC-SHA-256 of a value's canonical JSON under `secret`. */
+const keyedDigest = (secret: string, value: unknown): string => createHmac('sha256', secret).update(canonicalJson(value)).digest('hex');
 
 /** The body field that names the retry; it is the lookup key, so it is not part of what it guards. */
 export const IDEMPOTENCY_KEY_FIELD = 'idempotency_key';
@@ -45,11 +49,17 @@ export interface CaptureRetry {
   secret: string;
 }
 
-/** The CaptureRetry of a capture request with `idempotencyKey` in the gateway's `scope`; `body` as the client sent it. */
-export function captureRetry(scope: string, idempotencyKey: string, body: unknown): CaptureRetry {
+/**
+ * The CaptureRetry of a capture request with `idempotencyKey` in the gateway's `scope`; `body` as the
+ * client sent it. `serverSecret` (the country's SUBJECT_REF_KEY) keys the request's digest: a capture's
+ * body may name the person (browser commit), and a capture held in a country that is not their home
+ * keeps the digest there for a day, where an unkeyed one would give the address back to whoever
+ * tries candidate addresses. The key's digest is keyed too (a client's keys may be guessable).
+ */
+export function captureRetry(scope: string, idempotencyKey: string, body: unknown, serverSecret: string): CaptureRetry {
   return {
-    key_digest: canonicalDigest(['dcr capture retry key v1', scope, idempotencyKey]),
-    request_digest: canonicalDigest(body ?? null),
+    key_digest: keyedDigest(serverSecret, ['dcr capture retry key v2', scope, idempotencyKey]),
+    request_digest: keyedDigest(serverSecret, ['dcr capture retry request v2', scope, idempotencyKey, body ?? null]),
     secret: canonicalDigest(['dcr capture retry secret v1', scope, idempotencyKey]),
   };
 }
