@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { Client } from 'pg';
 import { subjectReference } from '@dcr/domain';
-import { FLOWS_SNAPSHOT, FlowsSnapshotReply } from '@dcr/contracts';
+import { FLOWS_SNAPSHOT, FlowsSnapshotReply, GATEWAY_APPLICATION_IDENTITY } from '@dcr/contracts';
 import { lastValueFrom } from 'rxjs';
 import { allPages, countryClient, CountryPair, directoryHomes, eventually, http, randomSecret, RunningCountry, startCountryPair } from '../support/country-harness';
 
@@ -812,4 +812,26 @@ describe('two countries on the in-process transport', () => {
     expect(listed).toEqual(expect.arrayContaining(created));
     expect(new Set(listed).size).toBe(listed.length);
   }, 60000);
+
+  it("answers the gateway's own bus handlers with the domain's errors: not_found for an unknown application, validation_failed naming the field", async () => {
+    const client = countryClient(us);
+    const failureOf = async (payload: unknown) => {
+      try {
+        await lastValueFrom(client.send(GATEWAY_APPLICATION_IDENTITY, payload));
+        return undefined;
+      } catch (error) {
+        return error as { code: string; details?: Array<{ field: string }> };
+      }
+    };
+    try {
+      const known = await lastValueFrom(client.send<{ id: string }>(GATEWAY_APPLICATION_IDENTITY, { application_id: applicationId }));
+      expect(known.id).toBe(applicationId);
+      expect((await failureOf({ application_id: 'tp_dev_0000000000000000' }))?.code).toBe('not_found');
+      const invalid = await failureOf({ wrong: 1 });
+      expect(invalid?.code).toBe('validation_failed');
+      expect(invalid?.details?.map((detail) => detail.field)).toContain('application_id');
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayEnvironment, subjectPrefix } from '@dcr/config';
 import { AccessLog, createRootModule, openServiceDatabase, PinoNestLogger, ServiceContext } from '@dcr/service-kit';
+import { NestMicroservice } from '@nestjs/microservices';
 import { createTransportServer, useDomainRpcConventions } from '@dcr/transport';
 import type { FastifyReply, FastifyRequest, FastifyServerFactoryHandler } from 'fastify';
 import { Authenticator } from '../auth/authenticator';
@@ -248,9 +249,16 @@ export async function startGateway(context: ServiceContext): Promise<RunningGate
         service: context.definition.name,
       }),
     },
-    { inheritAppConfig: false },
-  );
+    { inheritAppConfig: false, deferInitialization: true },
+  ) as NestMicroservice;
+  // The RPC validation pipe and domain error filter are read when the listeners are registered: so
+  // they go in first, then what connectMicroservice does itself when not deferred. (Registered after
+  // it, Nest warned they would not apply, and the gateway's own handlers answered internal_error for
+  // an unknown application or an invalid payload.)
   useDomainRpcConventions(microservice, new PinoNestLogger(context.logger.child({ context: 'DomainRpcExceptionFilter' })));
+  microservice.registerListeners();
+  microservice.setIsInitialized(true);
+  microservice.setIsInitHookCalled(true);
 
   await app.init();
   openApi.build(app);

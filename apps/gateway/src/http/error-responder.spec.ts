@@ -21,9 +21,12 @@ describe('errorAnswer', () => {
     expect(retryAfter(new DomainError('not_found', 'Nothing here'))).toBeUndefined();
   });
 
-  it('gives a 503 the Retry-After its error names (a receipt on its way), and none to a 503 that names no time', () => {
+  it('gives a 503 the Retry-After its error names (a receipt on its way, a service not answering), and none to a 503 that names no time', () => {
     expect(retryAfter(new DomainError('service_unavailable', 'The receipt is not frozen yet', undefined, { retry_after: 1 }))).toBe('1');
-    expect(retryAfter(new DomainError('service_unavailable', 'No service is listening on us.receipts.export'))).toBeUndefined();
+    expect(retryAfter(new DomainError('service_unavailable', 'The mail is not configured'))).toBeUndefined();
+    // A service that does not answer (restarting, or down): usually back within seconds.
+    expect(retryAfter(noResponder('us.receipts.export'))).toBe('1');
+    expect(retryAfter(DomainError.fromJSON(noResponder('us.receipts.export').toJSON()))).toBe('1');
   });
 
   it('names no internal bus subject to the caller when a service does not answer or the bus refuses the message; the log keeps it', () => {

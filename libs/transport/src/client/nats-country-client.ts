@@ -3,7 +3,7 @@ import { DomainError } from '@dcr/domain';
 import { connect, ErrorCode, NatsConnection, NatsError } from 'nats';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../in-process/in-process-bus';
 import { toNatsHeaders } from '../wire/nats-headers';
-import { clientClosed, noResponder, payloadTooLarge, timedOut } from '../wire/rpc-errors';
+import { busUnreachable, clientClosed, noResponder, payloadTooLarge, timedOut } from '../wire/rpc-errors';
 import { CountryClient, CountryClientOptions, OutgoingMessage } from './country-client';
 
 export interface NatsCountryClientOptions extends CountryClientOptions {
@@ -33,6 +33,8 @@ export class NatsCountryClient extends CountryClient {
   private readonly statusListeners = new Map<string, Array<(data?: unknown) => void>>();
   private connecting?: Promise<NatsConnection>;
   private connection?: NatsConnection;
+  /** False while an owned connection is lost and reconnecting: requests then fail at once (busUnreachable). */
+  private reachable = true;
 
   constructor(options: NatsCountryClientOptions) {
     super(options);
@@ -73,6 +75,9 @@ export class NatsCountryClient extends CountryClient {
 
   protected async request({ subject, body, headers, timeoutMs }: OutgoingMessage): Promise<string> {
     const connection = await this.connect();
+    // With the broker gone, a request would wait its whole timeout and then say it may have taken
+    // effect; it never left this process, so the caller hears so at once and retries.
+    if (!this.reachable) throw busUnreachable(subject);
     try {
       const reply = await connection.request(subject, encoder.encode(body), {
         timeout: timeoutMs,
@@ -117,9 +122,15 @@ export class NatsCountryClient extends CountryClient {
 
   private async watchStatus(connection: NatsConnection): Promise<void> {
     for await (const status of connection.status()) {
-      if (status.type === 'disconnect') this._status$.next('disconnected');
+      if (status.type === 'disconnect') {
+        this.reachable = false;
+        this._status$.next('disconnected');
+      }
       if (status.type === 'reconnecting') this._status$.next('reconnecting');
-      if (status.type === 'reconnect') this._status$.next('connected');
+      if (status.type === 'reconnect') {
+        this.reachable = true;
+        this._status$.next('connected');
+      }
       for (const listener of this.statusListeners.get(status.type) ?? []) listener(status.data);
     }
   }

@@ -15,6 +15,9 @@ export interface NatsCountryServerOptions extends CountryServerOptions {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** How long close() waits for the handlers in hand. */
+const CLOSE_GRACE_MS = 10_000;
+
 /**
  * Serves the handlers of one service over NATS: `${prefix}.${pattern}` for every handler, in queue
  * group `${prefix}.${service}` so replicas share the load and each service gets one copy of an event.
@@ -24,6 +27,8 @@ export class NatsCountryServer extends CountryServer {
   private readonly statusEvents = new EventEmitter();
   private connection?: NatsConnection;
   private subscriptions: Subscription[] = [];
+  /** Handlers still running: close() waits for them, so their replies go out before the connection ends. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: NatsCountryServerOptions) {
     super(options);
@@ -41,7 +46,11 @@ export class NatsCountryServer extends CountryServer {
             queue: this.queueGroup,
             callback: (error, msg) => {
               if (error) return this.logger.error(`Subscription to ${route.subject} failed: ${error.message}`);
-              void this.onMessage(route, msg);
+              const handled = this.onMessage(route, msg).catch((failure: unknown) =>
+                this.logger.error(`Message on ${route.subject} failed: ${(failure as Error)?.message ?? failure}`),
+              );
+              this.inFlight.add(handled);
+              void handled.finally(() => this.inFlight.delete(handled));
             },
           }),
         );
@@ -57,17 +66,25 @@ export class NatsCountryServer extends CountryServer {
     }
   }
 
-  /** Drains: stop taking new messages, finish the ones in hand, then close an owned connection. */
+  /**
+   * Drains: stop taking new messages, finish the ones in hand (their handlers run to the end and
+   * their replies are sent: a SIGTERM in a rolling update answers what it had taken, instead of
+   * leaving callers to time out on work that was done), then close an owned connection. A handler
+   * that has not finished after CLOSE_GRACE_MS is given up on.
+   */
   async close(): Promise<void> {
     const connection = this.connection;
     const subscriptions = this.subscriptions.splice(0);
     this.connection = undefined;
     if (!connection || connection.isClosed()) return;
-    if (connection !== this.options.connection) {
-      if (!connection.isDraining()) await connection.drain();
-    } else {
-      await Promise.all(subscriptions.map((subscription) => subscription.drain().catch(() => undefined)));
+    await Promise.all(subscriptions.map((subscription) => subscription.drain().catch(() => undefined)));
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+      await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
+      clearTimeout(timer);
     }
+    if (connection !== this.options.connection && !connection.isClosed() && !connection.isDraining()) await connection.drain();
     this._status$.next('disconnected');
   }
 
@@ -90,9 +107,16 @@ export class NatsCountryServer extends CountryServer {
 
   private async watchStatus(connection: NatsConnection): Promise<void> {
     for await (const status of connection.status()) {
-      if (status.type === 'disconnect') this._status$.next('disconnected');
+      // Said in the log, so an operator sees the broker go and come back (the data is the server's address).
+      if (status.type === 'disconnect') {
+        this._status$.next('disconnected');
+        this.logger.warn(`NATS connection lost (${String(status.data)}); reconnecting`);
+      }
       if (status.type === 'reconnecting') this._status$.next('reconnecting');
-      if (status.type === 'reconnect') this._status$.next('connected');
+      if (status.type === 'reconnect') {
+        this._status$.next('connected');
+        this.logger.log(`NATS connection restored (${String(status.data)})`);
+      }
       // An 'error' event with no listener would throw out of this loop, so only emit what is heard.
       if (this.statusEvents.listenerCount(status.type) > 0) this.statusEvents.emit(status.type, status.data);
     }

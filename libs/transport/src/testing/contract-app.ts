@@ -11,6 +11,7 @@ import { TransportContext } from '../transport-context';
 export class ContractLog {
   readonly requests: Array<{ instance: string; id: string }> = [];
   readonly events: Array<{ instance: string; service: string; id: string; requestId?: string }> = [];
+  readonly startedSlowRequests: string[] = [];
   readonly finishedSlowRequests: string[] = [];
 
   eventIds(service: string): string[] {
@@ -98,6 +99,7 @@ export class ContractRequestController {
 
   @MessagePattern('contract.slow')
   async slow(@Payload() data: { id: string }) {
+    this.log.startedSlowRequests.push(data.id);
     await sleep(300);
     this.log.finishedSlowRequests.push(data.id);
     return 'late';

@@ -236,6 +236,20 @@ export function describeTransportContract(name: string, makeTransport: () => Tra
       await waitFor(() => log.finishedSlowRequests.includes('slow-3'));
     });
 
+    it('answers the requests in hand when a service closes (a rolling update), and takes no new ones', async () => {
+      const closingPrefix = randomPrefix();
+      await startService('alpha', 'closing-1', [ContractRequestController], closingPrefix);
+      const closingApp = apps[apps.length - 1];
+      const caller = createClient({ prefix: closingPrefix });
+      const inHand = lastValueFrom(caller.send<string>('contract.slow', { id: 'in-hand-1' }));
+      await waitFor(() => log.startedSlowRequests.includes('in-hand-1'));
+      await closingApp.close();
+      // The handler ran to its end and its reply went out before the connection closed.
+      await expect(inHand).resolves.toBe('late');
+      const after = await failureOf(caller.send('contract.slow', { id: 'after-close' }));
+      expect(after.code).toBe('service_unavailable');
+    });
+
     it('delivers an event once to each service, to one of its replicas', async () => {
       const ids = Array.from({ length: 6 }, (_, index) => `event-${index}`);
       for (const id of ids) await lastValueFrom(client.emit('contract.happened', { id }));

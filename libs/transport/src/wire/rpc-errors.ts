@@ -13,8 +13,16 @@ export const internalError = () => new DomainError('internal_error', INTERNAL_ME
 /** A message over the bus's largest (NATS's `max_payload`), refused before it is sent. */
 export const payloadTooLarge = (subject: string) => new DomainError('payload_too_large', `The message for ${subject} is larger than the bus accepts`);
 
+/**
+ * Nothing listens (a service restarting, or down): a wait that usually ends within seconds, so the
+ * caller is told to retry after one (`Retry-After: 1` at the edge).
+ */
 export const noResponder = (subject: string) =>
-  new DomainError('service_unavailable', `No service is listening on ${subject}`);
+  new DomainError('service_unavailable', `No service is listening on ${subject}`, undefined, { retry_after: 1 });
+
+/** The bus itself is not reachable (a NATS connection lost and reconnecting): answered at once, not after a timeout. */
+export const busUnreachable = (subject: string) =>
+  new DomainError('service_unavailable', `The message bus is not reachable for ${subject}; reconnecting`, undefined, { retry_after: 1 });
 
 export const timedOut = (subject: string, timeoutMs: number) =>
   new DomainError('upstream_timeout', `No reply on ${subject} within ${timeoutMs} ms`);
