@@ -109,6 +109,13 @@ describe('DecisionsEnvironment: hosted form-builder connections', () => {
     }
   });
 
+  it('refuses the development mailbox in production (no mail would be sent, every address and code kept in a table)', () => {
+    const production = { ...valid, SMTP_URL: 'smtp://mail.example.com', PUBLIC_BASE_URL: 'https://us.example.com', FORM_CONNECTION_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
+    expect(variablesOf({ ...production, MAIL_TRANSPORT: 'mailbox' })).toEqual(['MAIL_TRANSPORT']);
+    expect(variablesOf({ ...production, MAIL_TRANSPORT: 'smtp' })).toEqual([]);
+    expect(variablesOf({ ...production, NODE_ENV: 'development', MAIL_TRANSPORT: 'mailbox' })).toEqual([]);
+  });
+
   it('needs FORM_CONNECTION_SECRET_KEY in production and checks its shape wherever it is set', () => {
     expect(variablesOf({ ...valid, SMTP_URL: 'smtp://mail.example.com', PUBLIC_BASE_URL: 'https://us.example.com' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);
     expect(variablesOf({ ...valid, NODE_ENV: 'development', FORM_CONNECTION_SECRET_KEY: 'too-short' })).toEqual(['FORM_CONNECTION_SECRET_KEY']);

@@ -8,6 +8,7 @@ import {
   Max,
   Min,
   MinLength,
+  ValidateBy,
   ValidateIf,
   validateSync,
   ValidationError,
@@ -107,6 +108,12 @@ export class ServiceEnvironment {
 export class DecisionsEnvironment extends ServiceEnvironment {
   @IsOptional()
   @IsIn(['smtp', 'mailbox'], { message: 'MAIL_TRANSPORT must be smtp or mailbox' })
+  // The mailbox keeps every mail (addresses and sign-in codes) in a table and sends none: in
+  // production no person would get a code, and their addresses would sit there in plain text.
+  @ValidateBy({
+    name: 'mailboxOutsideProduction',
+    validator: { validate: (value: unknown, args) => !(value === 'mailbox' && (args?.object as { NODE_ENV?: string }).NODE_ENV === 'production') },
+  }, { message: 'MAIL_TRANSPORT=mailbox is for development: it sends no mail and keeps every address and code in a table; production sends mail (smtp)' })
   MAIL_TRANSPORT?: 'smtp' | 'mailbox';
 
   @ValidateIf((env: DecisionsEnvironment) => mailTransportOf(env) === 'smtp')

@@ -45,8 +45,16 @@ export class MailTransport {
     try {
       await this.smtp.sendMail({ from: this.from, ...mail });
     } catch (error) {
-      this.logger.warn(`mail to a recipient failed: ${(error as Error).message}`);
-      throw new DomainError('service_unavailable', 'The mail could not be sent; try again');
+      const failure = error as { code?: unknown; responseCode?: unknown };
+      const code = typeof failure.code === 'string' ? failure.code : 'error';
+      const status = typeof failure.responseCode === 'number' ? failure.responseCode : undefined;
+      // The code and status only: the server's own words name the recipient's address.
+      this.logger.warn(`mail to a recipient failed (${code}${status !== undefined ? ` ${status}` : ''})`);
+      if (code === 'EENVELOPE' && status !== undefined && status >= 500) {
+        // The mail server refused the address for good: trying again will not help, another address may.
+        throw new DomainError('validation_failed', 'The mail server refused this address', [{ field: 'email', reason: 'the mail server refused this address: check it, or use another' }]);
+      }
+      throw new DomainError('service_unavailable', 'The mail could not be sent; try again', undefined, { retry_after: 5 });
     }
   }
 

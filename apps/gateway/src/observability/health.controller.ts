@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get, Header, Logger, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { healthPattern } from '@dcr/contracts';
@@ -9,12 +9,13 @@ import { DataSource } from 'typeorm';
 import { PublicRoute } from '../auth/auth.decorators';
 import { GatewayMetrics } from './gateway-metrics';
 
-type Check = 'ok' | string;
+type Check = 'ok' | 'failed';
 
 @ApiTags('Operations')
 @PublicRoute()
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger(HealthController.name);
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clients: ServiceClients,
@@ -32,8 +33,8 @@ export class HealthController {
   @ApiOkResponse({ description: 'Database and NATS reachable; 503 otherwise' })
   async readyz(@Res({ passthrough: true }) reply: FastifyReply) {
     const [database, transport] = await Promise.all([
-      this.check(() => this.dataSource.query('SELECT 1')),
-      this.check(() => firstValueFrom(this.clients.own.send(healthPattern('gateway'), {}).pipe(timeout(2000)))),
+      this.check('database', () => this.dataSource.query('SELECT 1')),
+      this.check('transport', () => firstValueFrom(this.clients.own.send(healthPattern('gateway'), {}).pipe(timeout(2000)))),
     ]);
     const ready = database === 'ok' && transport === 'ok';
     reply.status(ready ? 200 : 503);
@@ -47,12 +48,17 @@ export class HealthController {
     void reply.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
   }
 
-  private async check(probe: () => Promise<unknown>): Promise<Check> {
+  /**
+   * 'ok' or 'failed': the reason goes to the log only. The probe's route is public (a load balancer
+   * calls it), and a driver's message names internal addresses and ports.
+   */
+  private async check(name: string, probe: () => Promise<unknown>): Promise<Check> {
     try {
       await probe();
       return 'ok';
     } catch (error) {
-      return `failed: ${(error as Error).message}`;
+      this.logger.warn(`readiness check ${name} failed: ${(error as Error)?.message ?? error}`);
+      return 'failed';
     }
   }
 }
