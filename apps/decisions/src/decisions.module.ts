@@ -18,6 +18,7 @@ import { CreateDecision } from './sessions/create-decision';
 import { DecisionSession } from './sessions/decision-session.entity';
 import { ParticipantSteps } from './sessions/participant-steps';
 import { SessionExpiry } from './sessions/session-expiry';
+import { RetentionSweep } from './retention/retention-sweep';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionTokens } from './sessions/session-tokens';
 import { SessionsRepository } from './sessions/sessions.repository';
@@ -73,6 +74,7 @@ export const DECISIONS_ENTITIES = [Subject, FlowVersion, DecisionSession, SignIn
     ParticipantSteps,
     Completion,
     SessionExpiry,
+    RetentionSweep,
     InboxService,
     RecordConsent,
     RecordWriter,
