@@ -358,4 +358,22 @@ describe('consent receipts', () => {
     expect(document.paths['/api/v1/disclosure_receipts'].post.responses['501']).toBeDefined();
     expect(document.paths['/api/v1/consent_receipts/{record_id}'].get.responses['421']).toBeDefined();
   });
+
+  it("answers 501 naming what is not built for the specification's cross-border endpoints, not 404, and says so in the OpenAPI document", async () => {
+    const endpoints = [
+      ['GET', '/api/v1/transfer_register', 'The transfer register'],
+      ['POST', '/api/v1/transfer_register/evidence_package', "The transfer register's evidence package"],
+      ['GET', '/api/v1/residency_posture', 'The residency posture'],
+      ['POST', '/api/v1/residency_posture/evidence_package', 'The signed proof of residency'],
+      ['POST', '/api/v1/presentations', 'Verifying presented credentials'],
+    ] as const;
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    for (const [method, path, named] of endpoints) {
+      const answer = await api(method, path);
+      expect([path, answer.status, answer.body.code, answer.body.message.startsWith(named)]).toEqual([path, 501, 'not_implemented', true]);
+      expect(document.paths[path][method.toLowerCase()].responses['501']).toBeDefined();
+    }
+    // Still behind a credential, as the specification's endpoints are.
+    expect((await http(us.url, 'GET', '/api/v1/transfer_register')).status).toBe(401);
+  });
 });

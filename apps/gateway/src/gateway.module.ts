@@ -9,6 +9,7 @@ import { AuditController } from './audit/audit.controller';
 import { CapturesController } from './records/captures.controller';
 import { RecordsController } from './records/records.controller';
 import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
+import { CrossBorderController } from './residency/cross-border.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { FormConnectionsController } from './form-connections/form-connections.controller';
 import { FormHooksController } from './form-connections/form-hooks.controller';
@@ -99,6 +100,7 @@ export const GATEWAY_ENTITIES = [
     RecordsController,
     CapturesController,
     PendingReceiptsController,
+    CrossBorderController,
     ReceiptDiscoveryController,
     HostedPagesController,
     InboxController,
