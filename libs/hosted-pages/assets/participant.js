@@ -451,8 +451,9 @@
       clearTimeout(noticeTimer);
       region.textContent = '';
       noticeAbout = about || null;
-      // The code notice is shown in the form itself: the status region then only speaks it, not shows it twice.
-      if (region.classList) region.classList.toggle('hp-visually-hidden', about === 'code');
+      // The code notice and a field's error are shown where they belong already: the status region
+      // then only speaks them, not shows them twice.
+      if (region.classList) region.classList.toggle('hp-visually-hidden', about === 'code' || about === 'field');
       // A fresh text node after clearing makes screen readers announce repeated messages too.
       noticeTimer = setTimeout(function () {
         noticeTimer = null;
@@ -473,6 +474,7 @@
     function clearErrors() {
       var region = $('error-message');
       if (region) region.textContent = '';
+      endNotice('field');
       var fieldErrors = document.querySelectorAll('[data-error-for]');
       for (var i = 0; i < fieldErrors.length; i++) {
         var forId = fieldErrors[i].getAttribute('data-error-for');
@@ -509,7 +511,7 @@
         // A fieldset takes no focus: its first control does, and the status region speaks the message.
         var first = control.querySelector('input:not([disabled]), textarea:not([disabled]), select:not([disabled])');
         if (focus !== false && first) first.focus();
-        announce(holder.textContent);
+        announce(holder.textContent, 'field');
         return;
       }
       if (focus !== false) control.focus();
