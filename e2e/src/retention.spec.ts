@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
 import { InProcessBus } from '@dcr/transport';
 import { RetentionSweep } from '../../apps/decisions/src/retention/retention-sweep';
-import { randomSecret, RunningCountry, startCountry } from '../support/country-harness';
+import { NEWSLETTER_FLOW } from '../support/fixtures';
+import { applicationWithToken, http, randomSecret, RunningCountry, startCountry } from '../support/country-harness';
 
 /**
  * What the decisions service keeps only for a while (docs/architecture.md, Retention), on the tables
@@ -11,9 +12,10 @@ import { randomSecret, RunningCountry, startCountry } from '../support/country-h
 describe('the retention sweep of the decisions service', () => {
   let us: RunningCountry;
   let db: DataSource;
+  const adminToken = randomSecret();
 
   beforeAll(async () => {
-    us = await startCountry({ transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken: randomSecret(), country: 'US', peers: [] });
+    us = await startCountry({ transport: 'inprocess', bus: new InProcessBus(), subjectRefKey: randomSecret(), adminToken, country: 'US', peers: [] });
     db = await new DataSource({ type: 'postgres', url: us.database.url }).initialize();
   });
 
@@ -40,8 +42,41 @@ describe('the retention sweep of the decisions service', () => {
     await mail('mail_old', ago(8 * 24));
     await mail('mail_fresh', ago(6 * 24));
 
-    expect(await new RetentionSweep(db).sweep()).toEqual({ 'sign-in codes': 1, 'inbox sign-ins': 1, 'development mail': 1 });
+    expect(await new RetentionSweep(db).sweep()).toMatchObject({ 'sign-in codes': 1, 'inbox sign-ins': 1, 'development mail': 1 });
     const ids = async (table: string) => (await db.query(`SELECT id FROM decisions.${table} WHERE id LIKE '%_old' OR id LIKE '%_fresh' ORDER BY id`)).map((row: { id: string }) => row.id);
     expect([await ids('sign_in_codes'), await ids('inbox_sessions'), await ids('dev_mailbox')]).toEqual([['otp_fresh'], ['inb_fresh'], ['mail_fresh']]);
+  });
+
+  it("forgets the person of a session that ended without a decision 30 days after it ended, and keeps a decided one's", async () => {
+    const { applicationId, apiToken } = await applicationWithToken(us, adminToken);
+    const api = (method: string, path: string, body?: unknown) => http(us.url, method, path, { token: apiToken, body });
+    const flowId = (await api('POST', `/api/v1/applications/${applicationId}/flows`, NEWSLETTER_FLOW)).body.id;
+    expect((await api('POST', `/api/v1/flows/${flowId}/activate`)).status).toBe(200);
+    const session = async (email: string) => {
+      const created = await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId, subject: { email, external_id: `ext-${email}` } });
+      expect(created.status).toBe(201);
+      return { id: created.body.session_id as string, token: created.body.session_token as string };
+    };
+    // Cancelled by the person: ended without a decision.
+    const cancelled = async (email: string) => {
+      const { id, token } = await session(email);
+      expect((await http(us.url, 'POST', `/api/v1/decisions/${token}/cancel`, { body: {} })).status).toBe(200);
+      return id;
+    };
+    const old = await cancelled('ended.long.ago@example.com');
+    const recent = await cancelled('ended.lately@example.com');
+    // Standing in for a decided one (declined: it ends expired too, with its outcome).
+    const { id: decided } = await session('decided.long.ago@example.com');
+    await db.query(`UPDATE decisions.decision_sessions SET status = 'expired', outcome = 'declined' WHERE id = $1`, [decided]);
+    const ago = (days: number, id: string) => db.query(`UPDATE decisions.decision_sessions SET updated_at = now() - make_interval(days => $1) WHERE id = $2`, [days, id]);
+    await ago(31, old);
+    await ago(29, recent);
+    await ago(31, decided);
+
+    expect((await new RetentionSweep(db).sweep())['people of sessions ended without a decision']).toBe(1);
+    const person = async (id: string) => (await db.query(`SELECT subject_email, subject_external_id FROM decisions.decision_sessions WHERE id = $1`, [id]))[0];
+    expect(await person(old)).toEqual({ subject_email: null, subject_external_id: null });
+    expect(await person(recent)).toEqual({ subject_email: 'ended.lately@example.com', subject_external_id: 'ext-ended.lately@example.com' });
+    expect(await person(decided)).toEqual({ subject_email: 'decided.long.ago@example.com', subject_external_id: 'ext-decided.long.ago@example.com' });
   });
 });

@@ -21,6 +21,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 })
 @Index('UQ_decision_sessions_consent_token', ['consentTokenHash'], { unique: true, where: '"consent_token_hash" IS NOT NULL' })
 @Index('IX_decision_sessions_record', ['recordId'], { where: '"record_id" IS NOT NULL' })
+@Index('IX_decision_sessions_ended_person', ['updatedAt'], {
+  where: `"status" = 'expired' AND "outcome" IS NULL AND ("subject_email" IS NOT NULL OR "subject_external_id" IS NOT NULL)`,
+})
 @Index('IX_decision_sessions_subject_consents', ['subjectId', 'applicationId'], { where: `"record_id" IS NOT NULL AND "kind" = 'consent'` })
 export class DecisionSession {
   /** The session's public id (`dcs_…`), used in events, the audit trail and the inbox's cursor instead of the token. */
