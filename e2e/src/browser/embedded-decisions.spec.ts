@@ -76,8 +76,8 @@ describe('hosted decision pages in a browser', () => {
   const newPage = (options: { locale?: string } = {}) => watched.open(options);
 
   /** A host page at http://localhost:<port> that frames the session's embed URL. */
-  async function openEmbedded(embedUrl: string, referrerPolicy?: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
-    const { page, problems } = await newPage();
+  async function openEmbedded(embedUrl: string, referrerPolicy?: string, locale?: string): Promise<{ page: Page; frame: Frame; problems: string[] }> {
+    const { page, problems } = await newPage(locale ? { locale } : {});
     await page.goto(host.pageUrl(embedUrl, referrerPolicy));
     const frame = await decisionFrame(page);
     await frame.waitForSelector('#decision-root[data-ready="true"]');
@@ -349,6 +349,16 @@ describe('hosted decision pages in a browser', () => {
       const cancelledBy = async () => (await trailEvents('decision.state_changed')).filter((e) => e.data.session_id === sessionId && e.data.to === 'expired').map((e) => e.data.actor.type);
       await eventually(async () => (await cancelledBy()).length > 0);
       expect(await cancelledBy()).toEqual(['host']);
+      expect(problems).toEqual([]);
+    });
+
+    it("tells the host the language the page is shown in (service:ready's locale), not the flow's", async () => {
+      const flowId = await activeFlow('Sprache');
+      const session = await createSession({ kind: 'consent', flow_id: flowId, delivery_mode: 'embed', embed_origin: host.origin });
+      const { page, frame, problems } = await openEmbedded(session.embed_url, undefined, 'de-DE');
+      expect(await frame.getAttribute('html', 'lang')).toBe('de');
+      const ready = await waitForMessage(page, (m) => m.data?.type === 'service:ready');
+      expect(ready.data.payload.locale).toBe('de');
       expect(problems).toEqual([]);
     });
 
