@@ -664,14 +664,36 @@ describe('flows and decisions', () => {
       expect((await fetch(`${us.url}/accord/${draft.body.id}`, { redirect: 'manual' })).status).toBe(404);
       expect((await fetch(`${us.url}/accord/some-old-id`, { redirect: 'manual' })).status).toBe(410);
       const flowId = await activeFlow({ ...newsletterFlow, name: 'Live page' });
-      const opened = await fetch(`${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('http://localhost:3000/back')}`, { redirect: 'manual' });
+      const address = `${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('http://localhost:3000/back')}`;
+      // A GET opens nothing (link scanners and prefetches follow links): it answers the page whose form opens the session.
+      const sessionsOfFlow = async () => {
+        const client = new Client({ connectionString: us.database.url });
+        await client.connect();
+        try {
+          return Number((await client.query(`SELECT count(*) FROM "decisions"."decision_sessions" WHERE "flow_id" = $1`, [flowId])).rows[0].count);
+        } finally {
+          await client.end();
+        }
+      };
+      const page = await fetch(address, { redirect: 'manual' });
+      expect([page.status, page.headers.get('content-type'), page.headers.get('cache-control')]).toEqual([200, 'text/html; charset=utf-8', 'no-store']);
+      const html = await page.text();
+      expect(html).toContain(`<form id="flow-open-form" method="post" action="/accord/${flowId}?redirect_uri=http%3A%2F%2Flocalhost%3A3000%2Fback"`);
+      expect((await fetch(address, { method: 'HEAD', redirect: 'manual' })).status).toBe(200);
+      expect(await sessionsOfFlow()).toBe(0);
+      // The form (sent by the page's script, or by the person without one): a 303 to the decision page.
+      const opened = await fetch(address, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '', redirect: 'manual' });
       expect(opened.status).toBe(303);
+      expect(await sessionsOfFlow()).toBe(1);
       const location = opened.headers.get('location')!;
       expect(location).toMatch(new RegExp(`^${us.url}/decisions/dts_us[0-9a-z]{30}$`));
       const token = location.split('/').pop()!;
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body).toMatchObject({ delivery_mode: 'redirect', redirect_uri: 'http://localhost:3000/back' });
-      const foreign = await fetch(`${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('https://evil.example/')}`, { redirect: 'manual' });
-      expect(foreign.status).toBe(400);
+      for (const method of ['GET', 'POST']) {
+        const foreign = await fetch(`${us.url}/accord/${flowId}?redirect_uri=${encodeURIComponent('https://evil.example/')}`, { method, redirect: 'manual' });
+        expect([method, foreign.status]).toEqual([method, 400]);
+        expect([method, (await fetch(`${us.url}/accord/${draft.body.id}`, { method, redirect: 'manual' })).status]).toEqual([method, 404]);
+      }
       expect((await fetch(`${de.url}/decisions/${token}`)).status).toBe(421);
     });
   });

@@ -426,9 +426,14 @@ describe('hosted decision pages in a browser', () => {
       const flowId = await activeFlow('Code notice');
       const email = 'nora.notice@example.com';
       const { page, problems } = await newPage();
+      const entriesBefore = await page.evaluate(() => (globalThis as any).history.length);
       await page.goto(`${us.url}/accord/${flowId}`);
       const frame = page.mainFrame();
       await frame.waitForSelector('#decision-root[data-ready="true"]');
+      // The flow page's script opened the session and put the decision page in its place in the history.
+      expect(page.url()).toMatch(new RegExp(`^${us.url}/decisions/dts_us[0-9a-z]{30}$`));
+      // One entry more than before: Back does not return to the flow page (which would open another session).
+      expect(await page.evaluate(() => (globalThis as any).history.length)).toBe(entriesBefore + 1);
       const notice = `We sent a code to ${email}.`;
       /** The text a person sees on the page now (innerText leaves out what is hidden). */
       const visibleText = () => frame.$eval('#decision-root', (root: any) => root.innerText as string);

@@ -262,12 +262,22 @@
   }
 
   function start() {
+    var openForm = $('flow-open-form');
+    if (openForm) return openFlow(openForm);
     var config = readJson('decision-config') || {};
     localizeTimes(config.intl_locale);
     var initialView = readJson('decision-view');
     var root = $('decision-root');
     if (!initialView || !root) return; // inbox, error and notice pages
     runDecisionPage(initialView, config, root);
+  }
+
+  /*
+   * The hosted flow page: its form opens the session, sent at once. A navigation started while the
+   * page loads takes the page's place in the history, so Back does not open another session.
+   */
+  function openFlow(form) {
+    if (form.getAttribute('data-auto-submit') === 'true') form.submit();
   }
 
   function runDecisionPage(initialView, config, root) {

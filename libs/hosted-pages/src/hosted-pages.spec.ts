@@ -9,6 +9,7 @@ import {
   ParticipantView,
   renderDecisionPage,
   renderErrorPage,
+  renderFlowOpenPage,
   renderFlowUnavailablePage,
   renderInboxPage,
 } from './index';
@@ -390,5 +391,16 @@ describe('error pages', () => {
     expect(textOf(en, 'page-title')).toBe('This form is not available');
     expect(renderFlowUnavailablePage('de-DE')).toContain('<html lang="de"');
     expect(renderFlowUnavailablePage(undefined)).toContain('<html lang="en"');
+  });
+
+  it('renders the hosted flow page as a form that opens the session by POST, its address escaped', () => {
+    const en = renderFlowOpenPage('en', { action: '/accord/flw_1?redirect_uri=https%3A%2F%2Fshop.example%2F&x="y"' });
+    expectWellFormed(en);
+    expect(textOf(en, 'page-title')).toBe('Opening the form');
+    expect(en).toContain('<form id="flow-open-form" method="post" action="/accord/flw_1?redirect_uri=https%3A%2F%2Fshop.example%2F&amp;x=&quot;y&quot;" data-auto-submit="true">');
+    expect(textOf(en, 'flow-open-button')).toBe('Continue');
+    const de = renderFlowOpenPage('de', { action: '/accord/flw_1' });
+    expect(de).toContain('<html lang="de"');
+    expect(textOf(de, 'flow-open-button')).toBe('Weiter');
   });
 });

@@ -1,7 +1,7 @@
 export * from './view';
 export { renderDecisionPage, stepForView } from './render-decision';
 export type { DecisionPageOptions, StepId } from './render-decision';
-export { renderErrorPage, renderFlowUnavailablePage } from './render-pages';
+export { renderErrorPage, renderFlowOpenPage, renderFlowUnavailablePage } from './render-pages';
 export { previewViewOf, renderDecisionPreviewPage, renderPreviewErrorPage } from './render-preview';
 export type { DecisionPreviewInput, DecisionPreviewOptions, PreviewErrorInput } from './render-preview';
 export type { PreviewDevice, PreviewPresentation, PreviewTheme } from './layout';

@@ -49,6 +49,26 @@ export function renderFlowUnavailablePage(locale?: string | null, options: Simpl
   return messagePage(tr, options, 'flow-unavailable', tr.t('flow_unavailable_title'), html`<p id="page-message">${tr.t('flow_unavailable_message')}</p>`);
 }
 
+/**
+ * The hosted flow page (`GET /accord/<flow_id>`): it opens nothing itself, so that a link scanner or a
+ * prefetch leaves no session behind. The form POSTs to the same address (`action`), which opens the
+ * session; the page's script sends it at once (the decision page then takes this page's place in the
+ * history), and without a script the person presses the button.
+ */
+export function renderFlowOpenPage(locale: string | null | undefined, input: SimplePageOptions & { action: string }): string {
+  const tr = translator(locale);
+  return messagePage(
+    tr,
+    input,
+    'flow-open',
+    tr.t('flow_open_title'),
+    html`<form id="flow-open-form" method="post" action="${input.action}" data-auto-submit="true">
+<p id="page-message">${tr.t('flow_open_message')}</p>
+<p><button id="flow-open-button" class="hp-button hp-button-primary" type="submit">${tr.t('flow_open_button')}</button></p>
+</form>`,
+  );
+}
+
 const KNOWN_STATUSES = new Set([404, 410, 421, 500]);
 
 /** An error page: 404, 410, 421 (continue in the home country) and others. */

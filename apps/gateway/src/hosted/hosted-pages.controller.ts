@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { readFileSync } from 'node:fs';
 import { SCHEMA_NAMES, schemaPath } from '@dcr/frame-protocol';
@@ -14,6 +14,7 @@ import {
   readAsset,
   renderDecisionPage,
   renderErrorPage,
+  renderFlowOpenPage,
   renderFlowUnavailablePage,
 } from '@dcr/hosted-pages';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
@@ -69,7 +70,10 @@ export class HostedPagesController {
     return this.decision(token, 'embed', language, reply, referer);
   }
 
-  /** The hosted flow page: opens a session for an active flow and sends the person to it. */
+  /**
+   * The hosted flow page of an active flow. A GET opens nothing (link scanners and prefetches follow
+   * links): it answers a page whose form POSTs here, sent at once by the page's script.
+   */
   @Get('accord/:flow_id')
   async accord(
     @Param('flow_id') flowId: string,
@@ -78,30 +82,23 @@ export class HostedPagesController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
-    if (!isFlowId(flowId)) {
-      // The retired /accord/<id> family: anything that is not a flow id.
-      return this.html(reply, 410, renderErrorPage({ status: 410, locale: language }));
-    }
-    let flow: FlowMessage;
-    try {
-      flow = await firstValueFrom(this.clients.own.send<FlowMessage>(FLOWS_GET, { flow_id: flowId, active: true }));
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'not_found') return this.html(reply, 404, renderFlowUnavailablePage(language));
-      throw error;
-    }
-    const application = this.index.application(flow.application_id);
-    if (!application) return this.html(reply, 404, renderFlowUnavailablePage(language));
-    if (redirectUri !== undefined) {
-      let origin: string | undefined;
-      try {
-        origin = new URL(redirectUri).origin;
-      } catch {
-        origin = undefined;
-      }
-      if (!origin || !originMatches(origin, application.origins, application.environment)) {
-        return this.html(reply, 400, renderErrorPage({ status: 400, locale: language, message: 'redirect_uri is not an allowed origin of this application' }));
-      }
-    }
+    const flow = await this.openableFlow(flowId, redirectUri, language, reply);
+    if (!flow) return reply;
+    const query = redirectUri !== undefined ? `?redirect_uri=${encodeURIComponent(redirectUri)}` : '';
+    return this.html(reply, 200, renderFlowOpenPage(language, { action: `/accord/${flowId}${query}` }));
+  }
+
+  /** Opens a session of an active flow and sends the person to it: a 303 to the decision page. */
+  @Post('accord/:flow_id')
+  async openAccord(
+    @Param('flow_id') flowId: string,
+    @Query('redirect_uri') redirectUri: string | undefined,
+    @Headers('accept-language') language: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    const flow = await this.openableFlow(flowId, redirectUri, language, reply);
+    if (!flow) return reply;
     const created = await firstValueFrom(
       this.clients.own.send<DecisionCreated, CreateDecisionRequest>(DECISIONS_CREATE, {
         application_id: flow.application_id,
@@ -114,6 +111,43 @@ export class HostedPagesController {
     );
     const base = publicBaseUrl(this.context.env as GatewayEnvironment, request);
     return reply.status(303).header('cache-control', 'no-store').redirect(`${base}/decisions/${created.session_token}`, 303);
+  }
+
+  /** The active flow a hosted flow page may open, or undefined once its error page is answered. */
+  private async openableFlow(flowId: string, redirectUri: string | undefined, language: string | undefined, reply: FastifyReply): Promise<FlowMessage | undefined> {
+    if (!isFlowId(flowId)) {
+      // The retired /accord/<id> family: anything that is not a flow id.
+      this.html(reply, 410, renderErrorPage({ status: 410, locale: language }));
+      return undefined;
+    }
+    let flow: FlowMessage;
+    try {
+      flow = await firstValueFrom(this.clients.own.send<FlowMessage>(FLOWS_GET, { flow_id: flowId, active: true }));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') {
+        this.html(reply, 404, renderFlowUnavailablePage(language));
+        return undefined;
+      }
+      throw error;
+    }
+    const application = this.index.application(flow.application_id);
+    if (!application) {
+      this.html(reply, 404, renderFlowUnavailablePage(language));
+      return undefined;
+    }
+    if (redirectUri !== undefined) {
+      let origin: string | undefined;
+      try {
+        origin = new URL(redirectUri).origin;
+      } catch {
+        origin = undefined;
+      }
+      if (!origin || !originMatches(origin, application.origins, application.environment)) {
+        this.html(reply, 400, renderErrorPage({ status: 400, locale: language, message: 'redirect_uri is not an allowed origin of this application' }));
+        return undefined;
+      }
+    }
+    return flow;
   }
 
   @Get('assets/hosted/v1/:file')

@@ -167,6 +167,9 @@ export const de: Catalogue = {
   field_recorded_by: 'Erfasst von {service}',
   field_error_title: 'Die Einwilligungsoptionen können nicht angezeigt werden',
 
+  flow_open_title: 'Das Formular wird geöffnet',
+  flow_open_message: 'Das Formular öffnet sich gleich. Falls nicht, geht es hier weiter.',
+  flow_open_button: 'Weiter',
   flow_unavailable_title: 'Dieses Formular ist nicht verfügbar',
   flow_unavailable_message: 'Das gesuchte Formular ist nicht veröffentlicht oder wurde zurückgezogen. Bitte wenden Sie sich an die Organisation, die Ihnen den Link gesendet hat.',
 

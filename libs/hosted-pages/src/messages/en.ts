@@ -168,6 +168,9 @@ export const en = {
   field_recorded_by: 'Recorded by {service}',
   field_error_title: 'The consent choices cannot be shown',
 
+  flow_open_title: 'Opening the form',
+  flow_open_message: 'The form opens in a moment. If it does not, continue here.',
+  flow_open_button: 'Continue',
   flow_unavailable_title: 'This form is not available',
   flow_unavailable_message: 'The form you are looking for is not published or has been withdrawn. Please contact the organisation that sent you the link.',
 
