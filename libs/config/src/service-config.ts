@@ -99,6 +99,18 @@ export class ServiceEnvironment {
   @Min(1, { message: 'DB_POOL_SIZE must be at least 1' })
   @Max(100, { message: 'DB_POOL_SIZE must be at most 100' })
   DB_POOL_SIZE = 10;
+
+  /**
+   * Where a service without HTTP of its own (every one but the gateway, whose probes are on PORT)
+   * answers its probes, `GET /healthz` and `GET /readyz`, when it runs as its own process. Unset:
+   * no probe port.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'HEALTH_PORT must be an integer' })
+  @Min(1, { message: 'HEALTH_PORT must be between 1 and 65535' })
+  @Max(65535, { message: 'HEALTH_PORT must be between 1 and 65535' })
+  HEALTH_PORT?: number;
 }
 
 /**

@@ -4,6 +4,7 @@ export * from './service-clients';
 export * from './service-core.module';
 export * from './health.controller';
 export * from './start-service';
+export * from './health-server';
 export * from './idle-memory';
 export * from './outbox';
 export * from './access-log';

@@ -4,11 +4,13 @@ import { loadConfig, ServiceEnvironment, subjectPrefix, ConfigError } from '@dcr
 import { createServiceDataSource, migrateServiceSchema } from '@dcr/persistence';
 import { createTransportServer, InProcessBus, useDomainRpcConventions } from '@dcr/transport';
 import type { DestinationStream } from 'pino';
+import type { Server } from 'node:http';
 import { DataSource } from 'typeorm';
 import { createLogger, PinoNestLogger } from './logger';
 import { ServiceCoreModule } from './service-core.module';
 import { ServiceContext, ServiceDefinition } from './service-definition';
 import { reclaimMemoryWhenIdle } from './idle-memory';
+import { startHealthServer } from './health-server';
 
 /** Connects to the country's database and brings the service's schema up to date. */
 export async function openServiceDatabase(context: ServiceContext): Promise<DataSource> {
@@ -94,6 +96,7 @@ export async function runStandalone<E extends ServiceEnvironment>(
   }
   const context = countryContext(definition, env);
   let app: { close(): Promise<void> };
+  let health: Server | undefined;
   try {
     if (process.argv.includes('migrate')) {
       const dataSource = await openServiceDatabase(context);
@@ -101,6 +104,7 @@ export async function runStandalone<E extends ServiceEnvironment>(
       return;
     }
     app = await start(context);
+    if (start === startService && env.HEALTH_PORT) health = await serveProbes(app as INestMicroservice, context, env.HEALTH_PORT);
   } catch (error) {
     // A service that cannot start exits, so that its supervisor restarts it instead of waiting on a probe.
     context.logger.fatal({ err: error }, `${definition.name} failed to start`);
@@ -112,9 +116,25 @@ export async function runStandalone<E extends ServiceEnvironment>(
   const stopReclaiming = reclaimMemoryWhenIdle();
   const stop = async () => {
     stopReclaiming();
+    health?.close();
     await app.close();
     process.exit(0);
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** The probe port of a service's own process (HEALTH_PORT): see startHealthServer. */
+async function serveProbes(app: INestMicroservice, context: ServiceContext, port: number): Promise<Server> {
+  let transport: string | undefined;
+  app.status.subscribe((status) => (transport = status));
+  const dataSource = app.get(DataSource);
+  const server = await startHealthServer({
+    port,
+    logger: context.logger.child({ context: 'HealthServer' }),
+    database: () => dataSource.query('SELECT 1'),
+    transport: () => transport,
+  });
+  context.logger.info({ port }, `${context.definition.name} probes on /healthz and /readyz`);
+  return server;
 }
