@@ -47,6 +47,19 @@ const typeformForm = {
         ],
       },
     },
+    {
+      id: 'f_topics',
+      ref: 'topics_q',
+      type: 'multiple_choice',
+      title: 'Write to me about',
+      properties: {
+        allow_multiple_selection: true,
+        choices: [
+          { id: 't_news', ref: 'topic_news', label: 'News' },
+          { id: 't_measure', ref: 'topic_measure', label: 'Measuring my visits' },
+        ],
+      },
+    },
     { id: 'f_fraud', ref: 'fraud_q', type: 'yes_no', title: 'Object to fraud checks?', validations: { required: true } },
     { id: 'f_terms', ref: 'terms_q', type: 'legal', title: 'I accept the terms', validations: { required: true } },
     { id: 'f_legal_optional', ref: 'legal_q', type: 'legal', title: 'Partners may write to me' },
@@ -185,9 +198,24 @@ describe('resolveFormMapping', () => {
     expect(refusal(() => resolveFormMapping(terms, definition, shared)).details).toEqual([
       { field: 'mapping.purposes.fraud', reason: 'question legal_q already decides newsletter: one answer cannot decide two purposes' },
     ]);
-    // Two choices of one question may decide two purposes.
-    const twoChoices = resolveFormMapping(terms, definition, withPurpose('newsletter', { field: 'analytics_q', choice: 'analytics_no' }));
-    expect(twoChoices.purposes.newsletter.choice?.ref).toBe('analytics_no');
+    // Two choices of a question that takes one: answering one purpose's yes-choice would be the other's no.
+    expect(refusal(() => resolveFormMapping(terms, definition, withPurpose('newsletter', { field: 'analytics_q', choice: 'analytics_no' }))).details).toEqual([
+      { field: 'mapping.purposes.analytics', reason: expect.stringMatching(/^question analytics_q already decides newsletter: it takes one choice/) },
+    ]);
+    // Two choices of a question that takes several may decide two purposes; one choice of it may not.
+    const twoChoices = resolveFormMapping(terms, definition, {
+      ...valid,
+      purposes: { ...valid.purposes, newsletter: { field: 'topics_q', choice: 'topic_news' }, analytics: { field: 'topics_q', choice: 'topic_measure' } },
+    });
+    expect([twoChoices.purposes.newsletter.choice?.ref, twoChoices.purposes.analytics.choice?.ref]).toEqual(['topic_news', 'topic_measure']);
+    expect(
+      refusal(() =>
+        resolveFormMapping(terms, definition, {
+          ...valid,
+          purposes: { ...valid.purposes, newsletter: { field: 'topics_q', choice: 'topic_news' }, analytics: { field: 'topics_q', choice: 'topic_news' } },
+        }),
+      ).details,
+    ).toEqual([{ field: 'mapping.purposes.analytics', reason: 'choice topic_news of question topics_q already decides newsletter: one answer cannot decide two purposes' }]);
   });
 
   it('refuses malformed mappings by name', () => {

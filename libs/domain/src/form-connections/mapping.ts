@@ -23,7 +23,8 @@ import { FormChoice, FormDefinition, FormField } from './form-definition';
  *   choices; a choice reference on a question that has no choices;
  * - a purpose the flow does not have, a notice-only purpose (it takes no decision), and a purpose of
  *   the flow that takes a decision but is left unmapped;
- * - one question (or one choice of it) mapped to two purposes: one answer would decide both;
+ * - one question (or one choice of a question that takes several) mapped to two purposes: one answer
+ *   would decide both; two choices of a question that takes one: its answer grants at most one;
  * - a field of a purpose's mapping other than `field` and `choice` (`…<key>.<field>`): dropping it
  *   would save something other than what the caller sent.
  *
@@ -227,10 +228,16 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
       if (!refused.mapped) continue;
       const { field, choice } = refused.mapped;
       // A question one purpose holds is held for the others even when that purpose is refused otherwise.
-      const slot = choice ? `${field.ref}#${choice.ref}` : field.ref;
+      // Only a question that takes several choices gives each choice its own answer: on a single
+      // choice question, picking one purpose's yes-choice would be the other's no.
+      const slot = choice && field.allow_multiple_selection ? `${field.ref}#${choice.ref}` : field.ref;
       const holder = taken.get(slot);
       if (holder) {
-        issues.push({ field: at, reason: `${choice ? `choice ${choice.ref} of ` : ''}question ${field.ref} already decides ${holder}: one answer cannot decide two purposes` });
+        const reason =
+          choice && !field.allow_multiple_selection
+            ? `question ${field.ref} already decides ${holder}: it takes one choice, so its answer would grant at most one of the two purposes; map each purpose to a question of its own, or to a choice of a question that takes several`
+            : `${choice ? `choice ${choice.ref} of ` : ''}question ${field.ref} already decides ${holder}: one answer cannot decide two purposes`;
+        issues.push({ field: at, reason });
         continue;
       }
       taken.set(slot, key);
