@@ -19,6 +19,12 @@ export class WebhooksSettings {
   readonly readTimeoutMs: number;
   readonly leaseMs: number;
   readonly concurrency: number;
+  /**
+   * The service runs on a developer's machine (NODE_ENV development or test): sandbox applications
+   * may deliver to its loopback and private addresses. In production every delivery goes to public
+   * addresses only (docs/webhooks.md).
+   */
+  readonly localTargets: boolean;
 
   constructor(@Inject(SERVICE_CONTEXT) context: ServiceContext) {
     const env = context.env as WebhooksEnvironment;
@@ -34,5 +40,6 @@ export class WebhooksSettings {
     this.readTimeoutMs = parseDurationSetting(env.WEBHOOK_READ_TIMEOUT ?? '15s') ?? 15_000;
     this.leaseMs = parseDurationSetting(env.WEBHOOK_CLAIM_LEASE ?? '60s') ?? 60_000;
     this.concurrency = env.WEBHOOK_CONCURRENCY ?? 128;
+    this.localTargets = env.NODE_ENV !== 'production';
   }
 }

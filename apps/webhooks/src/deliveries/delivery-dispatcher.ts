@@ -183,12 +183,31 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
     }
     const batch = this.finished.splice(0, this.finished.length);
     if (batch.length === 0) return;
-    this.flushing = this.write(batch)
-      .catch((error) => this.logger.warn(`recording ${batch.length} delivery outcomes: ${(error as Error).message}`))
+    this.flushing = this.writeEach(batch)
       .finally(() => {
         this.flushing = undefined;
         if (this.finished.length > 0 && !this.flushTimer) this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
       });
+  }
+
+  /**
+   * Writes a batch in one transaction; if that fails, each outcome alone, so that one that cannot be
+   * written does not roll back the others (they would stay claimed, and be sent again when the lease ends).
+   */
+  private async writeEach(batch: Finished[]): Promise<void> {
+    try {
+      await this.write(batch);
+      return;
+    } catch (error) {
+      if (batch.length === 1) {
+        this.logger.warn(`recording the outcome of delivery ${batch[0].delivery.id}: ${(error as Error).message}`);
+        return;
+      }
+      this.logger.warn(`recording ${batch.length} delivery outcomes together failed (${(error as Error).message}); recording them one by one`);
+    }
+    for (const finished of batch) {
+      await this.write([finished]).catch((error) => this.logger.warn(`recording the outcome of delivery ${finished.delivery.id}: ${(error as Error).message}`));
+    }
   }
 
   private async write(batch: Finished[]): Promise<void> {

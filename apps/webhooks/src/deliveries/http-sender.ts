@@ -3,7 +3,7 @@ import { AttemptOutcome, isForbiddenDeliveryAddress } from '@dcr/domain';
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { WebhooksSettings } from '../webhooks-settings';
 
 export interface SendResult {
@@ -36,6 +36,9 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+/** What a database text column can hold of the receiver's bytes: PostgreSQL's text takes no NUL. */
+const storable = (text: string) => text.replace(/\u0000/g, '\uFFFD');
+
 /**
  * POSTs one signed delivery with the specification's timeouts: 10 s to connect, 15 s to read the
  * answer. Connections are kept alive per host, so a busy receiver is not re-dialled per delivery.
@@ -57,7 +60,14 @@ export class HttpSender implements OnApplicationShutdown {
     const started = performance.now();
     const url = new URL(target.url);
     const secure = url.protocol === 'https:';
-    const agents = this.agents[target.environment === 'production' ? 'production' : 'sandbox'];
+    // Only a sandbox application, and only where the service runs on the developer's machine, may reach private addresses.
+    const publicOnly = target.environment === 'production' || !this.settings.localTargets;
+    const agents = this.agents[publicOnly ? 'production' : 'sandbox'];
+    const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    if (publicOnly && isIP(literal) !== 0 && isForbiddenDeliveryAddress(literal)) {
+      // A literal address is never looked up, so the agents' check would not see it.
+      return Promise.resolve({ outcome: { kind: 'network_error', code: 'EFORBIDDENADDRESS' }, startedAt, durationMs: 0, responseStatus: null, responseExcerpt: null, error: 'the address is private or loopback' });
+    }
     return new Promise<SendResult>((resolve) => {
       let settled = false;
       let connectTimer: NodeJS.Timeout | undefined;
@@ -67,15 +77,25 @@ export class HttpSender implements OnApplicationShutdown {
         settled = true;
         clearTimeout(connectTimer);
         clearTimeout(readTimer);
-        resolve({ outcome, startedAt, durationMs: Math.round(performance.now() - started), responseStatus, responseExcerpt: excerpt, error });
+        resolve({
+          outcome,
+          startedAt,
+          durationMs: Math.round(performance.now() - started),
+          responseStatus,
+          responseExcerpt: excerpt === null ? null : storable(excerpt),
+          error: error === null ? null : storable(error),
+        });
       };
+      /** A 2xx whose status line arrived is a delivery, whatever happens to its body afterwards. */
+      let accepted: { status: number; excerpt: () => string } | undefined;
       const request = (secure ? https : http).request(url, {
         method: 'POST',
         headers: { ...target.headers, 'content-length': Buffer.byteLength(target.body) },
         agent: secure ? agents.https : agents.http,
       });
       const timeOut = (phase: 'connect' | 'read') => {
-        finish({ kind: 'timeout', phase }, null, null, `${phase} timeout`);
+        if (accepted) finish({ kind: 'success', status: accepted.status }, accepted.status, accepted.excerpt(), null);
+        else finish({ kind: 'timeout', phase }, null, null, `${phase} timeout`);
         request.destroy();
       };
       const startReading = () => {
@@ -100,17 +120,22 @@ export class HttpSender implements OnApplicationShutdown {
           if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
           else response.destroy();
         });
+        const excerpt = () => Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+        const status = response.statusCode ?? 0;
+        if (status >= 200 && status < 300) accepted = { status, excerpt };
         const done = () => {
-          const status = response.statusCode ?? 0;
-          const excerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-          const outcome: AttemptOutcome = status >= 200 && status < 300 ? { kind: 'success', status } : { kind: 'http_error', status };
-          finish(outcome, status, excerpt, null);
+          const outcome: AttemptOutcome = accepted ? { kind: 'success', status } : { kind: 'http_error', status };
+          finish(outcome, status, excerpt(), null);
         };
         response.on('end', done);
         response.on('close', done);
-        response.on('error', (error: NodeJS.ErrnoException) => finish({ kind: 'network_error', code: error.code ?? 'ERESPONSE' }, null, null, error.message));
+        response.on('error', (error: NodeJS.ErrnoException) => failed(error, 'ERESPONSE'));
       });
-      request.on('error', (error: NodeJS.ErrnoException) => finish({ kind: 'network_error', code: error.code ?? 'EREQUEST' }, null, null, error.message));
+      const failed = (error: NodeJS.ErrnoException, code: string) => {
+        if (accepted) finish({ kind: 'success', status: accepted.status }, accepted.status, accepted.excerpt(), null);
+        else finish({ kind: 'network_error', code: error.code ?? code }, null, null, error.message);
+      };
+      request.on('error', (error: NodeJS.ErrnoException) => failed(error, 'EREQUEST'));
       request.end(target.body);
     });
   }

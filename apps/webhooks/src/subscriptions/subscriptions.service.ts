@@ -47,7 +47,7 @@ export class SubscriptionsService {
   ) {}
 
   async create(request: WebhookCreateRequest): Promise<WebhookWithSecretMessage> {
-    const url = validateWebhookUrl(request.url, { environment: request.environment });
+    const url = validateWebhookUrl(request.url, { environment: request.environment, localTargets: this.settings.localTargets });
     const unknown = request.events.filter((event) => !isWebhookEventType(event));
     if (unknown.length > 0) {
       throw new DomainError('validation_failed', `Unknown event types: ${unknown.join(', ')}`, [{ field: 'events', reason: `unknown event type ${unknown[0]}` }]);

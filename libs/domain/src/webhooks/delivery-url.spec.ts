@@ -3,9 +3,12 @@ import { DomainError } from '../errors';
 import { validateWebhookUrl } from './delivery-url';
 
 const production = { environment: 'production' } as const;
-const sandbox = { environment: 'sandbox' } as const;
+/** A sandbox application where the service runs on the developer's machine. */
+const sandbox = { environment: 'sandbox', localTargets: true } as const;
+/** A sandbox application of a production deployment. */
+const sandboxInProduction = { environment: 'sandbox', localTargets: false } as const;
 
-function refusalReason(input: string, policy: { environment: 'sandbox' | 'production' }): string {
+function refusalReason(input: string, policy: { environment: 'sandbox' | 'production'; localTargets?: boolean }): string {
   try {
     validateWebhookUrl(input, policy);
   } catch (error) {
@@ -158,5 +161,23 @@ describe('validateWebhookUrl', () => {
         }
       }),
     );
+  });
+
+  it.each([
+    ['http://127.0.0.1:4000/hooks', 'webhooks of a production deployment require an https URL'],
+    ['https://169.254.169.254/latest/', 'webhooks of a production deployment cannot be delivered to link-local addresses'],
+    ['https://10.0.0.1/', 'webhooks of a production deployment cannot be delivered to private addresses'],
+    ['https://2130706433/', 'webhooks of a production deployment cannot be delivered to loopback addresses'],
+    ['https://[fd00::1]/', 'webhooks of a production deployment cannot be delivered to unique-local addresses'],
+    ['https://intranet/', 'webhooks of a production deployment need a fully qualified host name'],
+    ['https://localhost:8443/', 'webhooks of a production deployment cannot be delivered to localhost'],
+  ])('gives a sandbox application of a production deployment the production rule: %s', (input, reason) => {
+    expect(refusalReason(input, sandboxInProduction)).toBe(reason);
+    // On the developer's machine the same sandbox application may reach its own receivers.
+    if (input.startsWith('http://127.0.0.1') || input.startsWith('https://10.')) expect(() => validateWebhookUrl(input, sandbox)).not.toThrow();
+  });
+
+  it('takes a public https URL from a sandbox application of a production deployment', () => {
+    expect(validateWebhookUrl('https://hooks.example.com/in', sandboxInProduction)).toBe('https://hooks.example.com/in');
   });
 });

@@ -2,7 +2,13 @@ import { isIP } from 'node:net';
 import { DomainError } from '../errors';
 import { forbiddenAddressReason } from './forbidden-addresses';
 
-export type WebhookUrlPolicy = { environment: 'sandbox' | 'production' };
+/**
+ * `environment`: the application's. `localTargets`: the service runs on the developer's own machine
+ * (NODE_ENV development or test), where a sandbox application's receiver on 127.0.0.1 is theirs.
+ * In a production deployment it is the service's own loopback, so every application there gets the
+ * production rule.
+ */
+export type WebhookUrlPolicy = { environment: 'sandbox' | 'production'; localTargets?: boolean };
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -25,7 +31,9 @@ const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
  * (an intranet name never resolves to a public host) or a literal address of a range
  * isForbiddenDeliveryAddress refuses. Only literal hosts are judged here; names are judged again on
  * every delivery, against the addresses they resolve to.
- * Sandbox: https anywhere, plain http only to 127.0.0.1, [::1] or localhost on any port.
+ * Sandbox, where the service runs on the developer's machine (`localTargets`): https anywhere, plain
+ * http only to 127.0.0.1, [::1] or localhost on any port. Sandbox in a production deployment: the
+ * production rule (the service's loopback and internal network are no developer's receiver).
  *
  * Refusals are `validation_failed` with one detail `{field: 'url', reason}`.
  */
@@ -33,16 +41,17 @@ export function validateWebhookUrl(input: string, policy: WebhookUrlPolicy): str
   const url = parseWebhookUrl(input);
   const scheme = url.protocol.slice(0, -1);
   const host = url.hostname; // IPv6 keeps its brackets
-  // Anything but 'sandbox' gets the production rule: the strict reading is the safe one.
-  if (policy?.environment !== 'sandbox') {
-    if (scheme !== 'https') throw refuseUrl('production webhooks require an https URL');
-    if (host === 'localhost' || host.endsWith('.localhost')) throw refuseUrl('production webhooks cannot be delivered to localhost');
+  // Anything but a sandbox on a developer's machine gets the production rule: the strict reading is the safe one.
+  if (policy?.environment !== 'sandbox' || policy.localTargets !== true) {
+    const which = policy?.environment === 'sandbox' ? 'webhooks of a production deployment' : 'production webhooks';
+    if (scheme !== 'https') throw refuseUrl(`${which} require an https URL`);
+    if (host === 'localhost' || host.endsWith('.localhost')) throw refuseUrl(`${which} cannot be delivered to localhost`);
     const literal = host.startsWith('[') ? host.slice(1, -1) : host;
     if (isIP(literal) !== 0) {
       const reason = forbiddenAddressReason(literal);
-      if (reason) throw refuseUrl(`production webhooks cannot be delivered to ${reason} addresses`);
+      if (reason) throw refuseUrl(`${which} cannot be delivered to ${reason} addresses`);
     } else if (!host.includes('.')) {
-      throw refuseUrl('production webhooks need a fully qualified host name');
+      throw refuseUrl(`${which} need a fully qualified host name`);
     }
   } else if (scheme === 'http' && !SANDBOX_HTTP_WEBHOOK_HOSTS.includes(host)) {
     throw refuseUrl('sandbox webhooks accept http only for 127.0.0.1, [::1] and localhost');
