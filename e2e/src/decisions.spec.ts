@@ -859,6 +859,20 @@ describe('flows and decisions', () => {
       expect(position).not.toContain(tokens.consent);
       expect(JSON.parse(position)).toEqual({ k: expect.any(String), i: expect.stringMatching(/^dcs_/) });
       expect((await inbox('?sort=oldest')).status).toBe(400);
+
+      // Requests without a deadline are sorted by when they expire, and paging goes past them (a cursor
+      // on one of them was refused as "not valid", leaving every later request out of reach).
+      const later = (await api('POST', '/api/v1/decisions', { subject: { email: person }, kind: 'approval', approval: { ...approval, title: 'Later' } })).body.session_token;
+      const paged: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { status: number; body: { data: Array<{ session_token: string }>; next_cursor: string | null } } = await inbox(`?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).toBe(200);
+        paged.push(...page.body.data.map((item) => item.session_token));
+        cursor = page.body.next_cursor;
+      } while (cursor && paged.length < 10);
+      expect(paged).toEqual([tokens.soon, tokens.consent, tokens.scope, later]);
+      expect((await participant(later, 'cancel', { reason: 'done with the test' })).status).toBe(200);
     });
 
     it('renders the same list as a page after signing in with plain forms', async () => {

@@ -352,6 +352,12 @@ describe('renderInboxPage', () => {
     expect(page).toContain('href="/inbox?kind=approval&amp;trigger=value&amp;application_id=app_1&amp;sort=newest&amp;cursor=cur_2"');
     expect(page).toContain('From Support Bot');
     expect(page).toContain('No deadline');
+    // A request without a deadline of its own shows when it expires, the time it must be decided by.
+    const expiring = renderInboxPage([{ ...inboxItems()[1], expires_at: '2025-03-02T10:00:00.000Z' }], {});
+    expect(expiring).toContain('<time datetime="2025-03-02T10:00:00.000Z" data-local-time="datetime">');
+    expect(expiring).not.toContain('No deadline');
+    // The next page keeps the page size.
+    expect(renderInboxPage(inboxItems(), { nextCursor: 'cur_2', filters: { limit: 5 } })).toContain('href="/inbox?sort=deadline&amp;limit=5&amp;cursor=cur_2"');
   });
 
   it('shows an empty state in both languages', () => {

@@ -16,7 +16,7 @@ export interface InboxPageOptions {
   /** Prefix of the decision pages, default `/decisions/`. */
   decisionPath?: string;
   /** The current filters (echoed into the form and the next-page link). */
-  filters?: { kind?: string | null; trigger?: string | null; application_id?: string | null };
+  filters?: { kind?: string | null; trigger?: string | null; application_id?: string | null; limit?: number | string | null };
   sort?: InboxSort;
   /** `next_cursor` of the list answer; renders the next-page link. */
   nextCursor?: string | null;
@@ -35,7 +35,9 @@ function option(value: string, label: string, selected: boolean): SafeHtml {
 
 function row(item: InboxItem, tr: Translator, decisionPath: string): SafeHtml {
   const application = item.application?.name ?? item.application_name ?? '';
-  const deadline = tr.dateTime(item.deadline_at ?? null);
+  // A request without a deadline of its own ends when it expires: that is when it must be decided by.
+  const decideBy = item.deadline_at ?? item.expires_at ?? null;
+  const deadline = tr.dateTime(decideBy);
   const received = tr.dateTime(item.created_at ?? null);
   const href = `${decisionPath}${encodeURIComponent(item.session_token)}`;
   const triggerKey = item.trigger && (INBOX_TRIGGERS as readonly string[]).includes(item.trigger) ? (`trigger_option_${item.trigger}` as MessageKey) : null;
@@ -44,7 +46,7 @@ function row(item: InboxItem, tr: Translator, decisionPath: string): SafeHtml {
 <h2 class="hp-inbox-title"><a class="hp-link inbox-link" href="${href}">${item.title || tr.t(item.kind === 'approval' ? 'kind_approval' : 'kind_consent')}</a></h2>
 <dl class="hp-facts hp-facts-inline">
 ${application ? html`<div class="hp-fact"><dt class="hp-visually-hidden">${tr.t('application_label')}</dt><dd>${tr.t('inbox_from', { application })}</dd></div>` : null}
-<div class="hp-fact"><dt>${tr.t('inbox_deadline')}</dt><dd>${deadline ? html`<time datetime="${new Date(item.deadline_at as string).toISOString()}" data-local-time="datetime">${deadline}</time>` : tr.t('inbox_no_deadline')}</dd></div>
+<div class="hp-fact"><dt>${tr.t('inbox_deadline')}</dt><dd>${deadline ? html`<time datetime="${new Date(decideBy as string).toISOString()}" data-local-time="datetime">${deadline}</time>` : tr.t('inbox_no_deadline')}</dd></div>
 ${received ? html`<div class="hp-fact"><dt>${tr.t('inbox_received')}</dt><dd><time datetime="${new Date(item.created_at as string).toISOString()}" data-local-time="datetime">${received}</time></dd></div>` : null}
 ${item.kind === 'approval' && item.trigger ? html`<div class="hp-fact"><dt>${tr.t('inbox_trigger')}</dt><dd>${triggerKey ? tr.t(triggerKey) : item.trigger}</dd></div>` : null}
 </dl>
@@ -103,6 +105,7 @@ ${items.map((item) => row(item, tr, decisionPath))}
         trigger,
         application_id: filters.application_id ?? null,
         sort,
+        limit: filters.limit !== undefined && filters.limit !== null ? String(filters.limit) : null,
         cursor: options.nextCursor,
       })}">${tr.t('inbox_next')}</a></nav>`
     : null;

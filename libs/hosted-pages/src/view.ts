@@ -93,6 +93,8 @@ export interface InboxItem {
   /** Used when `application` is absent. */
   application_name?: string | null;
   deadline_at?: string | null;
+  /** When the request expires: shown as its deadline when it has none of its own. */
+  expires_at?: string | null;
   created_at?: string | null;
   /** Approvals: scope, action, value, time, escalation or reputation. */
   trigger?: string | null;

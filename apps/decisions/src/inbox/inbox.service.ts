@@ -121,11 +121,13 @@ export class InboxService {
   async list(request: InboxListRequest): Promise<InboxPageMessage> {
     const email = await this.emailOf(request.inbox_token);
     const after = decodeCursor<Position>(request.cursor);
-    if (after && (typeof after.k !== 'string' || typeof after.i !== 'string' || Number.isNaN(Date.parse(after.k)))) {
+    // 'infinity': cursors written before requests were sorted by when they end (a request without a deadline sorted last).
+    if (after && (typeof after.k !== 'string' || typeof after.i !== 'string' || (after.k !== 'infinity' && Number.isNaN(Date.parse(after.k))))) {
       throw new DomainError('invalid_request', 'The cursor is not valid', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
     }
     const newest = request.sort === 'newest';
-    const sortKey = newest ? 's.created_at' : `COALESCE(s.deadline_at, 'infinity'::timestamptz)`;
+    // By when a request must be decided: its deadline, or, without one, when it expires (which it does).
+    const sortKey = newest ? 's.created_at' : 'LEAST(s.deadline_at, s.expires_at)';
     const params: unknown[] = [email, [...IN_FLIGHT_STATUSES]];
     const where = ['s.subject_email = $1', 's.status = ANY($2)', 's.expires_at > now()', 's.token_nonce IS NOT NULL'];
     const bind = (value: unknown) => {
