@@ -141,6 +141,14 @@ describe('person-facing pages and the inbox API: odd requests', () => {
       const text = await bad.text();
       expect(text).toContain('<code>kind</code>');
       expect(text).not.toContain('<code></code>');
+      // The records page of one organisation: an application_id that names none is refused, never read
+      // as every organisation's records (it showed them all).
+      for (const query of ['application_id=tp_dev_nope', 'application_id=', 'application_id=x%20y', `application_id=${applicationId}&application_id=${applicationId}`]) {
+        const refused = await fetch(`${us.url}/inbox/records?${query}`, { headers: { cookie } });
+        expect([query, refused.status]).toEqual([query, 400]);
+        expect(await refused.text()).toContain('<code>application_id</code>');
+      }
+      expect((await fetch(`${us.url}/inbox/records?application_id=${applicationId}`, { headers: { cookie } })).status).toBe(200);
     });
   });
 

@@ -556,6 +556,16 @@ describe('hosted decision pages in a browser', () => {
       await page.waitForSelector('#records-confirmation');
       expect(await page.getAttribute(`li[data-record-id="${recorded.body.consent_record.record_id}"] li[data-purpose="newsletter"]`, 'data-status')).toBe('withdrawn');
       await expectNoAxeViolations(page.mainFrame(), 'records page after a withdrawal');
+      // A form sent twice (a double click) posts once: the page confirms the withdrawal instead of
+      // answering the second post's "nothing was withdrawn".
+      // (The second submit goes 30 ms after the first, when the first post is on its way.)
+      await page.$eval(`li[data-record-id="${recorded.body.consent_record.record_id}"] li[data-purpose="analytics"] form`, (form: any) => {
+        form.requestSubmit();
+        setTimeout(() => form.requestSubmit(), 30);
+      });
+      await page.waitForFunction(() => ((globalThis as any).document.getElementById('records-confirmation')?.textContent ?? '').length > 0 && (globalThis as any).document.readyState === 'complete');
+      await page.waitForSelector(`li[data-record-id="${recorded.body.consent_record.record_id}"] li[data-purpose="analytics"][data-status="withdrawn"]`);
+      expect(await page.$('#records-error')).toBeNull();
       expect(problems).toEqual([]);
     });
 

@@ -268,7 +268,7 @@
     localizeTimes(config.intl_locale);
     var initialView = readJson('decision-view');
     var root = $('decision-root');
-    if (!initialView || !root) return; // inbox, error and notice pages
+    if (!initialView || !root) return guardPostForms(); // inbox, records, error and notice pages
     runDecisionPage(initialView, config, root);
   }
 
@@ -278,6 +278,35 @@
    */
   function openFlow(form) {
     if (form.getAttribute('data-auto-submit') === 'true') form.submit();
+  }
+
+  /*
+   * The plain forms of the inbox and records pages post once: a second click while the first is on
+   * its way would be answered for a state the first has already changed (a withdrawal shown as
+   * "nothing was withdrawn"). A page shown again from the history takes posts again.
+   */
+  function guardPostForms() {
+    document.addEventListener(
+      'submit',
+      function (event) {
+        var form = event.target;
+        if (!form || String(form.method).toLowerCase() !== 'post') return;
+        if (form.getAttribute('data-posting') === 'true') {
+          event.preventDefault();
+          return;
+        }
+        form.setAttribute('data-posting', 'true');
+        form.setAttribute('aria-busy', 'true');
+      },
+      true,
+    );
+    window.addEventListener('pageshow', function () {
+      var posting = document.querySelectorAll('form[data-posting]');
+      for (var i = 0; i < posting.length; i++) {
+        posting[i].removeAttribute('data-posting');
+        posting[i].removeAttribute('aria-busy');
+      }
+    });
   }
 
   function runDecisionPage(initialView, config, root) {

@@ -81,6 +81,19 @@ function inboxFilters(query: Record<string, unknown>): InboxQueryDto {
   return checked.instance as InboxQueryDto;
 }
 
+/**
+ * The one organisation a records page is about, or every one without `application_id`. Anything
+ * else (empty, not an application id, given twice) is a 400 naming it, as the API answers: never
+ * read as every organisation's records.
+ */
+function organisationOf(applicationId: unknown): string | undefined {
+  if (applicationId === undefined) return undefined;
+  if (typeof applicationId === 'string' && isApplicationId(applicationId)) return applicationId;
+  throw new DomainError('invalid_request', 'application_id must be a tp_ id, given once', [
+    { field: 'application_id', reason: Array.isArray(applicationId) ? 'given more than once' : 'not an application id' },
+  ]);
+}
+
 const field = (body: unknown, name: string): string => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value.trim() : '';
@@ -143,7 +156,7 @@ export class InboxPagesController {
     status: number,
     extra: Pick<RecordsPageOptions, 'confirmation' | 'error'>,
   ) {
-    const organisation = isApplicationId(applicationId) ? applicationId : undefined;
+    const organisation = organisationOf(applicationId);
     const link = organisation ? recordsPageVia(via) : undefined;
     const here = recordsPath(organisation, link);
     const token = cookie(request, INBOX_COOKIE);
@@ -195,7 +208,7 @@ export class InboxPagesController {
   ) {
     // Back to the page the form was on (one organisation's records, or everyone's, the link that
     // opened it, and the page of the records it showed: the withdrawn record is on it, confirmed).
-    const organisation = isApplicationId(applicationId) ? applicationId : undefined;
+    const organisation = organisationOf(applicationId);
     const link = organisation ? recordsPageVia(via) : undefined;
     const page = recordsPageShown(limit, cursor);
     const back = recordsPath(organisation, link, page);
