@@ -2343,6 +2343,22 @@ describe('consent records', () => {
     expect([thirdListed.purposes.analytics.status, thirdListed.purposes.newsletter.status]).toEqual(['withdrawn', 'granted']);
   });
 
+  it('sends a withdrawal on a record replaced twice to the newest record of the chain, by name', async () => {
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const email = 'chain-of-three@example.com';
+    const send = (analytics: typeof granted, captured_at: string) =>
+      api('POST', '/api/v1/consent_records', { flow_id: flowId, subject: { email }, decisions: { newsletter: granted, analytics }, captured_at });
+    const first = (await send(granted, ago(60))).body.consent_record.record_id;
+    const second = (await send({ ...granted, decision: 'declined' }, ago(40))).body.consent_record.record_id;
+    const third = (await send(granted, ago(20))).body.consent_record.record_id;
+    const refused = await http(us.url, 'POST', `/api/v1/inbox/records/${first}/withdraw`, { token: await inboxOf(email), body: {} });
+    expect([refused.status, refused.body.message, refused.body.details]).toEqual([
+      409,
+      `This record was replaced by a newer one (${third}); withdraw there`,
+      [{ field: 'record_id', reason: `superseded by ${second}, itself replaced: the newest record is ${third}` }],
+    ]);
+  });
+
   it('keeps a withdrawal and a newer record made at the same moment in agreement: the newer record carries it, or the withdrawal is refused as replaced', async () => {
     const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
     for (let round = 0; round < 16; round++) {

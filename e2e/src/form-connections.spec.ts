@@ -164,6 +164,8 @@ describe('form connections', () => {
       ],
       [{ mapping: { ...MAPPING, email: 'bio_q', external_id: 'user_id' } }, [['mapping.email', /must be an email question/], ['mapping.external_id', /no hidden field named user_id/]]],
       [{ form_definition: undefined }, [['form_definition', /personal_access_token/]]],
+      // null is no definition either (it was fetched from Typeform with no token: a 503).
+      [{ form_definition: null }, [['form_definition', /personal_access_token/]]],
       [{ form_definition: { ...TYPEFORM_FORM, id: 'Other1' } }, [['form_definition.id', /another form/]]],
       [{ platform: 'jotform', form_id: 'no such id!' }, [['platform', /./], ['form_id', /./]]],
       // 2,000 levels were accepted and kept (and thousands more overflowed the transport's encoding, a 500);
@@ -544,14 +546,15 @@ describe('form connections', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.details[0].field).toBe('mapping.purposes.newsletter');
     const before = typeform.requests.length;
-    const swapped = { ...MAPPING, purposes: { ...MAPPING.purposes, newsletter: { field: 'analytics_q', choice: 'analytics_no' } } };
+    // The two consent questions swapped: the choice question now decides the newsletter, the yes/no one analytics.
+    const swapped = { ...MAPPING, purposes: { ...MAPPING.purposes, newsletter: { field: 'analytics_q', choice: 'analytics_yes' }, analytics: { field: 'newsletter_q' } } };
     const updated = await api('PUT', path, { mapping: swapped });
     expect(updated.status).toBe(200);
     expect(updated.body.mapping).toEqual(swapped);
     expect(typeform.requests.length).toBe(before + 1);
 
     // The new mapping reads the next submission.
-    const raw = submission('pat0001', [email('ada@example.org'), choice('analytics_no')]);
+    const raw = submission('pat0001', [email('ada@example.org'), choice('analytics_yes')]);
     const delivered = await deliver(created.body.id, raw, sign(created.body.secret, raw));
     expect(delivered.status).toBe(200);
     const purposes = (await db.query('SELECT purposes FROM decisions.consent_records WHERE record_id = $1', [delivered.body.record_id])).rows[0].purposes;

@@ -129,7 +129,7 @@ export class FormConnectionsService {
     const terms = await this.capturableTerms(request.application_id, current.flowId);
     const token = current.accessTokenSealed ? this.open(current.accessTokenSealed, current.id, 'personal_access_token') : undefined;
     const definition =
-      request.form_definition !== undefined || token !== undefined
+      (request.form_definition !== undefined && request.form_definition !== null) || token !== undefined
         ? await this.definitionOf(current.formId, request.form_definition, token)
         : current.formDefinition;
     const resolved = resolveFormMapping(terms, definition, request.mapping);
@@ -206,7 +206,9 @@ export class FormConnectionsService {
     return { version: flow.version, terms };
   }
 
-  private async definitionOf(formId: string, given: Record<string, unknown> | undefined, token: string | undefined): Promise<FormDefinition> {
+  private async definitionOf(formId: string, given: Record<string, unknown> | null | undefined, token: string | undefined): Promise<FormDefinition> {
+    // `null` is no definition, as when the field is left out (it was fetched with no token at all).
+    if (given === null) given = undefined;
     if (given === undefined && token === undefined) {
       throw validationFailed([
         { field: 'form_definition', reason: "is needed to check the mapping: send the JSON of Typeform's GET /forms/{form_id}, or a personal_access_token to fetch it with" },

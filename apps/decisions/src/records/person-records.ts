@@ -163,7 +163,10 @@ export class PersonRecords {
       // (a newer flow version dropped it) is still given through this one, and withdrawn here.
       const withdrawable = row.superseded_by ? stillInForceOnReplaced(current, row.newer_purposes ?? []) : granted;
       if (row.superseded_by && (request.purpose === undefined ? withdrawable.length === 0 : !withdrawable.includes(request.purpose))) {
-        throw new DomainError('conflict', `This record was replaced by a newer one (${row.superseded_by}); withdraw there`, [{ field: 'record_id', reason: `superseded by ${row.superseded_by}` }]);
+        // The newest record of the chain is the one to withdraw on (the next one may be replaced too).
+        const newest = newer[newer.length - 1].record_id;
+        const reason = newest === row.superseded_by ? `superseded by ${newest}` : `superseded by ${row.superseded_by}, itself replaced: the newest record is ${newest}`;
+        throw new DomainError('conflict', `This record was replaced by a newer one (${newest}); withdraw there`, [{ field: 'record_id', reason }]);
       }
       const withdrawn = request.purpose === undefined ? withdrawable : withdrawable.filter((key) => key === request.purpose);
       if (withdrawn.length === 0) {

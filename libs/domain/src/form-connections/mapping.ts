@@ -98,12 +98,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 const isChoiceType = (type: string) => (CHOICE_DECISION_FIELD_TYPES as readonly string[]).includes(type);
 const isBooleanType = (type: string) => (BOOLEAN_DECISION_FIELD_TYPES as readonly string[]).includes(type);
 
+/** The word with its indefinite article: "an opinion_scale", "a rating". */
+const aOrAn = (word: string) => `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+
 /** Why a question of this type cannot carry a decision, or null when it can. */
 export function fieldTypeProblem(type: string): string | null {
   if (isBooleanType(type) || isChoiceType(type)) return null;
-  if (SCALE_TYPES.has(type)) return `is mapped to a ${type} question: a score or a number is not a decision; map a yes_no, legal or choice question`;
-  if (FREE_TEXT_TYPES.has(type)) return `is mapped to a ${type} question: free text is not a decision; map a yes_no, legal or choice question`;
-  return `is mapped to a ${type} question, which cannot carry a decision; map a yes_no, legal or choice question`;
+  if (SCALE_TYPES.has(type)) return `is mapped to ${aOrAn(type)} question: a score or a number is not a decision; map a yes_no, legal or choice question`;
+  if (FREE_TEXT_TYPES.has(type)) return `is mapped to ${aOrAn(type)} question: free text is not a decision; map a yes_no, legal or choice question`;
+  return `is mapped to ${aOrAn(type)} question, which cannot carry a decision; map a yes_no, legal or choice question`;
 }
 
 const describeChoices = (field: FormField) =>
@@ -144,7 +147,7 @@ function purposeMappingIssues(
   if (basis === 'consent' && field.required) issues.push({ field: at, reason: `is mapped to the required question ${field.ref}: consent cannot be a condition of sending the form` });
   if (!choiceWellFormed) return { issues };
   if (!isChoiceType(field.type)) {
-    if (choiceGiven) return { issues: [...issues, { field: `${at}.choice`, reason: `${field.ref} is a ${field.type} question: it has no choices` }] };
+    if (choiceGiven) return { issues: [...issues, { field: `${at}.choice`, reason: `${field.ref} is ${aOrAn(field.type)} question: it has no choices` }] };
     return { issues, mapped: { field } };
   }
   if (!choiceGiven) {
@@ -177,7 +180,7 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
   } else {
     const field = byRef.get(input.email);
     if (!field) issues.push({ field: 'mapping.email', reason: `the form has no question with ref ${input.email}` });
-    else if (field.type !== 'email') issues.push({ field: 'mapping.email', reason: `must be an email question; ${field.ref} is a ${field.type} question` });
+    else if (field.type !== 'email') issues.push({ field: 'mapping.email', reason: `must be an email question; ${field.ref} is ${aOrAn(field.type)} question` });
     else email = { field: field.ref, field_id: field.id };
   }
 
@@ -215,8 +218,8 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
         continue;
       }
       if (!purpose.takes_decision) {
-        if (inForce) setAside(key, entry, `${versionInForce} takes no decision on ${key} (a ${purpose.basis} purpose)`);
-        else issues.push({ field: at, reason: `is a ${purpose.basis} purpose: notice-only, it takes no decision and is not mapped to a question` });
+        if (inForce) setAside(key, entry, `${versionInForce} takes no decision on ${key} (${aOrAn(purpose.basis)} purpose)`);
+        else issues.push({ field: at, reason: `is ${aOrAn(purpose.basis)} purpose: notice-only, it takes no decision and is not mapped to a question` });
         continue;
       }
       if (!isPlainObject(entry)) {
@@ -246,7 +249,7 @@ export function resolveFormMapping(terms: FlowTerms, definition: FormDefinition,
     for (const purpose of terms.purposes) {
       if (purpose.takes_decision && !Object.prototype.hasOwnProperty.call(input.purposes, purpose.key)) {
         const reason = inForce
-          ? `is not mapped: ${versionInForce} decides ${purpose.key} (a ${purpose.basis} purpose), and the mapping has no question for it, so the submission cannot be read against that version`
+          ? `is not mapped: ${versionInForce} decides ${purpose.key} (${aOrAn(purpose.basis)} purpose), and the mapping has no question for it, so the submission cannot be read against that version`
           : 'is not mapped: every purpose of the flow that takes a decision needs a question';
         issues.push({ field: `mapping.purposes.${purpose.key}`, reason });
       }

@@ -249,6 +249,15 @@ describe('submissionRecord: the person as the Record API takes them', () => {
     const error = refusal(() => submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: { crm_id: '😀'.repeat(201) } }))));
     expect(error.details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be at most 200 characters (without the spaces around it)' }]);
   });
+
+  it('takes a hidden id sent as a whole number as its digits, and refuses one that is no text (it was dropped without a word)', () => {
+    const record = (crm_id: unknown) => submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: { crm_id } })));
+    expect(record(12345).external_id).toBe('12345');
+    expect(refusal(() => record(true)).details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be text, not a boolean' }]);
+    expect(refusal(() => record({ id: 1 })).details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be text, not an object' }]);
+    expect(refusal(() => record(1.5)).details).toEqual([{ field: 'external_id', reason: 'the hidden field crm_id must be text, not a number' }]);
+    expect(record(null).external_id).toBeUndefined();
+  });
 });
 
 describe('isTypeformTestRequest', () => {

@@ -224,12 +224,16 @@ export function submissionRecord(
 
   let externalId: string | undefined;
   if (mapping.external_id) {
-    const value = submission.hidden[mapping.external_id];
+    const given = submission.hidden[mapping.external_id];
+    // A whole number is the id as text (a hidden field sent as a JSON number); anything else that is not text names no one and is refused, not dropped.
+    const value = typeof given === 'number' && Number.isSafeInteger(given) ? String(given) : given;
     // An empty (or blank) hidden field names no one; anything else is taken by the Record API's rule (externalIdProblem).
     if (typeof value === 'string' && value.trim().length > 0) {
       const problem = externalIdProblem(value);
       if (problem) issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} ${problem}` });
       else externalId = normaliseExternalId(value);
+    } else if (value !== undefined && value !== null && typeof value !== 'string') {
+      issues.push({ field: 'external_id', reason: `the hidden field ${mapping.external_id} must be text, not ${Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}` });
     }
   }
 
