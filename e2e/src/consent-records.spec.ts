@@ -29,6 +29,16 @@ describe('consent records', () => {
   let db: Client;
 
   const api = (method: string, path: string, body?: unknown, country = us) => http(country.url, method, path, { token: apiToken, body });
+
+  /** The participant API of one session, as the hosted page drives it: the proof its sign-in answered goes with every step after it. */
+  const sessionSteps = (token: string) => {
+    let proof: string | undefined;
+    return async (name: string, body: unknown = {}) => {
+      const answer = await http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body, headers: proof ? { 'x-participant-proof': proof } : {} });
+      if (typeof answer.body?.participant_proof === 'string') proof = answer.body.participant_proof;
+      return answer;
+    };
+  };
   const granted = { decision: 'granted', default_checked: false, mandatory: false };
   const declined = { decision: 'declined', default_checked: false, mandatory: false };
   const record = (decisions: Record<string, unknown>, extra: Record<string, unknown> = {}, country = us) =>
@@ -1535,7 +1545,7 @@ describe('consent records', () => {
     };
     // The person consents on the hosted pages (a decision session), signing in with their address.
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
-    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    const step = sessionSteps(token);
     expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
     expect((await step('sign_in', { email })).status).toBe(200);
     expect((await step('transitions', { to: 'verifying', email, code: await codeFor(email) })).status).toBe(200);
@@ -1674,7 +1684,7 @@ describe('consent records', () => {
 
   it('withdraws a hosted consent revoked with its session token by purpose while a noticed legitimate interest stands', async () => {
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flowId })).body.session_token;
-    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    const step = sessionSteps(token);
     const email = 'token-revoked@example.com';
     expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
     expect((await step('sign_in', { email })).status).toBe(200);
@@ -1700,7 +1710,7 @@ describe('consent records', () => {
   /** A consent the person gives on the hosted pages, signed in with the mailed code: the session's steps, its completion and its record id. */
   const hostedConsent = async (email: string, externalId: string, purposes: Record<string, boolean>, flow = flowId) => {
     const token = (await api('POST', '/api/v1/decisions', { kind: 'consent', flow_id: flow, subject: { email, external_id: externalId } })).body.session_token;
-    const step = (name: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${name}`, { body });
+    const step = sessionSteps(token);
     expect((await step('transitions', { to: 'authenticating' })).status).toBe(200);
     expect((await step('sign_in', { email })).status).toBe(200);
     const mail = await db.query(`SELECT text FROM decisions.dev_mailbox WHERE to_address = $1 ORDER BY sent_at DESC LIMIT 1`, [email]);

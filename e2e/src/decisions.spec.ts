@@ -20,7 +20,13 @@ describe('flows and decisions', () => {
   let publishableKey: string;
 
   const api = (method: string, path: string, body?: unknown, country = us) => http(country.url, method, path, { token: apiToken, body });
-  const participant = (token: string, step: string, body: unknown = {}) => http(us.url, 'POST', `/api/v1/decisions/${token}/${step}`, { body });
+  /** Each session's participant proof, as its sign-in answered it: the steps after sign-in send it, as the page does. */
+  const proofs = new Map<string, string>();
+  const participant = async (token: string, step: string, body: unknown = {}, proof: string | undefined = proofs.get(token)) => {
+    const answer = await http(us.url, 'POST', `/api/v1/decisions/${token}/${step}`, { body, headers: proof ? { 'x-participant-proof': proof } : {} });
+    if (typeof answer.body?.participant_proof === 'string') proofs.set(token, answer.body.participant_proof);
+    return answer;
+  };
 
   /**
    * The decisions service's events of a type, as the country's audit trail holds them: the outbox
@@ -989,6 +995,37 @@ describe('flows and decisions', () => {
       expect(done.body.outcome).toBe(outcome);
       expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe(status);
       await eventually(async () => (await trailEvents(us, event)).length > 0);
+    });
+
+    it('is decided only by the browser that signed in: the session token alone, which the organisation holds, is refused after sign-in', async () => {
+      const email = 'only-me@example.com';
+      const token = (await api('POST', '/api/v1/decisions', { kind: 'approval', approval, subject: { email } })).body.session_token;
+      await signIn(token, email);
+      const proof = proofs.get(token)!;
+      expect(proof).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // The token holder, without the proof or with another: 403 naming the header, nothing decided.
+      for (const given of ['', 'not-the-proof']) {
+        const refused = await participant(token, 'complete', { outcome: 'approved' }, given);
+        expect([given, refused.status, refused.body.code, refused.body.details]).toEqual([given, 403, 'forbidden', [{ field: 'X-Participant-Proof', reason: expect.any(String) }]]);
+      }
+      expect((await participant(token, 'cancel', { reason: 'not me' }, '')).status).toBe(403);
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${token}`)).body.status).toBe('reviewing');
+
+      // The person on another device signs in again with a new code: a new proof, and the old one stops counting.
+      expect((await participant(token, 'sign_in', { email: 'someone-else@example.com' }, '')).status).toBe(403);
+      expect((await participant(token, 'sign_in', { email }, '')).status).toBe(200);
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent(email)}`);
+      const code = /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+      expect((await participant(token, 'proof', { email, code: code === '000000' ? '111111' : '000000' }, '')).status).toBe(422);
+      const again = await participant(token, 'proof', { email, code }, '');
+      expect(again.status).toBe(200);
+      expect(again.body.participant_proof).not.toBe(proof);
+      expect((await participant(token, 'complete', { outcome: 'approved' }, proof)).status).toBe(403);
+      const done = await participant(token, 'complete', { outcome: 'approved' }, again.body.participant_proof);
+      expect([done.status, done.body.outcome]).toEqual([200, 'approved']);
+      // A request no one signed in to takes no new proof.
+      const fresh = (await api('POST', '/api/v1/decisions', { kind: 'approval', approval })).body.session_token;
+      expect((await participant(fresh, 'proof', { email, code })).status).toBe(409);
     });
 
     it('counters with a counter-proposal', async () => {

@@ -23,13 +23,14 @@ import { SessionTokensKeptAsHashes1766300000000 } from './migrations/17663000000
 import { CapturesAnswerTheirRetries1766400000000 } from './migrations/1766400000000-captures-answer-their-retries';
 import { RecordsReadByPage1766531000000 } from './migrations/1766531000000-records-read-by-page';
 import { EndedSessionsForgetTheirPerson1766900000000 } from './migrations/1766900000000-ended-sessions-forget-their-person';
+import { SessionsBoundToTheirSignIn1767000000000 } from './migrations/1767000000000-sessions-bound-to-their-sign-in';
 import { HostedConsentsWithdrawnByPurpose1766800000000 } from './migrations/1766800000000-hosted-consents-withdrawn-by-purpose';
 
 export const decisionsService: ServiceDefinition = {
   name: 'decisions',
   schema: 'decisions',
   entities: DECISIONS_ENTITIES,
-  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000, NarrowSessionIndexes1764900000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000, InboxKeepsNoAddress1765400000000, ConsentRecordChainsAreLinear1765500000000, SignInCodesKeepNoAddress1765600000000, ImportsSayHowTheyEnded1765700000000, SessionsFoundByRecord1765800000000, SessionsRecordNoticeShown1765900000000, SessionsAnswerConsentStatus1766000000000, CapturesCommittedInOneCountry1766100000000, SessionTokensKeptAsHashes1766300000000, CapturesAnswerTheirRetries1766400000000, RecordsReadByPage1766531000000, HostedConsentsWithdrawnByPurpose1766800000000, EndedSessionsForgetTheirPerson1766900000000],
+  migrations: [CreateSubjects1763800000000, CreateFlowsAndSessions1763900000000, CreateInbox1764000000000, CreateConsentRecords1764400000000, CreateFormConnections1764600000000, AddCaptureRendering1764700000000, CreatePreviewTemplates1764800000000, NarrowSessionIndexes1764900000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000, InboxKeepsNoAddress1765400000000, ConsentRecordChainsAreLinear1765500000000, SignInCodesKeepNoAddress1765600000000, ImportsSayHowTheyEnded1765700000000, SessionsFoundByRecord1765800000000, SessionsRecordNoticeShown1765900000000, SessionsAnswerConsentStatus1766000000000, CapturesCommittedInOneCountry1766100000000, SessionTokensKeptAsHashes1766300000000, CapturesAnswerTheirRetries1766400000000, RecordsReadByPage1766531000000, HostedConsentsWithdrawnByPurpose1766800000000, EndedSessionsForgetTheirPerson1766900000000, SessionsBoundToTheirSignIn1767000000000],
   module: DecisionsModule,
   environment: DecisionsEnvironment,
 };

@@ -120,6 +120,7 @@ describe('SessionsRepository and FlowsRepository: the hot paths\' statements', (
       subjectEmail: `person-${n}@example.com`,
       subjectExternalId: null,
       signedInAt: null,
+      participantProofHash: null,
       noticeShownAt: null,
       approval: { title: `Refund ${n}`, description: null, action: 'refund', value: { amount: 12.5, currency: 'EUR' }, trigger: 'agent', agent_id: null },
       deadlineAt: null,

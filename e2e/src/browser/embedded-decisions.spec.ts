@@ -453,6 +453,43 @@ describe('hosted decision pages in a browser', () => {
     });
   });
 
+  describe('a request signed in to in another browser', () => {
+    it('asks the second browser to sign in again before it decides; then the first one, whose proof is replaced, is asked too', async () => {
+      const email = 'two.devices@example.com';
+      const session = await createSession({ kind: 'approval', approval, subject: { email } });
+      const url = `${us.url}/decisions/${session.session_token}`;
+      const first = await newPage();
+      await first.page.goto(url);
+      const one = first.page.mainFrame();
+      await one.waitForSelector('#decision-root[data-ready="true"]');
+      await signIn(one, email);
+
+      // Another browser (the organisation holds the link too): the sign-in step, saying why, not the buttons.
+      const second = await newPage();
+      await second.page.goto(url);
+      const two = second.page.mainFrame();
+      await two.waitForSelector('#decision-root[data-ready="true"]');
+      await waitForStep(two, 'sign-in');
+      await two.waitForFunction(() => ((globalThis as any).document.getElementById('status-message').textContent as string).includes('signed in to in another browser'));
+      expect(await two.isVisible('#approve-button')).toBe(false);
+      await two.fill('#sign-in-email', email);
+      await two.click('#sign-in-submit');
+      await two.waitForSelector('#sign-in-code', { state: 'visible' });
+      await two.fill('#sign-in-code', await readCode(email));
+      await two.click('#code-submit');
+      await waitForStep(two, 'decision');
+
+      // The first browser's proof no longer counts: approving there asks for a sign-in instead.
+      await one.click('#approve-button');
+      await waitForStep(one, 'sign-in');
+      expect((await http(us.url, 'GET', `/api/v1/decisions/${session.session_token}`)).body.status).toBe('reviewing');
+      await two.click('#approve-button');
+      await waitForStep(two, 'done');
+      expect(await two.getAttribute('#step-done', 'data-variant')).toBe('approved');
+      expect([...first.problems, ...second.problems].filter((problem) => !/403/.test(String(problem)))).toEqual([]);
+    });
+  });
+
   describe('accessibility (axe-core, WCAG 2.2 A and AA)', () => {
     it('has no violations on the English decision page at every step, an error included', async () => {
       const flowId = await activeFlow('Accessible');

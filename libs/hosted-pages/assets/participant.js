@@ -434,8 +434,49 @@
       return apiBase + '/api/v1/decisions/' + encodeURIComponent(token) + suffix;
     }
 
+    /*
+     * The participant proof: signing in answers it, and the steps after sign-in send it, so that
+     * only this browser decides (the organisation holds the session token too). Kept for the tab
+     * (a reload keeps it); a browser without it signs in again (`resigning`) for a new one.
+     */
+    var PROOF_KEY = 'service-proof:' + token;
+    var proof = readProof();
+    var resigning = false;
+
+    function readProof() {
+      try {
+        return window.sessionStorage.getItem(PROOF_KEY) || null;
+      } catch (e) {
+        return null;
+      }
+    }
+
+    function keepProof(value) {
+      proof = value;
+      try {
+        window.sessionStorage.setItem(PROOF_KEY, value);
+      } catch (e) {
+        /* storage refused (a sandboxed frame): kept for this page only */
+      }
+    }
+
+    function isProofRefusal(error) {
+      return error && error.status === 403 && (error.details || []).some(function (d) {
+        return d && d.field === 'X-Participant-Proof';
+      });
+    }
+
+    /** Signed in elsewhere (or the proof was lost): the sign-in step again, for a proof of this browser. */
+    function signInAgain() {
+      resigning = true;
+      render(true);
+      showCodeForm(false);
+      announce(t('sign_in_again'));
+    }
+
     function request(method, suffix, body) {
       var init = { method: method, headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' };
+      if (proof) init.headers['X-Participant-Proof'] = proof;
       if (body !== undefined) {
         init.headers['Content-Type'] = 'application/json';
         init.body = JSON.stringify(body);
@@ -615,6 +656,10 @@
     /** Shows an API error, maps field details, tells the host. */
     function handleApiError(error, fieldMap) {
       var info = classifyError(error);
+      if (isProofRefusal(error)) {
+        signInAgain();
+        return info;
+      }
       if (error.status === 421 && error.homeCountry) return wrongCountry(error, info);
       var mapped = false;
       var details = error.details || [];
@@ -704,7 +749,8 @@
 
     var renderedStep = null;
     function stepFor(st) {
-      return finished ? 'done' : STEP_OF_STATUS[st] || 'start';
+      if (finished) return 'done';
+      return resigning ? 'sign-in' : STEP_OF_STATUS[st] || 'start';
     }
 
     function updateProgress(step) {
@@ -841,6 +887,7 @@
       return request('POST', '/transitions', body).then(
         function (next) {
           setBusy(false);
+          if (next && next.participant_proof) keepProof(next.participant_proof);
           applyView(next, true);
           return next;
         },
@@ -886,7 +933,28 @@
         );
     }
 
+    /** Signing in again on a session signed in to already: the code buys this browser a new proof. */
+    function proveAgain(code) {
+      clearErrors();
+      setBusy(true);
+      return request('POST', '/proof', { email: email, code: code }).then(
+        function (answer) {
+          setBusy(false);
+          keepProof(answer.participant_proof);
+          resigning = false;
+          if (status === 'verifying') return transition('reviewing');
+          render(true);
+          return null;
+        },
+        function (error) {
+          setBusy(false);
+          handleApiError(error, { code: 'sign-in-code', email: 'sign-in-email' });
+        },
+      );
+    }
+
     function verifyCode(code) {
+      if (resigning) return proveAgain(code);
       return transition('verifying', { email: email, code: code }, { code: 'sign-in-code', email: 'sign-in-email' })
         .then(function () {
           if (status === 'verifying') return transition('reviewing');
@@ -1199,7 +1267,10 @@
     /* ---------------------------------------------------------------------------------- start */
 
     if (finished) fillDone(doneVariant());
+    // Signed in, but not in this tab (another device, or a new tab): the sign-in step again first.
+    if (!finished && !proof && view.signed_in && (status === 'verifying' || status === 'reviewing')) resigning = true;
     render(false);
+    if (resigning) announce(t('sign_in_again'));
     root.setAttribute('data-ready', 'true');
     post('service:ready', {
       kind: kind,
@@ -1212,7 +1283,7 @@
     });
     startResize();
     startCountdown();
-    if (status === 'verifying' && !finished) transition('reviewing').catch(function () {});
+    if (status === 'verifying' && !finished && !resigning) transition('reviewing').catch(function () {});
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

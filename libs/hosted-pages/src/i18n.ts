@@ -143,6 +143,7 @@ export const CLIENT_MESSAGE_KEYS: readonly MessageKey[] = [
   'signed_in_as',
   'code_sent',
   'code_resent',
+  'sign_in_again',
   'informed_ack_required',
   'purpose_required_error',
   'counter_required',

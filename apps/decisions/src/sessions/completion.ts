@@ -24,6 +24,7 @@ import { supersedeOlderDecisions } from '../records/hosted-supersession';
 import { OutboxRelay, recordEvent } from '../outbox/outbox';
 import { DecisionSession } from './decision-session.entity';
 import { recordTransition, sessionRecordOf } from './session-events';
+import { requireParticipantProof } from './participant-proof';
 import { participantTransitions } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
@@ -65,6 +66,8 @@ export class Completion {
         if (error instanceof DomainError && error.code === 'illegal_transition') throw new DomainError(error.code, error.message, error.details, { ...error.extra, allowed: participantTransitions(session) });
         throw error;
       }
+      // Decided by the browser that signed in, not by whoever else holds the session token.
+      requireParticipantProof(session, request.participant_proof);
 
       let purposes: Record<string, PurposeStatus> | null = null;
       let terms: FlowTerms | undefined;

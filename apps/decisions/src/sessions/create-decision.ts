@@ -142,6 +142,7 @@ export class CreateDecision {
       subjectEmail: email,
       subjectExternalId: externalId,
       signedInAt: null,
+      participantProofHash: null,
       noticeShownAt: null,
       approval: request.approval
         ? {

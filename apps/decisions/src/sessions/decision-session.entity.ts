@@ -84,6 +84,14 @@ export class DecisionSession {
   @Column({ name: 'signed_in_at', type: 'timestamptz', nullable: true })
   signedInAt: Date | null;
 
+  /**
+   * The hash of the participant proof the sign-in handed to the browser that signed in: the steps
+   * after it (deciding among them) need the proof, not only the session token, which the
+   * organisation holds too. Null before sign-in, and for sessions signed in before proofs existed.
+   */
+  @Column({ name: 'participant_proof_hash', type: 'text', nullable: true })
+  participantProofHash: string | null;
+
   /** When the decision page first showed the notice: the session reached `reviewing` (standard path) or `informed` (informed path). */
   @Column({ name: 'notice_shown_at', type: 'timestamptz', nullable: true })
   noticeShownAt: Date | null;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CancelRequest, ParticipantViewMessage, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
+import { CancelRequest, ParticipantViewMessage, ProofReply, ProofRequest, SignInReply, SignInRequest, TransitionRequest } from '@dcr/contracts';
 import { assertTransition, consentLapsesAt, DecisionStatus, DomainError, FlowTerms, inboxAddressDigest, isInFlight, newOpaqueId, notFound, normaliseEmail } from '@dcr/domain';
+import { requireParticipantProof, newParticipantProof } from './participant-proof';
 import { SERVICE_CONTEXT, ServiceContext } from '@dcr/service-kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { FlowsRepository } from '../flows/flows.repository';
@@ -60,17 +61,25 @@ export class ParticipantSteps {
     }
     // A wrong code is counted in the transaction and refused after it commits, so the count stays.
     let refusal: DomainError | undefined;
+    let proof: string | undefined;
     const session = await this.inTransaction(request.session_token, async (manager, locked) => {
       this.requireOpen(locked);
       this.requireStep(locked, to);
+      // After signing in, only the browser that signed in moves on. Withdrawing a consent given is
+      // not bound to it: the person may withdraw from any device (the event names no one then).
+      if (to !== 'revoked') requireParticipantProof(locked, request.participant_proof);
       if (to === 'revoked' && locked.kind !== 'consent') {
         throw new DomainError('illegal_transition', 'Only a consent can be withdrawn', [], { status: locked.status, allowed: [] });
       }
       const terms = to === 'revoked' ? await this.requireGrantedConsent(manager, locked) : undefined;
       const now = new Date();
       if (to === 'verifying') {
-        refusal = await this.checkCode(manager, locked, request, now);
-        if (refusal) return locked;
+        const checked = await this.checkCode(manager, locked, request, now);
+        if ('refused' in checked) {
+          refusal = checked.refused;
+          return locked;
+        }
+        proof = checked.proof;
       }
       const from = locked.status;
       locked.status = to;
@@ -88,7 +97,36 @@ export class ParticipantSteps {
     });
     if (refusal) throw refusal;
     this.relay.kick();
-    return this.viewOf(session, request.session_token);
+    const view = await this.viewOf(session, request.session_token);
+    return proof ? { ...view, participant_proof: proof } : view;
+  }
+
+  /**
+   * The person signs in again, on a session signed in to already (in another browser, or before the
+   * page was reloaded without its proof): with a code mailed to the address that signed in, this
+   * browser gets a new participant proof, and the one before stops counting.
+   */
+  async proof(request: ProofRequest): Promise<ProofReply> {
+    let refusal: DomainError | undefined;
+    let proof: string | undefined;
+    await this.inTransaction(request.session_token, async (manager, locked) => {
+      this.requireOpen(locked);
+      if (!locked.signedInAt || !isInFlight(locked.status) || locked.status === 'authenticating') {
+        throw new DomainError('illegal_transition', 'Only a request someone signed in to takes a new proof; sign in with the transition to verifying', [], {
+          status: locked.status,
+          allowed: participantTransitions(locked),
+        });
+      }
+      const email = normaliseEmail(request.email);
+      await this.requireNamedPerson(locked, email);
+      refusal = await this.consumeCode(manager, locked, request.session_token, email, request.code, new Date());
+      if (refusal) return locked;
+      proof = newParticipantProof(locked);
+      await this.sessions.save(manager, locked);
+      return locked;
+    });
+    if (refusal) throw refusal;
+    return { participant_proof: proof as string };
   }
 
   /**
@@ -117,7 +155,9 @@ export class ParticipantSteps {
     const session = await this.sessions.find(request.session_token);
     if (!session) throw notFound('Decision');
     this.requireOpen(session);
-    if (session.status !== 'authenticating') {
+    // Signed in already: a code for a new participant proof (POST …/proof), to the same address only.
+    const again = session.signedInAt !== null && (session.status === 'verifying' || session.status === 'reviewing');
+    if (session.status !== 'authenticating' && !again) {
       throw new DomainError('illegal_transition', 'Sign-in codes are sent while the session is authenticating', [], {
         status: session.status,
         allowed: [],
@@ -165,6 +205,8 @@ export class ParticipantSteps {
           allowed: participantTransitions(locked),
         });
       }
+      // The person's own cancel, once they signed in, comes from the browser that signed in; the host's needs no proof.
+      if (request.cancelled_by !== 'host') requireParticipantProof(locked, request.participant_proof);
       return this.expire(manager, locked, { type: request.cancelled_by === 'host' ? 'host' : 'participant' }, request.reason ?? 'cancelled');
     });
     return this.viewOf(session, request.session_token);
@@ -249,8 +291,8 @@ export class ParticipantSteps {
     ]);
   }
 
-  /** Checks the code and binds the person; a wrong code is counted and returned, not thrown. */
-  private async checkCode(manager: EntityManager, session: DecisionSession, request: TransitionRequest, now: Date): Promise<DomainError | undefined> {
+  /** Checks the code and binds the person; a wrong code is counted and returned, not thrown. The proof goes to the browser that signed in. */
+  private async checkCode(manager: EntityManager, session: DecisionSession, request: TransitionRequest, now: Date): Promise<{ refused: DomainError } | { proof: string }> {
     if (!request.email || !request.code) {
       throw new DomainError('validation_failed', 'Signing in needs the e-mail address and the code mailed to it', [
         ...(!request.email ? [{ field: 'email', reason: 'required to move to verifying' }] : []),
@@ -259,24 +301,31 @@ export class ParticipantSteps {
     }
     const email = normaliseEmail(request.email);
     await this.requireNamedPerson(session, email);
-    const code = await this.sessions.latestCode(manager, session.id);
-    const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
-    if (!code || code.emailDigest !== inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email) || code.consumedAt) throw wrong('request a code for this address first');
-    if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
-    if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
-    if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, request.code, 'sign-in', request.session_token, email)) {
-      code.attempts += 1;
-      await this.sessions.saveCode(manager, code);
-      return wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
-    }
-    code.consumedAt = now;
-    await this.sessions.saveCode(manager, code);
+    const refused = await this.consumeCode(manager, session, request.session_token, email, request.code, now);
+    if (refused) return { refused };
 
     // Binding the person: their home must be this country (otherwise `wrong_country`).
     const { subject } = await this.subjects.create({ application_id: session.applicationId, email }, manager);
     session.subjectId = subject.id;
     session.subjectEmail = email;
     session.signedInAt = now;
+    return { proof: newParticipantProof(session) };
+  }
+
+  /** The latest code of the session, for this address, used up if it matches; a wrong one is counted and returned, not thrown. */
+  private async consumeCode(manager: EntityManager, session: DecisionSession, token: string, email: string, given: string, now: Date): Promise<DomainError | undefined> {
+    const code = await this.sessions.latestCode(manager, session.id);
+    const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
+    if (!code || code.emailDigest !== inboxAddressDigest(this.context.env.SUBJECT_REF_KEY, email) || code.consumedAt) throw wrong('request a code for this address first');
+    if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
+    if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
+    if (!oneTimeCodeMatches(this.context.env.SUBJECT_REF_KEY, code.codeHash, given, 'sign-in', token, email)) {
+      code.attempts += 1;
+      await this.sessions.saveCode(manager, code);
+      return wrong(code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+    }
+    code.consumedAt = now;
+    await this.sessions.saveCode(manager, code);
     return undefined;
   }
 }

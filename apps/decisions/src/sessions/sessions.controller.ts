@@ -10,6 +10,9 @@ import {
   DECISIONS_CREATE,
   DECISIONS_EXCHANGE,
   DECISIONS_SIGN_IN,
+  DECISIONS_PROOF,
+  ProofReply,
+  ProofRequest,
   DECISIONS_TRANSITION,
   DECISIONS_VERIFY,
   DECISIONS_VIEW,
@@ -59,6 +62,11 @@ export class SessionsController {
   @MessagePattern(DECISIONS_SIGN_IN)
   signIn(@Payload() request: SignInRequest): Promise<SignInReply> {
     return this.steps.signIn(request);
+  }
+
+  @MessagePattern(DECISIONS_PROOF)
+  proof(@Payload() request: ProofRequest): Promise<ProofReply> {
+    return this.steps.proof(request);
   }
 
   @MessagePattern(DECISIONS_CANCEL)

@@ -179,6 +179,17 @@ export class SignInDto {
   locale?: string;
 }
 
+export class ProofDto {
+  @ApiProperty({ example: 'ada@example.com', description: 'The address that signed in to the session' })
+  @IsEmail()
+  email: string;
+
+  @ApiProperty({ description: 'The one-time code mailed to it (POST …/sign_in)' })
+  @IsString()
+  @Length(1, 16)
+  code: string;
+}
+
 export class CompleteDto {
   @ApiProperty({ description: 'consent: granted | declined (also denied); approval: approved | denied | countered (also approve, deny, counter, declined)' })
   @IsString()

@@ -1,13 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   CompleteReply,
   DECISIONS_CANCEL,
   DECISIONS_COMPLETE,
+  DECISIONS_PROOF,
   DECISIONS_SIGN_IN,
   DECISIONS_TRANSITION,
   DECISIONS_VIEW,
   ParticipantViewMessage,
+  ProofReply,
   SignInReply,
 } from '@dcr/contracts';
 import { ServiceClients } from '@dcr/service-kit';
@@ -18,7 +20,7 @@ import { GatewayMetrics } from '../observability/gateway-metrics';
 import { ErrorBodyDto } from '../openapi/openapi.decorators';
 import { DecisionAccess } from './decision-access';
 import { embedOriginNow } from './embed-origin';
-import { CancelDto, CompleteDto, FrameEventDto, SignInDto, TransitionDto } from './decisions.dto';
+import { CancelDto, CompleteDto, FrameEventDto, ProofDto, SignInDto, TransitionDto } from './decisions.dto';
 
 const ILLEGAL = {
   status: 409,
@@ -26,6 +28,16 @@ const ILLEGAL = {
   type: ErrorBodyDto,
 };
 const WRONG_COUNTRY = { status: 421, description: 'The session lives in another country: `home_country` only', type: ErrorBodyDto };
+/** The proof the sign-in answered with: the steps after it need it, not only the session token (which the organisation holds too). */
+const PROOF_HEADER = {
+  name: 'X-Participant-Proof',
+  required: false,
+  description:
+    "Once the person signed in: the `participant_proof` that step answered with (or POST …/proof). Without it, or with another, the step is a 403 naming the header: only the browser that signed in decides.",
+};
+const NOT_PROVEN = { status: 403, description: 'Signed in from another browser: the step needs `X-Participant-Proof`', type: ErrorBodyDto };
+/** The proof header as the decisions service takes it (absent when not sent). */
+const proven = (proof: string | undefined) => (typeof proof === 'string' && proof.length > 0 ? { participant_proof: proof } : {});
 
 /**
  * The participant API: what the person does, authenticated by the session token in the path (the
@@ -84,14 +96,34 @@ export class ParticipantController {
   })
   @ApiResponse(ILLEGAL)
   @ApiOkResponse({ description: 'The participant view after the step' })
-  async transition(@Param('session_token') token: string, @Body() body: TransitionDto): Promise<ParticipantViewMessage> {
-    return this.send(DECISIONS_TRANSITION, { session_token: await this.access.requireHomedHere(token), ...body });
+  @ApiHeader(PROOF_HEADER)
+  @ApiResponse(NOT_PROVEN)
+  async transition(
+    @Param('session_token') token: string,
+    @Body() body: TransitionDto,
+    @Headers('x-participant-proof') proof: string | undefined,
+  ): Promise<ParticipantViewMessage> {
+    return this.send(DECISIONS_TRANSITION, { session_token: await this.access.requireHomedHere(token), ...body, ...proven(proof) });
+  }
+
+  @Post('proof')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Sign in again on a session signed in to already: a new participant proof for this browser',
+    description:
+      'For a person who signed in elsewhere (another device, or a page that lost its proof): mail a code to the same address with POST …/sign_in, then send it here. ' +
+      'The answer\'s participant_proof replaces the one before (that browser can no longer take the next steps). Only the address that signed in is taken (403 otherwise).',
+  })
+  @ApiResponse(ILLEGAL)
+  @ApiOkResponse({ description: '{participant_proof}' })
+  async proof(@Param('session_token') token: string, @Body() body: ProofDto): Promise<ProofReply> {
+    return this.send(DECISIONS_PROOF, { session_token: await this.access.requireHomedHere(token), email: body.email, code: body.code });
   }
 
   @Post('sign_in')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Mail a one-time code to the person (while authenticating)',
+    summary: 'Mail a one-time code to the person (while authenticating; once signed in, to the same address, for POST …/proof)',
     description: 'Codes have 6 digits, expire after 10 minutes and allow 5 attempts; at most 5 codes per session per hour (429).',
   })
   async signIn(@Param('session_token') token: string, @Body() body: SignInDto): Promise<SignInReply> {
@@ -108,8 +140,10 @@ export class ParticipantController {
   })
   @ApiResponse(ILLEGAL)
   @ApiOkResponse({ description: '`{outcome, exchange_token, completed_at, redirect_to?}`' })
-  async complete(@Param('session_token') token: string, @Body() body: CompleteDto): Promise<CompleteReply> {
-    return this.send(DECISIONS_COMPLETE, { session_token: await this.access.requireHomedHere(token), ...body });
+  @ApiHeader(PROOF_HEADER)
+  @ApiResponse(NOT_PROVEN)
+  async complete(@Param('session_token') token: string, @Body() body: CompleteDto, @Headers('x-participant-proof') proof: string | undefined): Promise<CompleteReply> {
+    return this.send(DECISIONS_COMPLETE, { session_token: await this.access.requireHomedHere(token), ...body, ...proven(proof) });
   }
 
   @Post('cancel')
@@ -117,11 +151,14 @@ export class ParticipantController {
   @ApiOperation({ summary: 'The person (or the host page) cancels: the session ends as expired' })
   @ApiResponse(ILLEGAL)
   @ApiOkResponse({ description: 'The participant view, now `expired`' })
-  async cancel(@Param('session_token') token: string, @Body() body: CancelDto): Promise<ParticipantViewMessage> {
+  @ApiHeader(PROOF_HEADER)
+  @ApiResponse(NOT_PROVEN)
+  async cancel(@Param('session_token') token: string, @Body() body: CancelDto, @Headers('x-participant-proof') proof: string | undefined): Promise<ParticipantViewMessage> {
     return this.send(DECISIONS_CANCEL, {
       session_token: await this.access.requireHomedHere(token),
       reason: body.reason,
       cancelled_by: body.cancelled_by ?? 'user',
+      ...proven(proof),
     });
   }
 

@@ -25,6 +25,7 @@ export const DECISIONS_CREATE = 'decisions.sessions.create';
 export const DECISIONS_VIEW = 'decisions.sessions.view';
 export const DECISIONS_TRANSITION = 'decisions.sessions.transition';
 export const DECISIONS_SIGN_IN = 'decisions.sessions.sign-in';
+export const DECISIONS_PROOF = 'decisions.sessions.proof';
 export const DECISIONS_COMPLETE = 'decisions.sessions.complete';
 export const DECISIONS_CANCEL = 'decisions.sessions.cancel';
 export const DECISIONS_VERIFY = 'decisions.sessions.verify';
@@ -150,7 +151,18 @@ export class SessionTokenRequest {
   session_token: string;
 }
 
-export class TransitionRequest extends SessionTokenRequest {
+/**
+ * A step after signing in: the participant proof the sign-in handed to the browser that signed in
+ * (the gateway reads it from `X-Participant-Proof`).
+ */
+export class ProvenStepRequest extends SessionTokenRequest {
+  @IsOptional()
+  @IsString()
+  @Length(1, 100)
+  participant_proof?: string;
+}
+
+export class TransitionRequest extends ProvenStepRequest {
   @IsString()
   to: string;
 
@@ -179,7 +191,21 @@ export interface SignInReply {
   expires_at: string;
 }
 
-export class CompleteRequest extends SessionTokenRequest {
+/** The person signs in again on a session signed in to elsewhere: a new participant proof for this browser. */
+export class ProofRequest extends SessionTokenRequest {
+  @IsEmail()
+  email: string;
+
+  @IsString()
+  @Length(1, 16)
+  code: string;
+}
+
+export interface ProofReply {
+  participant_proof: string;
+}
+
+export class CompleteRequest extends ProvenStepRequest {
   @IsString()
   outcome: string;
 
@@ -199,7 +225,7 @@ export interface CompleteReply {
   redirect_to?: string;
 }
 
-export class CancelRequest extends SessionTokenRequest {
+export class CancelRequest extends ProvenStepRequest {
   @IsOptional()
   @IsString()
   @Length(0, 200)
@@ -262,6 +288,11 @@ export interface ParticipantViewMessage {
   outcome: string | null;
   flow: Record<string, unknown> | null;
   approval: Record<string, unknown> | null;
+  /**
+   * Only in the answer of the step that signed the person in: the secret the steps after it need
+   * (`X-Participant-Proof`). Shown once; the session keeps its hash.
+   */
+  participant_proof?: string;
 }
 
 export class DevMailboxRequest {

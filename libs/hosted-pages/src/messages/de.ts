@@ -37,6 +37,7 @@ export const de: Catalogue = {
   send_code: 'Code senden',
   code_sent: 'Wir haben einen Code an {email} gesendet. Es kann eine Minute dauern, bis er ankommt.',
   code_resent: 'Wir haben einen neuen Code an {email} gesendet.',
+  sign_in_again: 'Für diese Anfrage wurde in einem anderen Browser angemeldet, oder diese Seite hat die Anmeldung vergessen. Um hier zu entscheiden, melden Sie sich mit einem neuen Code erneut an.',
   code_label: 'Einmalcode',
   code_hint: 'Geben Sie den 6- bis 8-stelligen Code aus der E-Mail ein.',
   verify_button: 'Bestätigen',

@@ -38,6 +38,7 @@ export const en = {
   send_code: 'Send code',
   code_sent: 'We sent a code to {email}. It can take a minute to arrive.',
   code_resent: 'We sent a new code to {email}.',
+  sign_in_again: 'This request was signed in to in another browser, or this page forgot it. To decide here, sign in again with a new code.',
   code_label: 'One-time code',
   code_hint: 'Enter the 6 to 8 digit code from the e-mail.',
   verify_button: 'Verify',
