@@ -983,6 +983,22 @@ describe('flows and decisions', () => {
       const trigger = await api('POST', '/api/v1/decisions', { kind: 'approval', approval: { ...approval, trigger: 'mood' } });
       expect(trigger.status).toBe(422);
       expect(trigger.body.details[0].field).toBe('approval.trigger');
+      // What the person reads must read as stored: no reordering controls, no blank title, amounts JSON keeps whole, real currencies.
+      for (const [change, field, reason] of [
+        [{ title: 'Refund \u202e0001$\u202c to customer' }, 'approval.title', /bidirectional control/],
+        [{ title: '   ' }, 'approval.title', /must not be blank/],
+        [{ action: 'pay\u0007' }, 'approval.action', /control characters/],
+        [{ agent_id: 'invoice\u200bbot' }, 'approval.agent_id', /invisible characters/],
+        [{ value: { amount: 9007199254740993, currency: 'EUR' } }, 'approval.value.amount', /at most 9007199254740991/],
+        [{ value: { amount: 1e300, currency: 'EUR' } }, 'approval.value.amount', /./],
+        [{ value: { amount: 100, currency: 'XYZ' } }, 'approval.value.currency', /ISO 4217/],
+      ] as const) {
+        const refused = await api('POST', '/api/v1/decisions', { kind: 'approval', approval: { ...approval, ...change } });
+        expect([field, refused.status, refused.body.details?.[0]?.field]).toEqual([field, 422, field]);
+        expect(refused.body.details[0].reason).toMatch(reason);
+      }
+      const multiline = await api('POST', '/api/v1/decisions', { kind: 'approval', approval: { ...approval, description: 'Line one\nline two', value: { amount: 100, currency: 'CLF' } } });
+      expect(multiline.status).toBe(201);
     });
 
     it.each([

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
 import { Type } from 'class-transformer';
-import { IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateNested } from 'class-validator';
+import { IsEmail, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { displayTextProblem, DisplayTextRule, isKnownCurrency } from '@dcr/domain';
 
 export class DecisionSubjectDto {
   @ApiPropertyOptional({
@@ -23,32 +24,46 @@ export class DecisionSubjectDto {
   external_id?: string;
 }
 
+/** Text the person reads before deciding, by displayTextProblem's rule (no bidirectional or control characters, not blank). */
+const IsDisplayText = (rule: DisplayTextRule = {}) =>
+  ValidateBy({
+    name: 'isDisplayText',
+    validator: {
+      validate: (value: unknown) => displayTextProblem(value, rule) === undefined,
+      defaultMessage: (args) => `${args?.property} ${displayTextProblem(args?.value, rule) ?? 'is not valid'}`,
+    },
+  });
+
 export class ApprovalValueDto {
-  @ApiProperty({ example: 125000, description: 'Integer minor units (cents)' })
+  @ApiProperty({ example: 125000, description: 'Integer minor units (cents), at most 9007199254740991 (larger integers lose digits in JSON)' })
   @IsInt()
   @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER, { message: `amount must be at most ${Number.MAX_SAFE_INTEGER} minor units` })
   amount: number;
 
-  @ApiProperty({ example: 'EUR' })
-  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' })
+  @ApiProperty({ example: 'EUR', description: 'An ISO 4217 code (a made-up one such as XYZ is refused)' })
+  @ValidateBy({ name: 'isKnownCurrency', validator: { validate: (value: unknown) => isKnownCurrency(value) } }, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency: string;
 }
 
 export class ApprovalDto {
-  @ApiProperty({ example: 'Pay invoice 2026-117' })
+  @ApiProperty({ example: 'Pay invoice 2026-117', description: 'Shown to the person: no bidirectional or control characters, not blank' })
   @IsString()
   @Length(1, 200)
+  @IsDisplayText()
   title: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: 'Shown to the person: no bidirectional or control characters but tabs and line breaks' })
   @IsOptional()
   @IsString()
   @Length(0, 2000)
+  @IsDisplayText({ multiline: true, blankAllowed: true })
   description?: string;
 
-  @ApiProperty({ example: 'payments.create' })
+  @ApiProperty({ example: 'payments.create', description: 'Shown to the person: no bidirectional or control characters, not blank' })
   @IsString()
   @Length(1, 200)
+  @IsDisplayText()
   action: string;
 
   @ApiPropertyOptional({ type: ApprovalValueDto })
@@ -66,6 +81,7 @@ export class ApprovalDto {
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @IsDisplayText()
   agent_id?: string;
 }
 

@@ -1,2 +1,3 @@
 export * from './storable-input';
 export * from './prototype-keys';
+export * from './display-text';
