@@ -1044,6 +1044,27 @@ describe('flows and decisions', () => {
       expect((await participant(fresh, 'proof', { email, code })).status).toBe(409);
     });
 
+    it('takes only the address of a person the organisation named by their external id', async () => {
+      const known = await api('POST', `/api/v1/applications/${applicationId}/subjects`, { email: 'alice.by-id@example.com', external_id: 'cust-alice-1' });
+      expect(known.status).toBe(201);
+      const open = async () => (await api('POST', '/api/v1/decisions', { kind: 'approval', approval, subject: { external_id: 'cust-alice-1' } })).body.session_token;
+      // Someone else signing in is refused (they became the approver, and the request left Alice's inbox).
+      const token = await open();
+      expect((await participant(token, 'transitions', { to: 'authenticating' })).status).toBe(200);
+      expect((await participant(token, 'sign_in', { email: 'mallory@example.com' })).status).toBe(200);
+      const mail = await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent('mallory@example.com')}`);
+      const code = /\b(\d{6})\b/.exec(mail.body.data[0].text)![1];
+      const refused = await participant(token, 'transitions', { to: 'verifying', email: 'mallory@example.com', code });
+      expect([refused.status, refused.body.details]).toEqual([403, [{ field: 'email', reason: 'not the person this request is for' }]]);
+      // Alice herself signs in, and the decision is hers.
+      const hers = await open();
+      await signIn(hers, 'alice.by-id@example.com');
+      const done = await participant(hers, 'complete', { outcome: 'approved' });
+      expect(done.status).toBe(200);
+      const exchanged = await api('POST', `/api/v1/decisions/${hers}/exchange`, { exchange_token: done.body.exchange_token });
+      expect(exchanged.body.claims.subject).toEqual({ id: known.body.id, email: 'alice.by-id@example.com' });
+    });
+
     it('counters with a counter-proposal', async () => {
       const token = (await api('POST', '/api/v1/decisions', { kind: 'approval', approval })).body.session_token;
       await signIn(token, 'approver@example.com');

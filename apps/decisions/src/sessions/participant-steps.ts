@@ -304,8 +304,18 @@ export class ParticipantSteps {
     const refused = await this.consumeCode(manager, session, request.session_token, email, request.code, now);
     if (refused) return { refused };
 
-    // Binding the person: their home must be this country (otherwise `wrong_country`).
-    const { subject } = await this.subjects.create({ application_id: session.applicationId, email }, manager);
+    // Binding the person: their home must be this country (otherwise `wrong_country`). A session the
+    // organisation sent to a person named by their external id only is that person's: the address
+    // must be theirs (one another person of the application has is refused), or becomes theirs.
+    const named = session.subjectExternalId ?? undefined;
+    const { subject } = await this.subjects.create({ application_id: session.applicationId, email, ...(named ? { external_id: named } : {}) }, manager).catch((error: unknown) => {
+      if (named && error instanceof DomainError && error.code === 'validation_failed') {
+        throw new DomainError('forbidden', 'This request was sent to someone else: sign in with the address of the person it was sent to', [
+          { field: 'email', reason: 'not the person this request is for' },
+        ]);
+      }
+      throw error;
+    });
     session.subjectId = subject.id;
     session.subjectEmail = email;
     session.signedInAt = now;
