@@ -597,6 +597,28 @@ describe('consent records', () => {
     expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'spaced@example.com'`)).rowCount).toBe(0);
   });
 
+  it('imports: a refused row names at most 10 of its problems and counts the rest (a report of 10,000 such rows was 140 MB)', async () => {
+    const keys = Array.from({ length: 15 }, (_, i) => `topic_${i + 1}`);
+    const many = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
+      name: 'Fifteen topics',
+      pattern: 'standard',
+      purposes: keys,
+      purpose_definitions: Object.fromEntries(keys.map((key) => [key, { label: key, basis: 'consent' }])),
+      consent_duration: 'P1Y',
+      policy_url: 'https://example.com/privacy',
+    });
+    expect(many.status).toBe(201);
+    expect((await api('POST', `/api/v1/flows/${many.body.id}/activate`)).status).toBe(200);
+    const row = { subject: { email: 'fifteen@example.com' }, decisions: {}, captured_at: '2021-03-04T05:06:07.000Z' };
+    for (const dry_run of [true, false]) {
+      const answer = await api('POST', '/api/v1/consent_records/imports', { flow_id: many.body.id, dry_run, records: [row] });
+      expect([dry_run, answer.body.rows[0].outcome, answer.body.rows[0].reasons.length, answer.body.rows[0].reasons_omitted]).toEqual([dry_run, 'refused', 10, 5]);
+      expect(answer.body.rows[0].reasons.map((r: { field: string }) => r.field)).toEqual(keys.slice(0, 10).map((key) => `decisions.${key}`));
+      const conforms = await openApiConformance(us.url);
+      expect(conforms('POST', '/api/v1/consent_records/imports', answer)).toEqual([true, null]);
+    }
+  });
+
   it('imports: a dry run reports per row and writes nothing; a real import keeps captured_at, in chunks, and its report can be read again', async () => {
     const count = async () => (await db.query('SELECT count(*)::int AS n FROM decisions.consent_records')).rows[0].n;
     const before = await count();

@@ -4,6 +4,7 @@ import {
   ClaimNewRequest,
   DryRunLedger,
   ImportRowOutcome,
+  refusedImportRow,
   LocateManyReply,
   LocateManyRequest,
   RESIDENCY_CLAIM_NEW,
@@ -513,7 +514,7 @@ function matchPeople(rows: CheckedRow[], known: KnownPerson[]): Map<number, Pers
   return matches;
 }
 
-const refusal = (row: CheckedRow, reasons: FieldIssue[]): ImportRowOutcome => ({ index: row.index, outcome: 'refused', reasons });
+const refusal = (row: CheckedRow, reasons: FieldIssue[]): ImportRowOutcome => refusedImportRow(row.index, reasons);
 const KEY_REUSED: FieldIssue = { field: 'idempotency_key', reason: 'already used with a different body' };
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportFailure, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportReportPage, ImportRowInput, ImportRowOutcome } from '@dcr/contracts';
+import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportFailure, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportReportPage, ImportRowInput, ImportRowOutcome, refusedImportRow } from '@dcr/contracts';
 import { assertCapturable, emailProblem, externalIdProblem, importReportPage, importReportSnapshot, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
@@ -233,7 +233,7 @@ export class ImportConsentRecords {
       if (!(error instanceof DomainError)) throw error;
       issues.push(...(error.details ?? [{ field: 'decisions', reason: error.message }]));
     }
-    if (issues.length > 0) return { index, outcome: 'refused', reasons: issues };
+    if (issues.length > 0) return refusedImportRow(index, issues);
     return {
       index,
       // The same normalisation as the Record API, so both find the same person.

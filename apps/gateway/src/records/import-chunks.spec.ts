@@ -45,11 +45,12 @@ describe('import chunks', () => {
     for (let i = 1; i < cut.length; i++) expect(cut[i].start).toBe(cut[i - 1].end);
   });
 
-  it("cuts small rows of a large flow by the bound of their reply, whose reasons can name every purpose", () => {
-    // 300 bytes a row, but a refusal can name all 100 purposes: over 20 KB of reply a row.
+  it('cuts small rows of a large flow by the bound of their reply, whose reasons name at most 10 problems', () => {
+    // 300 bytes a row; a refusal could break all 100 purposes, but names 10 of them (the rest counted).
     const bound = importReplyBound(300, 3, 100);
-    expect(bound).toBeGreaterThan(20_000);
-    const cut = chunks(new Array(100).fill(300), 100);
+    expect(bound).toBe(importReplyBound(300, 0, 10));
+    expect(importReplyBound(300, 0, 9)).toBeLessThan(bound);
+    const cut = chunks(new Array(1000).fill(300), 100);
     expect(cut[0]).toEqual({ start: 0, end: Math.floor(IMPORT_REPLY_BYTES / bound) });
     for (const { start, end } of cut) expect((end - start) * bound).toBeLessThanOrEqual(IMPORT_REPLY_BYTES);
   });

@@ -1,3 +1,4 @@
+import { IMPORT_ROW_REASONS } from '@dcr/contracts';
 import { FLOW_LIMITS } from '@dcr/domain';
 
 /**
@@ -47,7 +48,8 @@ export const MAX_IMPORT_ROW_DECISIONS = FLOW_LIMITS.purposes;
 export function importReplyBound(rowBytes: number, rowDecisions: number, flowPurposes: number): number {
   // A reason naming a purpose is about 150 bytes besides its key (at most 64 characters for the
   // flow's; a row's own keys, and any other name it makes a reason repeat, are within its bytes).
-  return 1_000 + (flowPurposes + rowDecisions) * 210 + rowBytes;
+  // A refused row names at most IMPORT_ROW_REASONS of them.
+  return 1_000 + Math.min(flowPurposes + rowDecisions, IMPORT_ROW_REASONS) * 210 + rowBytes;
 }
 
 /** How many entries each row's `decisions` has (0 for a row without an object there). */

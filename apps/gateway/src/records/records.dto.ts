@@ -226,7 +226,8 @@ export class ImportRowOutcomeDto {
   @ApiProperty({ type: 'integer', example: 0, description: "The row's index in `records`" }) index: number;
   @ApiProperty({ enum: ['recorded', 'refused'] }) outcome: 'recorded' | 'refused';
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'recorded: the record (a dry run: the earlier record a used idempotency key names)' }) record_id?: string;
-  @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'refused: every problem of the row, by field' }) reasons?: ErrorDetailDto[];
+  @ApiPropertyOptional({ type: [ErrorDetailDto], maxItems: 10, description: 'refused: the problems of the row, by field, at most 10' }) reasons?: ErrorDetailDto[];
+  @ApiPropertyOptional({ example: 90, description: 'refused: how many problems were left out of `reasons` when there were more than 10' }) reasons_omitted?: number;
   @ApiPropertyOptional({
     type: 'integer',
     example: 1,

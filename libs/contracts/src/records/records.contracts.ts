@@ -272,11 +272,30 @@ export class ImportRecordsRequest {
   earlier?: DryRunLedger;
 }
 
+/**
+ * A refused import row names at most this many reasons in the report; the rest are counted
+ * (`reasons_omitted`). A row can break every purpose of a flow of 100, and 10,000 such rows made a
+ * report of 140 MB, written again with every chunk and read back whole for every page.
+ */
+export const IMPORT_ROW_REASONS = 10;
+
+/** A refused row's outcome, its reasons kept to IMPORT_ROW_REASONS. */
+export function refusedImportRow(index: number, reasons: ReadonlyArray<{ field: string; reason: string }>): ImportRowOutcome {
+  return {
+    index,
+    outcome: 'refused',
+    reasons: reasons.slice(0, IMPORT_ROW_REASONS),
+    ...(reasons.length > IMPORT_ROW_REASONS ? { reasons_omitted: reasons.length - IMPORT_ROW_REASONS } : {}),
+  };
+}
+
 export interface ImportRowOutcome {
   index: number;
   outcome: 'recorded' | 'refused';
   record_id?: string;
+  /** At most IMPORT_ROW_REASONS of them; the rest are counted in `reasons_omitted`. */
   reasons?: Array<{ field: string; reason: string }>;
+  reasons_omitted?: number;
   /** The flow version the row was decided against (in force at its captured_at; reports made before it say none). */
   flow_version?: number;
 }

@@ -127,7 +127,9 @@ export interface ImportRowOutcome {
   outcome: 'recorded' | 'refused';
   record_id?: string;
   /** Why a row was refused, by field. */
+  /** At most 10; the rest are counted in `reasons_omitted`. */
   reasons?: Array<{ field: string; reason: string }>;
+  reasons_omitted?: number;
   /** The flow version the row was decided against (in force at its `captured_at`). */
   flow_version?: number;
 }
