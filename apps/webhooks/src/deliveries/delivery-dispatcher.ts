@@ -109,11 +109,29 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
     }
   }
 
+  /**
+   * Up to `limit` due deliveries, taken in turns across applications: each application's earliest
+   * due ones, its turn counted after what it has in flight already, so that one application's
+   * backlog or hanging receivers (each holding a slot for the read timeout) cannot keep every other
+   * application's deliveries waiting behind them (IX_deliveries_application_due finds each one's).
+   */
   private async claim(limit: number): Promise<Claimed[]> {
     const rows: Claimed[] = await this.dataSource.query(
-      `WITH "due" AS (
-         SELECT "id" FROM "webhooks"."deliveries" WHERE "status" = 'pending' AND "next_attempt_at" <= now()
-         ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED
+      `WITH "busy" AS (
+         SELECT "application_id", count(*)::int AS "sending" FROM "webhooks"."deliveries" WHERE "status" = 'delivering' GROUP BY "application_id"
+       ), "candidates" AS (
+         SELECT c."id", c."next_attempt_at", COALESCE(b."sending", 0) + row_number() OVER (PARTITION BY a."application_id" ORDER BY c."next_attempt_at") AS "turn"
+           FROM (SELECT DISTINCT "application_id" FROM "webhooks"."subscriptions") a
+           CROSS JOIN LATERAL (
+             SELECT d."id", d."next_attempt_at" FROM "webhooks"."deliveries" d
+              WHERE d."application_id" = a."application_id" AND d."status" = 'pending' AND d."next_attempt_at" <= now()
+              ORDER BY d."next_attempt_at" LIMIT $1
+           ) c
+           LEFT JOIN "busy" b ON b."application_id" = a."application_id"
+       ), "due" AS (
+         SELECT d."id" FROM "webhooks"."deliveries" d
+          WHERE d."id" IN (SELECT "id" FROM "candidates" ORDER BY "turn", "next_attempt_at" LIMIT $1) AND d."status" = 'pending'
+          FOR UPDATE SKIP LOCKED
        ), "claimed" AS (
          UPDATE "webhooks"."deliveries" d SET "status" = 'delivering', "lease_until" = now() + make_interval(secs => $2::float8 / 1000)
          FROM "due" WHERE d."id" = "due"."id"

@@ -8,6 +8,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'deliveries' })
 @Index('UQ_deliveries_event', ['subscriptionId', 'eventId'], { unique: true, where: '"test" = false AND "replay_of" IS NULL' })
 @Index('IX_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+@Index('IX_deliveries_application_due', ['applicationId', 'nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('IX_deliveries_leased', ['leaseUntil'], { where: `"status" = 'delivering'` })
 @Index('IX_deliveries_subscription', ['subscriptionId', 'createdAt'])
 export class WebhookDelivery {
