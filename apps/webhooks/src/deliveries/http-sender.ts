@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { AttemptOutcome, isForbiddenDeliveryAddress } from '@dcr/domain';
+import { AttemptOutcome, FORBIDDEN_ADDRESS_ERROR, isForbiddenDeliveryAddress } from '@dcr/domain';
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -28,7 +28,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error, '', 0);
     if (addresses.length === 0 || addresses.some((entry) => isForbiddenDeliveryAddress(entry.address))) {
-      const refused = Object.assign(new Error(`${hostname} resolves to a private or loopback address`), { code: 'EFORBIDDENADDRESS' });
+      const refused = Object.assign(new Error(`${hostname} resolves to a private or loopback address`), { code: FORBIDDEN_ADDRESS_ERROR });
       return callback(refused, '', 0);
     }
     if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -66,7 +66,7 @@ export class HttpSender implements OnApplicationShutdown {
     const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     if (publicOnly && isIP(literal) !== 0 && isForbiddenDeliveryAddress(literal)) {
       // A literal address is never looked up, so the agents' check would not see it.
-      return Promise.resolve({ outcome: { kind: 'network_error', code: 'EFORBIDDENADDRESS' }, startedAt, durationMs: 0, responseStatus: null, responseExcerpt: null, error: 'the address is private or loopback' });
+      return Promise.resolve({ outcome: { kind: 'network_error', code: FORBIDDEN_ADDRESS_ERROR }, startedAt, durationMs: 0, responseStatus: null, responseExcerpt: null, error: 'the address is private or loopback' });
     }
     return new Promise<SendResult>((resolve) => {
       let settled = false;

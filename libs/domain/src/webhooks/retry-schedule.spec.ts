@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import {
   AttemptOutcome,
+  FORBIDDEN_ADDRESS_ERROR,
   DEFAULT_WEBHOOK_RETRY_WAITS,
   WEBHOOK_MAX_ATTEMPTS,
   classifyAttempt,
@@ -70,6 +71,12 @@ describe('classifyAttempt', () => {
     // A mislabelled outcome is still judged by what the receiver answered.
     expect(classifyAttempt({ kind: 'success', status: 500 })).toBe('retryable');
     expect(classifyAttempt({ kind: 'http_error', status: 200 })).toBe('succeeded');
+  });
+
+  it('fails at once a delivery refused for its private or loopback address, and retries other network errors', () => {
+    expect(classifyAttempt({ kind: 'network_error', code: FORBIDDEN_ADDRESS_ERROR })).toBe('permanent_failure');
+    expect(nextStep({ kind: 'network_error', code: FORBIDDEN_ADDRESS_ERROR }, 1, [1000, 2000], new Date())).toBe('failed');
+    expect(classifyAttempt({ kind: 'network_error', code: 'ECONNREFUSED' })).toBe('retryable');
   });
 
   it.each([0, 99, 1000, 200.5, Number.NaN])('refuses the status %p', (s) => {

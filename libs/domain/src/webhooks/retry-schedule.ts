@@ -55,8 +55,12 @@ export type AttemptVerdict = 'succeeded' | 'retryable' | 'permanent_failure';
  * Classifies an attempt by what the receiver did, not by the `kind` label: the status decides
  * (2xx success; 5xx retryable; 1xx, 3xx, 4xx permanent, 429 and 408 included, because the
  * specification makes every 4xx a permanent failure and redirects are never followed). A timeout
- * or network error never reached a verdict of the receiver, so it is retryable.
+ * or network error never reached a verdict of the receiver, so it is retryable, but for an address
+ * the service refuses to reach (FORBIDDEN_ADDRESS_ERROR), which fails at once.
  */
+/** The network error of a delivery refused because its address is private or loopback (never sent). */
+export const FORBIDDEN_ADDRESS_ERROR = 'EFORBIDDENADDRESS';
+
 export function classifyAttempt(outcome: AttemptOutcome): AttemptVerdict {
   switch (outcome.kind) {
     case 'success':
@@ -70,8 +74,11 @@ export function classifyAttempt(outcome: AttemptOutcome): AttemptVerdict {
       return 'permanent_failure';
     }
     case 'timeout':
-    case 'network_error':
       return 'retryable';
+    case 'network_error':
+      // An address a delivery may not reach (private, loopback: FORBIDDEN_ADDRESS_ERROR) is refused
+      // by the service, not failed by the receiver: trying again would only be refused again.
+      return outcome.code === FORBIDDEN_ADDRESS_ERROR ? 'permanent_failure' : 'retryable';
     default:
       throw new RangeError(`unknown attempt outcome ${JSON.stringify(outcome)}`);
   }
