@@ -198,9 +198,19 @@ describe('webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.at('/reject?five')).toHaveLength(before);
 
+    // The event that happened while it was disabled is in the log, not sent and not counted, saying why
+    // (it was dropped: nothing to see or replay).
+    await eventually(async () => (await deliveries(rejecting.id)).some((delivery) => delivery.failure_reason !== null));
+    const missed = (await deliveries(rejecting.id)).find((delivery) => delivery.failure_reason !== null)!;
+    expect(missed).toMatchObject({ status: 'failed', attempts: 0, attempt_log: [], failure_reason: expect.stringMatching(/disabled when the event happened/) });
+    expect((await api('GET', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}`)).body.consecutive_failures).toBe(5);
+
     const enabled = await api('POST', `/api/v1/applications/${applicationId}/webhooks/${rejecting.id}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body).toMatchObject({ status: 'enabled', consecutive_failures: 0, disabled_reason: null });
+    // Enabled again, what it missed is replayed: the same event reaches the receiver.
+    expect((await api('POST', `/api/v1/webhook_deliveries/${missed.id}/replay`)).status).toBe(202);
+    await eventually(async () => receiver.at('/reject?five').some((hit) => hit.headers['x-service-event-id'] === missed.event_id));
   });
 
   it('retries a receiver that does not answer in time, with the same event id, and then fails the delivery', async () => {

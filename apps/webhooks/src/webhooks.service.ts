@@ -15,6 +15,7 @@ import { OutboxRelaysByEventId1765300000000 } from './migrations/1765300000000-o
 import { SubscriptionsReplicated1765800000000 } from './migrations/1765800000000-subscriptions-replicated';
 import { SubscriptionsPreviousSecret1766000000000 } from './migrations/1766000000000-subscriptions-previous-secret';
 import { DeliveriesDueByApplication1767000000000 } from './migrations/1767000000000-deliveries-due-by-application';
+import { DeliveriesSayWhyTheyFailed1767100000000 } from './migrations/1767100000000-deliveries-say-why-they-failed';
 import { WebhookSubscription } from './subscriptions/subscription.entity';
 import { SubscriptionReplicator } from './subscriptions/subscription-replicator';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
@@ -36,7 +37,7 @@ export const webhooksService: ServiceDefinition = {
   name: 'webhooks',
   schema: 'webhooks',
   entities: WEBHOOKS_ENTITIES,
-  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000, SubscriptionsReplicated1765800000000, SubscriptionsPreviousSecret1766000000000, DeliveriesDueByApplication1767000000000],
+  migrations: [CreateWebhooks1764200000000, OutboxDeletesRelayedRows1765000000000, OutboxRelaysByEventId1765300000000, SubscriptionsReplicated1765800000000, SubscriptionsPreviousSecret1766000000000, DeliveriesDueByApplication1767000000000, DeliveriesSayWhyTheyFailed1767100000000],
   module: WebhooksModule,
   environment: WebhooksEnvironment,
 };

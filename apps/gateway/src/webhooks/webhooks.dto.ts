@@ -66,6 +66,12 @@ export class WebhookDeliveryDto {
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) next_attempt_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' }) completed_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Why it failed without being sent: its subscription was disabled when the event happened (replay it once enabled), or disabled or deleted before a retry was due; null otherwise',
+  })
+  failure_reason: string | null;
   @ApiProperty({ type: WebhookRequestDto }) request: WebhookRequestDto;
   @ApiProperty({ type: [WebhookAttemptDto] }) attempt_log: WebhookAttemptDto[];
 }

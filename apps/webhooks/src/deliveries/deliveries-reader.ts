@@ -77,6 +77,7 @@ export class DeliveriesReader {
         next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
         created_at: iso(row.created_at)!,
         completed_at: iso(row.completed_at),
+        failure_reason: (row.failure_reason as string | null) ?? null,
         request: { url: row.url as string, headers: lastHeaders, body: row.body as string },
         attempt_log: log,
       };

@@ -232,7 +232,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
     const now = new Date();
     const failedEvents: OutboxEvent[] = [];
     const ended: Array<{ subscription: string; application: string; outcome: 'succeeded' | 'failed'; test: boolean }> = [];
-    const deliveries: Array<[string, string, number, Date | null, Date | null]> = [];
+    const deliveries: Array<[string, string, number, Date | null, Date | null, string | null]> = [];
     const attempts: Array<[string, number, Date, number, string, number | null, string | null, string | null, Date | null]> = [];
     for (const { delivery, headers, result, skipped } of batch) {
       const attempt = delivery.attempts + 1;
@@ -240,7 +240,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
       const step = skipped ? 'failed' : nextStep(outcome, attempt, this.settings.retryWaits, now);
       const retryAt = typeof step === 'object' ? step.retryAt : null;
       const status = typeof step === 'object' ? 'pending' : step;
-      deliveries.push([delivery.id, status, skipped ? delivery.attempts : attempt, retryAt, status === 'pending' ? null : now]);
+      deliveries.push([delivery.id, status, skipped ? delivery.attempts : attempt, retryAt, status === 'pending' ? null : now, skipped ? `not sent: ${skipped}` : null]);
       if (result) {
         attempts.push([
           delivery.id,
@@ -254,7 +254,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
           retryAt,
         ]);
       }
-      if (status !== 'pending') ended.push({ subscription: delivery.subscription_id, application: delivery.application_id, outcome: status, test: delivery.test });
+      // A delivery not sent (its subscription was disabled or deleted meanwhile) is no failure of the receiver's: not counted.
+      if (status !== 'pending' && !skipped) ended.push({ subscription: delivery.subscription_id, application: delivery.application_id, outcome: status, test: delivery.test });
       if (status === 'failed') {
         failedEvents.push(
           outboxRow({
@@ -288,10 +289,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, OnApplication
       }
       await manager.query(
         `UPDATE "webhooks"."deliveries" d SET "status" = u."status", "attempts" = u."attempts", "next_attempt_at" = u."next_attempt_at",
-           "completed_at" = u."completed_at", "lease_until" = NULL
-         FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[]) AS u("id", "status", "attempts", "next_attempt_at", "completed_at")
+           "completed_at" = u."completed_at", "lease_until" = NULL, "failure_reason" = u."failure_reason"
+         FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS u("id", "status", "attempts", "next_attempt_at", "completed_at", "failure_reason")
          WHERE d."id" = u."id" AND d."status" = 'delivering'`,
-        [0, 1, 2, 3, 4].map((column) => deliveries.map((row) => row[column])),
+        [0, 1, 2, 3, 4, 5].map((column) => deliveries.map((row) => row[column])),
       );
       failedEvents.push(...(await this.countFailures(manager, ended, now)));
       await insertOutboxRows(manager, failedEvents);

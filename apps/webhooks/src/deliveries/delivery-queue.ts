@@ -8,6 +8,9 @@ import { WebhooksOutboxRelay } from '../webhooks-outbox';
 import { DeliveriesReader } from './deliveries-reader';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 
+/** Why an event's delivery to a disabled subscription failed without being sent. */
+export const DISABLED_WHEN_IT_HAPPENED = 'not sent: the subscription was disabled when the event happened; replay it once the subscription is enabled';
+
 /**
  * Puts deliveries on the durable queue: one per event and subscribed subscription (a redelivered
  * event is recognised by the unique (subscription, event id) and not queued twice), test deliveries
@@ -23,33 +26,42 @@ export class DeliveryQueue {
     private readonly outbox: WebhooksOutboxRelay,
   ) {}
 
+  /**
+   * Queues each event for every subscription of its application that selected it: pending for an
+   * enabled subscription, failed at once (DISABLED_WHEN_IT_HAPPENED) for a disabled one.
+   */
   async enqueue(events: WebhookEventInput[]): Promise<number> {
     const applications = [...new Set(events.map((event) => event.application_id))];
-    const subscribed: Array<{ id: string; application_id: string; events: string[] }> = await this.dataSource.query(
-      `SELECT "id", "application_id", "events" FROM "webhooks"."subscriptions"
-       WHERE "application_id" = ANY($1::text[]) AND "status" = 'enabled' AND "deleted_at" IS NULL`,
+    // A disabled subscription gets its events too, as failed deliveries saying why (not sent, not
+    // counted): the organisation sees what it missed and replays it once it enables the subscription.
+    const subscribed: Array<{ id: string; application_id: string; events: string[]; status: string }> = await this.dataSource.query(
+      `SELECT "id", "application_id", "events", "status" FROM "webhooks"."subscriptions"
+       WHERE "application_id" = ANY($1::text[]) AND "status" IN ('enabled', 'disabled') AND "deleted_at" IS NULL`,
       [applications],
     );
     if (subscribed.length === 0) return 0;
-    const rows: Array<[string, string, string, string, string, string]> = [];
+    const rows: Array<[string, string, string, string, string, string, string, string | null]> = [];
     for (const event of events) {
       const body = webhookBody({ event: event.type, id: event.id, createdAt: event.occurred_at, applicationId: event.application_id, data: event.data });
       for (const subscription of subscribed) {
         if (subscription.application_id !== event.application_id || !subscription.events.includes(event.type)) continue;
-        rows.push([newOpaqueId('whd', 20), subscription.id, event.application_id, event.id, event.type, body]);
+        const held = subscription.status !== 'enabled';
+        rows.push([newOpaqueId('whd', 20), subscription.id, event.application_id, event.id, event.type, body, held ? 'failed' : 'pending', held ? DISABLED_WHEN_IT_HAPPENED : null]);
       }
     }
     if (rows.length === 0) return 0;
-    const inserted: unknown[] = await this.dataSource.query(
+    const inserted: Array<{ status: string }> = await this.dataSource.query(
       `INSERT INTO "webhooks"."deliveries"
-         ("id", "subscription_id", "application_id", "event_id", "event_type", "body", "status", "test", "attempts", "next_attempt_at", "created_at")
-       SELECT d.*, 'pending', false, 0, now(), now()
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS d
+         ("id", "subscription_id", "application_id", "event_id", "event_type", "body", "status", "failure_reason", "test", "attempts", "next_attempt_at", "completed_at", "created_at")
+       SELECT d."id", d."subscription_id", d."application_id", d."event_id", d."event_type", d."body", d."status", d."failure_reason", false, 0,
+              CASE WHEN d."status" = 'pending' THEN now() END, CASE WHEN d."status" = 'failed' THEN now() END, now()
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+              AS d("id", "subscription_id", "application_id", "event_id", "event_type", "body", "status", "failure_reason")
        ON CONFLICT ("subscription_id", "event_id") WHERE "test" = false AND "replay_of" IS NULL DO NOTHING
-       RETURNING 1`,
-      [0, 1, 2, 3, 4, 5].map((column) => rows.map((row) => row[column])),
+       RETURNING "status"`,
+      [0, 1, 2, 3, 4, 5, 6, 7].map((column) => rows.map((row) => row[column])),
     );
-    if (inserted.length > 0) this.dispatcher.kick();
+    if (inserted.some((row) => row.status === 'pending')) this.dispatcher.kick();
     return inserted.length;
   }
 

@@ -55,4 +55,8 @@ export class WebhookDelivery {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /** Why it failed without being sent (its subscription was disabled or deleted); null otherwise. */
+  @Column({ name: 'failure_reason', type: 'text', nullable: true })
+  failureReason: string | null;
 }

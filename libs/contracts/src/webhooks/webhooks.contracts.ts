@@ -260,6 +260,8 @@ export interface WebhookDeliveryMessage {
   next_attempt_at: string | null;
   created_at: string;
   completed_at: string | null;
+  /** Why it failed without being sent (its subscription was disabled when the event happened, or before a retry); null otherwise. */
+  failure_reason: string | null;
   request: { url: string; headers: Record<string, string>; body: string };
   attempt_log: WebhookAttemptMessage[];
 }
