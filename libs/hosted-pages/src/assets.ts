@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /** The files of `assets/` the gateway serves (e.g. under `/assets/hosted/v1/`). */
@@ -26,23 +26,33 @@ function assetFile(fileName: string): string {
   return join(assetsDir(), fileName);
 }
 
-const integrityCache = new Map<string, { stamp: string; integrity: string }>();
+/**
+ * Each asset's bytes as this process read them first: what the gateway serves, and what the pages'
+ * integrity values are computed from. Read once, so that a file changed under a running process
+ * (a rebuild in development) cannot give pages an integrity its served bytes do not have, which made
+ * the browser refuse the script on every page.
+ */
+const assetBytes = new Map<string, Buffer>();
+const integrityCache = new Map<string, string>();
 
-/** Subresource Integrity value (`sha384-<base64>`) of an asset's current bytes. */
+/** Subresource Integrity value (`sha384-<base64>`) of the asset's bytes as served (readAsset). */
 export function assetIntegrity(fileName: string): string {
-  const file = assetFile(fileName);
-  const stat = statSync(file);
-  const stamp = `${stat.size}:${stat.mtimeMs}`;
-  const cached = integrityCache.get(fileName);
-  if (cached && cached.stamp === stamp) return cached.integrity;
-  const integrity = `sha384-${createHash('sha384').update(readFileSync(file)).digest('base64')}`;
-  integrityCache.set(fileName, { stamp, integrity });
+  let integrity = integrityCache.get(fileName);
+  if (integrity === undefined) {
+    integrity = `sha384-${createHash('sha384').update(readAsset(fileName)).digest('base64')}`;
+    integrityCache.set(fileName, integrity);
+  }
   return integrity;
 }
 
-/** The bytes of an asset (for a server that does not serve the folder directly). */
+/** The bytes of an asset (for a server that does not serve the folder directly), as first read by this process. */
 export function readAsset(fileName: string): Buffer {
-  return readFileSync(assetFile(fileName));
+  let bytes = assetBytes.get(fileName);
+  if (bytes === undefined) {
+    bytes = readFileSync(assetFile(fileName));
+    assetBytes.set(fileName, bytes);
+  }
+  return bytes;
 }
 
 export function assetUrl(assetBase: string, fileName: AssetFile): string {
