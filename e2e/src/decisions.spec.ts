@@ -838,6 +838,9 @@ describe('flows and decisions', () => {
       expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: person } })).status).toBe(200);
       const wrong = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: person, code: 'nope' } });
       expect(wrong.status).toBe(422);
+      // An address that asked for no code is answered as a wrong code is: the answer does not tell whether its owner asked for one.
+      const none = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: 'asked-for-nothing@example.com', code: '123456' } });
+      expect([none.status, none.body.details]).toEqual([422, wrong.body.details]);
       const session = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: person, code: await code(person) } });
       expect(session.status).toBe(201);
       const inbox = (query = '') => http(us.url, 'GET', `/api/v1/inbox${query}`, { headers: { authorization: `Bearer ${session.body.inbox_token}` } });

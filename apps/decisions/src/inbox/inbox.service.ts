@@ -81,8 +81,11 @@ export class InboxService {
     const now = new Date();
     const wrong = (reason: string) => new DomainError('validation_failed', 'The code is not valid', [{ field: 'code', reason }]);
     const code = await this.codes.findOne({ where: { sessionId: INBOX_SIGN_IN, emailDigest: inboxAddressDigest(this.key, email) }, order: { createdAt: 'DESC' } });
-    if (!code || code.consumedAt) throw wrong('request a code for this address first');
-    if (code.expiresAt.getTime() <= now.getTime()) throw wrong('the code has expired: request a new one');
+    // No code, a used one and an expired one are one answer, the one a wrong code gets: anyone may
+    // send an address here, and telling these apart would tell them whether its owner asked for a
+    // code in the last minutes.
+    const unknown = 'the code does not match, or has expired: request a new one';
+    if (!code || code.consumedAt || code.expiresAt.getTime() <= now.getTime()) throw wrong(unknown);
     if (code.attempts >= ONE_TIME_CODE_MAX_ATTEMPTS) throw wrong('too many attempts: request a new code');
     // Every try takes one of the code's attempts before it is compared, in one statement: guesses sent
     // at once cannot all read the same count (nothing else serialises them here, unlike a session's
@@ -90,10 +93,10 @@ export class InboxService {
     const attempt = await this.takeAttempt(code.id);
     if (attempt === undefined) throw wrong('too many attempts: request a new code');
     if (!oneTimeCodeMatches(this.key, code.codeHash, request.code, 'inbox', email)) {
-      throw wrong(attempt >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : 'the code does not match');
+      throw wrong(attempt >= ONE_TIME_CODE_MAX_ATTEMPTS ? 'too many attempts: request a new code' : unknown);
     }
     const consumed = await this.codes.update({ id: code.id, consumedAt: IsNull() }, { consumedAt: now });
-    if (consumed.affected === 0) throw wrong('request a code for this address first');
+    if (consumed.affected === 0) throw wrong(unknown);
     // Naming this country, so that another country answers it with wrong_country from the token alone.
     const token = newInboxToken(this.context.env.COUNTRY);
     const expiresAt = new Date(now.getTime() + INBOX_SESSION_TTL_MS);

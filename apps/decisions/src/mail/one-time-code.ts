@@ -9,9 +9,12 @@ export function newOneTimeCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');
 }
 
-/** Codes are short, so the hash is keyed and bound to what the code is for (the parts). */
+/**
+ * Codes are short, so the hash is keyed and bound to what the code is for (the parts). Spaces in a
+ * typed code are not part of it ("123 456", as a person groups the digits, is 123456).
+ */
 export function oneTimeCodeHash(key: string, code: string, ...parts: string[]): string {
-  return createHmac('sha256', key).update([...parts, code.trim()].join('\0')).digest('hex');
+  return createHmac('sha256', key).update([...parts, code.replace(/\s+/g, '')].join('\0')).digest('hex');
 }
 
 export function oneTimeCodeMatches(key: string, stored: string, code: string, ...parts: string[]): boolean {
