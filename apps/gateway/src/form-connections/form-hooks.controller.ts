@@ -1,7 +1,7 @@
 import { Controller, Headers, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FORM_CONNECTIONS_RECEIVE, FormSubmissionReceiveReply } from '@dcr/contracts';
-import { countryOfFormConnectionId, DomainError, isFormConnectionId, notFound, TYPEFORM_TEST_REQUEST_RULE } from '@dcr/domain';
+import { countryOfFormConnectionId, DomainError, isFormConnectionId, isTypeformSignatureForm, notFound, typeformSignatureRefusal, TYPEFORM_TEST_REQUEST_RULE } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
@@ -72,6 +72,9 @@ export class FormHooksController {
     this.rateLimits.enforce(`hook:${request.ip}`, reply);
     if (!isFormConnectionId(id)) throw notFound('Form connection');
     await this.homeCountry.requireHere(countryOfFormConnectionId(id)!, 'form_connection', id, 'Form connection');
+    // A signature not in Typeform's form matches no secret: refused here, before the body travels on
+    // and the connection is read (a flood of such deliveries held up the real ones).
+    if (!isTypeformSignatureForm(signature)) throw new DomainError('unauthenticated', typeformSignatureRefusal(signature));
     if (!request.rawBody) throw new DomainError('invalid_request', 'The request has no body: a Typeform submission is expected');
     return firstValueFrom(
       this.clients.own.send<FormSubmissionReceiveReply>(FORM_CONNECTIONS_RECEIVE, {

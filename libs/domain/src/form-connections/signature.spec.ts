@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { countryOfFormConnectionId, isFormConnectionId, newFormConnectionId, newFormConnectionSecret } from './connection';
-import { PREVIOUS_SECRET_GRACE_MS, typeformSignature, typeformSignatureRefusal, verifyTypeformSignature } from './signature';
+import { isTypeformSignatureForm, PREVIOUS_SECRET_GRACE_MS, typeformSignature, typeformSignatureRefusal, verifyTypeformSignature } from './signature';
 
 const body = Buffer.from('{"event_id":"LtWXD3crgy","event_type":"form_response","form_response":{"form_id":"lT4Z3j"}}', 'utf8');
 const now = new Date('2026-11-20T12:00:00.000Z');
@@ -82,5 +82,16 @@ describe('typeformSignatureRefusal', () => {
     // Well-formed and wrong: the secret or the bytes signed.
     expect(typeformSignatureRefusal(typeformSignature('fcsec_other', body))).toMatch(/does not match.*exact bytes.*whole secret/);
     expect(typeformSignatureRefusal(` ${typeformSignature('fcsec_other', body)} `)).toMatch(/does not match/);
+  });
+});
+
+describe('isTypeformSignatureForm', () => {
+  it("takes Typeform's form only: sha256= and the base64 of 32 bytes", () => {
+    const good = typeformSignature('fcsec_secret', '{"a":1}');
+    expect(isTypeformSignatureForm(good)).toBe(true);
+    expect(isTypeformSignatureForm(` ${good} `)).toBe(true);
+    for (const bad of [undefined, '', 'sha256=AAAA', `sha256=${'ab'.repeat(32)}`, good.slice('sha256='.length), `sha1=${good.slice(7)}`, `${good}x`, 7]) {
+      expect([bad, isTypeformSignatureForm(bad)]).toEqual([bad, false]);
+    }
   });
 });

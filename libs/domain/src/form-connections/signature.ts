@@ -60,6 +60,15 @@ export function verifyTypeformSignature(header: unknown, rawBody: Buffer | strin
 const SIGNATURE_FORM = /^sha256=[A-Za-z0-9+/]{43}=$/;
 
 /**
+ * Whether a Typeform-Signature header has Typeform's form at all: one that has not can match no
+ * secret, so it is refused where it arrives (typeformSignatureRefusal says why), before its body is
+ * sent on or any connection is read.
+ */
+export function isTypeformSignatureForm(header: unknown): boolean {
+  return typeof header === 'string' && header.length <= 200 && SIGNATURE_FORM.test(header.trim());
+}
+
+/**
  * Why a delivery's signature was refused, in words that tell its sender what to do: a missing header,
  * one not in Typeform's form (a hex digest, no `sha256=`), or a well-formed one made with another key
  * or over other bytes. Says nothing about which secret a connection has.
