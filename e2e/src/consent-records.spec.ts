@@ -1148,7 +1148,12 @@ describe('consent records', () => {
     expect(first).toMatchObject({ outcome: 'recorded' });
     expect(second).toMatchObject({ outcome: 'recorded' });
     expect(hedy).toEqual({ index: 2, outcome: 'refused', reasons: [{ field: 'subject', reason: "the person's home country is DE; import them there" }], flow_version: 1 });
-    expect(repeat).toEqual({ ...keyed, index: 4 });
+    // The repeat answers the same record and says it wrote nothing new.
+    expect(keyed.replayed).toBeUndefined();
+    expect(repeat).toEqual({ ...keyed, index: 4, replayed: true });
+    // Sent again in another import, the keyed row answers its record as replayed (summary.recorded counts it too).
+    const again = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row('barbara@example.com', 'granted', 'twice')] });
+    expect([again.body.rows[0], again.body.summary]).toEqual([{ ...keyed, index: 0, replayed: true }, { recorded: 1, refused: 0 }]);
     expect(clash).toMatchObject({ outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] });
     const margaret = await db.query(`SELECT record_id, supersedes, status, withdrawals FROM decisions.consent_records WHERE record_id = ANY($1) ORDER BY recorded_at, record_id`, [[first.record_id, second.record_id]]);
     const byId = new Map<string, Record<string, any>>(margaret.rows.map((r: { record_id: string }) => [r.record_id, r]));

@@ -531,7 +531,9 @@ function sortByKey(rows: CheckedRow[], earlier: Map<string, EarlierKey>, outcome
     if (before) {
       outcomes.set(
         row.index,
-        before.request_fingerprint === row.fingerprint ? { index: row.index, outcome: 'recorded', ...(before.record_id ? { record_id: before.record_id } : {}) } : refusal(row, [KEY_REUSED]),
+        before.request_fingerprint === row.fingerprint
+          ? { index: row.index, outcome: 'recorded', ...(before.record_id ? { record_id: before.record_id } : {}), replayed: true }
+          : refusal(row, [KEY_REUSED]),
       );
       continue;
     }
@@ -555,7 +557,8 @@ function settleRepeatedKeys(rows: CheckedRow[], firstOfKey: Map<string, CheckedR
     const answered = outcomes.get(first.index);
     if (first.fingerprint !== row.fingerprint) outcomes.set(row.index, refusal(row, [KEY_REUSED]));
     else {
-      outcomes.set(row.index, answered ? { ...answered, index: row.index } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
+      // A repeat of a recorded row records nothing new: the earlier row's record, replayed.
+      outcomes.set(row.index, answered ? { ...answered, index: row.index, ...(answered.outcome === 'recorded' ? { replayed: true as const } : {}) } : refusal(row, [{ field: 'record', reason: 'not recorded' }]));
       const home = elsewhere?.get(first.index);
       if (home !== undefined) elsewhere!.set(row.index, home);
     }

@@ -228,6 +228,7 @@ export class ImportRowOutcomeDto {
   @ApiPropertyOptional({ example: 'rec_us0123456789abcdefghij', description: 'recorded: the record (a dry run: the earlier record a used idempotency key names)' }) record_id?: string;
   @ApiPropertyOptional({ type: [ErrorDetailDto], maxItems: 10, description: 'refused: the problems of the row, by field, at most 10' }) reasons?: ErrorDetailDto[];
   @ApiPropertyOptional({ example: 90, description: 'refused: how many problems were left out of `reasons` when there were more than 10' }) reasons_omitted?: number;
+  @ApiPropertyOptional({ enum: [true], description: 'recorded: the row\'s idempotency_key answered a record made before (by an earlier request, import or row of this one): nothing new was written. `summary.recorded` counts these rows too' }) replayed?: true;
   @ApiPropertyOptional({
     type: 'integer',
     example: 1,

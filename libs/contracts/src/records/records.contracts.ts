@@ -296,6 +296,8 @@ export interface ImportRowOutcome {
   /** At most IMPORT_ROW_REASONS of them; the rest are counted in `reasons_omitted`. */
   reasons?: Array<{ field: string; reason: string }>;
   reasons_omitted?: number;
+  /** Recorded: the row's idempotency key answered a record made before (by an earlier request, import or row), nothing new was written. */
+  replayed?: true;
   /** The flow version the row was decided against (in force at its captured_at; reports made before it say none). */
   flow_version?: number;
 }

@@ -130,6 +130,8 @@ export interface ImportRowOutcome {
   /** At most 10; the rest are counted in `reasons_omitted`. */
   reasons?: Array<{ field: string; reason: string }>;
   reasons_omitted?: number;
+  /** Recorded by an earlier request with the same idempotency key: nothing new was written. */
+  replayed?: true;
   /** The flow version the row was decided against (in force at its `captured_at`). */
   flow_version?: number;
 }
