@@ -490,6 +490,17 @@ describe('hosted decision pages in a browser', () => {
     });
   });
 
+  describe('a narrow screen', () => {
+    it('wraps a long unbroken title instead of making the page wider than the screen', async () => {
+      const session = await createSession({ kind: 'approval', approval: { ...approval, title: `Refund-${'x'.repeat(80)}` } });
+      const { page } = await newPage();
+      await page.setViewportSize({ width: 360, height: 740 });
+      await page.goto(`${us.url}/decisions/${session.session_token}`);
+      await page.waitForSelector('#decision-root[data-ready="true"]');
+      expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    });
+  });
+
   describe('accessibility (axe-core, WCAG 2.2 A and AA)', () => {
     it('has no violations on the English decision page at every step, an error included', async () => {
       const flowId = await activeFlow('Accessible');
