@@ -131,6 +131,39 @@ describe("the OpenAPI document's webhooks, against real deliveries", () => {
     expect(validatorOf(ajv, 'consent.purpose_revoked')({ ...withdrawal, data: { ...withdrawal.data, purposes: ['analytics'] } })).toBe(false);
     expect(validatorOf(ajv, 'consent.granted')({ ...recordGrant, event: 'consent.denied' })).toBe(false);
   });
+  it('tells the organisation of an approval no one will decide: at its deadline, or cancelled by the person or the host, with the reason given', async () => {
+    const approval = { title: 'Pay invoice 117', action: 'payments.create', trigger: 'value', value: { amount: 125000, currency: 'EUR' } };
+    const open = async (extra: Record<string, unknown> = {}) => {
+      const created = await api('POST', '/api/v1/decisions', { kind: 'approval', approval, ...extra });
+      expect(created.status).toBe(201);
+      return created.body as { session_id: string; session_token: string };
+    };
+    const byPerson = await open();
+    const byHost = await open();
+    const late = await open({ deadline_at: new Date(Date.now() + 1500).toISOString() });
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${byPerson.session_token}/cancel`, { body: { reason: 'I did not ask for this' } })).status).toBe(200);
+    expect((await http(us.url, 'POST', `/api/v1/decisions/${byHost.session_token}/cancel`, { body: { reason: 'host_cancelled', cancelled_by: 'host' } })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect((await http(us.url, 'GET', `/api/v1/decisions/${late.session_token}`)).body.status).toBe('expired');
+
+    const endedOf = (session: { session_id: string }) => delivered().find(({ body }) => body.event === 'approval.expired' && body.data.session_id === session.session_id)?.body;
+    await eventually(async () => [byPerson, byHost, late].every((session) => endedOf(session) !== undefined));
+    expect([endedOf(byPerson).data, endedOf(byHost).data, endedOf(late).data].map((data) => [data.ended, data.reason, data.actor.type, data.outcome])).toEqual([
+      ['cancelled_by_person', 'I did not ask for this', 'participant', null],
+      ['cancelled_by_host', 'host_cancelled', 'host', null],
+      ['deadline', undefined, 'system', null],
+    ]);
+    expect(endedOf(late).data.approval).toMatchObject({ title: 'Pay invoice 117', action: 'payments.create' });
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'openapi.json', components: document.components, webhooks: document.webhooks });
+    const validate = validatorOf(ajv, 'approval.expired');
+    for (const session of [byPerson, byHost, late]) expect([validate(endedOf(session)), validate.errors]).toEqual([true, null]);
+    expect(validate({ ...endedOf(late), data: { ...endedOf(late).data, ended: 'forgotten' } })).toBe(false);
+    // A consent session that ends without a decision sends no approval event.
+    expect(delivered().filter(({ body }) => body.event === 'approval.expired').length).toBe(3);
+  });
+
   it('describes the withdrawals between a person\'s hosted consents and records: each body is exactly one of the two withdrawal shapes', async () => {
     const hostedFlow = await api('POST', `/api/v1/applications/${applicationId}/flows`, {
       name: 'Hosted two',

@@ -21,7 +21,7 @@ import { signInMail } from './sign-in-mail';
 
 /** Addresses a session sent to a named person refuses in an hour before it takes none (requireNamedPerson). */
 const REFUSED_ADDRESSES_PER_HOUR = 5;
-import { decidedConsents, recordSessionRevoked, recordTransition, sessionRevocation } from './session-events';
+import { decidedConsents, recordSessionRevoked, recordTransition, sessionRecordOf, sessionRevocation } from './session-events';
 import { participantTransitions, toParticipantView } from './session-view';
 import { SessionsRepository } from './sessions.repository';
 
@@ -227,6 +227,29 @@ export class ParticipantSteps {
       occurredAt: now,
       data: { session_id: session.id, reason: reason.slice(0, 200) },
     });
+    // The agent or workflow that asked learns that no one will decide: at the deadline (or the
+    // session's end), or cancelled by the person or the host page, with the reason given.
+    if (session.kind === 'approval') {
+      const ended = actor.type === 'system' ? 'deadline' : actor.type === 'host' ? 'cancelled_by_host' : 'cancelled_by_person';
+      await recordEvent(manager, {
+        type: 'approval.expired',
+        applicationId: session.applicationId,
+        occurredAt: now,
+        data: {
+          ...sessionRecordOf(session),
+          kind: 'approval',
+          outcome: null,
+          ended,
+          ...(ended === 'deadline' ? {} : { reason: reason.slice(0, 200) }),
+          actor: actor.type === 'participant' && session.signedInAt && session.subjectId ? { type: 'participant', id: session.subjectId } : { type: actor.type },
+          subject: session.subjectId ? { id: session.subjectId } : null,
+          ...(session.approval ? { approval: session.approval } : {}),
+          requested_at: session.createdAt.toISOString(),
+          ended_at: now.toISOString(),
+          delivery_mode: session.deliveryMode,
+        },
+      });
+    }
     return session;
   }
 

@@ -78,6 +78,35 @@ const sessionOutcome = (kind: 'consent' | 'approval', outcomesOf: string[]): Sch
   },
 });
 
+/** `approval.expired`: an approval session ended with no decision (its deadline passed, or it was cancelled). */
+const APPROVAL_EXPIRED: Schema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['session_id', 'kind', 'outcome', 'ended', 'actor', 'subject', 'requested_at', 'ended_at', 'delivery_mode'],
+  description: 'An approval ended with no decision: no one will approve it. Matched to the session by `session_id`.',
+  properties: {
+    session_id: string('The session (`dcs_…`)', { pattern: '^dcs_' }),
+    kind: { type: 'string', const: 'approval' },
+    outcome: { type: 'null' },
+    ended: {
+      type: 'string',
+      enum: ['deadline', 'cancelled_by_person', 'cancelled_by_host'],
+      description: 'Its deadline (or the session’s end, SESSION_TTL_SECONDS) passed; the person cancelled it; or the host page did (`service:cancel`)',
+    },
+    reason: string('A cancel’s reason as given (at most 200 characters); absent at a deadline'),
+    actor: {
+      type: 'object',
+      required: ['type'],
+      properties: { type: { type: 'string', enum: ['system', 'participant', 'host'] }, id: string('The person (`sub_…`) when they had signed in') },
+    },
+    subject: SESSION_SUBJECT,
+    approval: { type: 'object', additionalProperties: true, description: 'What was asked to approve' },
+    requested_at: dateTime('When the session was created'),
+    ended_at: dateTime('When it ended'),
+    delivery_mode: { type: 'string', enum: ['embed', 'popup', 'redirect', 'direct'] },
+  },
+};
+
 /** A consent record's `consent.granted`/`consent.denied` (Record API, imports, captures, form builders). */
 const RECORD_DECISION: Schema = {
   type: 'object',
@@ -190,6 +219,7 @@ const DATA: Record<string, [string, Schema]> = {
   'approval.granted': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
   'approval.denied': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
   'approval.countered': ['WebhookSessionApprovalData', sessionOutcome('approval', ['approved', 'denied', 'countered'])],
+  'approval.expired': ['WebhookApprovalExpiredData', APPROVAL_EXPIRED],
   'flow.activated': ['WebhookFlowActivatedData', FLOW_ACTIVATED],
   [WEBHOOK_TEST_EVENT]: ['WebhookTestData', TEST],
 };

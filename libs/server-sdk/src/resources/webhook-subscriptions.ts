@@ -12,6 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'approval.approved',
   'approval.denied',
   'approval.countered',
+  'approval.expired',
   'signature.signed',
   'signature.declined',
   'signature.expired',
