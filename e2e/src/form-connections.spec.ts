@@ -280,6 +280,12 @@ describe('form connections', () => {
     expect(quietRecord.status).toBe(200);
     const quietPurposes = (await db.query('SELECT purposes FROM decisions.consent_records WHERE record_id = $1', [quietRecord.body.record_id])).rows[0].purposes;
     expect(quietPurposes).toMatchObject({ newsletter: { status: 'declined' }, analytics: { status: 'declined' }, fraud: { status: 'noticed' } });
+    // Only the questions answered were surely shown (the form's logic may skip some): a submission
+    // answering the newsletter alone attests that question's presentation alone.
+    const partial = submission('b4b23fd78b2476038109b717218bad26', [email('grace@example.org'), yesNo('newsletter_q', 'f_news', false)]);
+    const partialRecord = (await deliver(connection.id, partial, sign(connection.secret, partial))).body.record_id;
+    await eventually(async () => (await api('GET', `/api/v1/consent_receipts/${partialRecord}`)).status === 200);
+    expect((await api('GET', `/api/v1/consent_receipts/${partialRecord}`)).body.extensions.presentation_attested).toEqual(['newsletter']);
   });
 
   it("answers the builder's test request as accepted and records nothing", async () => {

@@ -112,6 +112,7 @@ export class ReceiveFormSubmission {
         version_rule: 'in_force_at_capture',
         channel: FORM_PLATFORM_CHANNEL,
         collection_platform: 'typeform',
+        presentation_stated: record.presentation_stated,
         send_receipt: true,
       })
       .catch((error: unknown) => {

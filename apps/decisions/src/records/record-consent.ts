@@ -136,7 +136,7 @@ export class RecordConsent {
             ...(wordingVerdict ? { wordingVerdict } : {}),
             ...(request.collection_platform ? { collectionPlatform: request.collection_platform } : {}),
             ...(request.rendering_evidence ? { renderingEvidence: request.rendering_evidence } : {}),
-            ...(SERVICE_RENDERED_RECORD_CHANNELS.includes(request.channel) ? {} : { presentationStated: statedPresentations(request.decisions as never) }),
+            ...(SERVICE_RENDERED_RECORD_CHANNELS.includes(request.channel) ? {} : { presentationStated: request.presentation_stated ?? statedPresentations(request.decisions as never) }),
           };
         },
       });

@@ -73,6 +73,16 @@ export class CreateConsentRecordRequest {
   collection_platform?: 'typeform';
 
   /**
+   * The purposes whose presentation is attested, when the caller knows better than the flags say
+   * (a form builder's delivery: only the questions the person answered were surely shown). Otherwise
+   * every decision stating both flags (statedPresentations).
+   */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  presentation_stated?: string[];
+
+  /**
    * Pins the flow version a capture was made against, or (`version_rule: in_force_at_capture`) the
    * version the Record API's caller names, which must have been activated, by `captured_at` unless
    * it is the flow's first. Otherwise as `version_rule` says.

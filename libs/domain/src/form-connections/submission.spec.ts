@@ -131,6 +131,8 @@ describe('submissionRecord', () => {
         offers: { decision: 'declined', default_checked: false, mandatory: false },
         fraud: { decision: 'declined', default_checked: false, mandatory: false },
       },
+      // Every question was answered: each was shown.
+      presentation_stated: ['newsletter', 'analytics', 'offers', 'fraud'],
     });
     // Through the capture rules: the objection is recorded as such, the contract purpose as noticed.
     expect(recordAttestation(terms, record.decisions)).toMatchObject({
@@ -145,6 +147,8 @@ describe('submissionRecord', () => {
     const record = submissionRecord(mapping, parseTypeformSubmission(delivery([email('ada@example.org')], { hidden: {} })));
     expect(record.external_id).toBeUndefined();
     expect(Object.values(record.decisions).map((d) => d.decision)).toEqual(['declined', 'declined', 'declined', 'granted']);
+    // No question answered, none surely shown (a form's logic may have skipped them): no presentation is attested.
+    expect(record.presentation_stated).toEqual([]);
   });
 
   it('matches choices by id when a payload carries no refs, and an older dropdown answer by its label', () => {

@@ -65,6 +65,8 @@ export interface SubmissionRecord {
   external_id?: string;
   decisions: AttestedDecisions;
   captured_at: string;
+  /** The purposes whose question the person answered, in the mapping's order: the receipt's `presentation_attested`. */
+  presentation_stated: string[];
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{1,100}$/;
@@ -238,10 +240,15 @@ export function submissionRecord(
   }
 
   const decisions: AttestedDecisions = {};
+  // The purposes whose question the person answered: only these were surely shown to them (a form's
+  // logic can skip a question), so only their presentation is attested on the receipt; a legitimate
+  // interest left unanswered is noticed, which attests nothing either.
+  const presented: string[] = [];
   for (const [key, mapped] of Object.entries(mapping.purposes)) {
     const answer = answerTo(submission, mapped.field, mapped.field_id);
     let yes = false;
     if (answer) {
+      presented.push(key);
       const read = yesOf(mapped, answer);
       if (typeof read !== 'boolean') {
         issues.push({ field: `decisions.${key}`, reason: read.problem });
@@ -261,5 +268,5 @@ export function submissionRecord(
   }
 
   if (issues.length > 0) throw validationFailed(issues, 'The submission cannot be recorded with this connection\'s mapping');
-  return { email: email!, ...(externalId ? { external_id: externalId } : {}), decisions, captured_at: submission.submitted_at };
+  return { email: email!, ...(externalId ? { external_id: externalId } : {}), decisions, captured_at: submission.submitted_at, presentation_stated: presented };
 }
