@@ -1074,6 +1074,18 @@ describe('flows and decisions', () => {
       const bare = await participant(token, 'complete', { outcome: 'counter' });
       expect(bare.status).toBe(422);
       expect(bare.body.details[0].field).toBe('counter');
+      // The proposal is what the organisation acts on: a note and an amount as an approval takes them, nothing else.
+      for (const [counter, field] of [
+        [{}, 'counter'],
+        [{ note: 'x'.repeat(2001) }, 'counter.note'],
+        [{ note: 'Half \u202enow' }, 'counter.note'],
+        [{ value: { amount: -5, currency: 'EUR' } }, 'counter.value.amount'],
+        [{ value: { amount: 5, currency: 'XYZ' } }, 'counter.value.currency'],
+        [{ note: 'Half now', nested: { deep: true } }, 'counter.nested'],
+      ] as const) {
+        const refused = await participant(token, 'complete', { outcome: 'counter', counter });
+        expect([field, refused.status, refused.body.details?.[0]?.field]).toEqual([field, 422, field]);
+      }
       const countered = await participant(token, 'complete', { outcome: 'counter', counter: { note: 'Half now', value: { amount: 62500, currency: 'EUR' } } });
       expect(countered.body.outcome).toBe('countered');
       await eventually(async () => (await trailEvents(us, 'approval.countered')).some((e) => (e.data.counter as { note: string }).note === 'Half now'));

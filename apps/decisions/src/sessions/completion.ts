@@ -82,6 +82,9 @@ export class Completion {
       if (outcome === 'countered' && !request.counter) {
         throw new DomainError('validation_failed', 'A counter needs the counter-proposal', [{ field: 'counter', reason: 'required when the outcome is countered' }]);
       }
+      if (outcome === 'countered' && request.counter && request.counter.note === undefined && request.counter.value === undefined) {
+        throw new DomainError('validation_failed', 'A counter needs the counter-proposal', [{ field: 'counter', reason: 'must have a note or a value' }]);
+      }
       if (outcome !== 'countered' && request.counter) {
         throw new DomainError('validation_failed', 'Only a counter carries a counter-proposal', [{ field: 'counter', reason: 'only with outcome countered' }]);
       }

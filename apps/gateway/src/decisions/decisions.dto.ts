@@ -206,6 +206,23 @@ export class ProofDto {
   code: string;
 }
 
+/** A counter-proposal to an approval: what the person would approve instead, in words and, when it is an amount, the amount. */
+export class CounterDto {
+  @ApiPropertyOptional({ example: 'Half now, half next month', description: 'Shown to the organisation as written: at most 2,000 characters, no bidirectional or control characters but tabs and line breaks' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 2000)
+  @IsDisplayText({ multiline: true })
+  note?: string;
+
+  @ApiPropertyOptional({ type: ApprovalValueDto, description: 'The amount the person would approve instead' })
+  @IsOptional()
+  @ValidateNested()
+  @IsObject()
+  @Type(() => ApprovalValueDto)
+  value?: ApprovalValueDto;
+}
+
 export class CompleteDto {
   @ApiProperty({ description: 'consent: granted | declined (also denied); approval: approved | denied | countered (also approve, deny, counter, declined)' })
   @IsString()
@@ -216,10 +233,12 @@ export class CompleteDto {
   @IsObject()
   purposes?: Record<string, boolean>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Approval countered: the counter-proposal, e.g. {note, value}' })
+  @ApiPropertyOptional({ type: CounterDto, description: 'Approval countered: the counter-proposal, {note?, value?} (a note of at most 2,000 characters, an amount as an approval takes it); any other field is refused by name' })
   @IsOptional()
+  @ValidateNested()
   @IsObject()
-  counter?: Record<string, unknown>;
+  @Type(() => CounterDto)
+  counter?: CounterDto;
 }
 
 export class CancelDto {
