@@ -597,6 +597,40 @@ describe('consent records', () => {
     expect((await db.query(`SELECT 1 FROM decisions.subjects WHERE email = 'spaced@example.com'`)).rowCount).toBe(0);
   });
 
+  it('lists the imports kept in this country, newest first, a page at a time: an import whose answer was lost can be found', async () => {
+    const row = (email: string) => ({ subject: { email }, decisions: { newsletter: granted, analytics: declined }, captured_at: '2021-03-04T05:06:07.000Z' });
+    const first = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row('listed-1@example.com'), { subject: {} }] });
+    const second = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: false, records: [row('listed-2@example.com')] });
+    const dry = await api('POST', '/api/v1/consent_records/imports', { flow_id: flowId, dry_run: true, records: [row('listed-3@example.com')] });
+    expect([first.status, second.status, dry.status]).toEqual([201, 201, 200]);
+    const listed = await api('GET', '/api/v1/consent_records/imports?limit=1');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([
+      { import_id: second.body.import_id, flow_id: flowId, status: 'completed', summary: { recorded: 1, refused: 0 }, rows_reported: 1, created_at: second.body.created_at },
+    ]);
+    const next = await api('GET', `/api/v1/consent_records/imports?limit=1&cursor=${listed.body.next_cursor}`);
+    expect(next.body.data.map((item: { import_id: string; summary: unknown; rows_reported: number }) => [item.import_id, item.summary, item.rows_reported])).toEqual([[first.body.import_id, { recorded: 1, refused: 1 }, 2]]);
+    // Every import of the application once, the dry run in none.
+    const all: string[] = [];
+    for (let cursor: string | null = null, pages = 0; pages === 0 || (cursor && pages < 50); pages++) {
+      const page: { body: { data: Array<{ import_id: string }>; next_cursor: string | null } } = await api('GET', `/api/v1/consent_records/imports?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      all.push(...page.body.data.map((item) => item.import_id));
+      cursor = page.body.next_cursor;
+    }
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.slice(0, 2)).toEqual([second.body.import_id, first.body.import_id]);
+    expect(all).not.toContain(dry.body.import_id);
+    const conforms = await openApiConformance(us.url);
+    expect(conforms('GET', '/api/v1/consent_records/imports', listed)).toEqual([true, null]);
+    // Another account's application is no application; a cursor of another list is refused by name.
+    const stranger = await applicationWithToken(us, adminToken, { name: 'Stranger imports', environment: 'sandbox' });
+    expect((await api('GET', `/api/v1/consent_records/imports?application_id=${stranger.applicationId}`)).status).toBe(404);
+    const theirs = await http(us.url, 'GET', '/api/v1/consent_records/imports', { token: stranger.apiToken });
+    expect([theirs.status, theirs.body.data]).toEqual([200, []]);
+    const foreign = await http(us.url, 'GET', `/api/v1/consent_records/imports?cursor=${listed.body.next_cursor}`, { token: stranger.apiToken });
+    expect([foreign.status, foreign.body.details?.[0]?.field]).toEqual([400, 'cursor']);
+  });
+
   it('imports: a refused row names at most 10 of its problems and counts the rest (a report of 10,000 such rows was 140 MB)', async () => {
     const keys = Array.from({ length: 15 }, (_, i) => `topic_${i + 1}`);
     const many = await api('POST', `/api/v1/applications/${applicationId}/flows`, {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportFailure, ImportGetRequest, ImportRecordsRequest, ImportReport, ImportReportPage, ImportRowInput, ImportRowOutcome, refusedImportRow } from '@dcr/contracts';
+import { DryRunLedger, ImportChunkReply, ImportFailedRequest, ImportFailure, ImportGetRequest, ImportListReply, ImportListRequest, ImportRecordsRequest, ImportReport, ImportReportPage, ImportRowInput, ImportRowOutcome, refusedImportRow } from '@dcr/contracts';
 import { assertCapturable, emailProblem, externalIdProblem, importReportPage, importReportSnapshot, normaliseEmail, normaliseExternalId, DomainError, FieldIssue, FlowTerms, isZonedDateTime, notFound, recordAttestation, recordRequestFingerprint, statedPresentations, versionInForce } from '@dcr/domain';
 import { isEmail } from 'class-validator';
 import { leadingWithin } from '@dcr/service-kit';
@@ -160,6 +160,39 @@ export class ImportConsentRecords {
    * captured_at order, so those never change and a walk lists each once, also while the import
    * still adds rows. Only the page's rows leave the database.
    */
+  /** The application's imports kept here, newest first (`created_at`, then id), after `request.after`. */
+  async list(request: ImportListRequest): Promise<ImportListReply> {
+    const after = request.after;
+    if (after && (after.length !== 2 || Number.isNaN(Date.parse(after[0])))) {
+      throw new DomainError('invalid_request', 'The cursor does not belong to this list', [{ field: 'cursor', reason: 'not a cursor of this list' }]);
+    }
+    // The position keeps the microseconds PostgreSQL does (a Date would drop them, and the next page repeat or skip an import).
+    const rows: Array<{ id: string; flow_id: string; summary: ImportReport['summary']; status: ImportReport['status']; failure: ImportFailure | null; created_at: Date; at: string; held: number }> =
+      await this.dataSource.query(
+        `SELECT "id", "flow_id", "summary", "status", "failure", "created_at", to_char("created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "at",
+                jsonb_array_length("rows") AS "held"
+           FROM "decisions"."consent_imports"
+          WHERE "application_id" = $1 ${after ? `AND ("created_at", "id") < ($3::timestamptz, $4)` : ''}
+          ORDER BY "created_at" DESC, "id" DESC
+          LIMIT $2`,
+        after ? [request.application_id, request.limit + 1, after[0], after[1]] : [request.application_id, request.limit + 1],
+      );
+    const page = rows.slice(0, request.limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map((row) => ({
+        import_id: row.id,
+        flow_id: row.flow_id,
+        status: row.status,
+        ...(row.failure ? { failure: row.failure } : {}),
+        summary: { recorded: row.summary.recorded, refused: row.summary.refused },
+        rows_reported: Number(row.held),
+        created_at: row.created_at.toISOString(),
+      })),
+      ...(rows.length > request.limit && last ? { next: [last.at, last.id] as [string, string] } : {}),
+    };
+  }
+
   async get(request: ImportGetRequest): Promise<ImportReportPage> {
     const [found]: Array<{ flow_id: string; summary: ImportReport['summary']; status: ImportReport['status']; failure: ImportFailure | null; created_at: Date; held: number }> = await this.dataSource.query(
       `SELECT "flow_id", "summary", "status", "failure", "created_at", jsonb_array_length("rows") AS "held"

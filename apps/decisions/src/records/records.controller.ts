@@ -21,6 +21,8 @@ import {
   RECORDS_IMPORT,
   RECORDS_IMPORT_FAILED,
   RECORDS_IMPORT_GET,
+  RECORDS_IMPORT_LIST,
+  ImportListRequest,
 } from '@dcr/contracts';
 import { CaptureClaims } from './capture-claims';
 import { Captures } from './captures';
@@ -74,6 +76,11 @@ export class RecordsController {
   @MessagePattern(RECORDS_IMPORT_GET)
   importReport(@Payload() request: ImportGetRequest) {
     return this.imports.get(request);
+  }
+
+  @MessagePattern(RECORDS_IMPORT_LIST)
+  importList(@Payload() request: ImportListRequest) {
+    return this.imports.list(request);
   }
 
   @MessagePattern(RECORDS_IMPORT_FAILED)

@@ -10,6 +10,10 @@ import {
   RECORDS_IMPORT,
   RECORDS_IMPORT_FAILED,
   RECORDS_IMPORT_GET,
+  RECORDS_IMPORT_LIST,
+  ImportListItem,
+  ImportListReply,
+  ImportListRequest,
   ConsentStatusReply,
   ConsentStatusRequest,
   CreateConsentRecordReply,
@@ -18,7 +22,7 @@ import {
   RECORDS_CREATE,
   IMPORT_REPORT_MESSAGE_ROWS,
 } from '@dcr/contracts';
-import { countryOfImportId, DomainError, emailProblem, externalIdProblem, importDecisionOrder, importReportCursor, importReportPosition, isImportId, isSubjectId, newImportId, notFound, parseLimit, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
+import { countryOfImportId, decodeCursor, DomainError, encodeCursor, Page, emailProblem, externalIdProblem, importDecisionOrder, importReportCursor, importReportPosition, isImportId, isSubjectId, newImportId, notFound, parseLimit, recordRequestFingerprint, SUBJECT_ID_LENGTH } from '@dcr/domain';
 import { SERVICE_CONTEXT, ServiceClients, ServiceContext } from '@dcr/service-kit';
 import type { FastifyReply } from 'fastify';
 import { isEmailAddress } from '../residency/subject-fields';
@@ -26,7 +30,7 @@ import { firstValueFrom } from 'rxjs';
 import { AcceptCredentials, CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import { Principal, requireApplicationAccess } from '../auth/principal';
 import { CredentialIndex } from '../connect/credential-index';
-import { ApiConflict, ApiErrorResponses, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
+import { ApiConflict, ApiErrorResponses, ApiPage, ApiWrongCountry, ErrorBodyDto } from '../openapi/openapi.decorators';
 import { ResidencyLookup, SubjectAddress } from '../residency/residency-lookup';
 import { DryRunLedgerOfRun } from './dry-run-ledger';
 import { TransportRecord } from '@dcr/transport';
@@ -38,6 +42,8 @@ import {
   CreateConsentRecordDto,
   ImportConsentRecordsDto,
   ImportedDecisionDto,
+  ImportListItemDto,
+  ImportListQueryDto,
   ImportReportDto,
   ImportReportPageDto,
   ImportStoppedErrorDto,
@@ -307,6 +313,36 @@ export class RecordsController {
       cause.details,
       { ...cause.extra, import_id: importId, rows_decided: offset },
     );
+  }
+
+  @Get('api/v1/consent_records/imports')
+  @RequireScopes('records:read')
+  @ApiOperation({
+    summary: "An application's imports kept in this country, newest first (dry runs are not kept)",
+    description:
+      'Each import by its report\'s head: `import_id`, `flow_id`, `status`, `failure?`, `summary` and how many rows its report holds (`rows_reported`); ' +
+      'read its rows with GET …/imports/<import_id>. For finding an import whose answer was lost (a client that stopped waiting: the import goes on). ' +
+      "The token's own application's by default, or `application_id` of its account (another is 404). At most `limit` (50 by default, 1 to 200) a page, then `next_cursor`; " +
+      'each country lists the imports it keeps (an import id names its country).',
+  })
+  @ApiPage(ImportListItemDto)
+  async importList(@CurrentPrincipal() principal: Principal, @Query() query: ImportListQueryDto): Promise<Page<ImportListItem>> {
+    if (principal.kind !== 'api_token') throw new DomainError('forbidden', 'List imports with an API token of the application');
+    const application = query.application_id === undefined ? principal.application : requireApplicationAccess(principal, this.index.application(query.application_id));
+    const list = `imports:${application.id}`;
+    const cursor = decodeCursor<{ list?: unknown; after?: unknown }>(query.cursor);
+    const after = cursor?.after;
+    if (cursor && (cursor.list !== list || !Array.isArray(after) || after.length !== 2 || !after.every((part) => typeof part === 'string'))) {
+      throw new DomainError('invalid_request', 'The cursor does not belong to this list', [{ field: 'cursor', reason: 'a cursor of another list' }]);
+    }
+    const page = await firstValueFrom(
+      this.clients.own.send<ImportListReply, ImportListRequest>(RECORDS_IMPORT_LIST, {
+        application_id: application.id,
+        limit: parseLimit(query.limit),
+        ...(after ? { after: after as [string, string] } : {}),
+      }),
+    );
+    return { data: page.data, next_cursor: page.next ? encodeCursor({ list, after: page.next }) : null };
   }
 
   @Get('api/v1/consent_records/imports/:import_id')

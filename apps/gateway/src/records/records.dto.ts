@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { ListQueryDto } from '../connect/connect.dto';
 import { ArrayMaxSize, ArrayMinSize, buildMessage, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { decisionShapeIssues, isZonedDateTime, MAX_IMPORT_ROWS } from '@dcr/domain';
 import { IsExternalId, IsSubjectEmail } from '../residency/subject-fields';
@@ -263,6 +264,26 @@ export class ImportReportDto {
   @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
   @ApiProperty({ type: [ImportRowOutcomeDto], description: 'Per row, by `index` (`failed`: the rows decided before the failure; rows are decided by `captured_at`, so not always the first ones)' }) rows: ImportRowOutcomeDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/** An import as GET /api/v1/consent_records/imports lists it: its report's head, without its rows. */
+export class ImportListItemDto {
+  @ApiProperty({ example: 'imp_us0123456789abcdefghij' }) import_id: string;
+  @ApiProperty({ example: 'flw_dev_0123456789abcdef' }) flow_id: string;
+  @ApiProperty({ enum: ['completed', 'in_progress', 'failed'] }) status: 'completed' | 'in_progress' | 'failed';
+  @ApiPropertyOptional({ type: ImportFailureDto, description: 'Only with status `failed`' }) failure?: ImportFailureDto;
+  @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
+  @ApiProperty({ example: 10000, description: 'How many rows its report holds (GET …/imports/<import_id> lists them)' }) rows_reported: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/** The query of GET /api/v1/consent_records/imports. */
+export class ImportListQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({ example: 'tp_dev_0123456789abcdef', description: "An application of the token's account; the token's own by default" })
+  @IsOptional()
+  @IsString({ message: 'application_id must be a tp_ id, given once' })
+  @Matches(/^tp_[a-z]{2,8}_[0-9a-z]{16}$/, { message: 'application_id must be a tp_ id' })
+  application_id?: string;
 }
 
 /**

@@ -24,6 +24,7 @@ export const RECORDS_IMPORT = 'decisions.records.import';
 export const CAPTURES_CREATE = 'decisions.captures.create';
 export const CAPTURES_AUTHORIZE = 'decisions.captures.authorize';
 export const RECORDS_IMPORT_GET = 'decisions.records.import-get';
+export const RECORDS_IMPORT_LIST = 'decisions.records.import-list';
 /** An import stopped by a failed chunk after earlier chunks were recorded: its report says so. */
 export const RECORDS_IMPORT_FAILED = 'decisions.records.import-failed';
 
@@ -388,6 +389,40 @@ export class ImportReportPositionMessage {
 
 /** The most rows one message of an import's report asks for when the gateway reads it whole (an import's most rows); a message still stops at what fits the bus. */
 export const IMPORT_REPORT_MESSAGE_ROWS = 10_000;
+
+/** An application's imports kept in this country, newest first, a page at a time (after the position given). */
+export class ImportListRequest {
+  @Matches(APPLICATION_ID)
+  application_id: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit: number;
+
+  /** The last listed import's `[created_at, import_id]`: the page starts after it. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  after?: [string, string];
+}
+
+/** An import as a list shows it: its report's head and summary, and how many rows the report holds. */
+export interface ImportListItem {
+  import_id: string;
+  flow_id: string;
+  status: ImportReport['status'];
+  failure?: ImportFailure;
+  summary: ImportReport['summary'];
+  rows_reported: number;
+  created_at: string;
+}
+
+export interface ImportListReply {
+  data: ImportListItem[];
+  /** The position after which the next page starts, or absent after the oldest. */
+  next?: [string, string];
+}
 
 export class ImportGetRequest {
   @Matches(APPLICATION_ID)
