@@ -644,12 +644,13 @@ describe('ImportBatch: a batch of records', () => {
     found.earlier!.set('key-3', { idempotency_key: 'key-3', record_id: 'rec_as_looked_up', request_fingerprint: 'body-d' });
     asked.length = 0;
     const again = await batch.record(applicationId, flow, rows, found.known, found);
+    // A key used before answers its record, replayed (nothing new written); a new row is recorded.
     expect(again.outcomes).toEqual([
-      { index: 0, outcome: 'recorded', record_id: firstRecord },
+      { index: 0, outcome: 'recorded', record_id: firstRecord, replayed: true },
       { index: 1, outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] },
       { index: 2, outcome: 'recorded', record_id: again.made.get(2)!.recordId },
       { index: 3, outcome: 'refused', reasons: [{ field: 'idempotency_key', reason: 'already used with a different body' }] },
-      { index: 4, outcome: 'recorded', record_id: 'rec_as_looked_up' },
+      { index: 4, outcome: 'recorded', record_id: 'rec_as_looked_up', replayed: true },
     ]);
     expect([...again.created]).toEqual([2]);
     expect(again.made.get(2)!.subjectId).toBe(found.claimed.get('keyed-new@example.com'));
