@@ -43,8 +43,14 @@ describe('per-application rate limits', () => {
   it('limits the public form-builder hook per sending address, before any lookup', async () => {
     const unknown = `/hooks/typeform/fcn_us${'0'.repeat(20)}`;
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await http(us.url, 'POST', unknown, { body: { event_type: 'form_response' }, headers: { 'typeform-signature': 'sha256=x' } }));
+    // A signature of Typeform's form (one that is not is refused before the lookup: 401), for a connection there is not.
+    const signature = `sha256=${'A'.repeat(43)}=`;
+    for (let i = 0; i < 4; i++) answers.push(await http(us.url, 'POST', unknown, { body: { event_type: 'form_response' }, headers: { 'typeform-signature': signature } }));
     expect(answers.map((r) => r.status)).toEqual([404, 404, 404, 429]);
+    // The next second's bucket: a signature not of Typeform's form is 401 without a lookup, the unknown connection unread.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const malformed = await http(us.url, 'POST', unknown, { body: { event_type: 'form_response' }, headers: { 'typeform-signature': 'sha256=x' } });
+    expect([malformed.status, malformed.body.message]).toEqual([401, expect.stringMatching(/not in Typeform's form/)]);
     expect(answers[3].body).toMatchObject({ code: 'rate_limited' });
   });
 });
