@@ -838,6 +838,10 @@ describe('flows and decisions', () => {
       expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: person } })).status).toBe(200);
       const wrong = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: person, code: 'nope' } });
       expect(wrong.status).toBe(422);
+      // The code mail in the language asked for in the body, as a session's sign-in takes it.
+      expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: 'deutsch@example.com', locale: 'de' } })).status).toBe(200);
+      expect((await http(us.url, 'GET', `/_dev/mailbox?to=${encodeURIComponent('deutsch@example.com')}`)).body.data[0].subject).toMatch(/^Ihr Anmeldecode/);
+      expect((await http(us.url, 'POST', '/api/v1/inbox/sign_in', { body: { email: 'deutsch@example.com', locale: 'german' } })).body.details?.[0]?.field).toBe('locale');
       // An address that asked for no code is answered as a wrong code is: the answer does not tell whether its owner asked for one.
       const none = await http(us.url, 'POST', '/api/v1/inbox/session', { body: { email: 'asked-for-nothing@example.com', code: '123456' } });
       expect([none.status, none.body.details]).toEqual([422, wrong.body.details]);

@@ -61,7 +61,7 @@ export class InboxController {
   @ApiOkResponse({ type: InboxSignInReplyDto, description: 'The code was mailed' })
   signIn(@Body() body: InboxSignInDto, @Req() request: FastifyRequest, @Headers('accept-language') language?: string) {
     this.codeLimit.take(request.ip);
-    const locale = language?.toLowerCase().startsWith('de') ? 'de' : 'en';
+    const locale = (body.locale ?? language)?.toLowerCase().startsWith('de') ? 'de' : 'en';
     return firstValueFrom(this.clients.own.send(INBOX_SIGN_IN, { email: body.email, locale }));
   }
 

@@ -7,6 +7,11 @@ export class InboxSignInDto {
   @ApiProperty({ example: 'ada@example.com' })
   @IsEmail()
   email: string;
+
+  @ApiPropertyOptional({ example: 'de', description: "The code mail's language (English or German), as the session sign-in takes it; else the request's Accept-Language" })
+  @IsOptional()
+  @Matches(/^[a-z]{2}(-[A-Z]{2})?$/, { message: 'locale must be a language tag such as en or de-DE' })
+  locale?: string;
 }
 
 export class InboxOpenDto {
