@@ -376,4 +376,25 @@ describe('consent receipts', () => {
     // Still behind a credential, as the specification's endpoints are.
     expect((await http(us.url, 'GET', '/api/v1/transfer_register')).status).toBe(401);
   });
+
+  it("answers 501 naming what is not built for the specification's OpenID Connect and MCP endpoints, not 404", async () => {
+    const endpoints = [
+      ['GET', '/.well-known/openid-configuration', 'The OpenID Connect provider'],
+      ['GET', '/oauth/authorize?client_id=x', 'The OpenID Connect provider'],
+      ['POST', '/oauth/token', 'The OpenID Connect provider'],
+      ['POST', '/oauth/par', 'The OpenID Connect provider'],
+      ['POST', '/oauth2/par', 'The OpenID Connect provider'],
+      ['POST', '/oauth/token/exchange', 'The OpenID Connect provider'],
+      ['GET', '/.well-known/mcp-configuration', 'The MCP gateway'],
+      ['POST', '/mcp/v1/agent', 'The MCP gateway'],
+      ['GET', '/api/v1/oap/escalations', 'The MCP gateway'],
+      ['GET', '/api/v1/oap/escalations/esc_1', 'The MCP gateway'],
+    ] as const;
+    for (const [method, path, named] of endpoints) {
+      const answer = await http(us.url, method, path, method === 'POST' ? { body: {} } : {});
+      expect([path, answer.status, answer.body.code, String(answer.body.message).startsWith(named)]).toEqual([path, 501, 'not_implemented', true]);
+    }
+    const document = (await http(us.url, 'GET', '/.well-known/openapi')).body;
+    expect(document.paths['/.well-known/openid-configuration'].get.responses['501']).toBeDefined();
+  });
 });

@@ -10,6 +10,7 @@ import { CapturesController } from './records/captures.controller';
 import { RecordsController } from './records/records.controller';
 import { ConsentReceiptsController, PendingReceiptsController, ReceiptDiscoveryController } from './receipts/receipts.controller';
 import { CrossBorderController } from './residency/cross-border.controller';
+import { AgentsAndOidcController } from './not-built/agents-and-oidc.controller';
 import { WebhookDeliveriesController, WebhooksController } from './webhooks/webhooks.controller';
 import { FormConnectionsController } from './form-connections/form-connections.controller';
 import { FormHooksController } from './form-connections/form-hooks.controller';
@@ -101,6 +102,7 @@ export const GATEWAY_ENTITIES = [
     CapturesController,
     PendingReceiptsController,
     CrossBorderController,
+    AgentsAndOidcController,
     ReceiptDiscoveryController,
     HostedPagesController,
     InboxController,
